@@ -1,0 +1,23 @@
+/** Unit tests are pure and fast; integration tests share one Temporal dev server and one workflow bundle per run. */
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }];
+
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: [
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+      transform: { '^.+\\.ts$': tsJest },
+    },
+    {
+      displayName: 'integration',
+      testEnvironment: 'node',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      transform: { '^.+\\.ts$': tsJest },
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      testTimeout: 120_000,
+    },
+  ],
+};

@@ -1,0 +1,170 @@
+/**
+ * A small HTTP client for the two agent API operations this project uses. It validates every response with zod and
+ * turns every failure into an `ApplicationFailure` with a stable type (see errors.ts), so activities can let it
+ * propagate unchanged. The key is held here and never appears in a message.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { AgentApiErrorType, bodyExcerpt, failureForStatus, redact, type RequestContext } from './errors';
+import { parseRetryAfter } from './retry-after';
+import { AgentJobSchema, describeSchemaProblem, type AgentJob } from './schemas';
+
+export const DEFAULT_SEND_PATH = '/v2/agent/{projectId}/job/{id}/message';
+/** The seed does not show get-job (§1, §4); this is the vendor's public path, configurable in case it differs. */
+export const DEFAULT_GET_JOB_PATH = '/v2/agent/{projectId}/job/{id}';
+
+export interface AgentApiClientConfig {
+  /** e.g. https://api.mintlify.com; a path prefix is kept. */
+  baseUrl: string;
+  apiKey: string;
+  /** Each HTTP request is aborted after this long. */
+  requestTimeoutMs: number;
+  sendPath?: string;
+  getJobPath?: string;
+}
+
+export interface JobRef {
+  projectId: string;
+  jobId: string;
+}
+
+export interface FollowUpRequest extends JobRef {
+  prompt: string;
+}
+
+/**
+ * The send succeeded (2xx). `job` is the job from the response; it is null when the body broke the contract, in
+ * which case `responseProblem` says how. The message was accepted either way, so it must not be sent again.
+ */
+export interface SendResult {
+  job: AgentJob | null;
+  responseProblem?: string;
+}
+
+export type FetchLike = typeof fetch;
+
+/** Encodes one path segment. `.` and `..` are refused because URL parsers fold them even when percent-encoded. */
+export function encodePathSegment(name: string, value: string): string {
+  if (value === '' || value === '.' || value === '..') {
+    throw ApplicationFailure.create({
+      type: AgentApiErrorType.BadRequest,
+      message: `${name} ${JSON.stringify(value)} cannot be used in a URL path; pass the job's real id`,
+      nonRetryable: true,
+    });
+  }
+  return encodeURIComponent(value);
+}
+
+/** Fills `{projectId}` and `{id}` in a path template, each as one encoded segment. */
+export function buildUrl(baseUrl: string, template: string, ref: JobRef): string {
+  const path = template
+    .replace('{projectId}', encodePathSegment('projectId', ref.projectId))
+    .replace('{id}', encodePathSegment('jobId', ref.jobId));
+  return `${baseUrl.replace(/\/+$/, '')}${path.startsWith('/') ? '' : '/'}${path}`;
+}
+
+export class AgentApiClient {
+  private readonly secrets: string[];
+
+  constructor(
+    private readonly config: AgentApiClientConfig,
+    private readonly fetchImpl: FetchLike = fetch,
+  ) {
+    const underscore = config.apiKey.indexOf('_');
+    // Redact the secret part too, in case an API echoes it without its prefix.
+    this.secrets = [config.apiKey, underscore >= 0 ? config.apiKey.slice(underscore + 1) : ''].filter(Boolean);
+  }
+
+  /** POSTs the follow-up message (seed §4.1). Not idempotent: callers must not resend blindly. */
+  async sendFollowUpMessage(request: FollowUpRequest, signal?: AbortSignal): Promise<SendResult> {
+    const context: RequestContext = { operation: 'send follow-up message', ...request };
+    const url = buildUrl(this.config.baseUrl, this.config.sendPath ?? DEFAULT_SEND_PATH, request);
+    const body = await this.request(url, { method: 'POST', body: JSON.stringify({ prompt: request.prompt }) }, context, signal);
+    const parsed = parseJob(body);
+    return parsed.ok ? { job: parsed.job } : { job: null, responseProblem: parsed.problem };
+  }
+
+  /** GETs the job. A body that breaks the contract is a retryable `AgentApiInvalidResponse`. */
+  async getAgentJob(ref: JobRef, signal?: AbortSignal): Promise<AgentJob> {
+    const context: RequestContext = { operation: 'get job', ...ref };
+    const url = buildUrl(this.config.baseUrl, this.config.getJobPath ?? DEFAULT_GET_JOB_PATH, ref);
+    const body = await this.request(url, { method: 'GET' }, context, signal);
+    const parsed = parseJob(body);
+    if (!parsed.ok) {
+      throw ApplicationFailure.create({
+        type: AgentApiErrorType.InvalidResponse,
+        message: `The agent API returned a job that breaks the contract for project '${ref.projectId}', job '${ref.jobId}': ${parsed.problem}`,
+      });
+    }
+    return parsed.job;
+  }
+
+  private async request(
+    url: string,
+    init: { method: 'GET' | 'POST'; body?: string },
+    context: RequestContext,
+    cancel?: AbortSignal,
+  ): Promise<string> {
+    const timeout = AbortSignal.timeout(this.config.requestTimeoutMs);
+    const signal = cancel ? AbortSignal.any([cancel, timeout]) : timeout;
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.fetchImpl(url, {
+        method: init.method,
+        body: init.body,
+        signal,
+        redirect: 'error',
+        headers: {
+          Authorization: `Bearer ${this.config.apiKey}`,
+          Accept: 'application/json',
+          ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+        },
+      });
+      text = await response.text();
+    } catch (error) {
+      if (cancel?.aborted) throw cancel.reason;
+      throw this.transportFailure(error, timeout.aborted, context);
+    }
+    if (!response.ok) {
+      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Date.now());
+      throw failureForStatus(response.status, context, bodyExcerpt(text, this.secrets), retryAfterMs);
+    }
+    return text;
+  }
+
+  private transportFailure(error: unknown, timedOut: boolean, context: RequestContext): ApplicationFailure {
+    const where = `${context.operation} for project '${context.projectId}', job '${context.jobId}'`;
+    if (timedOut) {
+      return ApplicationFailure.create({
+        type: AgentApiErrorType.RequestTimeout,
+        message: `The agent API did not answer ${where} within ${this.config.requestTimeoutMs} ms; retrying.`,
+      });
+    }
+    return ApplicationFailure.create({
+      type: AgentApiErrorType.NetworkError,
+      message: `Could not reach the agent API for ${where}: ${redact(describeNetworkError(error), this.secrets)}. Retrying; check AGENT_API_BASE_URL if it persists.`,
+    });
+  }
+}
+
+function parseJob(text: string): { ok: true; job: AgentJob } | { ok: false; problem: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { ok: false, problem: 'the body is not valid JSON' };
+  }
+  const result = AgentJobSchema.safeParse(json);
+  return result.success ? { ok: true, job: result.data } : { ok: false, problem: describeSchemaProblem(result.error) };
+}
+
+/** undici hides the useful part (ECONNREFUSED, ENOTFOUND) in `cause`. */
+function describeNetworkError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as Error & { cause?: unknown }).cause;
+  if (cause instanceof Error) {
+    const code = (cause as Error & { code?: string }).code;
+    return code ? `${code} (${cause.message})` : cause.message;
+  }
+  return error.message;
+}

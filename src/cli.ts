@@ -1,0 +1,334 @@
+#!/usr/bin/env node
+/**
+ * The `agent-followup` command: send a follow-up, look at one, cancel one. Input is validated before any connection
+ * is made, and exit codes say how the follow-up ended (README, "Exit codes").
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
+import { checkFollowUpInput, FollowUpClient, InvalidFollowUpInputError, maxPromptLengthFromEnv } from './client';
+import type { FollowUpInput } from './follow-up/input';
+import { FollowUpErrorType, type FollowUpProgress, type FollowUpResult } from './follow-up/types';
+
+/** Process exit codes; documented in the README and stable. */
+export const ExitCode = {
+  Ok: 0,
+  Error: 1,
+  BadInput: 2,
+  JobFailed: 3,
+  JobArchived: 4,
+  TimedOut: 5,
+  Rejected: 6,
+  Cancelled: 7,
+} as const;
+
+export interface CliIo {
+  env: Record<string, string | undefined>;
+  out: (text: string) => void;
+  err: (text: string) => void;
+  /** How the CLI reaches Temporal; tests pass a client of their own. */
+  connect: () => Promise<FollowUpClient>;
+  /** How often --wait asks for progress. */
+  progressIntervalMs?: number;
+}
+
+const HELP = `agent-followup: send a follow-up instruction to an AI agent job and follow it to its end, on Temporal.
+
+Usage:
+  agent-followup send --project ID --job ID (--prompt TEXT | --prompt-file PATH) [options]
+  agent-followup status <workflowId> [--json]
+  agent-followup cancel <workflowId>
+  agent-followup --help
+
+send options:
+  --wait                 wait for the job to end and print the final job (otherwise print the workflow id and exit)
+  --json                 print one JSON object instead of text
+  --workflow-id ID       use this id instead of the deterministic one (same project, job and prompt = same id)
+  --initial-interval D   first wait between polls (default 5s); D is "5s", "2m", ... or milliseconds
+  --backoff-coefficient N  growth of the wait after each poll (default 2)
+  --max-interval D       longest wait between polls (default 60s)
+  --timeout D            give up after this long (default 24h)
+
+Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_TASK_QUEUE (agent-followup),
+TEMPORAL_API_KEY / TEMPORAL_TLS_* / TEMPORAL_PROFILE for Temporal Cloud. The agent API key is the worker's, not this
+command's.
+
+Exit codes: 0 completed (or started, without --wait); 1 unexpected error; 2 bad input; 3 job ended failed;
+4 job ended archived; 5 timed out; 6 the agent API rejected the follow-up (not found, bad key, bad request);
+7 cancelled or terminated.
+`;
+
+class UsageError extends Error {}
+
+/** Runs the CLI with `argv` (without node and script) and returns the exit code. */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'send':
+        return await send(rest, io);
+      case 'status':
+        return await status(rest, io);
+      case 'cancel':
+        return await cancel(rest, io);
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        io.out(HELP);
+        return command === undefined ? ExitCode.BadInput : ExitCode.Ok;
+      default:
+        throw new UsageError(`unknown command '${command}'; use send, status or cancel (see --help)`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof InvalidFollowUpInputError) {
+      io.err(`agent-followup: ${error.message}\n`);
+      return ExitCode.BadInput;
+    }
+    if (error instanceof WorkflowNotFoundError) {
+      io.err(`agent-followup: no follow-up with workflow id '${error.workflowId}' in this namespace\n`);
+      return ExitCode.BadInput;
+    }
+    io.err(`agent-followup: ${error instanceof Error ? error.message : String(error)}\n`);
+    return ExitCode.Error;
+  }
+}
+
+type FlagSpec = Record<string, { type: 'string' | 'boolean' }>;
+type Flags = Record<string, string | boolean | undefined>;
+
+function parse(args: string[], options: FlagSpec): { values: Flags; positionals: string[] } {
+  try {
+    const parsed = parseArgs({
+      args,
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values: parsed.values as Flags, positionals: parsed.positionals };
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+async function send(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, {
+    project: { type: 'string' },
+    job: { type: 'string' },
+    prompt: { type: 'string' },
+    'prompt-file': { type: 'string' },
+    'workflow-id': { type: 'string' },
+    'initial-interval': { type: 'string' },
+    'backoff-coefficient': { type: 'string' },
+    'max-interval': { type: 'string' },
+    timeout: { type: 'string' },
+    wait: { type: 'boolean' },
+    json: { type: 'boolean' },
+  });
+  if (values.help) {
+    io.out(HELP);
+    return ExitCode.Ok;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${String(positionals[0])}' (quote the prompt: --prompt "...")`);
+  const input = buildInput(values);
+  const workflowId = values['workflow-id'] as string | undefined;
+  if (workflowId !== undefined && workflowId.trim() === '') throw new UsageError('--workflow-id must not be empty');
+
+  // Validate before connecting: bad input never reaches Temporal.
+  checkFollowUpInput(input, maxPromptLengthFromEnv(io.env));
+  const followUps = await io.connect();
+  try {
+    const started = await followUps.start(input, { workflowId });
+    if (!values.wait) {
+      if (values.json) io.out(`${JSON.stringify(started)}\n`);
+      else {
+        io.out(
+          `${started.attached ? 'Attached to the existing' : 'Started'} follow-up ${started.workflowId}\n` +
+            `Follow it with: agent-followup status ${started.workflowId}\n`,
+        );
+      }
+      return ExitCode.Ok;
+    }
+    if (!values.json) {
+      io.err(`${started.attached ? 'Attached to' : 'Started'} follow-up ${started.workflowId}; waiting for the job to end\n`);
+    }
+    return await waitForEnd(followUps, started.workflowId, Boolean(values.json), io);
+  } finally {
+    await followUps.close();
+  }
+}
+
+function buildInput(values: Flags): FollowUpInput {
+  const str = (name: string) => values[name] as string | undefined;
+  if (str('prompt') !== undefined && str('prompt-file') !== undefined) throw new UsageError('give --prompt or --prompt-file, not both');
+  let prompt = str('prompt');
+  const promptFile = str('prompt-file');
+  if (promptFile !== undefined) {
+    try {
+      prompt = readFileSync(promptFile, 'utf8');
+    } catch (error) {
+      throw new UsageError(`cannot read --prompt-file ${promptFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    }
+  }
+  const polling: Record<string, string | number> = {};
+  const durationFlag = (flag: string, field: string) => {
+    const value = str(flag);
+    if (value !== undefined) polling[field] = /^\d+$/.test(value) ? Number(value) : value;
+  };
+  durationFlag('initial-interval', 'initialInterval');
+  durationFlag('max-interval', 'maxInterval');
+  durationFlag('timeout', 'timeout');
+  const coefficient = str('backoff-coefficient');
+  if (coefficient !== undefined) {
+    const number = Number(coefficient);
+    if (coefficient.trim() === '' || Number.isNaN(number)) throw new UsageError(`--backoff-coefficient must be a number (got '${coefficient}')`);
+    polling.backoffCoefficient = number;
+  }
+  const missing = ['project', 'job'].filter((name) => str(name) === undefined);
+  if (prompt === undefined) missing.push('prompt (or --prompt-file)');
+  if (missing.length > 0) throw new UsageError(`missing --${missing.join(', --')} (see --help)`);
+  return {
+    projectId: str('project') as string,
+    jobId: str('job') as string,
+    prompt: prompt as string,
+    ...(Object.keys(polling).length > 0 ? { polling: polling as FollowUpInput['polling'] } : {}),
+  };
+}
+
+async function waitForEnd(followUps: FollowUpClient, workflowId: string, json: boolean, io: CliIo): Promise<number> {
+  let done = false;
+  const reporter = json ? Promise.resolve() : reportProgress(followUps, workflowId, io, () => done);
+  try {
+    const result = await followUps.result(workflowId);
+    done = true;
+    await reporter;
+    if (json) io.out(`${JSON.stringify({ workflowId, result })}\n`);
+    else io.out(describeResult(result));
+    return exitCodeForOutcome(result);
+  } catch (error) {
+    done = true;
+    await reporter;
+    const { code, type, message } = classifyFailure(error);
+    if (json) io.out(`${JSON.stringify({ workflowId, error: { type, message, exitCode: code } })}\n`);
+    else io.err(`agent-followup: ${message}\n`);
+    return code;
+  }
+}
+
+async function reportProgress(followUps: FollowUpClient, workflowId: string, io: CliIo, isDone: () => boolean): Promise<void> {
+  let last = '';
+  while (!isDone()) {
+    try {
+      const progress = await followUps.progress(workflowId);
+      const line = describeProgress(progress);
+      if (line !== last) io.err(`${line}\n`);
+      last = line;
+    } catch {
+      // The workflow may be between runs or just finished; the result tells the rest.
+    }
+    await new Promise((resolve) => setTimeout(resolve, io.progressIntervalMs ?? 2_000));
+  }
+}
+
+/** The exit code for a follow-up that ended with a terminal job. */
+export function exitCodeForOutcome(result: FollowUpResult): number {
+  if (result.outcome === 'failed') return ExitCode.JobFailed;
+  if (result.outcome === 'archived') return ExitCode.JobArchived;
+  return ExitCode.Ok;
+}
+
+/** Maps a failed follow-up to an exit code and a one-line reason. */
+export function classifyFailure(error: unknown): { code: number; type: string; message: string } {
+  if (error instanceof WorkflowFailedError) {
+    let cause: unknown = error.cause;
+    if (cause instanceof CancelledFailure) return { code: ExitCode.Cancelled, type: 'Cancelled', message: 'the follow-up was cancelled' };
+    if (cause instanceof TerminatedFailure) return { code: ExitCode.Cancelled, type: 'Terminated', message: 'the follow-up was terminated' };
+    // Walk to the innermost ApplicationFailure: the activity's reason is more useful than "Activity task failed".
+    let application: ApplicationFailure | undefined;
+    while (cause instanceof Error) {
+      if (cause instanceof ApplicationFailure) application = cause;
+      cause = (cause as Error & { cause?: unknown }).cause;
+    }
+    if (application) {
+      const type = application.type ?? 'Error';
+      if (type === FollowUpErrorType.TimedOut) return { code: ExitCode.TimedOut, type, message: application.message };
+      if (type === FollowUpErrorType.InvalidInput) return { code: ExitCode.BadInput, type, message: application.message };
+      if (application.nonRetryable) return { code: ExitCode.Rejected, type, message: application.message };
+      return { code: ExitCode.Error, type, message: application.message };
+    }
+    return { code: ExitCode.Error, type: 'WorkflowFailed', message: error.message };
+  }
+  return { code: ExitCode.Error, type: 'Error', message: error instanceof Error ? error.message : String(error) };
+}
+
+function describeResult(result: FollowUpResult): string {
+  const lines = [
+    `Job ${result.job.id} ended ${result.outcome} after ${result.polls} poll(s).`,
+    result.prLink ? `Pull request: ${result.prLink}` : result.outcome === 'completed' ? 'No pull request (no files changed).' : '',
+    JSON.stringify(result.job, null, 2),
+  ];
+  return `${lines.filter(Boolean).join('\n')}\n`;
+}
+
+function describeProgress(progress: FollowUpProgress): string {
+  const parts = [`${progress.phase}`, `status ${progress.lastStatus ?? 'unknown'}`, `${progress.polls} poll(s)`];
+  if (progress.nextPollAt) parts.push(`next poll ${progress.nextPollAt}`);
+  if (progress.lastError) parts.push(`last error: ${progress.lastError}`);
+  return `  … ${parts.join(', ')}`;
+}
+
+async function status(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, { json: { type: 'boolean' } });
+  if (values.help) {
+    io.out(HELP);
+    return ExitCode.Ok;
+  }
+  const workflowId = positionals[0];
+  if (workflowId === undefined || positionals.length > 1) throw new UsageError('status takes exactly one workflow id');
+  const followUps = await io.connect();
+  try {
+    const found = await followUps.status(workflowId);
+    if (values.json) io.out(`${JSON.stringify(found)}\n`);
+    else if (found.result) io.out(`Follow-up ${workflowId}: ${found.executionStatus}\n${describeResult(found.result)}`);
+    else if (found.progress) io.out(`Follow-up ${workflowId}: ${found.executionStatus}\n${describeProgress(found.progress)}\n`);
+    else io.out(`Follow-up ${workflowId}: ${found.executionStatus}\n`);
+    return ExitCode.Ok;
+  } finally {
+    await followUps.close();
+  }
+}
+
+async function cancel(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, {});
+  if (values.help) {
+    io.out(HELP);
+    return ExitCode.Ok;
+  }
+  const workflowId = positionals[0];
+  if (workflowId === undefined || positionals.length > 1) throw new UsageError('cancel takes exactly one workflow id');
+  const followUps = await io.connect();
+  try {
+    await followUps.cancel(workflowId);
+    io.out(`Cancellation requested for follow-up ${workflowId}\n`);
+    return ExitCode.Ok;
+  } finally {
+    await followUps.close();
+  }
+}
+
+if (require.main === module) {
+  runCli(process.argv.slice(2), {
+    env: process.env,
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+    connect: () => FollowUpClient.fromEnvironment(process.env),
+  })
+    .then((code) => {
+      process.exitCode = code;
+    })
+    .catch((error: unknown) => {
+      console.error('agent-followup:', error instanceof Error ? error.message : error);
+      process.exitCode = ExitCode.Error;
+    });
+}

@@ -1,0 +1,160 @@
+/**
+ * The typed library backend services use to start and follow follow-ups. It validates input before anything starts
+ * and gives each follow-up a deterministic workflow id, so a caller that retries its own call attaches to the
+ * follow-up already under way instead of sending the message twice.
+ */
+import { createHash } from 'node:crypto';
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  type WorkflowExecutionDescription,
+} from '@temporalio/client';
+import { loadTemporalSettings } from './config';
+import {
+  createFollowUpInputSchema,
+  DEFAULT_MAX_PROMPT_LENGTH,
+  formatInputProblems,
+  type FollowUpInput,
+  type ParsedFollowUpInput,
+} from './follow-up/input';
+import type { FollowUpProgress, FollowUpResult } from './follow-up/types';
+import { FOLLOW_UP_WORKFLOW_TYPE, progressQuery } from './workflows/definitions';
+import type { followUpWorkflow } from './workflows/follow-up';
+
+export * from './follow-up/types';
+export type { FollowUpInput } from './follow-up/input';
+export type { AgentJob } from './agent-api/schemas';
+
+/** The input broke a rule; `message` lists every problem with its field. Nothing was started. */
+export class InvalidFollowUpInputError extends Error {
+  override readonly name = 'InvalidFollowUpInputError';
+}
+
+export interface FollowUpClientOptions {
+  taskQueue: string;
+  /** Lower than the default to refuse long prompts earlier. */
+  maxPromptLength?: number;
+}
+
+export interface StartFollowUpOptions {
+  /** Overrides the deterministic id; pass a fresh one to send the same prompt to the same job again on purpose. */
+  workflowId?: string;
+}
+
+export interface StartedFollowUp {
+  workflowId: string;
+  /** True when a follow-up with this id already existed (running, or completed) and no new message was sent. */
+  attached: boolean;
+}
+
+export interface FollowUpStatus {
+  workflowId: string;
+  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, TIMED_OUT, CONTINUED_AS_NEW. */
+  executionStatus: string;
+  progress?: FollowUpProgress;
+  result?: FollowUpResult;
+}
+
+/**
+ * The default workflow id: the same (project, job, prompt) always maps to the same id, so a retried call attaches.
+ * The prompt is hashed: it may be long and is not an identifier.
+ */
+export function followUpWorkflowId(input: Pick<ParsedFollowUpInput, 'projectId' | 'jobId' | 'prompt'>): string {
+  const digest = createHash('sha256').update(input.prompt, 'utf8').digest('hex').slice(0, 16);
+  return `followup-${input.projectId}-${input.jobId}-${digest}`;
+}
+
+/** Checks input without starting anything; throws InvalidFollowUpInputError naming every bad field. */
+export function checkFollowUpInput(input: unknown, maxPromptLength: number = DEFAULT_MAX_PROMPT_LENGTH): ParsedFollowUpInput {
+  const result = createFollowUpInputSchema(Math.min(maxPromptLength, DEFAULT_MAX_PROMPT_LENGTH)).safeParse(input);
+  if (!result.success) {
+    throw new InvalidFollowUpInputError(`Invalid follow-up input: ${formatInputProblems(result.error)}`);
+  }
+  return result.data;
+}
+
+/** AGENT_FOLLOWUP_MAX_PROMPT_LENGTH, when set to a positive whole number; the default otherwise. */
+export function maxPromptLengthFromEnv(env: Record<string, string | undefined>): number {
+  const value = Number(env.AGENT_FOLLOWUP_MAX_PROMPT_LENGTH);
+  return Number.isInteger(value) && value > 0 ? value : DEFAULT_MAX_PROMPT_LENGTH;
+}
+
+export class FollowUpClient {
+  constructor(
+    readonly client: Client,
+    private readonly options: FollowUpClientOptions,
+  ) {}
+
+  /** Connects with the standard Temporal environment variables (see the README) and returns a ready client. */
+  static async fromEnvironment(env: Record<string, string | undefined> = process.env): Promise<FollowUpClient> {
+    const settings = loadTemporalSettings(env);
+    const connection = await Connection.connect(settings.connectionOptions);
+    return new FollowUpClient(new Client({ connection, namespace: settings.namespace }), {
+      taskQueue: settings.taskQueue,
+      maxPromptLength: maxPromptLengthFromEnv(env),
+    });
+  }
+
+  /** Checks input without starting anything; throws InvalidFollowUpInputError naming every bad field. */
+  validate(input: unknown): ParsedFollowUpInput {
+    return checkFollowUpInput(input, this.options.maxPromptLength);
+  }
+
+  /** Starts a follow-up, or attaches to the one with the same id. */
+  async start(input: FollowUpInput, options: StartFollowUpOptions = {}): Promise<StartedFollowUp> {
+    const parsed = this.validate(input);
+    const workflowId = options.workflowId ?? followUpWorkflowId(parsed);
+    try {
+      await this.client.workflow.start<typeof followUpWorkflow>(FOLLOW_UP_WORKFLOW_TYPE, {
+        taskQueue: this.options.taskQueue,
+        workflowId,
+        // The caller's input as given (durations as written), so the Web UI shows what was asked for.
+        args: [input],
+        workflowIdConflictPolicy: 'FAIL',
+        // A finished follow-up is not repeated under the same id; one that failed, timed out or was cancelled may be.
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      });
+      return { workflowId, attached: false };
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return { workflowId, attached: true };
+      throw error;
+    }
+  }
+
+  /** Starts (or attaches) and waits for the final job. */
+  async startAndWait(input: FollowUpInput, options: StartFollowUpOptions = {}): Promise<StartedFollowUp & { result: FollowUpResult }> {
+    const started = await this.start(input, options);
+    return { ...started, result: await this.result(started.workflowId) };
+  }
+
+  /** Waits for the follow-up's result, across continue-as-new. Throws WorkflowFailedError when it failed. */
+  async result(workflowId: string): Promise<FollowUpResult> {
+    return this.client.workflow.getHandle<typeof followUpWorkflow>(workflowId).result();
+  }
+
+  /** Where a running follow-up stands. */
+  async progress(workflowId: string): Promise<FollowUpProgress> {
+    return this.client.workflow.getHandle(workflowId).query(progressQuery);
+  }
+
+  /** Temporal's view plus the follow-up's progress (while running) or result (once completed). */
+  async status(workflowId: string): Promise<FollowUpStatus> {
+    const handle = this.client.workflow.getHandle<typeof followUpWorkflow>(workflowId);
+    const description: WorkflowExecutionDescription = await handle.describe();
+    const executionStatus = description.status.name;
+    if (executionStatus === 'RUNNING') return { workflowId, executionStatus, progress: await handle.query(progressQuery) };
+    if (executionStatus === 'COMPLETED') return { workflowId, executionStatus, result: await handle.result() };
+    return { workflowId, executionStatus };
+  }
+
+  /** Asks the follow-up to stop; polling stops promptly and the workflow ends as cancelled. */
+  async cancel(workflowId: string): Promise<void> {
+    await this.client.workflow.getHandle(workflowId).cancel();
+  }
+
+  /** Closes the connection this client was built on. */
+  async close(): Promise<void> {
+    await this.client.connection.close();
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * Start-up configuration, read from the environment once and validated with zod. Every problem is listed together,
+ * and no message ever contains the API key. Activities and workflows never read the environment themselves.
+ */
+import type { NativeConnectionOptions } from '@temporalio/worker';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { msToNumber } from '@temporalio/common/lib/time';
+import { z } from 'zod';
+import { DEFAULT_GET_JOB_PATH, DEFAULT_SEND_PATH, type AgentApiClientConfig } from './agent-api/http-client';
+
+export const DEFAULT_TASK_QUEUE = 'agent-followup';
+export const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';
+export const DEFAULT_AGENT_API_BASE_URL = 'https://api.mintlify.com';
+
+const MAX_REQUEST_TIMEOUT_MS = 25_000;
+
+type Env = Record<string, string | undefined>;
+
+/** A configuration problem: the message lists every bad variable and how to fix it. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/**
+ * Checks the documented key form (seed §5): a fixed prefix, an underscore, then the secret. Returns a problem or
+ * null; the problem never quotes the key.
+ */
+export function apiKeyProblem(key: string | undefined, prefix: string): string | null {
+  const fix = `set it to the admin key from the dashboard's API keys page, of the form ${prefix}_<secret>`;
+  if (key === undefined || key === '') return `AGENT_API_KEY is not set: ${fix}`;
+  if (key !== key.trim()) return `AGENT_API_KEY has leading or trailing white space: ${fix}`;
+  if (!key.startsWith(`${prefix}_`)) {
+    return `AGENT_API_KEY does not start with "${prefix}_": ${fix} (or set AGENT_API_KEY_PREFIX if your service uses another prefix)`;
+  }
+  const secret = key.slice(prefix.length + 1);
+  if (secret.length < 8) return `AGENT_API_KEY's secret part after "${prefix}_" is too short (under 8 characters): ${fix}`;
+  if (!/^[\x21-\x7e]+$/.test(secret)) {
+    return `AGENT_API_KEY's secret part has characters that cannot be sent in an HTTP header: ${fix}`;
+  }
+  return null;
+}
+
+/** Refuses plain http:// except to loopback (the simulator) or when explicitly allowed. */
+export function baseUrlProblem(value: string, allowInsecureHttp: boolean): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return `AGENT_API_BASE_URL is not a URL: use a form such as ${DEFAULT_AGENT_API_BASE_URL}`;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    return `AGENT_API_BASE_URL must use https:// (got ${url.protocol})`;
+  }
+  if (url.username || url.password) return 'AGENT_API_BASE_URL must not contain credentials; the key goes in AGENT_API_KEY';
+  if (url.search || url.hash) return 'AGENT_API_BASE_URL must not have a query or fragment';
+  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) || url.hostname.startsWith('127.');
+  if (url.protocol === 'http:' && !loopback && !allowInsecureHttp) {
+    return (
+      'AGENT_API_BASE_URL uses plain http:// to a host that is not this machine, which would send the API key in ' +
+      'clear text: use https://, or set AGENT_API_ALLOW_INSECURE_HTTP=true if you really mean it'
+    );
+  }
+  return null;
+}
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', ''], { error: 'must be true or false' })
+  .optional()
+  .transform((value) => value === 'true' || value === '1');
+
+const durationMs = (fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return fallback;
+      try {
+        const millis = msToNumber(/^\d+$/.test(value) ? Number(value) : (value as `${number}s`));
+        if (millis > 0) return millis;
+      } catch {
+        // reported below
+      }
+      ctx.addIssue({ code: 'custom', message: 'must be a positive duration such as "15s" or a number of milliseconds' });
+      return z.NEVER;
+    });
+
+const WorkerEnvSchema = z.object({
+  AGENT_API_KEY: z.string().optional(),
+  AGENT_API_KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9]+$/, { error: 'must be letters and digits only, e.g. mint' })
+    .default('mint'),
+  AGENT_API_BASE_URL: z.string().default(DEFAULT_AGENT_API_BASE_URL),
+  AGENT_API_ALLOW_INSECURE_HTTP: booleanFlag,
+  AGENT_API_GET_JOB_PATH: z
+    .string()
+    .refine((path) => path.includes('{projectId}') && path.includes('{id}'), {
+      error: 'must contain {projectId} and {id}',
+    })
+    .default(DEFAULT_GET_JOB_PATH),
+  AGENT_API_REQUEST_TIMEOUT: durationMs(15_000),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
+  WORKER_SHUTDOWN_GRACE_TIME: durationMs(30_000),
+});
+
+export interface TemporalSettings {
+  connectionOptions: NativeConnectionOptions;
+  namespace: string;
+  taskQueue: string;
+}
+
+export interface WorkerConfig {
+  agentApi: Required<AgentApiClientConfig>;
+  temporal: TemporalSettings;
+  shutdownGraceTimeMs: number;
+}
+
+/**
+ * Temporal connection settings, the standard way: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
+ * TEMPORAL_TLS_*, TEMPORAL_PROFILE and the temporal.toml profiles, through @temporalio/envconfig.
+ */
+export function loadTemporalSettings(env: Env = process.env): TemporalSettings {
+  const overrideEnvVars = Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+  const { connectionOptions, namespace } = loadClientConnectConfig({ overrideEnvVars });
+  return {
+    connectionOptions: { ...connectionOptions, address: connectionOptions.address ?? DEFAULT_TEMPORAL_ADDRESS },
+    namespace: namespace ?? 'default',
+    taskQueue: env.TEMPORAL_TASK_QUEUE || DEFAULT_TASK_QUEUE,
+  };
+}
+
+/** Reads and checks the worker's whole configuration; throws one ConfigError listing every problem. */
+export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
+  const problems: string[] = [];
+  const parsed = WorkerEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) problems.push(`${issue.path.map(String).join('.')} ${issue.message}`);
+    throw new ConfigError(`The worker's configuration is invalid:\n- ${problems.join('\n- ')}`);
+  }
+  const vars = parsed.data;
+  const keyProblem = apiKeyProblem(vars.AGENT_API_KEY, vars.AGENT_API_KEY_PREFIX);
+  if (keyProblem) problems.push(keyProblem);
+  if (vars.AGENT_API_REQUEST_TIMEOUT > MAX_REQUEST_TIMEOUT_MS) {
+    // The poll activity's start-to-close is 30s; a request must give up before Temporal gives up on the attempt.
+    problems.push(`AGENT_API_REQUEST_TIMEOUT must be at most ${MAX_REQUEST_TIMEOUT_MS / 1000}s`);
+  }
+  const urlProblem = baseUrlProblem(vars.AGENT_API_BASE_URL, vars.AGENT_API_ALLOW_INSECURE_HTTP);
+  if (urlProblem) problems.push(urlProblem);
+
+  let temporal: TemporalSettings | undefined;
+  try {
+    temporal = loadTemporalSettings(env);
+  } catch (error) {
+    problems.push(`Temporal connection settings: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (problems.length > 0 || !temporal) {
+    throw new ConfigError(`The worker's configuration is invalid:\n- ${problems.join('\n- ')}`);
+  }
+  return {
+    agentApi: {
+      baseUrl: vars.AGENT_API_BASE_URL,
+      apiKey: vars.AGENT_API_KEY as string,
+      requestTimeoutMs: vars.AGENT_API_REQUEST_TIMEOUT,
+      sendPath: DEFAULT_SEND_PATH,
+      getJobPath: vars.AGENT_API_GET_JOB_PATH,
+    },
+    temporal,
+    shutdownGraceTimeMs: vars.WORKER_SHUTDOWN_GRACE_TIME,
+  };
+}

@@ -1,0 +1,2 @@
+// The workflow bundle's entry point: every export here is a workflow type the worker registers.
+export { followUpWorkflow } from './follow-up';

@@ -1,0 +1,37 @@
+/**
+ * Starts one Temporal dev server (the official CLI's `temporal server start-dev`) and bundles the workflow code once
+ * for the whole run. Test files reach both through environment variables.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { findTemporalCli } from '../../src/dev/temporal-cli';
+
+export default async function globalSetup(): Promise<void> {
+  const cli = findTemporalCli();
+  if (!cli) {
+    console.warn(
+      '\nNo Temporal CLI found (TEMPORAL_CLI_PATH, PATH, or the cache of scripts/install-temporal-cli.sh); ' +
+        "falling back to the SDK's download, which needs Temporal's download site.\n",
+    );
+  }
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}),
+      extraArgs: ['--log-level', 'error'],
+    },
+  });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../../src/workflows'),
+    logger: { info() {}, warn: console.warn, error: console.error, debug() {}, trace() {}, log() {} },
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'agent-followup-test-'));
+  const bundlePath = join(dir, 'workflow-bundle.js');
+  writeFileSync(bundlePath, code);
+
+  process.env.TEST_TEMPORAL_ADDRESS = env.address;
+  process.env.TEST_WORKFLOW_BUNDLE = bundlePath;
+  (globalThis as { __temporalTestEnv?: TestWorkflowEnvironment }).__temporalTestEnv = env;
+}

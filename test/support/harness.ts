@@ -1,0 +1,81 @@
+/**
+ * What each integration test file needs: a connection to the run's dev server, the shared workflow bundle, a
+ * simulator on loopback, and workers on a task queue of the test's own.
+ */
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { AgentApiClient } from '../../src/agent-api/http-client';
+import { FollowUpClient } from '../../src/client';
+import { AgentApiSimulator, type SimulatorOptions } from '../../src/simulator/simulator';
+import { createFollowUpWorker } from '../../src/worker';
+
+export const TEST_API_KEY = 'mint_test_not_a_real_key_0001';
+
+export interface Harness {
+  client: Client;
+  nativeConnection: NativeConnection;
+  simulator: AgentApiSimulator;
+  /** A fresh task queue (and id prefix) for one test. */
+  taskQueue(): string;
+  /** A worker on `taskQueue` whose activities call the simulator (or `api` when given). */
+  worker(taskQueue: string, api?: AgentApiClient): Promise<Worker>;
+  followUps(taskQueue: string): FollowUpClient;
+  api(overrides?: Partial<ConstructorParameters<typeof AgentApiClient>[0]>): AgentApiClient;
+  close(): Promise<void>;
+}
+
+let runtimeInstalled = false;
+
+/** Connects to the run's dev server and starts a simulator; call once per test file (beforeAll). */
+export async function createHarness(simulatorOptions: SimulatorOptions = {}): Promise<Harness> {
+  const address = process.env.TEST_TEMPORAL_ADDRESS;
+  const bundlePath = process.env.TEST_WORKFLOW_BUNDLE;
+  if (!address || !bundlePath) throw new Error('integration tests need the jest globalSetup (run them with `npm test`)');
+  if (!runtimeInstalled) {
+    runtimeInstalled = true;
+    try {
+      // Workflow and worker logs at WARN only, so test output stays readable.
+      Runtime.install({ logger: new DefaultLogger('WARN') });
+    } catch {
+      // Already installed in this process by an earlier test file.
+    }
+  }
+  const connection = await Connection.connect({ address });
+  const nativeConnection = await NativeConnection.connect({ address });
+  const client = new Client({ connection, namespace: 'default' });
+  const simulator = await AgentApiSimulator.start({ apiKey: TEST_API_KEY, defaultWorkMs: 300, ...simulatorOptions });
+  const api = (overrides: Partial<ConstructorParameters<typeof AgentApiClient>[0]> = {}) =>
+    new AgentApiClient({ baseUrl: simulator.baseUrl, apiKey: TEST_API_KEY, requestTimeoutMs: 5_000, ...overrides });
+  return {
+    client,
+    nativeConnection,
+    simulator,
+    taskQueue: () => `test-${randomUUID()}`,
+    worker: (taskQueue, customApi) =>
+      createFollowUpWorker({
+        connection: nativeConnection,
+        namespace: 'default',
+        taskQueue,
+        api: customApi ?? api(),
+        workflowBundle: { codePath: bundlePath },
+        shutdownGraceTimeMs: 2_000,
+      }),
+    followUps: (taskQueue) => new FollowUpClient(client, { taskQueue }),
+    api,
+    async close() {
+      await simulator.close();
+      await connection.close();
+      await nativeConnection.close();
+    },
+  };
+}
+
+/** Unique ids so tests never share a job or a workflow. */
+export function uniqueJob(prefix = 'job'): { projectId: string; jobId: string } {
+  const id = randomUUID().slice(0, 8);
+  return { projectId: `proj-${id}`, jobId: `${prefix}-${id}` };
+}
+
+/** Polling fast enough for tests; the behaviour is the same as with production intervals. */
+export const FAST_POLLING = { initialInterval: 100, backoffCoefficient: 1.5, maxInterval: 400, timeout: '2m' } as const;

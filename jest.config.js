@@ -1,8 +1,10 @@
 /** Unit tests are pure and fast; integration tests share one Temporal dev server and one workflow bundle per run. */
-const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: true }];
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 
 /** @type {import('jest').Config} */
 module.exports = {
+  // Integration tests start workers and wait for real (short) agent runs; unit tests finish far below this.
+  testTimeout: 120_000,
   projects: [
     {
       displayName: 'unit',
@@ -17,7 +19,6 @@ module.exports = {
       transform: { '^.+\\.ts$': tsJest },
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 120_000,
     },
   ],
 };

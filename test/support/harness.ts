@@ -35,8 +35,8 @@ export async function createHarness(simulatorOptions: SimulatorOptions = {}): Pr
   if (!runtimeInstalled) {
     runtimeInstalled = true;
     try {
-      // Workflow and worker logs at WARN only, so test output stays readable.
-      Runtime.install({ logger: new DefaultLogger('WARN') });
+      // Workflow and worker logs at ERROR only, so test output stays readable.
+      Runtime.install({ logger: new DefaultLogger('ERROR') });
     } catch {
       // Already installed in this process by an earlier test file.
     }
@@ -79,3 +79,12 @@ export function uniqueJob(prefix = 'job'): { projectId: string; jobId: string } 
 
 /** Polling fast enough for tests; the behaviour is the same as with production intervals. */
 export const FAST_POLLING = { initialInterval: 100, backoffCoefficient: 1.5, maxInterval: 400, timeout: '2m' } as const;
+
+/** Waits until `condition` holds, checking every 50 ms; fails after `deadlineMs` (a guard, not a timing assertion). */
+export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, deadlineMs = 60_000): Promise<void> {
+  const giveUpAt = Date.now() + deadlineMs;
+  while (!(await condition())) {
+    if (Date.now() > giveUpAt) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

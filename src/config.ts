@@ -2,6 +2,7 @@
  * Start-up configuration, read from the environment once and validated with zod. Every problem is listed together,
  * and no message ever contains the API key. Activities and workflows never read the environment themselves.
  */
+import { isIP } from 'node:net';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { msToNumber } from '@temporalio/common/lib/time';
@@ -53,7 +54,9 @@ export function baseUrlProblem(value: string, allowInsecureHttp: boolean): strin
   }
   if (url.username || url.password) return 'AGENT_API_BASE_URL must not contain credentials; the key goes in AGENT_API_KEY';
   if (url.search || url.hash) return 'AGENT_API_BASE_URL must not have a query or fragment';
-  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname) || url.hostname.startsWith('127.');
+  // Only names that cannot resolve elsewhere: "127.evil.example" is a DNS name, not loopback.
+  const loopback =
+    url.hostname === 'localhost' || url.hostname === '[::1]' || (isIP(url.hostname) === 4 && url.hostname.startsWith('127.'));
   if (url.protocol === 'http:' && !loopback && !allowInsecureHttp) {
     return (
       'AGENT_API_BASE_URL uses plain http:// to a host that is not this machine, which would send the API key in ' +
@@ -137,17 +140,20 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   const parsed = WorkerEnvSchema.safeParse(env);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) problems.push(`${issue.path.map(String).join('.')} ${issue.message}`);
-    throw new ConfigError(`The worker's configuration is invalid:\n- ${problems.join('\n- ')}`);
   }
-  const vars = parsed.data;
-  const keyProblem = apiKeyProblem(vars.AGENT_API_KEY, vars.AGENT_API_KEY_PREFIX);
+  // The key and URL checks run even when another variable is bad, so one run lists every problem.
+  const prefix = parsed.success ? parsed.data.AGENT_API_KEY_PREFIX : env.AGENT_API_KEY_PREFIX || 'mint';
+  const keyProblem = apiKeyProblem(env.AGENT_API_KEY, prefix);
   if (keyProblem) problems.push(keyProblem);
-  if (vars.AGENT_API_REQUEST_TIMEOUT > MAX_REQUEST_TIMEOUT_MS) {
+  const urlProblem = baseUrlProblem(
+    env.AGENT_API_BASE_URL ?? DEFAULT_AGENT_API_BASE_URL,
+    parsed.success ? parsed.data.AGENT_API_ALLOW_INSECURE_HTTP : false,
+  );
+  if (urlProblem) problems.push(urlProblem);
+  if (parsed.success && parsed.data.AGENT_API_REQUEST_TIMEOUT > MAX_REQUEST_TIMEOUT_MS) {
     // The poll activity's start-to-close is 30s; a request must give up before Temporal gives up on the attempt.
     problems.push(`AGENT_API_REQUEST_TIMEOUT must be at most ${MAX_REQUEST_TIMEOUT_MS / 1000}s`);
   }
-  const urlProblem = baseUrlProblem(vars.AGENT_API_BASE_URL, vars.AGENT_API_ALLOW_INSECURE_HTTP);
-  if (urlProblem) problems.push(urlProblem);
 
   let temporal: TemporalSettings | undefined;
   try {
@@ -155,13 +161,14 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   } catch (error) {
     problems.push(`Temporal connection settings: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (problems.length > 0 || !temporal) {
+  if (!parsed.success || problems.length > 0 || !temporal) {
     throw new ConfigError(`The worker's configuration is invalid:\n- ${problems.join('\n- ')}`);
   }
+  const vars = parsed.data;
   return {
     agentApi: {
       baseUrl: vars.AGENT_API_BASE_URL,
-      apiKey: vars.AGENT_API_KEY as string,
+      apiKey: env.AGENT_API_KEY as string,
       requestTimeoutMs: vars.AGENT_API_REQUEST_TIMEOUT,
       sendPath: DEFAULT_SEND_PATH,
       getJobPath: vars.AGENT_API_GET_JOB_PATH,

@@ -103,6 +103,15 @@ export function failureForStatus(
       details,
     });
   }
+  if (status === 408) {
+    // The server gave up waiting for our request: nothing was processed, so trying again is safe.
+    return ApplicationFailure.create({
+      type: AgentApiErrorType.RequestTimeout,
+      message: `The agent API timed out reading ${context.operation} for ${where} (HTTP 408); retrying.${reason}`,
+      nextRetryDelay: retryAfterMs,
+      details,
+    });
+  }
   if (status >= 500) {
     return ApplicationFailure.create({
       type: AgentApiErrorType.ServerError,

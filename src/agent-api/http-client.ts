@@ -158,13 +158,13 @@ function parseJob(text: string): { ok: true; job: AgentJob } | { ok: false; prob
   return result.success ? { ok: true, job: result.data } : { ok: false, problem: describeSchemaProblem(result.error) };
 }
 
-/** undici hides the useful part (ECONNREFUSED, ENOTFOUND) in `cause`. */
+/** undici hides the useful part (ECONNREFUSED, ENOTFOUND) in `cause`. Duck-typed: fetch's errors may come from
+ * another realm, where `instanceof Error` is false. */
 function describeNetworkError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as Error & { cause?: unknown }).cause;
-  if (cause instanceof Error) {
-    const code = (cause as Error & { code?: string }).code;
-    return code ? `${code} (${cause.message})` : cause.message;
+  const { message, cause } = (error ?? {}) as { message?: unknown; cause?: { message?: unknown; code?: unknown } };
+  if (cause && typeof cause === 'object') {
+    const causeMessage = typeof cause.message === 'string' ? cause.message : '';
+    return typeof cause.code === 'string' ? `${cause.code} (${causeMessage})` : causeMessage || String(message);
   }
-  return error.message;
+  return typeof message === 'string' ? message : String(error);
 }

@@ -106,7 +106,7 @@ test('bad input is rejected by the client before anything starts', async () => {
   await expect(followUps.start(input)).rejects.toThrow(InvalidFollowUpInputError);
   await expect(followUps.start(input)).rejects.toThrow(/prompt must not be empty.*polling\.initialInterval/);
   const started = await h.client.workflow.list({ query: `WorkflowId = '${followUpWorkflowId({ ...ref, prompt: '' })}'` });
-  for await (const _ of started) throw new Error('a workflow was started for bad input');
+  for await (const execution of started) throw new Error(`a workflow was started for bad input: ${execution.workflowId}`);
 });
 
 test('bad input that bypasses the client fails the workflow with InvalidFollowUpInput and sends nothing', async () => {

@@ -1,0 +1,78 @@
+/**
+ * `npm run demo`: one follow-up end to end on the embedded default stack (a local Temporal dev server with its Web
+ * UI, the agent API simulator and a worker), printing progress and the final job.
+ * Pass --keep to leave the stack running afterwards so the follow-up can be inspected in the Web UI.
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { findTemporalCli } from '../src/dev/temporal-cli';
+import { startLocalStack } from '../src/dev/local-stack';
+
+async function main(): Promise<void> {
+  const keep = process.argv.includes('--keep');
+  if (!findTemporalCli()) {
+    console.log('No Temporal CLI yet: building it once from the Go module proxy (a few minutes, then cached)…');
+    const installer = spawnSync('bash', [join(__dirname, '..', '..', 'scripts', 'install-temporal-cli.sh')], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      encoding: 'utf8',
+    });
+    if (installer.status !== 0) throw new Error('could not install the Temporal CLI (see above)');
+    process.env.TEMPORAL_CLI_PATH = installer.stdout.trim().split('\n').pop();
+  }
+
+  const stack = await startLocalStack({ ui: true, simulator: { defaultWorkMs: 6_000 } });
+  try {
+    const projectId = 'demo-project';
+    const jobId = 'demo-job';
+    stack.simulator.addJob({ projectId, jobId, outcome: 'completed' });
+    console.log(`Temporal Web UI: ${stack.uiUrl}`);
+    console.log(`Agent API simulator: ${stack.simulator.baseUrl}\n`);
+
+    const input = {
+      projectId,
+      jobId,
+      prompt: 'Please also add a unit test for the date parser and update the changelog.',
+      polling: { initialInterval: '1s', backoffCoefficient: 1.5, maxInterval: '3s', timeout: '5m' },
+    };
+    const result = await stack.run(
+      (async () => {
+        const { workflowId } = await stack.followUps.start(input, { workflowId: `demo-followup-${Date.now()}` });
+        console.log(`Started follow-up ${workflowId}`);
+        console.log(`See it in the Web UI: ${stack.uiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}\n`);
+        let last = '';
+        const outcome = stack.followUps.result(workflowId);
+        let finished = false;
+        void outcome.finally(() => (finished = true)).catch(() => undefined);
+        while (!finished) {
+          try {
+            const progress = await stack.followUps.progress(workflowId);
+            const line = `  ${progress.phase}: job status ${progress.lastStatus ?? '?'}, ${progress.polls} poll(s)${progress.nextPollAt ? `, next poll at ${progress.nextPollAt}` : ''}`;
+            if (line !== last) console.log(line);
+            last = line;
+          } catch {
+            // between runs, or already finished
+          }
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+        return outcome;
+      })(),
+    );
+    console.log(`\nThe job ended ${result.outcome} after ${result.polls} poll(s). Pull request: ${result.prLink ?? 'none'}`);
+    console.log(JSON.stringify(result.job, null, 2));
+    console.log(`\nMessages the simulator accepted for this job: ${stack.simulator.counts(projectId, jobId).messagesAccepted}`);
+    if (keep) {
+      console.log(`\n--keep: the dev server and its Web UI stay up at ${stack.uiUrl}. Press Ctrl-C to stop.`);
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+    }
+  } finally {
+    await stack.teardown();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error('demo failed:', error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+});

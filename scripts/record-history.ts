@@ -1,0 +1,58 @@
+/**
+ * `npm run histories:record`: runs follow-ups on a local stack and writes their histories to test/histories/, for
+ * the replay test. Record new histories when the workflow changes in a way that old histories do not cover; keep the
+ * old files, since running workflows still have those histories (that is what `patched` guards).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { startLocalStack } from '../src/dev/local-stack';
+import type { FollowUpInput } from '../src/follow-up/input';
+import type { followUpWorkflow } from '../src/workflows/follow-up';
+
+const OUT_DIR = join(__dirname, '..', '..', 'test', 'histories');
+
+interface Scenario {
+  name: string;
+  workMs: number;
+  faults?: number;
+  polling: FollowUpInput['polling'];
+}
+
+const SCENARIOS: Scenario[] = [
+  // Send, a poll that fails past its retries, more polls, completion with a pull request.
+  { name: 'completed-after-poll-error', workMs: 2_500, faults: 4, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
+  // The first run of a chain: two polls, then continue-as-new.
+  { name: 'continued-as-new', workMs: 4_000, polling: { initialInterval: 200, maxInterval: 200, timeout: '1m', maxPollsPerRun: 2 } },
+  // A job that outlives the follow-up's timeout.
+  { name: 'timed-out', workMs: 600_000, polling: { initialInterval: 200, maxInterval: 500, timeout: '2s' } },
+];
+
+async function main(): Promise<void> {
+  const stack = await startLocalStack({ taskQueue: 'record-histories' });
+  try {
+    mkdirSync(OUT_DIR, { recursive: true });
+    for (const scenario of SCENARIOS) {
+      const ref = { projectId: 'history-project', jobId: `history-${scenario.name}` };
+      stack.simulator.addJob({ ...ref, workMs: scenario.workMs });
+      if (scenario.faults) stack.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 503, times: scenario.faults }]);
+      const handle = await stack.env.client.workflow.start<typeof followUpWorkflow>('followUpWorkflow', {
+        taskQueue: 'record-histories',
+        workflowId: `history-${scenario.name}-${Date.now()}`,
+        args: [{ ...ref, prompt: `Recorded follow-up: ${scenario.name}`, polling: scenario.polling }],
+      });
+      await stack.run(handle.result().catch(() => undefined));
+      const history = await stack.env.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory();
+      const file = join(OUT_DIR, `${scenario.name}.json`);
+      writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+      console.log(`wrote ${file} (${history.events?.length ?? 0} events)`);
+    }
+  } finally {
+    await stack.teardown();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,90 @@
+/**
+ * A whole local stack in one process, for the demo and for recording replay histories: a Temporal dev server (the
+ * official CLI), the agent API simulator and a worker. Not used in production.
+ */
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { NativeConnection, Worker } from '@temporalio/worker';
+import { AgentApiClient } from '../agent-api/http-client';
+import { FollowUpClient } from '../client';
+import { AgentApiSimulator, type SimulatorOptions } from '../simulator/simulator';
+import { createFollowUpWorker } from '../worker';
+import { findTemporalCli } from './temporal-cli';
+
+/** Obviously fake, and only ever sent to the local simulator. */
+export const LOCAL_API_KEY = 'mint_local_demo_key';
+
+export interface LocalStack {
+  env: TestWorkflowEnvironment;
+  simulator: AgentApiSimulator;
+  worker: Worker;
+  followUps: FollowUpClient;
+  /** Awaits `work`, failing early if the worker stops. */
+  run<T>(work: Promise<T>): Promise<T>;
+  uiUrl?: string;
+  teardown(): Promise<void>;
+}
+
+export interface LocalStackOptions {
+  ui?: boolean;
+  uiPort?: number;
+  taskQueue?: string;
+  simulator?: SimulatorOptions;
+  dbFilename?: string;
+}
+
+/** Starts the dev server, the simulator and a worker; throws with a fix when no Temporal CLI can be found. */
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const cli = findTemporalCli();
+  if (!cli) {
+    throw new Error(
+      'No Temporal CLI found. Run scripts/install-temporal-cli.sh (builds it from the Go module proxy), ' +
+        'or set TEMPORAL_CLI_PATH to a `temporal` binary.',
+    );
+  }
+  const uiPort = options.uiPort ?? 8233;
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: cli },
+      ui: options.ui ?? false,
+      ...(options.ui ? { uiPort } : {}),
+      ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
+      extraArgs: ['--log-level', 'error'],
+    },
+  });
+  const simulator = await AgentApiSimulator.start({ apiKey: LOCAL_API_KEY, ...options.simulator });
+  const taskQueue = options.taskQueue ?? 'agent-followup-local';
+  let worker: Worker;
+  try {
+    worker = await createFollowUpWorker({
+      connection: env.nativeConnection as NativeConnection,
+      namespace: 'default',
+      taskQueue,
+      api: new AgentApiClient({ baseUrl: simulator.baseUrl, apiKey: LOCAL_API_KEY, requestTimeoutMs: 5_000 }),
+      shutdownGraceTimeMs: 2_000,
+    });
+  } catch (error) {
+    await simulator.close();
+    await env.teardown();
+    throw error;
+  }
+  // A worker runs once; it serves every follow-up of this stack until teardown.
+  const running = worker.run();
+  const stopped = running.then(() => {
+    throw new Error('the worker stopped');
+  });
+  stopped.catch(() => undefined);
+  return {
+    env,
+    simulator,
+    worker,
+    followUps: new FollowUpClient(env.client, { taskQueue }),
+    run: (work) => Promise.race([work, stopped]),
+    uiUrl: options.ui ? `http://localhost:${uiPort}` : undefined,
+    async teardown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+      await simulator.close();
+      await env.teardown();
+    },
+  };
+}

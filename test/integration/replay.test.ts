@@ -1,0 +1,41 @@
+/**
+ * Replays committed histories against today's workflow code. A change that would break running follow-ups (a
+ * different command order, a removed activity) fails here; guard such a change with `patched()` and record a new
+ * history beside the old ones (npm run histories:record).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { Worker } from '@temporalio/worker';
+
+const HISTORIES_DIR = join(__dirname, '..', 'histories');
+const historyFiles = readdirSync(HISTORIES_DIR).filter((file) => file.endsWith('.json'));
+
+function bundle() {
+  const codePath = process.env.TEST_WORKFLOW_BUNDLE;
+  if (!codePath) throw new Error('run with `npm test` (the jest globalSetup bundles the workflows)');
+  return { codePath };
+}
+
+function loadHistory(file: string): { events: Array<Record<string, unknown>> } {
+  return JSON.parse(readFileSync(join(HISTORIES_DIR, file), 'utf8')) as { events: Array<Record<string, unknown>> };
+}
+
+test('there are committed histories to replay', () => {
+  expect(historyFiles).toEqual(
+    expect.arrayContaining(['completed-after-poll-error.json', 'continued-as-new.json', 'timed-out.json']),
+  );
+});
+
+test.each(historyFiles)('the workflow replays %s without a determinism error', async (file) => {
+  await expect(Worker.runReplayHistory({ workflowBundle: bundle() }, loadHistory(file))).resolves.toBeUndefined();
+});
+
+test('replay does catch a history the code could not have produced', async () => {
+  const history = loadHistory('completed-after-poll-error.json');
+  const scheduled = history.events.find((event) => event.activityTaskScheduledEventAttributes) as {
+    activityTaskScheduledEventAttributes: { activityType: { name: string } };
+  };
+  scheduled.activityTaskScheduledEventAttributes.activityType.name = 'someOtherActivity';
+  await expect(Worker.runReplayHistory({ workflowBundle: bundle() }, history)).rejects.toThrow(DeterminismViolationError);
+});

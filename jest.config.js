@@ -5,6 +5,7 @@ const tsJest = ['ts-jest', { tsconfig: 'tsconfig.json' }];
 module.exports = {
   // Integration tests start workers and wait for real (short) agent runs; unit tests finish far below this.
   testTimeout: 120_000,
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     {
       displayName: 'unit',

@@ -3,22 +3,17 @@
  * UI, the agent API simulator and a worker), printing progress and the final job.
  * Pass --keep to leave the stack running afterwards so the follow-up can be inspected in the Web UI.
  */
-import { spawnSync } from 'node:child_process';
-import { join } from 'node:path';
-import { findTemporalCli } from '../src/dev/temporal-cli';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { ensureTemporalCli } from '../src/dev/temporal-cli';
 import { startLocalStack } from '../src/dev/local-stack';
 
 async function main(): Promise<void> {
   const keep = process.argv.includes('--keep');
-  if (!findTemporalCli()) {
-    console.log('No Temporal CLI yet: building it once from the Go module proxy (a few minutes, then cached)…');
-    const installer = spawnSync('bash', [join(__dirname, '..', '..', 'scripts', 'install-temporal-cli.sh')], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      encoding: 'utf8',
-    });
-    if (installer.status !== 0) throw new Error('could not install the Temporal CLI (see above)');
-    process.env.TEMPORAL_CLI_PATH = installer.stdout.trim().split('\n').pop();
-  }
+  // Keep the demo's output to what it shows; the worker's own logs go to WARN and above.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const cli = ensureTemporalCli();
+  if (!cli) throw new Error('could not install the Temporal CLI (see above); set TEMPORAL_CLI_PATH to a `temporal` binary');
+  process.env.TEMPORAL_CLI_PATH = cli;
 
   const stack = await startLocalStack({ ui: true, simulator: { defaultWorkMs: 6_000 } });
   try {

@@ -3,9 +3,10 @@
  * everywhere, so we prefer a binary we already have: TEMPORAL_CLI_PATH, then `temporal` on PATH, then the cache that
  * scripts/install-temporal-cli.sh fills (built from the Go module proxy).
  */
-import { accessSync, constants } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 
@@ -35,4 +36,27 @@ export function findTemporalCli(env: Record<string, string | undefined> = proces
   }
   const cached = cachedCliPath(env);
   return isExecutable(cached) ? cached : undefined;
+}
+
+/**
+ * A usable `temporal` binary: one we already have, else one built by scripts/install-temporal-cli.sh (minutes, once;
+ * then cached). Returns undefined only when that fails too, leaving the SDK's own download as the last resort.
+ */
+export function ensureTemporalCli(log: (line: string) => void = console.log): string | undefined {
+  const found = findTemporalCli();
+  if (found) return found;
+  log('No Temporal CLI found: installing it once with scripts/install-temporal-cli.sh (a few minutes, then cached)…');
+  const installer = spawnSync('bash', [installScriptPath()], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
+  const path = installer.stdout?.trim().split('\n').pop();
+  return installer.status === 0 && path ? path : undefined;
+}
+
+/** The repo's install script, from src/dev (ts-jest) or dist/src/dev (compiled). */
+function installScriptPath(): string {
+  const candidates = [resolve(__dirname, '../../scripts'), resolve(__dirname, '../../../scripts')];
+  const dir = candidates.find((candidate) => existsSync(join(candidate, 'install-temporal-cli.sh')));
+  return join(dir ?? (candidates[0] as string), 'install-temporal-cli.sh');
 }

@@ -7,15 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { findTemporalCli } from '../../src/dev/temporal-cli';
+import { ensureTemporalCli } from '../../src/dev/temporal-cli';
 
 export default async function globalSetup(): Promise<void> {
-  const cli = findTemporalCli();
+  const cli = ensureTemporalCli((line) => console.log(`\n${line}`));
   if (!cli) {
-    console.warn(
-      '\nNo Temporal CLI found (TEMPORAL_CLI_PATH, PATH, or the cache of scripts/install-temporal-cli.sh); ' +
-        "falling back to the SDK's download, which needs Temporal's download site.\n",
-    );
+    console.warn("\nNo Temporal CLI could be found or installed; falling back to the SDK's download of it.\n");
   }
   const env = await TestWorkflowEnvironment.createLocal({
     server: {

@@ -22,7 +22,7 @@ export default tseslint.config(
   },
   {
     // Workflow code and the pure modules it imports.
-    files: ['src/workflows/**/*.ts', 'src/follow-up/**/*.ts', 'src/agent-api/schemas.ts'],
+    files: ['src/workflows/**/*.ts', 'src/follow-up/**/*.ts', 'src/agent-api/schemas.ts', 'src/agent-api/errors.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',

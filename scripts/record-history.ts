@@ -11,11 +11,14 @@ import type { FollowUpInput } from '../src/follow-up/input';
 import type { followUpWorkflow } from '../src/workflows/follow-up';
 
 const OUT_DIR = join(__dirname, '..', '..', 'test', 'histories');
+/** Prefix of the files this version of the workflow writes; bump it when the workflow's history shape changes. */
+const HISTORY_VERSION = 'v0.2';
 
 interface Scenario {
   name: string;
   workMs: number;
   faults?: number;
+  dropSend?: boolean;
   polling: FollowUpInput['polling'];
 }
 
@@ -24,6 +27,8 @@ const SCENARIOS: Scenario[] = [
   { name: 'completed-after-poll-error', workMs: 2_500, faults: 4, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
   // The first run of a chain: two polls, then continue-as-new.
   { name: 'continued-as-new', workMs: 4_000, polling: { initialInterval: 200, maxInterval: 200, timeout: '1m', maxPollsPerRun: 2 } },
+  // A send whose connection drops after the API took it: reconciled by reading the job, never resent.
+  { name: 'reconciled-send', workMs: 2_500, dropSend: true, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
   // A job that outlives the follow-up's timeout.
   { name: 'timed-out', workMs: 600_000, polling: { initialInterval: 200, maxInterval: 500, timeout: '2s' } },
 ];
@@ -35,15 +40,22 @@ async function main(): Promise<void> {
     for (const scenario of SCENARIOS) {
       const ref = { projectId: 'history-project', jobId: `history-${scenario.name}` };
       stack.simulator.addJob({ ...ref, workMs: scenario.workMs });
-      if (scenario.faults) stack.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 503, times: scenario.faults }]);
+      if (scenario.dropSend) {
+        stack.simulator.setJobFaults(ref.projectId, ref.jobId, [{ operation: 'send', kind: 'drop-after-processing', times: 1 }]);
+      }
       const handle = await stack.env.client.workflow.start<typeof followUpWorkflow>('followUpWorkflow', {
         taskQueue: 'record-histories',
         workflowId: `history-${scenario.name}-${Date.now()}`,
         args: [{ ...ref, prompt: `Recorded follow-up: ${scenario.name}`, polling: scenario.polling }],
       });
+      if (scenario.faults) {
+        // After the send, so the failures hit polls rather than the read before the send.
+        while (stack.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 0) await new Promise((r) => setTimeout(r, 50));
+        stack.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 503, times: scenario.faults }]);
+      }
       await stack.run(handle.result().catch(() => undefined));
       const history = await stack.env.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory();
-      const file = join(OUT_DIR, `${scenario.name}.json`);
+      const file = join(OUT_DIR, `${HISTORY_VERSION}-${scenario.name}.json`);
       writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
       console.log(`wrote ${file} (${history.events?.length ?? 0} events)`);
     }

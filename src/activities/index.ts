@@ -6,12 +6,15 @@ import { Context, log } from '@temporalio/activity';
 import type { AgentApiClient, FollowUpRequest, JobRef, SendResult } from '../agent-api/http-client';
 import { isKnownStatus, type AgentJob } from '../agent-api/schemas';
 
+/** How often a waiting activity tells Temporal it is alive; the workflow sets a heartbeat timeout well above it. */
+const HEARTBEAT_EVERY_MS = 2_000;
+
 /** Builds the activities around one configured agent API client. */
 export function createActivities(api: AgentApiClient) {
   return {
-    /** Sends the follow-up message once per attempt. */
+    /** Sends the follow-up message once; the workflow decides about any further attempt. */
     async sendFollowUpMessage(request: FollowUpRequest): Promise<SendResult> {
-      const result = await api.sendFollowUpMessage(request, Context.current().cancellationSignal);
+      const result = await whileHeartbeating(() => api.sendFollowUpMessage(request, Context.current().cancellationSignal));
       if (result.job === null) {
         log.warn('Follow-up accepted, but the response broke the job contract; polling will read the job', {
           problem: result.responseProblem,
@@ -24,7 +27,7 @@ export function createActivities(api: AgentApiClient) {
 
     /** Reads the job once. */
     async getAgentJob(ref: JobRef): Promise<AgentJob> {
-      const job = await api.getAgentJob(ref, Context.current().cancellationSignal);
+      const job = await whileHeartbeating(() => api.getAgentJob(ref, Context.current().cancellationSignal));
       warnOnUnknownStatus(job);
       return job;
     },
@@ -32,6 +35,21 @@ export function createActivities(api: AgentApiClient) {
 }
 
 export type FollowUpActivities = ReturnType<typeof createActivities>;
+
+/**
+ * Heartbeats while a slow request is in flight, so a worker that dies mid-request is noticed within the heartbeat
+ * timeout (not the start-to-close timeout), and so cancellation reaches the request promptly.
+ */
+async function whileHeartbeating<T>(work: () => Promise<T>): Promise<T> {
+  const context = Context.current();
+  context.heartbeat();
+  const timer = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
 
 function warnOnUnknownStatus(job: AgentJob): void {
   if (!isKnownStatus(job.status)) {

@@ -17,6 +17,8 @@ export const AgentApiErrorType = {
   NetworkError: 'AgentApiNetworkError',
   RequestTimeout: 'AgentApiRequestTimeout',
   InvalidResponse: 'AgentApiInvalidResponse',
+  /** A send failed in a way that leaves open whether the API took the message; only the workflow may decide. */
+  SendAmbiguous: 'AgentApiSendAmbiguous',
 } as const;
 export type AgentApiErrorType = (typeof AgentApiErrorType)[keyof typeof AgentApiErrorType];
 
@@ -28,6 +30,17 @@ export const NON_RETRYABLE_API_ERRORS: readonly AgentApiErrorType[] = [
   AgentApiErrorType.JobNotFound,
   AgentApiErrorType.Rejected,
 ];
+
+/** What every API failure carries in `details[0]`, so the workflow can decide without parsing messages. */
+export interface ApiFailureDetails {
+  operation: RequestContext['operation'];
+  status?: number;
+  retryAfterMs?: number;
+  /** For sends: whether the message certainly did not reach the API, or may have. */
+  delivery?: 'not-delivered' | 'ambiguous';
+  /** For `AgentApiSendAmbiguous`: the failure type it would otherwise have had. */
+  underlyingType?: AgentApiErrorType;
+}
 
 export interface RequestContext {
   operation: 'send follow-up message' | 'get job';
@@ -60,10 +73,17 @@ export function failureForStatus(
 ): ApplicationFailure {
   const where = `project '${context.projectId}', job '${context.jobId}'`;
   const reason = excerpt ? ` The API said: ${excerpt}` : '';
-  const details = [{ status, operation: context.operation }];
+  const details: ApiFailureDetails[] = [{ status, operation: context.operation, retryAfterMs }];
   const permanent = (type: AgentApiErrorType, message: string) =>
     ApplicationFailure.create({ type, message: `${message}${reason}`, nonRetryable: true, details });
 
+  if (status >= 300 && status < 400) {
+    return permanent(
+      AgentApiErrorType.Rejected,
+      `The agent API answered ${context.operation} for ${where} with a redirect (HTTP ${status}), which is never ` +
+        'followed because it would carry the API key elsewhere. Set AGENT_API_BASE_URL to the final address.',
+    );
+  }
   if (status === 400 || status === 422) {
     return permanent(
       AgentApiErrorType.BadRequest,
@@ -113,6 +133,14 @@ export function failureForStatus(
     });
   }
   if (status >= 500) {
+    // A 503 with Retry-After is the server asking us to come back: it did not process the request. Any other 5xx may
+    // have come after the work was done, so for a send it is ambiguous (see README, "Never sending twice").
+    if (context.operation === 'send follow-up message' && !(status === 503 && retryAfterMs !== undefined)) {
+      return sendAmbiguous(
+        `The agent API failed with HTTP ${status} on send follow-up message for ${where}; the message may or may not have been taken.${reason}`,
+        { status, operation: context.operation, retryAfterMs, underlyingType: AgentApiErrorType.ServerError },
+      );
+    }
     return ApplicationFailure.create({
       type: AgentApiErrorType.ServerError,
       message: `The agent API failed with HTTP ${status} on ${context.operation} for ${where}; retrying with backoff.${reason}`,
@@ -124,5 +152,25 @@ export function failureForStatus(
     AgentApiErrorType.Rejected,
     `The agent API refused ${context.operation} on ${where} with HTTP ${status}. ` +
       'This status is not one the client retries; check the request and the job state.',
+  );
+}
+
+/** The non-retryable failure for a send whose outcome is unknown: Temporal must never resend it blindly. */
+export function sendAmbiguous(message: string, details: Omit<ApiFailureDetails, 'delivery'>): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: AgentApiErrorType.SendAmbiguous,
+    message,
+    nonRetryable: true,
+    details: [{ ...details, delivery: 'ambiguous' } satisfies ApiFailureDetails],
+  });
+}
+
+/** Connection errors that happen before a request can reach the server: the message was certainly not delivered. */
+export function isCertainlyNotDelivered(code: string | undefined): boolean {
+  if (!code) return false;
+  return (
+    ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'EPROTO'].includes(code) ||
+    /^(CERT_|ERR_TLS_|ERR_SSL_)/.test(code) ||
+    ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY'].includes(code)
   );
 }

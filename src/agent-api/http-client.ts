@@ -4,7 +4,16 @@
  * propagate unchanged. The key is held here and never appears in a message.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { AgentApiErrorType, bodyExcerpt, failureForStatus, redact, type RequestContext } from './errors';
+import {
+  AgentApiErrorType,
+  bodyExcerpt,
+  failureForStatus,
+  isCertainlyNotDelivered,
+  redact,
+  sendAmbiguous,
+  type ApiFailureDetails,
+  type RequestContext,
+} from './errors';
 import { parseRetryAfter } from './retry-after';
 import { AgentJobSchema, describeSchemaProblem, type AgentJob } from './schemas';
 
@@ -29,6 +38,8 @@ export interface JobRef {
 
 export interface FollowUpRequest extends JobRef {
   prompt: string;
+  /** Sent as `Idempotency-Key`: the same for every attempt of one follow-up, so an API that honours it dedupes. */
+  idempotencyKey?: string;
 }
 
 /**
@@ -74,11 +85,15 @@ export class AgentApiClient {
     this.secrets = [config.apiKey, underscore >= 0 ? config.apiKey.slice(underscore + 1) : ''].filter(Boolean);
   }
 
-  /** POSTs the follow-up message (seed §4.1). Not idempotent: callers must not resend blindly. */
+  /**
+   * POSTs the follow-up message (seed §4.1). Not idempotent: a failure that may have come after the API took the
+   * message is `AgentApiSendAmbiguous` (non-retryable), so only the workflow decides whether to send again.
+   */
   async sendFollowUpMessage(request: FollowUpRequest, signal?: AbortSignal): Promise<SendResult> {
-    const context: RequestContext = { operation: 'send follow-up message', ...request };
+    const context: RequestContext = { operation: 'send follow-up message', projectId: request.projectId, jobId: request.jobId };
     const url = buildUrl(this.config.baseUrl, this.config.sendPath ?? DEFAULT_SEND_PATH, request);
-    const body = await this.request(url, { method: 'POST', body: JSON.stringify({ prompt: request.prompt }) }, context, signal);
+    const headers = request.idempotencyKey ? { 'Idempotency-Key': request.idempotencyKey } : undefined;
+    const body = await this.request(url, { method: 'POST', body: JSON.stringify({ prompt: request.prompt }), headers }, context, signal);
     const parsed = parseJob(body);
     return parsed.ok ? { job: parsed.job } : { job: null, responseProblem: parsed.problem };
   }
@@ -100,7 +115,7 @@ export class AgentApiClient {
 
   private async request(
     url: string,
-    init: { method: 'GET' | 'POST'; body?: string },
+    init: { method: 'GET' | 'POST'; body?: string; headers?: Record<string, string> },
     context: RequestContext,
     cancel?: AbortSignal,
   ): Promise<string> {
@@ -113,11 +128,13 @@ export class AgentApiClient {
         method: init.method,
         body: init.body,
         signal,
-        redirect: 'error',
+        // Never follow a redirect: it would carry the key to another address. A 3xx becomes a rejection below.
+        redirect: 'manual',
         headers: {
           Authorization: `Bearer ${this.config.apiKey}`,
           Accept: 'application/json',
           ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+          ...init.headers,
         },
       });
       text = await response.text();
@@ -134,15 +151,32 @@ export class AgentApiClient {
 
   private transportFailure(error: unknown, timedOut: boolean, context: RequestContext): ApplicationFailure {
     const where = `${context.operation} for project '${context.projectId}', job '${context.jobId}'`;
+    const isSend = context.operation === 'send follow-up message';
     if (timedOut) {
-      return ApplicationFailure.create({
-        type: AgentApiErrorType.RequestTimeout,
-        message: `The agent API did not answer ${where} within ${this.config.requestTimeoutMs} ms; retrying.`,
+      const message = `The agent API did not answer ${where} within ${this.config.requestTimeoutMs} ms`;
+      // The request may have been written and processed before we gave up.
+      if (isSend) {
+        return sendAmbiguous(`${message}; the message may or may not have been taken.`, {
+          operation: context.operation,
+          underlyingType: AgentApiErrorType.RequestTimeout,
+        });
+      }
+      return ApplicationFailure.create({ type: AgentApiErrorType.RequestTimeout, message: `${message}; retrying.` });
+    }
+    const { code, description } = describeNetworkError(error);
+    const reason = redact(description, this.secrets);
+    if (isSend && !isCertainlyNotDelivered(code)) {
+      // A reset or closed connection can come after the server processed the request.
+      return sendAmbiguous(`The connection to the agent API broke during ${where} (${reason}); the message may or may not have been taken.`, {
+        operation: context.operation,
+        underlyingType: AgentApiErrorType.NetworkError,
       });
     }
+    const details: ApiFailureDetails = { operation: context.operation, ...(isSend ? { delivery: 'not-delivered' as const } : {}) };
     return ApplicationFailure.create({
       type: AgentApiErrorType.NetworkError,
-      message: `Could not reach the agent API for ${where}: ${redact(describeNetworkError(error), this.secrets)}. Retrying; check AGENT_API_BASE_URL if it persists.`,
+      message: `Could not reach the agent API for ${where}: ${reason}. Retrying; check AGENT_API_BASE_URL if it persists.`,
+      details: [details],
     });
   }
 }
@@ -160,11 +194,12 @@ function parseJob(text: string): { ok: true; job: AgentJob } | { ok: false; prob
 
 /** undici hides the useful part (ECONNREFUSED, ENOTFOUND) in `cause`. Duck-typed: fetch's errors may come from
  * another realm, where `instanceof Error` is false. */
-function describeNetworkError(error: unknown): string {
+function describeNetworkError(error: unknown): { code?: string; description: string } {
   const { message, cause } = (error ?? {}) as { message?: unknown; cause?: { message?: unknown; code?: unknown } };
   if (cause && typeof cause === 'object') {
     const causeMessage = typeof cause.message === 'string' ? cause.message : '';
-    return typeof cause.code === 'string' ? `${cause.code} (${causeMessage})` : causeMessage || String(message);
+    if (typeof cause.code === 'string') return { code: cause.code, description: `${cause.code} (${causeMessage})` };
+    return { description: causeMessage || String(message) };
   }
-  return typeof message === 'string' ? message : String(error);
+  return { description: typeof message === 'string' ? message : String(error) };
 }

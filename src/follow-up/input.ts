@@ -12,7 +12,16 @@ export const DEFAULT_POLLING = {
   maxIntervalMs: 60_000,
   timeoutMs: 24 * 60 * 60 * 1000,
   maxPollsPerRun: 500,
+  settleWindowMs: 30_000,
 } as const;
+
+/**
+ * What to do when a send failed in a way that leaves open whether the API took the message (README, "Never sending
+ * twice"): read the job and decide (`reconcile`), send again and rely on the Idempotency-Key (`retry`), or stop with
+ * `FollowUpDeliveryUnknown` (`fail`).
+ */
+export const AMBIGUOUS_SEND_POLICIES = ['reconcile', 'retry', 'fail'] as const;
+export type AmbiguousSendPolicy = (typeof AMBIGUOUS_SEND_POLICIES)[number];
 
 /** The seed gives no maximum (§8); this keeps a prompt far below Temporal's 2 MiB payload limit. */
 export const DEFAULT_MAX_PROMPT_LENGTH = 100_000;
@@ -81,11 +90,12 @@ export const PollingOptionsSchema = z
       .min(1, { error: 'polling.maxPollsPerRun must be at least 1' })
       .max(5_000, { error: 'polling.maxPollsPerRun must be at most 5000 (history stays bounded)' })
       .optional(),
+    settleWindow: duration('polling.settleWindow', 0, 60 * 60 * 1000).optional(),
     },
     {
       error: (issue) =>
         issue.code === 'unrecognized_keys'
-          ? `unknown field(s) ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}; allowed: initialInterval, backoffCoefficient, maxInterval, timeout, maxPollsPerRun`
+          ? `unknown field(s) ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}; allowed: initialInterval, backoffCoefficient, maxInterval, timeout, maxPollsPerRun, settleWindow`
           : 'polling must be an object',
     },
   )
@@ -108,6 +118,8 @@ export interface ResolvedPolling {
   maxIntervalMs: number;
   timeoutMs: number;
   maxPollsPerRun: number;
+  /** How long an unchanged terminal status must stand after the send before it is taken as this follow-up's end. */
+  settleWindowMs: number;
 }
 
 /** Builds the input schema; `maxPromptLength` lets a deployment lower the prompt limit. */
@@ -122,11 +134,14 @@ export function createFollowUpInputSchema(maxPromptLength: number = DEFAULT_MAX_
         .max(maxPromptLength, { error: `prompt must be at most ${maxPromptLength} characters` })
         .refine((prompt) => prompt.trim().length > 0, { error: 'prompt must contain more than white space' }),
       polling: PollingOptionsSchema.optional(),
+      onAmbiguousSend: z
+        .enum(AMBIGUOUS_SEND_POLICIES, { error: `onAmbiguousSend must be one of ${AMBIGUOUS_SEND_POLICIES.join(', ')}` })
+        .optional(),
     },
     {
       error: (issue) =>
         issue.code === 'unrecognized_keys'
-          ? `unknown field(s) ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}; allowed: projectId, jobId, prompt, polling`
+          ? `unknown field(s) ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}; allowed: projectId, jobId, prompt, polling, onAmbiguousSend`
           : 'input must be a JSON object with projectId, jobId and prompt',
     },
   );
@@ -147,6 +162,7 @@ export function resolvePolling(polling: ParsedFollowUpInput['polling']): Resolve
     maxIntervalMs: polling?.maxInterval ?? DEFAULT_POLLING.maxIntervalMs,
     timeoutMs: polling?.timeout ?? DEFAULT_POLLING.timeoutMs,
     maxPollsPerRun: polling?.maxPollsPerRun ?? DEFAULT_POLLING.maxPollsPerRun,
+    settleWindowMs: polling?.settleWindow ?? DEFAULT_POLLING.settleWindowMs,
   };
 }
 

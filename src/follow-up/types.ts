@@ -5,7 +5,14 @@ import type { AgentJob, TerminalJobStatus } from '../agent-api/schemas';
 export const FollowUpErrorType = {
   InvalidInput: 'InvalidFollowUpInput',
   TimedOut: 'FollowUpTimedOut',
+  /** A send failed ambiguously and the job could not show whether the message was taken; nothing was resent. */
+  DeliveryUnknown: 'FollowUpDeliveryUnknown',
+  /** get-job kept answering with bodies that break the job contract. */
+  ContractViolation: 'AgentApiContractViolation',
 } as const;
+
+/** How we know the message reached the API. */
+export type DeliveryEvidence = 'response' | 'reconciled';
 
 /** What a finished follow-up returns. A job that ends `failed` or `archived` is a result, not a workflow failure. */
 export interface FollowUpResult {
@@ -22,9 +29,21 @@ export interface FollowUpResult {
   runs: number;
   sentAt: string;
   finishedAt: string;
+  /** Send attempts, including ones that certainly did not reach the API (absent for follow-ups started by v0.1). */
+  sendAttempts?: number;
+  /** `response`: the API answered the send; `reconciled`: a send failed ambiguously and a read showed it was taken. */
+  delivery?: DeliveryEvidence;
 }
 
-export type FollowUpPhase = 'sending' | 'polling' | 'finished' | 'timed-out' | 'cancelled' | 'failed';
+export type FollowUpPhase =
+  | 'reading'
+  | 'sending'
+  | 'reconciling'
+  | 'polling'
+  | 'finished'
+  | 'timed-out'
+  | 'cancelled'
+  | 'failed';
 
 /** The answer of the `progress` query. Times are ISO 8601 strings (workflow time). */
 export interface FollowUpProgress {
@@ -42,6 +61,18 @@ export interface FollowUpProgress {
   sentAt: string | null;
   deadline: string | null;
   runs: number;
+  sendAttempts: number;
+  /** Set once the message is known to have reached the API. */
+  delivery: DeliveryEvidence | null;
+  /** Until when a rate limit (429 Retry-After) holds the next request back. */
+  rateLimitedUntil: string | null;
+}
+
+/** The details of a `FollowUpDeliveryUnknown` failure. */
+export interface FollowUpDeliveryUnknownDetails {
+  before: AgentJob;
+  after: AgentJob | null;
+  sendAttempts: number;
 }
 
 /** The details of a `FollowUpTimedOut` failure. */

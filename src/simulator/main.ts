@@ -1,42 +1,42 @@
 /**
- * `npm run simulator -- [--port 8787] [--host 127.0.0.1] [--work-ms 3000] [--job PROJECT/JOB[=OUTCOME]]...`
- * Starts the agent API simulator and seeds the named jobs (default: demo-project/demo-job).
- * Jobs can also be added over HTTP: POST /_simulator/jobs with a SimulatedJobSpec.
+ * `npm run simulator -- [flags]`: the agent API simulator on its own, for the demo, docker compose and chaos runs.
+ *
+ *   --port N (default 8787)   --host HOST (default 127.0.0.1)   --work-ms N (default 3000)   --rate-limit N
+ *   --job PROJECT/JOB[=OUTCOME]            repeatable; seeds jobs (default demo-project/demo-job)
+ *   --fault OPERATION:KIND[:RATE[:PARAM]]  repeatable; a global fault rule, e.g. get:status:0.2:503,
+ *                                          any:latency:0.1:2000, send:drop-after-processing:0.3
+ *   --seed N                               seed of the fault-rate generator, so a chaos run can be repeated
+ *   --no-idempotency                       process every send even when its Idempotency-Key was seen before
+ *   --help
+ *
+ * Bad flags exit with code 2 and every problem listed. Jobs and rules can also be changed over HTTP:
+ * POST /_simulator/jobs (a SimulatedJobSpec), POST /_simulator/faults (FaultRule[]),
+ * POST /_simulator/jobs/{project}/{job}/fault-rules (FaultRule[]), GET /_simulator/stats.
  */
-import { parseArgs } from 'node:util';
-import { AgentApiSimulator, type SimulatedOutcome } from './simulator';
-
-const OUTCOMES: SimulatedOutcome[] = ['completed', 'no-changes', 'failed', 'archived'];
+import { AgentApiSimulator } from './simulator';
+import { SIMULATOR_USAGE, UsageError, parseSimulatorArgs } from './simulator-args';
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      port: { type: 'string', default: '8787' },
-      host: { type: 'string', default: '127.0.0.1' },
-      'work-ms': { type: 'string', default: '3000' },
-      'rate-limit': { type: 'string' },
-      job: { type: 'string', multiple: true, default: ['demo-project/demo-job'] },
-    },
-  });
-  const port = Number(values.port);
-  const workMs = Number(values['work-ms']);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0-65535 (got ${values.port})`);
-  if (!Number.isFinite(workMs) || workMs < 0) throw new Error(`--work-ms must be a number of milliseconds`);
-  const simulator = await AgentApiSimulator.start({
-    host: values.host,
-    port,
-    defaultWorkMs: workMs,
-    sendsPerProjectPerHour: values['rate-limit'] ? Number(values['rate-limit']) : undefined,
-  });
-  for (const spec of values.job) {
-    const match = /^([^/=]+)\/([^=]+)(?:=(.+))?$/.exec(spec);
-    const outcome = (match?.[3] ?? 'completed') as SimulatedOutcome;
-    if (!match?.[1] || !match[2] || !OUTCOMES.includes(outcome)) {
-      throw new Error(`--job must be PROJECT/JOB or PROJECT/JOB=OUTCOME with OUTCOME one of ${OUTCOMES.join(', ')} (got ${spec})`);
-    }
-    simulator.addJob({ projectId: match[1], jobId: match[2], outcome });
-    console.log(`seeded job ${match[1]}/${match[2]} (next follow-up ends ${outcome})`);
+  const args = parseSimulatorArgs(process.argv.slice(2));
+  if (args.help) {
+    console.log(SIMULATOR_USAGE);
+    return;
   }
+  const simulator = await AgentApiSimulator.start({
+    host: args.host,
+    port: args.port,
+    defaultWorkMs: args.workMs,
+    sendsPerProjectPerHour: args.sendsPerProjectPerHour,
+    seed: args.seed,
+    honourIdempotencyKey: args.honourIdempotencyKey,
+  });
+  simulator.setGlobalFaults(args.faults);
+  for (const job of args.jobs) {
+    simulator.addJob(job);
+    console.log(`seeded job ${job.projectId}/${job.jobId} (next follow-up ends ${job.outcome})`);
+  }
+  for (const rule of args.faults) console.log(`fault rule: ${JSON.stringify(rule)}`);
+  if (!args.honourIdempotencyKey) console.log('Idempotency-Key headers are ignored (--no-idempotency)');
   console.log(`agent API simulator on ${simulator.baseUrl}; any key of the form mint_<8+ characters> is accepted`);
   const stop = () => {
     void simulator.close().then(() => process.exit(0));
@@ -46,6 +46,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    console.error(`simulator: ${error.message}\n\n${SIMULATOR_USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
   console.error('simulator:', error instanceof Error ? error.message : error);
-  process.exitCode = 2;
+  process.exitCode = 1;
 });

@@ -3,10 +3,20 @@
  * the two operations with a job state machine: a follow-up makes the job `active`; after `workMs` it ends as its
  * scenario says. It validates requests the way the seed describes (bearer key form, prompt of at least 1 character)
  * and counts what it receives, so tests can prove a message was delivered exactly once.
+ *
+ * Fault rules (faults.ts) make it misbehave the ways a real API and network do: error statuses, latency, connections
+ * dropped before or after the request was processed, bodies that are not JSON or not a job, and stale reads from a
+ * lagging replica. It honours an `Idempotency-Key` header on sends, so a client that sends one can retry safely.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { z } from 'zod';
 import { FollowUpMessageSchema, describeSchemaProblem, type AgentJob, type KnownJobStatus } from '../agent-api/schemas';
+import { SimulatedFaultsSchema, SimulatedJobSpecSchema } from './control-schemas';
+import { FaultRulesSchema, describeIssues, parseFaultRules, type FaultRule } from './faults';
+import { DEFAULT_SEED, mulberry32 } from './prng';
+
+export type { FaultKind, FaultOperation, FaultRule } from './faults';
 
 /** What the agent's work on a follow-up ends in. `no-changes` is `completed` with a null `prLink`. */
 export type SimulatedOutcome = 'completed' | 'no-changes' | 'failed' | 'archived';
@@ -23,6 +33,8 @@ export interface SimulatedJobSpec {
   workMs?: number;
   /** Extra fields to add to every response, e.g. to test tolerance of unknown fields or statuses. */
   extraFields?: Record<string, unknown>;
+  /** Fault rules for this job's requests, tried before the global ones. */
+  faults?: FaultRule[];
 }
 
 /** A scripted answer that replaces the next matching request(s). The request is not processed. */
@@ -40,9 +52,20 @@ export interface JobCounts {
   messagesAccepted: number;
   /** Send requests answered with an error (validation, faults, rate limit). */
   messagesRejected: number;
+  /** Sends answered from the Idempotency-Key record instead of being processed a second time. */
+  duplicatesSuppressed: number;
+  /** Requests whose connection was destroyed instead of answered, by either drop fault. */
+  dropped: number;
   gets: number;
   /** The prompts accepted, in order. */
   prompts: string[];
+  /** Every Idempotency-Key received on a send that reached this job, in order, duplicates included. */
+  idempotencyKeys: string[];
+}
+
+/** What `stats()` and `GET /_simulator/stats` report. */
+export interface SimulatorStats {
+  jobs: Array<{ projectId: string; jobId: string; status: string; counts: JobCounts }>;
 }
 
 export interface SimulatorOptions {
@@ -57,6 +80,17 @@ export interface SimulatorOptions {
   sendsPerProjectPerHour?: number;
   /** Clock, for deterministic unit tests. */
   now?: () => number;
+  /** Seed of the generator behind fault rates, so a run can be repeated request for request (default: fixed). */
+  seed?: number;
+  /** Whether a repeated `Idempotency-Key` on a send suppresses the duplicate (default true). */
+  honourIdempotencyKey?: boolean;
+  /** Echo the received Authorization header in error messages, like a careless API, to test redaction. */
+  echoAuthorizationInErrors?: boolean;
+}
+
+interface ActiveRule {
+  rule: FaultRule;
+  remaining: number;
 }
 
 interface JobRecord {
@@ -66,19 +100,49 @@ interface JobRecord {
   pullRequests: number;
   counts: JobCounts;
   faults: SimulatedFault[];
+  rules: ActiveRule[];
+  /** Idempotency keys of accepted sends. */
+  acceptedKeys: Set<string>;
+  /** The job as it was just before the last accepted follow-up: what a lagging replica still serves. */
+  beforeLastFollowUp: AgentJob | null;
 }
 
+interface PendingDelay {
+  timer: NodeJS.Timeout;
+  resolve: (elapsed: boolean) => void;
+}
+
+interface ErrorBody {
+  error: string;
+  message: string;
+}
+
+type Reply =
+  | { ok: true; job: AgentJob }
+  | { ok: false; status: number; body: ErrorBody; headers: Record<string, string> };
+
+type Operation = 'send' | 'get';
+
 const API_PREFIX = ['v2', 'agent'];
+
+/** Cut off where a value starts, so no JSON parser can read it, the way a truncated response looks. */
+export const MALFORMED_JOB_BODY = '{"id": "x", "status": ';
+
+const CLOSED: unique symbol = Symbol('simulator closed');
 
 export class AgentApiSimulator {
   private readonly jobs = new Map<string, JobRecord>();
   private readonly sendTimes = new Map<string, number[]>();
+  private readonly pendingDelays = new Set<PendingDelay>();
+  private globalRules: ActiveRule[] = [];
   private server: Server | undefined;
   private readonly now: () => number;
+  private readonly random: () => number;
   readonly keyPrefix: string;
 
   constructor(private readonly options: SimulatorOptions = {}) {
     this.now = options.now ?? Date.now;
+    this.random = mulberry32(options.seed ?? DEFAULT_SEED);
     this.keyPrefix = options.keyPrefix ?? 'mint';
   }
 
@@ -89,6 +153,7 @@ export class AgentApiSimulator {
     return simulator;
   }
 
+  /** `http://host:port` of the listening simulator. */
   get baseUrl(): string {
     const address = this.server?.address() as AddressInfo | null | undefined;
     if (!address) throw new Error('the simulator is not listening');
@@ -96,9 +161,12 @@ export class AgentApiSimulator {
     return `http://${host}:${address.port}`;
   }
 
+  /** Starts listening on the configured host and port. */
   async listen(): Promise<void> {
     const server = createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => {
+        // A failure after the answer started (or after a drop) has nowhere to go; writing again would throw.
+        if (res.headersSent || res.destroyed) return;
         sendJson(res, 500, { error: 'internal', message: error instanceof Error ? error.message : String(error) });
       });
     });
@@ -109,16 +177,23 @@ export class AgentApiSimulator {
     });
   }
 
+  /** Stops listening, drops open connections and abandons requests held by latency faults. */
   async close(): Promise<void> {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
+    for (const pending of this.pendingDelays) {
+      clearTimeout(pending.timer);
+      pending.resolve(false);
+    }
+    this.pendingDelays.clear();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
   /** Adds (or replaces) a job and returns it as the API would show it. */
   addJob(spec: SimulatedJobSpec): AgentJob {
+    const rules = activate(parseFaultRules(spec.faults ?? []));
     const createdAt = new Date(this.now()).toISOString();
     const status = spec.status ?? 'completed';
     const job: AgentJob = {
@@ -136,8 +211,11 @@ export class AgentApiSimulator {
       job,
       finishAt: null,
       pullRequests: 0,
-      counts: { messagesAccepted: 0, messagesRejected: 0, gets: 0, prompts: [] },
+      counts: { messagesAccepted: 0, messagesRejected: 0, duplicatesSuppressed: 0, dropped: 0, gets: 0, prompts: [], idempotencyKeys: [] },
       faults: [],
+      rules,
+      acceptedKeys: new Set(),
+      beforeLastFollowUp: null,
     });
     return { ...job };
   }
@@ -147,6 +225,17 @@ export class AgentApiSimulator {
     this.record(projectId, jobId).faults.push(...faults.map((fault) => ({ ...fault })));
   }
 
+  /** Replaces the fault rules that apply to every job, tried after each job's own rules. */
+  setGlobalFaults(rules: FaultRule[]): void {
+    this.globalRules = activate(parseFaultRules(rules));
+  }
+
+  /** Replaces one job's fault rules (its counts of `times` start afresh). */
+  setJobFaults(projectId: string, jobId: string, rules: FaultRule[]): void {
+    const record = this.record(projectId, jobId);
+    record.rules = activate(parseFaultRules(rules));
+  }
+
   /** The job as a GET would show it now. */
   job(projectId: string, jobId: string): AgentJob {
     return { ...this.advance(this.record(projectId, jobId)) };
@@ -154,8 +243,19 @@ export class AgentApiSimulator {
 
   /** What the simulator received for a job. */
   counts(projectId: string, jobId: string): JobCounts {
-    const counts = this.record(projectId, jobId).counts;
-    return { ...counts, prompts: [...counts.prompts] };
+    return copyCounts(this.record(projectId, jobId).counts);
+  }
+
+  /** Every job with its current status and counts. */
+  stats(): SimulatorStats {
+    return {
+      jobs: [...this.jobs.values()].map((record) => ({
+        projectId: record.spec.projectId,
+        jobId: record.spec.jobId,
+        status: this.advance(record).status,
+        counts: copyCounts(record.counts),
+      })),
+    };
   }
 
   private record(projectId: string, jobId: string): JobRecord {
@@ -197,53 +297,139 @@ export class AgentApiSimulator {
       segments.length >= 5 && segments[0] === API_PREFIX[0] && segments[1] === API_PREFIX[1] && segments[3] === 'job'
         ? { projectId: decode(segments[2]), jobId: decode(segments[4]), rest: segments.slice(5) }
         : undefined;
-    const operation =
+    const operation: Operation | undefined =
       route && route.rest.length === 0 && req.method === 'GET'
         ? 'get'
         : route && route.rest.length === 1 && route.rest[0] === 'message' && req.method === 'POST'
           ? 'send'
           : undefined;
     if (!route || !operation || route.projectId === undefined || route.jobId === undefined) {
-      return sendJson(res, 404, { error: 'not_found', message: `no route for ${req.method} ${url.pathname}` });
+      return this.sendError(req, res, 404, 'not_found', `no route for ${req.method} ${url.pathname}`);
     }
+    // The whole request is read before any fault applies: a latency fault then models a timeout after the request
+    // was written, and a drop never races the upload.
     const body = await readBody(req);
 
     const authProblem = this.authProblem(req.headers.authorization);
-    if (authProblem) return sendJson(res, 401, { error: 'unauthorized', message: authProblem });
+    if (authProblem) return this.sendError(req, res, 401, 'unauthorized', authProblem);
 
     const record = this.jobs.get(key(route.projectId, route.jobId));
-    if (!record) return sendJson(res, 404, { error: 'not_found', message: `agent job ${route.jobId} not found` });
+    if (!record) return this.sendError(req, res, 404, 'not_found', `agent job ${route.jobId} not found`);
 
     if (operation === 'get') record.counts.gets += 1;
-    const fault = record.faults.find((candidate) => candidate.operation === operation);
-    if (fault) {
-      fault.times = (fault.times ?? 1) - 1;
-      if (fault.times <= 0) record.faults.splice(record.faults.indexOf(fault), 1);
+    const idempotencyKey = operation === 'send' ? headerValue(req.headers['idempotency-key']) : undefined;
+    if (idempotencyKey !== undefined) record.counts.idempotencyKeys.push(idempotencyKey);
+
+    const scripted = record.faults.find((candidate) => candidate.operation === operation);
+    if (scripted) {
+      scripted.times = (scripted.times ?? 1) - 1;
+      if (scripted.times <= 0) record.faults.splice(record.faults.indexOf(scripted), 1);
       if (operation === 'send') record.counts.messagesRejected += 1;
-      const headers: Record<string, string> = fault.retryAfter ? { 'Retry-After': fault.retryAfter } : {};
-      return sendRaw(res, fault.status, fault.body ?? JSON.stringify({ error: 'injected', message: `injected ${fault.status}` }), headers);
+      const headers: Record<string, string> = scripted.retryAfter ? { 'Retry-After': scripted.retryAfter } : {};
+      if (scripted.body !== undefined) return sendRaw(res, scripted.status, scripted.body, headers);
+      return this.sendError(req, res, scripted.status, 'injected', `injected ${scripted.status}`, headers);
     }
 
-    if (operation === 'get') return sendJson(res, 200, this.advance(record));
-    return this.acceptFollowUp(req, res, record, route.projectId, body);
+    const picked = await this.pickFault(record, operation);
+    if (picked === CLOSED) return;
+    const kind = picked?.kind;
+    if (picked?.kind === 'status') {
+      if (operation === 'send') record.counts.messagesRejected += 1;
+      const status = picked.status ?? 503;
+      const headers: Record<string, string> = picked.retryAfter ? { 'Retry-After': picked.retryAfter } : {};
+      return this.sendError(req, res, status, 'injected', `injected ${status}`, headers);
+    }
+    if (kind === 'drop-before-processing') {
+      record.counts.dropped += 1;
+      return void req.socket.destroy();
+    }
+    if (kind === 'stale-terminal' && record.beforeLastFollowUp) return sendJson(res, 200, record.beforeLastFollowUp);
+
+    const reply: Reply =
+      operation === 'get' ? { ok: true, job: this.advance(record) } : this.processSend(req, record, route.projectId, body, idempotencyKey);
+    if (kind === 'drop-after-processing') {
+      record.counts.dropped += 1;
+      return void req.socket.destroy();
+    }
+    // Body faults corrupt successful answers only: an error stays an error, so a rejected send never looks accepted.
+    if (!reply.ok) return sendJson(res, reply.status, reply.body, reply.headers);
+    if (kind === 'malformed-body') return sendRaw(res, 200, MALFORMED_JOB_BODY);
+    if (kind === 'invalid-schema') {
+      const broken: Record<string, unknown> = { ...reply.job };
+      delete broken.status;
+      return sendJson(res, 200, broken);
+    }
+    return sendJson(res, 200, reply.job);
   }
 
-  private acceptFollowUp(req: IncomingMessage, res: ServerResponse, record: JobRecord, projectId: string, body: string): void {
-    const reject = (status: number, payload: object, headers: Record<string, string> = {}) => {
+  /**
+   * Tries the job's rules, then the global ones, in order. A latency rule that fires waits and lets the request go
+   * on; the first other rule that fires is the request's one fault, and later rules are not consulted (nor rolled).
+   */
+  private async pickFault(record: JobRecord, operation: Operation): Promise<FaultRule | undefined | typeof CLOSED> {
+    for (const active of [...record.rules, ...this.globalRules]) {
+      const { rule } = active;
+      if (active.remaining <= 0 || (rule.operation !== 'any' && rule.operation !== operation)) continue;
+      // A stale read needs an earlier state to serve; until then the rule waits, without using its `times`.
+      if (rule.kind === 'stale-terminal' && (operation !== 'get' || record.beforeLastFollowUp === null)) continue;
+      if (!this.fires(rule.rate ?? 1)) continue;
+      active.remaining -= 1;
+      if (rule.kind !== 'latency') return rule;
+      if (!(await this.delay(rule.latencyMs ?? 0))) return CLOSED;
+    }
+    return undefined;
+  }
+
+  /** Rates of 0 and 1 draw nothing, so adding a certain rule does not shift the random sequence of the others. */
+  private fires(rate: number): boolean {
+    if (rate >= 1) return true;
+    if (rate <= 0) return false;
+    return this.random() < rate;
+  }
+
+  /** Resolves true after `ms`, or false at once if the simulator closes first (so close never waits for it). */
+  private delay(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const pending: PendingDelay = {
+        timer: setTimeout(() => {
+          this.pendingDelays.delete(pending);
+          resolve(true);
+        }, ms),
+        resolve,
+      };
+      this.pendingDelays.add(pending);
+    });
+  }
+
+  private processSend(
+    req: IncomingMessage,
+    record: JobRecord,
+    projectId: string,
+    body: string,
+    idempotencyKey: string | undefined,
+  ): Reply {
+    const reject = (status: number, error: string, message: string, headers: Record<string, string> = {}): Reply => {
       record.counts.messagesRejected += 1;
-      sendJson(res, status, payload, headers);
+      return { ok: false, status, body: this.errorBody(req, error, message), headers };
     };
     if (!(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
-      return reject(415, { error: 'unsupported_media_type', message: 'Content-Type must be application/json' });
+      return reject(415, 'unsupported_media_type', 'Content-Type must be application/json');
     }
     let json: unknown;
     try {
       json = JSON.parse(body);
     } catch {
-      return reject(400, { error: 'invalid_request', message: 'body is not valid JSON' });
+      return reject(400, 'invalid_request', 'body is not valid JSON');
     }
     const message = FollowUpMessageSchema.safeParse(json);
-    if (!message.success) return reject(400, { error: 'invalid_request', message: describeSchemaProblem(message.error) });
+    if (!message.success) return reject(400, 'invalid_request', describeSchemaProblem(message.error));
+
+    const dedupeKey = this.options.honourIdempotencyKey === false || !idempotencyKey ? undefined : idempotencyKey;
+    // Checked before the rate limit: replaying a request that already succeeded must not use up a slot or fail.
+    if (dedupeKey !== undefined && record.acceptedKeys.has(dedupeKey)) {
+      record.counts.duplicatesSuppressed += 1;
+      return { ok: true, job: this.advance(record) };
+    }
 
     const limit = this.options.sendsPerProjectPerHour;
     if (limit !== undefined) {
@@ -252,21 +438,23 @@ export class AgentApiSimulator {
       this.sendTimes.set(projectId, times);
       if (times.length >= limit) {
         const retryAfter = Math.max(1, Math.ceil(((times[0] ?? this.now()) + 3_600_000 - this.now()) / 1000));
-        return reject(429, { error: 'rate_limited', message: `limit of ${limit} per project per hour` }, { 'Retry-After': String(retryAfter) });
+        return reject(429, 'rate_limited', `limit of ${limit} per project per hour`, { 'Retry-After': String(retryAfter) });
       }
       times.push(this.now());
     }
 
     record.counts.messagesAccepted += 1;
     record.counts.prompts.push(message.data.prompt);
+    if (dedupeKey !== undefined) record.acceptedKeys.add(dedupeKey);
     const job = this.advance(record);
+    record.beforeLastFollowUp = structuredClone(job);
     // Archived jobs stay archived: the message is recorded, but no work starts.
     if (job.status !== 'archived') {
       job.status = 'active';
       job.prLink = null;
       record.finishAt = this.now() + record.spec.workMs;
     }
-    sendJson(res, 200, job);
+    return { ok: true, job };
   }
 
   private authProblem(header: string | undefined): string | null {
@@ -281,20 +469,46 @@ export class AgentApiSimulator {
     return null;
   }
 
+  private errorBody(req: IncomingMessage, error: string, message: string): ErrorBody {
+    const authorization = req.headers.authorization;
+    if (!this.options.echoAuthorizationInErrors || !authorization) return { error, message };
+    return { error, message: `${message} (received Authorization: ${authorization})` };
+  }
+
+  private sendError(
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    error: string,
+    message: string,
+    headers: Record<string, string> = {},
+  ): void {
+    sendJson(res, status, this.errorBody(req, error, message), headers);
+  }
+
   private async handleControl(req: IncomingMessage, res: ServerResponse, segments: string[]): Promise<void> {
     const body = await readBody(req);
     const [resource, projectSegment, jobSegment, sub] = segments;
-    if (resource === 'health') return sendJson(res, 200, { ok: true });
-    if (resource !== 'jobs') return sendJson(res, 404, { error: 'not_found' });
     try {
+      if (resource === 'health') return sendJson(res, 200, { ok: true });
+      if (resource === 'stats' && req.method === 'GET' && segments.length === 1) return sendJson(res, 200, this.stats());
+      if (resource === 'faults' && req.method === 'POST' && segments.length === 1) {
+        this.setGlobalFaults(parseControlBody(FaultRulesSchema, body, 'fault rules'));
+        return sendJson(res, 204, null);
+      }
+      if (resource !== 'jobs') return sendJson(res, 404, { error: 'not_found' });
       if (req.method === 'POST' && projectSegment === undefined) {
-        return sendJson(res, 201, this.addJob(JSON.parse(body) as SimulatedJobSpec));
+        return sendJson(res, 201, this.addJob(parseControlBody(SimulatedJobSpecSchema, body, 'job spec')));
       }
       const projectId = decode(projectSegment);
       const jobId = decode(jobSegment);
       if (projectId === undefined || jobId === undefined) return sendJson(res, 404, { error: 'not_found' });
       if (req.method === 'POST' && sub === 'faults') {
-        this.injectFaults(projectId, jobId, JSON.parse(body) as SimulatedFault[]);
+        this.injectFaults(projectId, jobId, parseControlBody(SimulatedFaultsSchema, body, 'scripted faults'));
+        return sendJson(res, 204, null);
+      }
+      if (req.method === 'POST' && sub === 'fault-rules') {
+        this.setJobFaults(projectId, jobId, parseControlBody(FaultRulesSchema, body, 'fault rules'));
         return sendJson(res, 204, null);
       }
       if (req.method === 'GET' && sub === undefined) {
@@ -305,6 +519,31 @@ export class AgentApiSimulator {
       return sendJson(res, 400, { error: 'invalid_request', message: error instanceof Error ? error.message : String(error) });
     }
   }
+}
+
+function activate(rules: FaultRule[]): ActiveRule[] {
+  return rules.map((rule) => ({ rule, remaining: rule.times ?? Number.POSITIVE_INFINITY }));
+}
+
+function copyCounts(counts: JobCounts): JobCounts {
+  return { ...counts, prompts: [...counts.prompts], idempotencyKeys: [...counts.idempotencyKeys] };
+}
+
+/** Parses a control route's JSON body; throws an Error that names every problem, answered as a 400. */
+function parseControlBody<T>(schema: z.ZodType<T>, body: string, what: string): T {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new Error(`the ${what} body is not valid JSON`);
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw new Error(`invalid ${what}: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 function key(projectId: string, jobId: string): string {
@@ -331,6 +570,8 @@ function sendJson(res: ServerResponse, status: number, payload: unknown, headers
 }
 
 function sendRaw(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
+  // A client that gave up during a latency fault has closed the socket; the request was processed all the same.
+  if (res.destroyed) return;
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...headers });
   res.end(body);
 }

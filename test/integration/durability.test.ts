@@ -132,7 +132,7 @@ test('bad input that bypasses the client fails the workflow with InvalidFollowUp
   expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(0);
 });
 
-test('a follow-up to a job the API does not know fails with AgentJobNotFound and is not retried', async () => {
+test('a follow-up to a job the API does not know fails with AgentJobNotFound before anything is sent', async () => {
   const ref = uniqueJob();
   const taskQueue = h.taskQueue();
   const worker = await h.worker(taskQueue);
@@ -142,7 +142,8 @@ test('a follow-up to a job the API does not know fails with AgentJobNotFound and
   expect(error).toBeInstanceOf(WorkflowFailedError);
   const activityFailure = (error as WorkflowFailedError).cause as ActivityFailure;
   expect(activityFailure).toBeInstanceOf(ActivityFailure);
-  expect(activityFailure.activityType).toBe('sendFollowUpMessage');
+  // The read before the send finds no job, so the send is never attempted.
+  expect(activityFailure.activityType).toBe('getAgentJob');
   const cause = activityFailure.cause as ApplicationFailure;
   expect(cause).toBeInstanceOf(ApplicationFailure);
   expect(cause.type).toBe('AgentJobNotFound');
@@ -152,14 +153,17 @@ test('a follow-up to a job the API does not know fails with AgentJobNotFound and
 
 test('polls that keep failing are recorded and polling goes on until the job ends', async () => {
   const ref = uniqueJob();
-  h.simulator.addJob({ ...ref, workMs: 200 });
-  // More 503s than one poll activity's three attempts, so the workflow itself sees a failed poll.
-  h.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 503, times: 4 }]);
+  h.simulator.addJob({ ...ref, workMs: 3_000 });
   const taskQueue = h.taskQueue();
   const worker = await h.worker(taskQueue);
-  const { result } = await worker.runUntil(
-    h.followUps(taskQueue).startAndWait({ ...ref, prompt: 'Through the storm', polling: FAST_POLLING }),
-  );
+  const followUps = h.followUps(taskQueue);
+  const result = await worker.runUntil(async () => {
+    const { workflowId } = await followUps.start({ ...ref, prompt: 'Through the storm', polling: FAST_POLLING });
+    await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1, 'the send');
+    // More 503s than one poll activity's three attempts, so the workflow itself sees a failed poll.
+    h.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 503, times: 4 }]);
+    return followUps.result(workflowId);
+  });
   expect(result.outcome).toBe('completed');
   expect(result.pollErrors).toBeGreaterThanOrEqual(1);
   expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
@@ -183,14 +187,17 @@ test('a 429 on the send is retried after Retry-After and the message is accepted
 test('a status outside the documented four is not terminal: polling goes on', async () => {
   const ref = uniqueJob();
   const job = h.simulator.addJob({ ...ref, workMs: 300 });
-  h.simulator.injectFaults(ref.projectId, ref.jobId, [
-    { operation: 'get', status: 200, body: JSON.stringify({ ...job, status: 'queued', prLink: null }), times: 2 },
-  ]);
   const taskQueue = h.taskQueue();
   const worker = await h.worker(taskQueue);
-  const { result } = await worker.runUntil(
-    h.followUps(taskQueue).startAndWait({ ...ref, prompt: 'New statuses', polling: FAST_POLLING }),
-  );
+  const followUps = h.followUps(taskQueue);
+  const result = await worker.runUntil(async () => {
+    const { workflowId } = await followUps.start({ ...ref, prompt: 'New statuses', polling: FAST_POLLING });
+    await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1, 'the send');
+    h.simulator.injectFaults(ref.projectId, ref.jobId, [
+      { operation: 'get', status: 200, body: JSON.stringify({ ...job, status: 'queued', prLink: null }), times: 2 },
+    ]);
+    return followUps.result(workflowId);
+  });
   expect(result.outcome).toBe('completed');
   expect(result.polls).toBeGreaterThanOrEqual(3);
 });

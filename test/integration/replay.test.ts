@@ -23,7 +23,16 @@ function loadHistory(file: string): { events: Array<Record<string, unknown>> } {
 
 test('there are committed histories to replay', () => {
   expect(historyFiles).toEqual(
-    expect.arrayContaining(['completed-after-poll-error.json', 'continued-as-new.json', 'timed-out.json']),
+    expect.arrayContaining([
+      // v0.1 (before reconciliation): running follow-ups of that version must still replay.
+      'v0.1-completed-after-poll-error.json',
+      'v0.1-continued-as-new.json',
+      'v0.1-timed-out.json',
+      'v0.2-completed-after-poll-error.json',
+      'v0.2-continued-as-new.json',
+      'v0.2-reconciled-send.json',
+      'v0.2-timed-out.json',
+    ]),
   );
 });
 
@@ -32,7 +41,7 @@ test.each(historyFiles)('the workflow replays %s without a determinism error', a
 });
 
 test('replay does catch a history the code could not have produced', async () => {
-  const history = loadHistory('completed-after-poll-error.json');
+  const history = loadHistory('v0.2-completed-after-poll-error.json');
   const scheduled = history.events.find((event) => event.activityTaskScheduledEventAttributes) as {
     activityTaskScheduledEventAttributes: { activityType: { name: string } };
   };

@@ -78,7 +78,14 @@ export function uniqueJob(prefix = 'job'): { projectId: string; jobId: string } 
 }
 
 /** Polling fast enough for tests; the behaviour is the same as with production intervals. */
-export const FAST_POLLING = { initialInterval: 100, backoffCoefficient: 1.5, maxInterval: 400, timeout: '2m' } as const;
+export const FAST_POLLING = {
+  initialInterval: 100,
+  backoffCoefficient: 1.5,
+  maxInterval: 400,
+  timeout: '2m',
+  // Test agents finish within one poll, so an unchanged result (no-changes, failed) is accepted after this.
+  settleWindow: '2s',
+} as const;
 
 /** Waits until `condition` holds, checking every 50 ms; fails after `deadlineMs` (a guard, not a timing assertion). */
 export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, deadlineMs = 60_000): Promise<void> {

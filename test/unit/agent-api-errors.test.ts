@@ -143,8 +143,28 @@ describe('failureForStatus', () => {
     expect(failureForStatus(404, get, '', undefined).message).not.toContain('The API said');
   });
 
-  test('the details carry the status and the operation', () => {
-    expect(failureForStatus(503, send, '', undefined).details).toEqual([{ status: 503, operation: 'send follow-up message' }]);
+  test('the details carry the status, the operation and the Retry-After delay', () => {
+    expect(failureForStatus(503, get, '', 4_000).details).toEqual([{ status: 503, operation: 'get job', retryAfterMs: 4_000 }]);
+  });
+
+  test.each([500, 502, 504])('HTTP %i on a send is ambiguous: non-retryable, for the workflow to reconcile', (status) => {
+    const failure = failureForStatus(status, send, '', undefined);
+    expectFailure(failure, 'AgentApiSendAmbiguous', true);
+    expect(failure.details).toEqual([
+      { status, operation: 'send follow-up message', retryAfterMs: undefined, delivery: 'ambiguous', underlyingType: 'AgentApiServerError' },
+    ]);
+    expect(failure.message).toContain('may or may not have been taken');
+  });
+
+  test('HTTP 503 without Retry-After on a send is ambiguous, with Retry-After it is a plain retryable server error', () => {
+    expectFailure(failureForStatus(503, send, '', undefined), 'AgentApiSendAmbiguous', true);
+    expectFailure(failureForStatus(503, send, '', 1_000), 'AgentApiServerError', false);
+  });
+
+  test('a redirect is a non-retryable rejection that never carries the key elsewhere', () => {
+    const failure = failureForStatus(302, get, '', undefined);
+    expectFailure(failure, 'AgentApiRejected', true);
+    expect(failure.message).toContain('Set AGENT_API_BASE_URL to the final address');
   });
 
   test('the message names the operation that failed', () => {
@@ -172,6 +192,7 @@ describe('failureForStatus', () => {
       NetworkError: 'AgentApiNetworkError',
       RequestTimeout: 'AgentApiRequestTimeout',
       InvalidResponse: 'AgentApiInvalidResponse',
+      SendAmbiguous: 'AgentApiSendAmbiguous',
     });
   });
 });

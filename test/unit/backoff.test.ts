@@ -8,6 +8,7 @@ function polling(overrides: Partial<ResolvedPolling> = {}): ResolvedPolling {
     maxIntervalMs: 60_000,
     timeoutMs: 86_400_000,
     maxPollsPerRun: 500,
+    settleWindowMs: 30_000,
     ...overrides,
   };
 }

@@ -41,7 +41,7 @@ describe('validateFollowUpInput with valid input', () => {
   test('durations written as "5s", "10m" and "1.5h" become milliseconds', () => {
     const value = parsed({
       ...valid,
-      polling: { initialInterval: '5s', maxInterval: '10m', timeout: '1.5h', backoffCoefficient: 1.5, maxPollsPerRun: 10 },
+      polling: { initialInterval: '5s', maxInterval: '10m', timeout: '1.5h', backoffCoefficient: 1.5, maxPollsPerRun: 10, settleWindow: '0s' },
     });
     expect(value.polling).toEqual({
       initialInterval: 5_000,
@@ -49,6 +49,7 @@ describe('validateFollowUpInput with valid input', () => {
       timeout: 5_400_000,
       backoffCoefficient: 1.5,
       maxPollsPerRun: 10,
+      settleWindow: 0,
     });
   });
 
@@ -80,6 +81,7 @@ describe('resolvePolling', () => {
       maxIntervalMs: 60_000,
       timeoutMs: 24 * 60 * 60 * 1000,
       maxPollsPerRun: 500,
+      settleWindowMs: 30_000,
     });
   });
 
@@ -91,6 +93,7 @@ describe('resolvePolling', () => {
       maxIntervalMs: 60_000,
       timeoutMs: 600_000,
       maxPollsPerRun: 500,
+      settleWindowMs: 30_000,
     });
   });
 
@@ -105,6 +108,7 @@ describe('resolvePolling', () => {
       maxIntervalMs: 100,
       timeoutMs: 1_000,
       maxPollsPerRun: 1,
+      settleWindowMs: 30_000,
     });
   });
 });

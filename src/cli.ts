@@ -21,6 +21,7 @@ export const ExitCode = {
   TimedOut: 5,
   Rejected: 6,
   Cancelled: 7,
+  DeliveryUnknown: 8,
 } as const;
 
 export interface CliIo {
@@ -49,6 +50,8 @@ send options:
   --backoff-coefficient N  growth of the wait after each poll (default 2)
   --max-interval D       longest wait between polls (default 60s)
   --timeout D            give up after this long (default 24h)
+  --settle-window D      how long an unchanged terminal status must stand after the send to count (default 30s)
+  --on-ambiguous-send P  reconcile (default) | retry | fail: what to do when a send may or may not have arrived
 
 Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_TASK_QUEUE (agent-followup),
 TEMPORAL_API_KEY / TEMPORAL_TLS_* / TEMPORAL_PROFILE for Temporal Cloud. The agent API key is the worker's, not this
@@ -56,7 +59,7 @@ command's.
 
 Exit codes: 0 completed (or started, without --wait); 1 unexpected error; 2 bad input; 3 job ended failed;
 4 job ended archived; 5 timed out; 6 the agent API rejected the follow-up (not found, bad key, bad request);
-7 cancelled or terminated.
+7 cancelled or terminated; 8 delivery unknown (a send failed ambiguously and was not repeated: check the job).
 `;
 
 class UsageError extends Error {}
@@ -123,6 +126,8 @@ async function send(args: string[], io: CliIo): Promise<number> {
     'backoff-coefficient': { type: 'string' },
     'max-interval': { type: 'string' },
     timeout: { type: 'string' },
+    'settle-window': { type: 'string' },
+    'on-ambiguous-send': { type: 'string' },
     wait: { type: 'boolean' },
     json: { type: 'boolean' },
   });
@@ -179,6 +184,7 @@ function buildInput(values: Flags): FollowUpInput {
   durationFlag('initial-interval', 'initialInterval');
   durationFlag('max-interval', 'maxInterval');
   durationFlag('timeout', 'timeout');
+  durationFlag('settle-window', 'settleWindow');
   const coefficient = str('backoff-coefficient');
   if (coefficient !== undefined) {
     const number = Number(coefficient);
@@ -193,6 +199,7 @@ function buildInput(values: Flags): FollowUpInput {
     jobId: str('job') as string,
     prompt: prompt as string,
     ...(Object.keys(polling).length > 0 ? { polling: polling as FollowUpInput['polling'] } : {}),
+    ...(str('on-ambiguous-send') !== undefined ? { onAmbiguousSend: str('on-ambiguous-send') as FollowUpInput['onAmbiguousSend'] } : {}),
   };
 }
 
@@ -254,6 +261,7 @@ export function classifyFailure(error: unknown): { code: number; type: string; m
       const type = application.type ?? 'Error';
       if (type === FollowUpErrorType.TimedOut) return { code: ExitCode.TimedOut, type, message: application.message };
       if (type === FollowUpErrorType.InvalidInput) return { code: ExitCode.BadInput, type, message: application.message };
+      if (type === FollowUpErrorType.DeliveryUnknown) return { code: ExitCode.DeliveryUnknown, type, message: application.message };
       if (application.nonRetryable) return { code: ExitCode.Rejected, type, message: application.message };
       return { code: ExitCode.Error, type, message: application.message };
     }

@@ -1,0 +1,164 @@
+/**
+ * Exactly one follow-up per request, whatever the send's failure, and never a stale result. The simulator here does
+ * NOT honour Idempotency-Key unless a test says so, so a second delivery would be counted, not hidden.
+ */
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { AgentApiClient } from '../../src/agent-api/http-client';
+import { FollowUpErrorType, type FollowUpDeliveryUnknownDetails } from '../../src/follow-up/types';
+import { AgentApiSimulator } from '../../src/simulator/simulator';
+import { createHarness, FAST_POLLING, TEST_API_KEY, uniqueJob, waitFor, type Harness } from '../support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness({ honourIdempotencyKey: false });
+});
+afterAll(async () => {
+  await h.close();
+});
+
+async function followUp(ref: { projectId: string; jobId: string }, extra: object = {}, api?: AgentApiClient) {
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue, api);
+  return worker.runUntil(
+    h.followUps(taskQueue).startAndWait({ ...ref, prompt: 'Please add tests', polling: FAST_POLLING, ...extra }).then(
+      ({ result }) => ({ result, error: undefined }),
+      (error: unknown) => ({ result: undefined, error }),
+    ),
+  );
+}
+
+test('a send whose connection drops after the API took it is reconciled, not resent', async () => {
+  const ref = uniqueJob();
+  h.simulator.addJob({ ...ref, workMs: 4_000, faults: [{ operation: 'send', kind: 'drop-after-processing', times: 1 }] });
+  const { result } = await followUp(ref);
+  expect(result?.outcome).toBe('completed');
+  expect(result?.delivery).toBe('reconciled');
+  expect(result?.sendAttempts).toBe(1);
+  const counts = h.simulator.counts(ref.projectId, ref.jobId);
+  expect(counts.dropped).toBe(1);
+  expect(counts.messagesAccepted).toBe(1);
+});
+
+test('a send whose connection drops before the API read it is sent again, once', async () => {
+  const ref = uniqueJob();
+  h.simulator.addJob({ ...ref, faults: [{ operation: 'send', kind: 'drop-before-processing', times: 1 }] });
+  const { result } = await followUp(ref);
+  expect(result?.outcome).toBe('completed');
+  expect(result?.delivery).toBe('response');
+  expect(result?.sendAttempts).toBe(2);
+  expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+});
+
+test('a send that times out after the request was written is reconciled from the job', async () => {
+  const ref = uniqueJob();
+  h.simulator.addJob({ ...ref, workMs: 4_000, faults: [{ operation: 'send', kind: 'latency', latencyMs: 1_000, times: 1 }] });
+  const { result } = await followUp(ref, {}, h.api({ requestTimeoutMs: 300 }));
+  expect(result?.outcome).toBe('completed');
+  expect(result?.delivery).toBe('reconciled');
+  expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+});
+
+test('a 500 on the send, which the API did not act on, is reconciled and sent again, once', async () => {
+  const ref = uniqueJob();
+  h.simulator.addJob({ ...ref, faults: [{ operation: 'send', kind: 'status', status: 500, times: 1 }] });
+  const { result } = await followUp(ref);
+  expect(result?.outcome).toBe('completed');
+  expect(result?.sendAttempts).toBe(2);
+  const counts = h.simulator.counts(ref.projectId, ref.jobId);
+  expect(counts.messagesRejected).toBe(1);
+  expect(counts.messagesAccepted).toBe(1);
+});
+
+test("with onAmbiguousSend 'fail' an ambiguous send ends with FollowUpDeliveryUnknown and is never repeated", async () => {
+  const ref = uniqueJob();
+  h.simulator.addJob({ ...ref, faults: [{ operation: 'send', kind: 'drop-after-processing', times: 1 }] });
+  const { error } = await followUp(ref, { onAmbiguousSend: 'fail' });
+  expect(error).toBeInstanceOf(WorkflowFailedError);
+  const cause = (error as WorkflowFailedError).cause as ApplicationFailure;
+  expect(cause).toBeInstanceOf(ApplicationFailure);
+  expect(cause.type).toBe(FollowUpErrorType.DeliveryUnknown);
+  expect(cause.message).toContain('Nothing was resent');
+  expect((cause.details?.[0] as FollowUpDeliveryUnknownDetails).sendAttempts).toBe(1);
+  expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+});
+
+test('a job that was busy before the send cannot show delivery, so the follow-up stops instead of resending', async () => {
+  const ref = uniqueJob();
+  h.simulator.addJob({ ...ref, status: 'active', faults: [{ operation: 'send', kind: 'drop-after-processing', times: 1 }] });
+  const { error } = await followUp(ref);
+  const cause = (error as WorkflowFailedError).cause as ApplicationFailure;
+  expect(cause.type).toBe(FollowUpErrorType.DeliveryUnknown);
+  expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+});
+
+test("with onAmbiguousSend 'retry' the resend carries the same Idempotency-Key, and an API that honours it applies it once", async () => {
+  const honouring = await AgentApiSimulator.start({ apiKey: TEST_API_KEY, defaultWorkMs: 300 });
+  try {
+    const ref = uniqueJob();
+    honouring.addJob({ ...ref, faults: [{ operation: 'send', kind: 'drop-after-processing', times: 1 }] });
+    const api = new AgentApiClient({ baseUrl: honouring.baseUrl, apiKey: TEST_API_KEY, requestTimeoutMs: 5_000 });
+    const { result } = await followUp(ref, { onAmbiguousSend: 'retry' }, api);
+    expect(result?.outcome).toBe('completed');
+    const counts = honouring.counts(ref.projectId, ref.jobId);
+    expect(counts.messagesAccepted).toBe(1);
+    expect(counts.duplicatesSuppressed).toBe(1);
+    expect(counts.idempotencyKeys).toHaveLength(2);
+    expect(new Set(counts.idempotencyKeys).size).toBe(1);
+  } finally {
+    await honouring.close();
+  }
+});
+
+test("a lagging read that still shows the previous run's result is not returned as this follow-up's result", async () => {
+  const ref = uniqueJob();
+  const previousPr = 'https://github.com/acme/previous/pull/7';
+  h.simulator.addJob({
+    ...ref,
+    status: 'completed',
+    prLink: previousPr,
+    workMs: 3_000,
+    faults: [{ operation: 'get', kind: 'stale-terminal', times: 2 }],
+  });
+  // The settle window must outlast the lag; the default is 30s.
+  const { result } = await followUp(ref, { polling: { ...FAST_POLLING, settleWindow: '15s' } });
+  expect(result?.outcome).toBe('completed');
+  expect(result?.prLink).not.toBe(previousPr);
+  expect(result?.prLink).toBe(h.simulator.job(ref.projectId, ref.jobId).prLink);
+});
+
+test('an unchanged result is accepted once the settle window has passed', async () => {
+  const ref = uniqueJob();
+  // Fails again as before, within the first poll: the same observable state as before the send.
+  h.simulator.addJob({ ...ref, status: 'failed', outcome: 'failed', workMs: 50 });
+  const { result } = await followUp(ref);
+  expect(result?.outcome).toBe('failed');
+  expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+});
+
+test('429s with Retry-After on reads are waited out without counting as poll errors', async () => {
+  const ref = uniqueJob();
+  h.simulator.addJob({ ...ref, workMs: 2_000, faults: [{ operation: 'get', kind: 'status', status: 429, retryAfter: '1', times: 3 }] });
+  const { result } = await followUp(ref);
+  expect(result?.outcome).toBe('completed');
+  expect(result?.pollErrors).toBe(0);
+});
+
+test('get-job bodies that keep breaking the contract fail the follow-up, naming the field', async () => {
+  const ref = uniqueJob();
+  h.simulator.addJob({ ...ref, workMs: 60_000 });
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue);
+  const followUps = h.followUps(taskQueue);
+  const error = await worker.runUntil(async () => {
+    const { workflowId } = await followUps.start({ ...ref, prompt: 'Contract', polling: FAST_POLLING });
+    await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1, 'the send');
+    h.simulator.setJobFaults(ref.projectId, ref.jobId, [{ operation: 'get', kind: 'invalid-schema' }]);
+    return followUps.result(workflowId).then(() => undefined, (e: unknown) => e);
+  });
+  const cause = (error as WorkflowFailedError).cause as ApplicationFailure;
+  expect(cause.type).toBe(FollowUpErrorType.ContractViolation);
+  expect(cause.nonRetryable).toBe(true);
+  expect(cause.message).toContain("field 'status'");
+  expect(cause.message).not.toContain('simulated-agent');
+});

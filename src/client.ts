@@ -67,6 +67,9 @@ export function followUpWorkflowId(input: Pick<ParsedFollowUpInput, 'projectId' 
 
 /** Checks input without starting anything; throws InvalidFollowUpInputError naming every bad field. */
 export function checkFollowUpInput(input: unknown, maxPromptLength: number = DEFAULT_MAX_PROMPT_LENGTH): ParsedFollowUpInput {
+  if (!Number.isInteger(maxPromptLength) || maxPromptLength < 1) {
+    throw new InvalidFollowUpInputError(`maxPromptLength must be a whole number of at least 1 (got ${maxPromptLength})`);
+  }
   const result = createFollowUpInputSchema(Math.min(maxPromptLength, DEFAULT_MAX_PROMPT_LENGTH)).safeParse(input);
   if (!result.success) {
     throw new InvalidFollowUpInputError(`Invalid follow-up input: ${formatInputProblems(result.error)}`);
@@ -74,10 +77,15 @@ export function checkFollowUpInput(input: unknown, maxPromptLength: number = DEF
   return result.data;
 }
 
-/** AGENT_FOLLOWUP_MAX_PROMPT_LENGTH, when set to a positive whole number; the default otherwise. */
+/** AGENT_FOLLOWUP_MAX_PROMPT_LENGTH when set (a positive whole number, else an error), the default otherwise. */
 export function maxPromptLengthFromEnv(env: Record<string, string | undefined>): number {
-  const value = Number(env.AGENT_FOLLOWUP_MAX_PROMPT_LENGTH);
-  return Number.isInteger(value) && value > 0 ? value : DEFAULT_MAX_PROMPT_LENGTH;
+  const raw = env.AGENT_FOLLOWUP_MAX_PROMPT_LENGTH;
+  if (raw === undefined || raw === '') return DEFAULT_MAX_PROMPT_LENGTH;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || value < 1) {
+    throw new InvalidFollowUpInputError(`AGENT_FOLLOWUP_MAX_PROMPT_LENGTH must be a whole number of at least 1 (got '${raw}')`);
+  }
+  return value;
 }
 
 export class FollowUpClient {
@@ -89,10 +97,11 @@ export class FollowUpClient {
   /** Connects with the standard Temporal environment variables (see the README) and returns a ready client. */
   static async fromEnvironment(env: Record<string, string | undefined> = process.env): Promise<FollowUpClient> {
     const settings = loadTemporalSettings(env);
+    const maxPromptLength = maxPromptLengthFromEnv(env);
     const connection = await Connection.connect(settings.connectionOptions);
     return new FollowUpClient(new Client({ connection, namespace: settings.namespace }), {
       taskQueue: settings.taskQueue,
-      maxPromptLength: maxPromptLengthFromEnv(env),
+      maxPromptLength,
     });
   }
 

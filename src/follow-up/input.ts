@@ -186,6 +186,7 @@ export function validateFollowUpInput(
 }
 
 function formatMs(millis: number): string {
+  if (millis === 0) return '0s';
   if (millis % 86_400_000 === 0) return `${millis / 86_400_000}d`;
   if (millis % 3_600_000 === 0) return `${millis / 3_600_000}h`;
   if (millis % 60_000 === 0) return `${millis / 60_000}m`;

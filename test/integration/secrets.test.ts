@@ -1,0 +1,186 @@
+/**
+ * The API key never leaks: a real worker process talks to a simulator that echoes the Authorization header in every
+ * error body, like a careless API, and nothing it records (histories, failures, queries, its own logs) holds the key.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { ApplicationFailure } from '@temporalio/common';
+import { FollowUpClient, type FollowUpInput } from '../../src/client';
+import { createHarness, FAST_POLLING, uniqueJob, type Harness } from '../support/harness';
+
+const KEY = 'mint_test_secret_must_not_leak_42';
+const SECRET = KEY.slice('mint_'.length);
+const WORKER_SCRIPT = join(__dirname, '..', '..', 'dist', 'src', 'worker.js');
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness({ apiKey: KEY, echoAuthorizationInErrors: true, defaultWorkMs: 300 });
+});
+afterAll(async () => {
+  await h.close();
+});
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  output: string;
+}
+
+function startWorker(taskQueue: string): { child: ChildProcess; exited: Promise<Exit> } {
+  const child = spawn(process.execPath, [WORKER_SCRIPT], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      AGENT_API_KEY: KEY,
+      AGENT_API_BASE_URL: h.simulator.baseUrl,
+      TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      WORKER_SHUTDOWN_GRACE_TIME: '2s',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<Exit>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, output })));
+  return { child, exited };
+}
+
+/** Which forms of the key a text holds: the whole key, or its secret part on its own. */
+function leaks(text: string): string[] {
+  return [KEY, SECRET].filter((secret) => text.includes(secret));
+}
+
+/** A history as JSON, with every payload's base64 `data` decoded too, so a key inside a payload cannot hide. */
+function historyText(history: Parameters<typeof historyToJSON>[0]): string {
+  const json = historyToJSON(history);
+  const decoded: string[] = [];
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit);
+    if (value === null || typeof value !== 'object') return;
+    for (const [name, child] of Object.entries(value)) {
+      if (name === 'data' && typeof child === 'string') decoded.push(Buffer.from(child, 'base64').toString('utf8'));
+      else visit(child);
+    }
+  };
+  visit(JSON.parse(json));
+  return [json, ...decoded].join('\n');
+}
+
+/** An error and its whole cause chain: names, messages, stacks and every enumerable field (details included). */
+function errorText(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  while (current instanceof Error) {
+    parts.push(`${current.name}: ${current.message}`, current.stack ?? '', JSON.stringify(current, (_key, value: unknown) =>
+      value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value,
+    ));
+    current = (current as Error & { cause?: unknown }).cause;
+  }
+  return parts.join('\n');
+}
+
+/** The innermost ApplicationFailure's type: the activity's reason rather than "Activity task failed". */
+function failureType(error: unknown): string | undefined {
+  let type: string | undefined;
+  let current: unknown = error;
+  while (current instanceof Error) {
+    if (current instanceof ApplicationFailure) type = current.type ?? undefined;
+    current = (current as Error & { cause?: unknown }).cause;
+  }
+  return type;
+}
+
+interface Scenario {
+  name: string;
+  input: FollowUpInput;
+  /** 'completed', or the failure type the follow-up must end with. */
+  ending: string;
+  /** Whether the simulator answered at least one request with an error body that echoes the key. */
+  echoed: boolean;
+}
+
+test('the API key never appears in histories, failures, queries or worker logs, even when the API echoes it', async () => {
+  // Positive control: the simulator really does put the key in its error bodies, and leaks() finds it there.
+  const probe = uniqueJob('probe');
+  const echoedResponse = await fetch(`${h.simulator.baseUrl}/v2/agent/${probe.projectId}/job/${probe.jobId}`, {
+    headers: { Authorization: `Bearer ${KEY}` },
+  });
+  const echoedBody = await echoedResponse.text();
+  expect(echoedResponse.status).toBe(404);
+  expect(leaks(echoedBody)).toEqual([KEY, SECRET]);
+
+  const scenario = (name: string, ending: string, echoed: boolean, polling: FollowUpInput['polling'] = FAST_POLLING) => {
+    const ref = uniqueJob(name);
+    return { ref, scenario: { name, ending, echoed, input: { ...ref, prompt: `Secrets test: ${name}`, polling } } satisfies Scenario };
+  };
+  const completed = scenario('completed', 'completed', false);
+  h.simulator.addJob(completed.ref);
+  // Never added: the read before the send gets a 404 whose body echoes the key.
+  const notFound = scenario('not-found', 'AgentJobNotFound', true);
+  const unauthorized = scenario('unauthorized', 'AgentApiUnauthorized', true);
+  h.simulator.addJob({ ...unauthorized.ref, faults: [{ operation: 'get', kind: 'status', status: 401 }] });
+  const badRequest = scenario('bad-request', 'AgentApiBadRequest', true);
+  h.simulator.addJob({ ...badRequest.ref, faults: [{ operation: 'send', kind: 'status', status: 400 }] });
+  // More 503s than one read activity's three attempts, so a failed activity (with its message) lands in history.
+  const recovered = scenario('recovered-from-503s', 'completed', true);
+  h.simulator.addJob({ ...recovered.ref, faults: [{ operation: 'get', kind: 'status', status: 503, times: 4 }] });
+  const timedOut = scenario('timed-out-on-503s', 'FollowUpTimedOut', true, { ...FAST_POLLING, timeout: '2s' });
+  h.simulator.addJob({ ...timedOut.ref, faults: [{ operation: 'get', kind: 'status', status: 503 }] });
+  const scenarios = [completed, notFound, unauthorized, badRequest, recovered, timedOut].map((entry) => entry.scenario);
+
+  const taskQueue = h.taskQueue();
+  const followUps = new FollowUpClient(h.client, { taskQueue });
+  const worker = startWorker(taskQueue);
+  // If the worker dies, fail with its output instead of waiting for results that will never come.
+  const workerDied = worker.exited.then((exit) => {
+    throw new Error(`the worker exited early (code ${exit.code}):\n${exit.output}`);
+  });
+  workerDied.catch(() => undefined);
+
+  let ended: Array<{ scenario: Scenario; workflowId: string; ending: string; texts: string[]; history: string }>;
+  try {
+    const settled = await Promise.race([
+      Promise.all(
+        scenarios.map(async (each) => {
+          const { workflowId } = await followUps.start(each.input);
+          const outcome = await followUps.result(workflowId).then(
+            (result) => ({ ending: result.outcome as string, text: JSON.stringify(result) }),
+            (error: unknown) => ({ ending: failureType(error) ?? 'unknown failure', text: errorText(error) }),
+          );
+          return { scenario: each, workflowId, ...outcome };
+        }),
+      ),
+      workerDied,
+    ]);
+    ended = await Promise.all(
+      settled.map(async (each) => {
+        const history = historyText(await h.client.workflow.getHandle(each.workflowId).fetchHistory());
+        // Queries replay the closed workflow on the worker: progress.lastError is built from failure messages.
+        const progress = JSON.stringify(await followUps.progress(each.workflowId));
+        return { scenario: each.scenario, workflowId: each.workflowId, ending: each.ending, history, texts: [each.text, progress] };
+      }),
+    );
+  } finally {
+    worker.child.kill('SIGTERM');
+  }
+  const exit = await worker.exited;
+
+  expect(ended.map((each) => [each.scenario.name, each.ending])).toEqual(scenarios.map((each) => [each.name, each.ending]));
+  for (const each of ended) {
+    expect({ name: each.scenario.name, history: leaks(each.history), failure: leaks(each.texts.join('\n')) }).toEqual({
+      name: each.scenario.name,
+      history: [],
+      failure: [],
+    });
+    // Where the API echoed the key, the history shows the redaction: the echo was there and was cut out.
+    expect({ name: each.scenario.name, redacted: each.history.includes('[REDACTED]') }).toEqual({
+      name: each.scenario.name,
+      redacted: each.scenario.echoed,
+    });
+  }
+  expect(exit.code).toBe(0);
+  expect(exit.output).toContain('agent-followup worker polling task queue');
+  expect(leaks(exit.output)).toEqual([]);
+}, 240_000);

@@ -23,15 +23,24 @@ export function sameObservableState(a: AgentJob, b: AgentJob): boolean {
  * - it ended again with another result (new PR, other status) → delivered (the agent already finished);
  * - it was `active` before, or `archived` (which stays archived), or shows a status we do not know → unknown: the
  *   job would look the same either way;
- * - otherwise it stands exactly where it stood → not delivered (an accepted message makes the job `active`, seed §4.1).
+ * - otherwise it stands exactly where it stood → not delivered (an accepted message makes the job `active`, seed §4.1),
+ *   but only if the read was made within RECONCILE_TRUST_MS of the attempt (`readGapMs`); later it is unknown.
  */
-export function decideDelivery(before: AgentJob, after: AgentJob): DeliveryDecision {
+export function decideDelivery(before: AgentJob, after: AgentJob, readGapMs = 0): DeliveryDecision {
   if (before.status === 'active' || before.status === 'archived') return 'unknown';
   if (!isTerminal(before.status)) return 'unknown';
   if (after.status === 'active') return 'delivered';
   if (!isTerminal(after.status)) return 'unknown';
-  return sameObservableState(before, after) ? 'not-delivered' : 'delivered';
+  if (!sameObservableState(before, after)) return 'delivered';
+  // "Unchanged" proves nothing once an agent could have taken the message and already finished the same way again.
+  return readGapMs <= RECONCILE_TRUST_MS ? 'not-delivered' : 'unknown';
 }
+
+/**
+ * How long after a send attempt started a read showing the job unchanged still proves the message was not taken.
+ * It assumes an agent needs longer than this to finish a follow-up (real runs take minutes).
+ */
+export const RECONCILE_TRUST_MS = 30_000;
 
 export interface TerminalReadContext {
   job: AgentJob;
@@ -39,20 +48,25 @@ export interface TerminalReadContext {
   snapshot: AgentJob | null | undefined;
   /** A read after the send has shown the job `active`. */
   sawActive: boolean;
+  /** The read before this one (null if none since the send). */
+  previous: AgentJob | null;
   sentAtMs: number;
-  nowMs: number;
+  /** When this read was asked for (workflow time): a worker restart may process its answer much later. */
+  readAtMs: number;
   settleWindowMs: number;
 }
 
 /**
- * Whether a terminal read belongs to this follow-up, not to the job's previous run (a lagging read right after the
- * send can still show it). It does when a read after the send has shown the job `active`; or when it differs from the
- * job as it was before the send; or when the settle window has passed since the send and the job still stands
- * there (the agent may finish within one poll interval, and the same result twice looks the same).
+ * Whether a terminal read belongs to this follow-up, not to the job's previous run (a lagging read can still show
+ * it). It does at once when it differs from the job as it was before the send. A read that shows the job exactly as
+ * before (the same outcome twice looks the same) counts only when the read before it showed the same, and a read
+ * after the send has shown the job `active` or the settle window had passed when it was asked for.
  */
 export function isFreshTerminal(read: TerminalReadContext): boolean {
   if (!isTerminal(read.job.status)) return false;
-  if (read.snapshot === undefined || read.snapshot === null || read.sawActive) return true;
+  if (read.snapshot === undefined || read.snapshot === null) return true;
   if (!sameObservableState(read.job, read.snapshot)) return true;
-  return read.nowMs - read.sentAtMs >= read.settleWindowMs;
+  const confirmed = read.previous !== null && sameObservableState(read.previous, read.job);
+  const settled = read.sawActive || read.readAtMs - read.sentAtMs >= read.settleWindowMs;
+  return confirmed && settled;
 }

@@ -45,6 +45,8 @@ export const RECONCILE_PATCH = 'reconcile-sends-and-fresh-results';
 
 /** Wait before reading the job after an ambiguous send, so a request still being processed can show its effect. */
 const RECONCILE_DELAY_MS = 2_000;
+/** Reads that must all show the job unchanged before an ambiguous send is taken as not delivered. */
+const RECONCILE_READS = 2;
 /** Consecutive get-job bodies that break the contract before the follow-up gives up on the API. */
 const MAX_INVALID_RESPONSES = 3;
 const SEND_BACKOFF = { initialMs: 1_000, maxMs: 60_000 };
@@ -199,6 +201,7 @@ export async function followUpWorkflow(
       progress.phase = 'sending';
       progress.sendAttempts = attempt;
       let waitMs: number;
+      const attemptStartedAtMs = Date.now();
       try {
         const sent = await sendOnce({ ...ref, prompt, idempotencyKey });
         return accepted(sent.job, 'response', deadlineMs, snapshot, attempt);
@@ -213,10 +216,16 @@ export async function followUpWorkflow(
           if (policy === 'fail') throw deliveryUnknown(snapshot, null, attempt);
           if (policy === 'reconcile') {
             progress.phase = 'reconciling';
-            await sleep(RECONCILE_DELAY_MS);
-            const now = await readWithRetries(readJobToReconcile, deadlineMs, snapshot);
-            observe(now);
-            const decision = decideDelivery(snapshot, now);
+            // Two reads, apart: a single lagging read could show the job unchanged although the message was taken.
+            let decision: ReturnType<typeof decideDelivery> = 'not-delivered';
+            let now = snapshot;
+            for (let read = 0; read < RECONCILE_READS && decision === 'not-delivered'; read += 1) {
+              await sleep(RECONCILE_DELAY_MS);
+              const readAtMs = Date.now();
+              now = await readWithRetries(readJobToReconcile, deadlineMs, snapshot);
+              observe(now);
+              decision = decideDelivery(snapshot, now, readAtMs - attemptStartedAtMs);
+            }
             log.info('Reconciled an ambiguous send', { ...ref, decision, before: snapshot.status, after: now.status });
             if (decision === 'delivered') {
               const state = accepted(now, 'reconciled', deadlineMs, snapshot, attempt);
@@ -301,8 +310,10 @@ export async function followUpWorkflow(
       progress.rateLimitedUntil = null;
 
       pollsThisRun += 1;
+      const readAtMs = Date.now();
       try {
         const job = reconciling ? await pollJob(ref) : await legacy.getAgentJob(ref);
+        const previous = state.lastJob;
         state.polls += 1;
         state.lastJob = job;
         state.lastError = null;
@@ -315,8 +326,9 @@ export async function followUpWorkflow(
           job,
           snapshot: state.snapshot,
           sawActive: state.sawActive ?? true,
+          previous,
           sentAtMs: state.sentAtMs,
-          nowMs: Date.now(),
+          readAtMs,
           settleWindowMs: polling.settleWindowMs,
         });
         if (fresh) return finish(state, job);

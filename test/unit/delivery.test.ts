@@ -24,27 +24,39 @@ describe('decideDelivery after an ambiguous send', () => {
 });
 
 describe('isFreshTerminal', () => {
-  const base = { sentAtMs: 1_000, nowMs: 2_000, settleWindowMs: 30_000, sawActive: false };
+  const before = job('completed', 'pr/1');
+  const base = { sentAtMs: 1_000, readAtMs: 2_000, settleWindowMs: 30_000, sawActive: false, snapshot: before, previous: null };
 
   test('a read that is not terminal is never a result', () => {
-    expect(isFreshTerminal({ ...base, job: job('active'), snapshot: job('completed'), sawActive: true })).toBe(false);
-  });
-
-  test('a terminal read equal to the job before the send is stale until the settle window passes', () => {
-    const snapshot = job('completed', 'pr/1');
-    expect(isFreshTerminal({ ...base, job: job('completed', 'pr/1'), snapshot })).toBe(false);
-    expect(isFreshTerminal({ ...base, job: job('completed', 'pr/1'), snapshot, nowMs: 31_000 })).toBe(true);
-  });
-
-  test('a terminal read after an active read is fresh', () => {
-    expect(isFreshTerminal({ ...base, job: job('completed', 'pr/1'), snapshot: job('completed', 'pr/1'), sawActive: true })).toBe(true);
+    expect(isFreshTerminal({ ...base, job: job('active'), sawActive: true })).toBe(false);
   });
 
   test('a terminal read that differs from the job before the send is fresh at once', () => {
-    expect(isFreshTerminal({ ...base, job: job('completed', 'pr/2'), snapshot: job('completed', 'pr/1') })).toBe(true);
+    expect(isFreshTerminal({ ...base, job: job('completed', 'pr/2') })).toBe(true);
+  });
+
+  test('a single read equal to the job before the send is never enough, even after an active read', () => {
+    expect(isFreshTerminal({ ...base, job: job('completed', 'pr/1'), sawActive: true, previous: job('active') })).toBe(false);
+  });
+
+  test('the same result read twice in a row counts once the job was seen active', () => {
+    expect(isFreshTerminal({ ...base, job: job('completed', 'pr/1'), sawActive: true, previous: job('completed', 'pr/1') })).toBe(true);
+  });
+
+  test('without an active read, the same result read twice counts only once the settle window had passed when it was asked for', () => {
+    const twice = { ...base, job: job('completed', 'pr/1'), previous: job('completed', 'pr/1') };
+    expect(isFreshTerminal(twice)).toBe(false);
+    expect(isFreshTerminal({ ...twice, readAtMs: 31_000 })).toBe(true);
   });
 
   test('follow-ups without a snapshot (started by v0.1) accept the first terminal read, as v0.1 did', () => {
     expect(isFreshTerminal({ ...base, job: job('failed'), snapshot: undefined })).toBe(true);
+  });
+});
+
+describe('decideDelivery and time', () => {
+  test('an unchanged job read long after the attempt proves nothing: the agent may have finished the same way', () => {
+    expect(decideDelivery(job('failed'), job('failed'), 5_000)).toBe('not-delivered');
+    expect(decideDelivery(job('failed'), job('failed'), 31_000)).toBe('unknown');
   });
 });

@@ -250,12 +250,17 @@ export async function followUpWorkflow(
     lastJob: AgentJob | null,
   ): Promise<AgentJob> {
     let backoffMs = SEND_BACKOFF.initialMs;
+    let invalidResponses = 0;
     for (;;) {
       let waitMs: number;
       try {
         return await read(ref);
       } catch (error) {
         if (!isTransientReadFailure(error)) throw error;
+        if (error.cause instanceof ApplicationFailure && error.cause.type === AgentApiErrorType.InvalidResponse) {
+          invalidResponses += 1;
+          if (invalidResponses >= MAX_INVALID_RESPONSES) throw contractViolation(invalidResponses, error.cause);
+        }
         progress.lastError = describeFailure(error);
         waitMs = retryAfterOf(error) ?? backoffMs;
       }
@@ -348,11 +353,7 @@ export async function followUpWorkflow(
         if (failureType === AgentApiErrorType.InvalidResponse && state.invalidResponses !== undefined) {
           state.invalidResponses += 1;
           if (state.invalidResponses >= MAX_INVALID_RESPONSES) {
-            throw ApplicationFailure.create({
-              type: FollowUpErrorType.ContractViolation,
-              message: `get-job answered ${state.invalidResponses} times in a row with a body that breaks the job contract: ${(error.cause as ApplicationFailure).message}`,
-              nonRetryable: true,
-            });
+            throw contractViolation(state.invalidResponses, error.cause as ApplicationFailure);
           }
         }
         state.pollErrors += 1;
@@ -421,6 +422,14 @@ export async function followUpWorkflow(
       details: [details],
     });
   }
+}
+
+function contractViolation(times: number, cause: ApplicationFailure): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: FollowUpErrorType.ContractViolation,
+    message: `get-job answered ${times} times in a row with a body that breaks the job contract: ${cause.message}`,
+    nonRetryable: true,
+  });
 }
 
 /** How a failed single-attempt send leaves the message: final (rejected, cancelled), not delivered, or ambiguous. */

@@ -162,3 +162,13 @@ test('get-job bodies that keep breaking the contract fail the follow-up, naming 
   expect(cause.message).toContain("field 'status'");
   expect(cause.message).not.toContain('simulated-agent');
 });
+
+test('a job that cannot even be read before the send, because its body breaks the contract, fails without sending', async () => {
+  const ref = uniqueJob();
+  h.simulator.addJob({ ...ref, faults: [{ operation: 'get', kind: 'invalid-schema' }] });
+  const { error } = await followUp(ref);
+  const cause = (error as WorkflowFailedError).cause as ApplicationFailure;
+  expect(cause.type).toBe(FollowUpErrorType.ContractViolation);
+  expect(cause.message).toContain("field 'status'");
+  expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(0);
+});

@@ -3,17 +3,15 @@
  * started), the workflow itself when a start bypasses the client (non-retryable InvalidFollowUpInput, nothing sent)
  * and the worker's environment (exit 2, the key never printed). Every message names the field and says the fix.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { ExitCode, runCli, type CliIo } from '../../src/cli';
 import { FollowUpClient, InvalidFollowUpInputError, type FollowUpInput } from '../../src/client';
 import { FollowUpErrorType } from '../../src/follow-up/types';
+import { startBuiltScript } from '../support/processes';
 import { createHarness, uniqueJob, type Harness } from '../support/harness';
 
-const WORKER_SCRIPT = join(__dirname, '..', '..', 'dist', 'src', 'worker.js');
 
 let h: Harness;
 beforeAll(async () => {
@@ -330,26 +328,14 @@ async function expectWorkflowRefuses(row: Extract<Row, { surface: 'workflow' }>)
 }
 
 async function expectWorkerRefuses(row: Extract<Row, { surface: 'worker' }>): Promise<void> {
-  const child = spawn(process.execPath, [WORKER_SCRIPT], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
-      TEMPORAL_TASK_QUEUE: h.taskQueue(),
-      ...row.env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-    output += chunk.toString();
+  const { child, exited } = startBuiltScript('worker.js', [], {
+    TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
+    TEMPORAL_TASK_QUEUE: h.taskQueue(),
+    ...row.env,
   });
   // A guard only: a worker that wrongly accepted its environment would otherwise run until jest gives up.
   const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  const code = await new Promise<number | null>((resolve) => child.on('close', (exitCode) => resolve(exitCode)));
+  const { code, stderr, output } = await exited;
   clearTimeout(guard);
   expect(code).toBe(row.exitCode);
   expect(stderr).toContain(row.fragment);

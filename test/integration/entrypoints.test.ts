@@ -2,11 +2,8 @@
  * The real entry points as separate processes, built by `npm test` into dist/: the worker (`npm run worker`) and the
  * `agent-followup` binary.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { startBuiltScript as start } from '../support/processes';
 import { createHarness, FAST_POLLING, TEST_API_KEY, uniqueJob, type Harness } from '../support/harness';
-
-const DIST = join(__dirname, '..', '..', 'dist', 'src');
 
 let h: Harness;
 beforeAll(async () => {
@@ -15,26 +12,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h.close();
 });
-
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function start(script: string, args: string[], env: Record<string, string>): { child: ChildProcess; exited: Promise<Exit> } {
-  const child = spawn(process.execPath, [join(DIST, script), ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<Exit>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })));
-  return { child, exited };
-}
 
 test('the worker refuses a malformed key with exit code 2 and never prints the key', async () => {
   const badKey = 'sk_live_entrypoint_secret_value';

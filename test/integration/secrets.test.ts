@@ -2,16 +2,14 @@
  * The API key never leaks: a real worker process talks to a simulator that echoes the Authorization header in every
  * error body, like a careless API, and nothing it records (histories, failures, queries, its own logs) holds the key.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { ApplicationFailure } from '@temporalio/common';
 import { FollowUpClient, type FollowUpInput } from '../../src/client';
+import { startBuiltScript } from '../support/processes';
 import { createHarness, FAST_POLLING, uniqueJob, type Harness } from '../support/harness';
 
 const KEY = 'mint_test_secret_must_not_leak_42';
 const SECRET = KEY.slice('mint_'.length);
-const WORKER_SCRIPT = join(__dirname, '..', '..', 'dist', 'src', 'worker.js');
 
 let h: Harness;
 beforeAll(async () => {
@@ -21,30 +19,14 @@ afterAll(async () => {
   await h.close();
 });
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  output: string;
-}
-
-function startWorker(taskQueue: string): { child: ChildProcess; exited: Promise<Exit> } {
-  const child = spawn(process.execPath, [WORKER_SCRIPT], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      AGENT_API_KEY: KEY,
-      AGENT_API_BASE_URL: h.simulator.baseUrl,
-      TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      WORKER_SHUTDOWN_GRACE_TIME: '2s',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+function startWorker(taskQueue: string) {
+  return startBuiltScript('worker.js', [], {
+    AGENT_API_KEY: KEY,
+    AGENT_API_BASE_URL: h.simulator.baseUrl,
+    TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    WORKER_SHUTDOWN_GRACE_TIME: '2s',
   });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<Exit>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, output })));
-  return { child, exited };
 }
 
 /** Which forms of the key a text holds: the whole key, or its secret part on its own. */

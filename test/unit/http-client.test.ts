@@ -14,6 +14,7 @@ import {
   type JobRef,
 } from '../../src/agent-api/http-client';
 import { AgentApiSimulator } from '../../src/simulator/simulator';
+import { failureOf } from '../support/failures';
 
 const API_KEY = 'mint_test_unit_key_0001';
 const API_SECRET = 'test_unit_key_0001';
@@ -33,16 +34,6 @@ function freshJob(overrides: Partial<Parameters<AgentApiSimulator['addJob']>[0]>
   return { projectId: overrides.projectId ?? ref.projectId, jobId: overrides.jobId ?? ref.jobId };
 }
 
-/** The ApplicationFailure a call must reject with. */
-async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ApplicationFailure) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail with an ApplicationFailure');
-}
 
 function clientFor(baseUrl: string, overrides: { apiKey?: string; requestTimeoutMs?: number } = {}): AgentApiClient {
   return new AgentApiClient({ baseUrl, apiKey: API_KEY, requestTimeoutMs: 2_000, ...overrides });

@@ -1,7 +1,7 @@
 /** The simulator's own behaviour, over real loopback HTTP, with an injected clock instead of sleeps. */
-import { ApplicationFailure } from '@temporalio/common';
 import { AgentApiClient, type JobRef } from '../../src/agent-api/http-client';
 import { AgentApiSimulator, type SimulatedJobSpec } from '../../src/simulator/simulator';
+import { failureOf } from '../support/failures';
 
 const API_KEY = 'mint_test_unit_key_0001';
 const WORK_MS = 50;
@@ -31,15 +31,6 @@ async function postMessage(ref: JobRef, body: string, headers: Record<string, st
   });
 }
 
-async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ApplicationFailure) return error;
-    throw error;
-  }
-  throw new Error('expected the call to fail with an ApplicationFailure');
-}
 
 beforeAll(async () => {
   simulator = await AgentApiSimulator.start({ apiKey: API_KEY, defaultWorkMs: WORK_MS, now: () => clock });

@@ -1,0 +1,44 @@
+/** Runs the built entry points (dist/, which `npm test` builds first) as real child processes. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+const DIST = join(__dirname, '..', '..', 'dist', 'src');
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** stdout and stderr interleaved as they came. */
+  output: string;
+}
+
+/**
+ * Starts `dist/src/<script>` with only the given environment (plus PATH and HOME), so nothing from the test process
+ * leaks in. `exited` settles once the process is gone and its output is read.
+ */
+export function startBuiltScript(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+): { child: ChildProcess; exited: Promise<Exit> } {
+  const child = spawn(process.execPath, [join(DIST, script), ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    output += chunk.toString();
+  });
+  const exited = new Promise<Exit>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, output })),
+  );
+  return { child, exited };
+}

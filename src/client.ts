@@ -18,6 +18,7 @@ import {
   type FollowUpInput,
   type ParsedFollowUpInput,
 } from './follow-up/input';
+import { followUpStartMetadata } from './follow-up/start-metadata';
 import type { FollowUpProgress, FollowUpResult } from './follow-up/types';
 import { FOLLOW_UP_WORKFLOW_TYPE, progressQuery } from './workflows/definitions';
 import type { followUpWorkflow } from './workflows/follow-up';
@@ -120,6 +121,8 @@ export class FollowUpClient {
         workflowId,
         // The caller's input as given (durations as written), so the Web UI shows what was asked for.
         args: [input],
+        // What the Web UI shows in the list and overview, and the attributes a visibility query finds it by.
+        ...followUpStartMetadata(parsed),
         workflowIdConflictPolicy: 'FAIL',
         // A finished follow-up is not repeated under the same id; one that failed, timed out or was cancelled may be.
         workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',

@@ -18,6 +18,7 @@ import { FollowUpClient, followUpWorkflowId, type FollowUpResult } from '../clie
 import { AgentApiSimulator, type FaultRule, type SimulatedOutcome } from '../simulator/simulator';
 import { mulberry32 } from '../simulator/prng';
 import { findTemporalCli } from './temporal-cli';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../follow-up/search-attributes';
 
 /** Obviously fake, and only ever sent to the in-process simulator. */
 export const CHAOS_API_KEY = 'mint_chaos_test_key_0001';
@@ -162,6 +163,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
           port,
           dbFilename: join(dir, 'temporal.sqlite'),
           extraArgs: ['--log-level', 'error'],
+          searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
         },
       });
     env = await startServer();

@@ -9,6 +9,7 @@ import { FollowUpClient } from '../client';
 import { AgentApiSimulator, type SimulatorOptions } from '../simulator/simulator';
 import { createFollowUpWorker } from '../worker';
 import { findTemporalCli } from './temporal-cli';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../follow-up/search-attributes';
 
 /** Obviously fake, and only ever sent to the local simulator. */
 export const LOCAL_API_KEY = 'mint_local_demo_key';
@@ -49,6 +50,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(options.ui ? { uiPort } : {}),
       ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
       extraArgs: ['--log-level', 'error'],
+      searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
     },
   });
   const simulator = await AgentApiSimulator.start({ apiKey: LOCAL_API_KEY, ...options.simulator });

@@ -185,7 +185,8 @@ export function validateFollowUpInput(
   return result.success ? { ok: true, value: result.data } : { ok: false, problems: formatInputProblems(result.error) };
 }
 
-function formatMs(millis: number): string {
+/** A duration in Temporal's spelling, e.g. 90000 -> "90s", 3600000 -> "1h". */
+export function formatMs(millis: number): string {
   if (millis === 0) return '0s';
   if (millis % 86_400_000 === 0) return `${millis / 86_400_000}d`;
   if (millis % 3_600_000 === 0) return `${millis / 3_600_000}h`;

@@ -39,6 +39,7 @@ import {
 import { nextInterval, sleepBeforePoll } from './backoff';
 import { progressQuery } from './definitions';
 import { decideDelivery, isFreshTerminal } from './delivery';
+import { recordFinished, recordPoll, recordStarted, recordTimeToTerminal } from './metrics';
 
 /** Marks histories of follow-ups that reconcile ambiguous sends and wait for a fresh result. */
 export const RECONCILE_PATCH = 'reconcile-sends-and-fresh-results';
@@ -143,6 +144,7 @@ export async function followUpWorkflow(
     rateLimitedUntil: null,
   };
   setHandler(progressQuery, () => progress);
+  if (!carried) recordStarted();
 
   try {
     const state = carried
@@ -158,6 +160,7 @@ export async function followUpWorkflow(
       : error instanceof ApplicationFailure && error.type === FollowUpErrorType.TimedOut
         ? 'timed-out'
         : 'failed';
+    recordFinished(progress.phase === 'timed-out' ? 'timed_out' : progress.phase === 'cancelled' ? 'cancelled' : 'error');
     throw error;
   }
 
@@ -325,6 +328,7 @@ export async function followUpWorkflow(
         if (state.invalidResponses !== undefined) state.invalidResponses = 0;
         progress.polls = state.polls;
         progress.lastError = null;
+        recordPoll(job.status);
         observe(job);
         if (job.status === 'active' && state.sawActive !== undefined) state.sawActive = true;
         const fresh = isFreshTerminal({
@@ -374,9 +378,12 @@ export async function followUpWorkflow(
   function finish(state: FollowUpCarriedState, job: AgentJob): FollowUpResult {
     progress.phase = 'finished';
     log.info('Agent job reached a terminal status', { ...ref, status: job.status, polls: state.polls });
+    const outcome = job.status as FollowUpResult['outcome'];
+    recordFinished(outcome);
+    recordTimeToTerminal((Date.now() - state.sentAtMs) / 1000, outcome);
     return {
       job,
-      outcome: job.status as FollowUpResult['outcome'],
+      outcome,
       prLink: job.prLink ?? null,
       polls: state.polls,
       pollErrors: state.pollErrors,

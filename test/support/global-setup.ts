@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { ensureTemporalCli } from '../../src/dev/temporal-cli';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
 
 export default async function globalSetup(): Promise<void> {
   const cli = ensureTemporalCli((line) => console.log(`\n${line}`));
@@ -18,6 +19,7 @@ export default async function globalSetup(): Promise<void> {
     server: {
       ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}),
       extraArgs: ['--log-level', 'error'],
+      searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
     },
   });
   const { code } = await bundleWorkflowCode({

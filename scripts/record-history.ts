@@ -6,19 +6,23 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { checkFollowUpInput } from '../src/client';
 import { startLocalStack } from '../src/dev/local-stack';
+import { followUpStartMetadata } from '../src/follow-up/start-metadata';
 import type { FollowUpInput } from '../src/follow-up/input';
 import type { followUpWorkflow } from '../src/workflows/follow-up';
 
 const OUT_DIR = join(__dirname, '..', '..', 'test', 'histories');
 /** Prefix of the files this version of the workflow writes; bump it when the workflow's history shape changes. */
-const HISTORY_VERSION = 'v0.2';
+const HISTORY_VERSION = 'v0.3';
 
 interface Scenario {
   name: string;
   workMs: number;
   faults?: number;
   dropSend?: boolean;
+  /** Started the way another SDK or the Web UI would: no summary, no search attributes (the workflow adds them). */
+  bareStart?: boolean;
   polling: FollowUpInput['polling'];
 }
 
@@ -31,6 +35,8 @@ const SCENARIOS: Scenario[] = [
   { name: 'reconciled-send', workMs: 2_500, dropSend: true, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
   // A job that outlives the follow-up's timeout.
   { name: 'timed-out', workMs: 600_000, polling: { initialInterval: 200, maxInterval: 500, timeout: '2s' } },
+  // Started without our client: the workflow sets AgentProjectId and AgentJobId itself.
+  { name: 'started-without-attributes', workMs: 1_500, bareStart: true, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
 ];
 
 async function main(): Promise<void> {
@@ -43,10 +49,12 @@ async function main(): Promise<void> {
       if (scenario.dropSend) {
         stack.simulator.setJobFaults(ref.projectId, ref.jobId, [{ operation: 'send', kind: 'drop-after-processing', times: 1 }]);
       }
+      const input: FollowUpInput = { ...ref, prompt: `Recorded follow-up: ${scenario.name}`, polling: scenario.polling };
       const handle = await stack.env.client.workflow.start<typeof followUpWorkflow>('followUpWorkflow', {
         taskQueue: 'record-histories',
         workflowId: `history-${scenario.name}-${Date.now()}`,
-        args: [{ ...ref, prompt: `Recorded follow-up: ${scenario.name}`, polling: scenario.polling }],
+        args: [input],
+        ...(scenario.bareStart ? {} : followUpStartMetadata(checkFollowUpInput(input))),
       });
       if (scenario.faults) {
         // After the send, so the failures hit polls rather than the read before the send.

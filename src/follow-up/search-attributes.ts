@@ -6,7 +6,8 @@
  * servers of the tests and the demo register them). Their values are stored unencrypted: ids, a status and a link,
  * never the prompt or the key.
  */
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import type { AgentJob } from '../agent-api/schemas';
 
 export const AgentProjectId = defineSearchAttributeKey('AgentProjectId', SearchAttributeType.KEYWORD);
 export const AgentJobId = defineSearchAttributeKey('AgentJobId', SearchAttributeType.KEYWORD);
@@ -17,5 +18,40 @@ export const AgentPrLink = defineSearchAttributeKey('AgentPrLink', SearchAttribu
 
 export const FOLLOW_UP_SEARCH_ATTRIBUTES = [AgentProjectId, AgentJobId, AgentJobStatus, AgentPrLink] as const;
 
-/** Longest value we store in a keyword attribute; Temporal's default limit per value is 2 KiB. */
-export const MAX_KEYWORD_BYTES = 2_048;
+/**
+ * Longest value we store in a keyword attribute. SQL visibility stores custom keywords in 255-character columns, and
+ * a value the server refuses would fail the workflow task over and over: a longer status is cut, a longer link left out.
+ */
+export const MAX_KEYWORD_LENGTH = 255;
+
+/** What the follow-up's attributes hold now (from `workflowInfo().typedSearchAttributes`). */
+export interface CurrentJobAttributes {
+  projectId?: string;
+  jobId?: string;
+  status?: string;
+  prLink?: string;
+}
+
+/**
+ * The upserts that bring the attributes in line with `job`: only what changed, so a poll that reads the same status
+ * adds nothing to history. Project and job are set at start by our client; they are filled in here for follow-ups
+ * started another way (another SDK, the Web UI, `temporal workflow start`).
+ */
+export function jobAttributeUpdates(
+  ref: { projectId: string; jobId: string },
+  job: AgentJob | null,
+  current: CurrentJobAttributes,
+): SearchAttributePair[] {
+  const updates: SearchAttributePair[] = [];
+  if (current.projectId !== ref.projectId) updates.push({ key: AgentProjectId, value: ref.projectId });
+  if (current.jobId !== ref.jobId) updates.push({ key: AgentJobId, value: ref.jobId });
+  if (job) {
+    const status = job.status.slice(0, MAX_KEYWORD_LENGTH);
+    if (current.status !== status) updates.push({ key: AgentJobStatus, value: status });
+    const link = job.prLink ?? undefined;
+    if (link !== undefined && link.length <= MAX_KEYWORD_LENGTH && current.prLink !== link) {
+      updates.push({ key: AgentPrLink, value: link });
+    }
+  }
+  return updates;
+}

@@ -66,6 +66,8 @@ export interface FollowUpProgress {
   delivery: DeliveryEvidence | null;
   /** Until when a rate limit (429 Retry-After) holds the next request back. */
   rateLimitedUntil: string | null;
+  /** The job's pull-request link in the last read, when it has one. */
+  prLink: string | null;
 }
 
 /** The details of a `FollowUpDeliveryUnknown` failure. */

@@ -236,6 +236,16 @@ export class AgentApiSimulator {
     record.rules = activate(parseFaultRules(rules));
   }
 
+  /** Ends an active job's work now (as its scenario says), however long it was set to take; tests use it. */
+  finishJob(projectId: string, jobId: string): AgentJob {
+    const record = this.record(projectId, jobId);
+    if (record.job.status !== 'active' || record.finishAt === null) {
+      throw new Error(`simulated job ${projectId}/${jobId} is not working on a follow-up (status ${record.job.status})`);
+    }
+    record.finishAt = this.now();
+    return { ...this.advance(record) };
+  }
+
   /** The job as a GET would show it now. */
   job(projectId: string, jobId: string): AgentJob {
     return { ...this.advance(this.record(projectId, jobId)) };

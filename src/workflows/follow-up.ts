@@ -17,9 +17,11 @@ import {
   log,
   patched,
   proxyActivities,
+  setCurrentDetails,
   setHandler,
   sleep,
   TimeoutFailure,
+  upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
@@ -28,6 +30,14 @@ import type { FollowUpActivities } from '../activities';
 import { AgentApiErrorType, type ApiFailureDetails } from '../agent-api/errors';
 import { AgentJobSchema, isKnownStatus, isTerminal, type AgentJob } from '../agent-api/schemas';
 import { resolvePolling, validateFollowUpInput, type FollowUpInput } from '../follow-up/input';
+import { renderProgressDetails } from '../follow-up/progress-details';
+import {
+  AgentJobId,
+  AgentJobStatus,
+  AgentPrLink,
+  AgentProjectId,
+  jobAttributeUpdates,
+} from '../follow-up/search-attributes';
 import {
   FollowUpErrorType,
   type DeliveryEvidence,
@@ -43,6 +53,8 @@ import { recordFinished, recordPoll, recordStarted, recordTimeToTerminal } from 
 
 /** Marks histories of follow-ups that reconcile ambiguous sends and wait for a fresh result. */
 export const RECONCILE_PATCH = 'reconcile-sends-and-fresh-results';
+/** Marks histories of follow-ups that keep their AgentJobStatus / AgentPrLink search attributes current. */
+export const SEARCH_ATTRIBUTES_PATCH = 'upsert-job-search-attributes';
 
 /** Wait before reading the job after an ambiguous send, so a request still being processed can show its effect. */
 const RECONCILE_DELAY_MS = 2_000;
@@ -126,6 +138,8 @@ export async function followUpWorkflow(
   const polling = resolvePolling(input.polling);
   const ref = { projectId: input.projectId, jobId: input.jobId };
   const reconciling = patched(RECONCILE_PATCH);
+  // Upserts are commands: histories recorded before this version have none, and must replay without them.
+  const upsertingAttributes = patched(SEARCH_ATTRIBUTES_PATCH);
 
   const progress: FollowUpProgress = {
     phase: carried ? 'polling' : reconciling ? 'reading' : 'sending',
@@ -142,9 +156,12 @@ export async function followUpWorkflow(
     sendAttempts: carried?.sendAttempts ?? 0,
     delivery: carried?.delivery ?? null,
     rateLimitedUntil: null,
+    prLink: carried?.lastJob?.prLink ?? null,
   };
   setHandler(progressQuery, () => progress);
   if (!carried) recordStarted();
+  updateSearchAttributes(carried?.lastJob ?? null);
+  publish();
 
   try {
     const state = carried
@@ -161,6 +178,7 @@ export async function followUpWorkflow(
         ? 'timed-out'
         : 'failed';
     recordFinished(progress.phase === 'timed-out' ? 'timed_out' : progress.phase === 'cancelled' ? 'cancelled' : 'error');
+    publish();
     throw error;
   }
 
@@ -203,6 +221,7 @@ export async function followUpWorkflow(
     for (let attempt = 1; ; attempt += 1) {
       progress.phase = 'sending';
       progress.sendAttempts = attempt;
+      publish();
       let waitMs: number;
       const attemptStartedAtMs = Date.now();
       try {
@@ -219,6 +238,7 @@ export async function followUpWorkflow(
           if (policy === 'fail') throw deliveryUnknown(snapshot, null, attempt);
           if (policy === 'reconcile') {
             progress.phase = 'reconciling';
+            publish();
             // Two reads, apart: a single lagging read could show the job unchanged although the message was taken.
             let decision: ReturnType<typeof decideDelivery> = 'not-delivered';
             let now = snapshot;
@@ -313,6 +333,7 @@ export async function followUpWorkflow(
       const delay = sleepBeforePoll(Math.max(state.intervalMs, waitAtLeastMs), now, state.deadlineMs);
       waitAtLeastMs = 0;
       progress.nextPollAt = new Date(now + delay).toISOString();
+      publish();
       await sleep(delay);
       progress.nextPollAt = null;
       progress.rateLimitedUntil = null;
@@ -380,6 +401,7 @@ export async function followUpWorkflow(
     log.info('Agent job reached a terminal status', { ...ref, status: job.status, polls: state.polls });
     const outcome = job.status as FollowUpResult['outcome'];
     recordFinished(outcome);
+    publish();
     recordTimeToTerminal((Date.now() - state.sentAtMs) / 1000, outcome);
     return {
       job,
@@ -399,9 +421,30 @@ export async function followUpWorkflow(
     if (!job) return;
     progress.lastStatus = job.status;
     progress.lastStatusUnknown = !isKnownStatus(job.status);
+    progress.prLink = job.prLink ?? null;
     if (progress.lastStatusUnknown) {
       log.warn('Agent job reports an undocumented status; treating it as not finished', { ...ref, status: job.status });
     }
+    updateSearchAttributes(job);
+    publish();
+  }
+
+  /** Keeps AgentJobStatus and AgentPrLink current, so a visibility query by status finds the follow-up. */
+  function updateSearchAttributes(job: AgentJob | null): void {
+    if (!upsertingAttributes) return;
+    const attributes = workflowInfo().typedSearchAttributes;
+    const updates = jobAttributeUpdates(ref, job, {
+      projectId: attributes.get(AgentProjectId),
+      jobId: attributes.get(AgentJobId),
+      status: attributes.get(AgentJobStatus),
+      prLink: attributes.get(AgentPrLink),
+    });
+    if (updates.length > 0) upsertSearchAttributes(updates);
+  }
+
+  /** The Web UI's "Current details": no history events, so it can change as often as the progress does. */
+  function publish(): void {
+    setCurrentDetails(renderProgressDetails(progress));
   }
 
   function timedOut(lastJob: AgentJob | null, polls: number, why: string): ApplicationFailure {

@@ -32,6 +32,12 @@ test('there are committed histories to replay', () => {
       'v0.2-continued-as-new.json',
       'v0.2-reconciled-send.json',
       'v0.2-timed-out.json',
+      // v0.3: search attributes kept current (guarded by SEARCH_ATTRIBUTES_PATCH); v0.2 runs replay without upserts.
+      'v0.3-completed-after-poll-error.json',
+      'v0.3-continued-as-new.json',
+      'v0.3-reconciled-send.json',
+      'v0.3-started-without-attributes.json',
+      'v0.3-timed-out.json',
     ]),
   );
 });

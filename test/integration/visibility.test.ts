@@ -1,0 +1,156 @@
+/**
+ * Finding and understanding follow-ups the way people do in the Web UI and with `temporal workflow list`: by the
+ * custom search attributes (registered on the test dev server by the globalSetup), the summary and details, and the
+ * live "Current details". Visibility is eventually consistent, so lists are read until they show what is expected.
+ */
+import { randomUUID } from 'node:crypto';
+import type { WorkflowExecutionInfo } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { MAX_SUMMARY_BYTES, utf8Length } from '../../src/follow-up/start-metadata';
+import { AgentJobStatus, AgentPrLink, AgentProjectId } from '../../src/follow-up/search-attributes';
+import type { followUpWorkflow } from '../../src/workflows/follow-up';
+import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+async function list(query: string): Promise<WorkflowExecutionInfo[]> {
+  const found: WorkflowExecutionInfo[] = [];
+  for await (const execution of h.client.workflow.list({ query })) found.push(execution);
+  return found;
+}
+
+/** Lists until the ids found are exactly `expected` (visibility lags behind the workflow by a moment). */
+async function expectListed(query: string, expected: string[]): Promise<WorkflowExecutionInfo[]> {
+  let found: WorkflowExecutionInfo[] = [];
+  await waitFor(async () => {
+    found = await list(query);
+    return sameIds(found, expected);
+  }, `the list query ${query} to return ${expected.join(', ')}`).catch((error: unknown) => {
+    throw new Error(`${(error as Error).message}; last answer: ${found.map((e) => e.workflowId).join(', ') || 'none'}`);
+  });
+  return found;
+}
+
+function sameIds(found: WorkflowExecutionInfo[], expected: string[]): boolean {
+  const ids = [...new Set(found.map((execution) => execution.workflowId))].sort();
+  return JSON.stringify(ids) === JSON.stringify([...expected].sort());
+}
+
+describe('follow-ups are found by visibility queries', () => {
+  let worker: Worker;
+  let running: Promise<void>;
+  let taskQueue: string;
+  beforeAll(async () => {
+    taskQueue = h.taskQueue();
+    worker = await h.worker(taskQueue);
+    running = worker.run();
+  });
+  afterAll(async () => {
+    worker.shutdown();
+    await running;
+  });
+
+  test('by job id: every follow-up of the job, and none of another job', async () => {
+    const ref = uniqueJob();
+    const other = uniqueJob();
+    h.simulator.addJob({ ...ref, outcome: 'completed' });
+    h.simulator.addJob({ ...other, outcome: 'completed' });
+    const followUps = h.followUps(taskQueue);
+    const first = await followUps.startAndWait({ ...ref, prompt: 'Add tests', polling: FAST_POLLING });
+    const second = await followUps.startAndWait({ ...ref, prompt: 'Now fix the lint warnings', polling: FAST_POLLING });
+    await followUps.startAndWait({ ...other, prompt: 'Add tests', polling: FAST_POLLING });
+
+    const found = await expectListed(`AgentJobId="${ref.jobId}"`, [first.workflowId, second.workflowId]);
+    for (const execution of found) {
+      expect(execution.typedSearchAttributes.get(AgentProjectId)).toBe(ref.projectId);
+      expect(execution.typedSearchAttributes.get(AgentJobStatus)).toBe('completed');
+    }
+    // The pull request's link is there too, and finds the follow-up that produced it.
+    const link = second.result.prLink as string;
+    expect(link).toMatch(/^https:\/\//);
+    const byLink = await expectListed(`AgentPrLink="${link}"`, [second.workflowId]);
+    expect(byLink[0]?.typedSearchAttributes.get(AgentPrLink)).toBe(link);
+  });
+
+  test('by status: a follow-up whose job is still active, then the same one once it ended', async () => {
+    const ref = uniqueJob();
+    h.simulator.addJob({ ...ref, outcome: 'failed', workMs: 600_000 });
+    const followUps = h.followUps(taskQueue);
+    const { workflowId } = await followUps.start({ ...ref, prompt: 'A long task', polling: FAST_POLLING });
+
+    await expectListed(`AgentJobId="${ref.jobId}" AND AgentJobStatus="active" AND ExecutionStatus="Running"`, [workflowId]);
+    h.simulator.finishJob(ref.projectId, ref.jobId);
+    const result = await followUps.result(workflowId);
+    expect(result.outcome).toBe('failed');
+    await expectListed(`AgentJobId="${ref.jobId}" AND AgentJobStatus="failed"`, [workflowId]);
+    expect(await list(`AgentJobId="${ref.jobId}" AND AgentJobStatus="active"`)).toEqual([]);
+  });
+
+  test('a follow-up started without our client (another SDK, the Web UI) gets its attributes from the workflow', async () => {
+    const ref = uniqueJob();
+    h.simulator.addJob({ ...ref, outcome: 'completed' });
+    const handle = await h.client.workflow.start<typeof followUpWorkflow>('followUpWorkflow', {
+      taskQueue,
+      workflowId: `bare-${randomUUID()}`,
+      args: [{ ...ref, prompt: 'Started by hand', polling: FAST_POLLING }],
+    });
+    await handle.result();
+    await expectListed(`AgentProjectId="${ref.projectId}" AND AgentJobId="${ref.jobId}" AND AgentJobStatus="completed"`, [
+      handle.workflowId,
+    ]);
+  });
+});
+
+describe('the Web UI shows what a follow-up is at a glance', () => {
+  test('summary, details, activity summaries and the live current details', async () => {
+    const ref = uniqueJob();
+    h.simulator.addJob({ ...ref, outcome: 'completed', workMs: 600_000 });
+    const taskQueue = h.taskQueue();
+    const worker = await h.worker(taskQueue);
+    const prompt = `Rewrite the parser — ${'with care, '.repeat(60)}and add tests`;
+    const followUps = h.followUps(taskQueue);
+    await worker.runUntil(async () => {
+      const { workflowId } = await followUps.start({ ...ref, prompt, polling: FAST_POLLING });
+      const handle = h.client.workflow.getHandle(workflowId);
+
+      const description = await handle.describe();
+      const summary = (await description.staticSummary()) as string;
+      expect(summary).toContain(`${ref.projectId}/${ref.jobId}`);
+      expect(summary).toContain('Rewrite the parser — with care');
+      expect(utf8Length(summary)).toBeLessThanOrEqual(MAX_SUMMARY_BYTES);
+      expect(summary).not.toContain('and add tests');
+      const details = (await description.staticDetails()) as string;
+      expect(details).toContain(`job \`${ref.jobId}\``);
+
+      // The overview's current details come from the worker, through the SDK's built-in metadata query.
+      let current = '';
+      await waitFor(async () => {
+        const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+        current = metadata.currentDetails ?? '';
+        return current.includes('Following the job') && current.includes('`active`');
+      }, 'the current details to show the job active');
+      expect(current).toMatch(/Polls: \d+/);
+
+      h.simulator.finishJob(ref.projectId, ref.jobId);
+      const result = await followUps.result(workflowId);
+      const finished = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata').catch(() => null);
+      // A completed workflow may already be gone from the worker's cache; when it answers, it says finished.
+      if (finished) expect(finished.currentDetails).toContain('**Finished**');
+      expect(result.outcome).toBe('completed');
+
+      const history = await handle.fetchHistory();
+      const activitySummaries = new Set<string>();
+      for (const event of history.events ?? []) {
+        const payload = event.activityTaskScheduledEventAttributes ? event.userMetadata?.summary : undefined;
+        if (payload?.data) activitySummaries.add(Buffer.from(payload.data).toString('utf8'));
+      }
+      expect([...activitySummaries].sort()).toEqual(['"poll agent job"', '"read job before sending"', '"send follow-up message"']);
+    });
+  });
+});

@@ -1,0 +1,30 @@
+/** The worker's start-up check against the real dev server: the test namespace has the attributes, a new one not. */
+import { randomUUID } from 'node:crypto';
+import { checkSearchAttributes } from '../../src/search-attribute-check';
+import { createHarness, type Harness } from '../support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+test('the namespace the dev server registered them on passes', async () => {
+  await expect(checkSearchAttributes(h.nativeConnection.operatorService, 'default')).resolves.toEqual({ ok: true });
+});
+
+test('a namespace without them fails, naming every missing attribute', async () => {
+  const namespace = `bare-${randomUUID().slice(0, 8)}`;
+  await h.client.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: { seconds: 86_400 } });
+  await expect(checkSearchAttributes(h.nativeConnection.operatorService, namespace)).resolves.toEqual({
+    ok: false,
+    problems: [
+      'AgentProjectId is not registered',
+      'AgentJobId is not registered',
+      'AgentJobStatus is not registered',
+      'AgentPrLink is not registered',
+    ],
+  });
+});

@@ -1,0 +1,25 @@
+import { compareSearchAttributes, searchAttributeFix } from '../../src/search-attribute-check';
+
+const KEYWORD = 2;
+const TEXT = 1;
+
+describe('compareSearchAttributes', () => {
+  test('all four registered as Keyword: nothing to fix', () => {
+    expect(compareSearchAttributes({ AgentProjectId: KEYWORD, AgentJobId: KEYWORD, AgentJobStatus: KEYWORD, AgentPrLink: KEYWORD, Other: TEXT })).toEqual([]);
+  });
+
+  test('names each missing attribute and each one of the wrong type', () => {
+    expect(compareSearchAttributes({ AgentProjectId: KEYWORD, AgentJobId: TEXT })).toEqual([
+      'AgentJobId is registered with another type than Keyword',
+      'AgentJobStatus is not registered',
+      'AgentPrLink is not registered',
+    ]);
+  });
+
+  test('the fix names the script and the Cloud command', () => {
+    const message = searchAttributeFix('prod', ['AgentJobStatus is not registered']);
+    expect(message).toContain("Namespace 'prod'");
+    expect(message).toContain('scripts/register-search-attributes.sh');
+    expect(message).toContain('tcld namespace search-attributes add');
+  });
+});

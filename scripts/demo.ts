@@ -33,7 +33,9 @@ async function main(): Promise<void> {
       (async () => {
         const { workflowId } = await stack.followUps.start(input, { workflowId: `demo-followup-${Date.now()}` });
         console.log(`Started follow-up ${workflowId}`);
-        console.log(`See it in the Web UI: ${stack.uiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}\n`);
+        console.log(`See it in the Web UI: ${stack.uiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`);
+        const query = `AgentJobId="${jobId}"`;
+        console.log(`Every follow-up of this job: ${stack.uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(query)}\n`);
         let last = '';
         const outcome = stack.followUps.result(workflowId);
         let finished = false;

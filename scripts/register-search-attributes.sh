@@ -6,8 +6,8 @@
 #   TEMPORAL_ADDRESS=temporal:7233 scripts/register-search-attributes.sh
 #
 # It uses the `temporal` CLI (TEMPORAL_CLI, else `temporal` on PATH, else the copy scripts/install-temporal-cli.sh builds).
-# On Temporal Cloud, create them in the Cloud UI or with `tcld namespace search-attributes add` instead: the Cloud's
-# operator API does not accept this command.
+# On Temporal Cloud, set TEMPORAL_API_KEY too; if the key may not use the operator API, add them in the Cloud UI
+# (Namespace -> Search Attributes) or with `tcld namespace search-attributes add` instead.
 set -euo pipefail
 
 attributes=(AgentProjectId AgentJobId AgentJobStatus AgentPrLink)

@@ -50,8 +50,7 @@ export function searchAttributeFix(namespace: string, problems: string[]): strin
   return (
     `Namespace '${namespace}' lacks agent-followup's search attributes (${problems.join('; ')}). ` +
     'Register them once per namespace with `scripts/register-search-attributes.sh` (TEMPORAL_ADDRESS and ' +
-    'TEMPORAL_NAMESPACE select the cluster), or on Temporal Cloud with ' +
-    '`tcld namespace search-attributes add --namespace <ns> --search-attribute AgentProjectId=Keyword ...` ' +
-    '(AgentProjectId, AgentJobId, AgentJobStatus, AgentPrLink, all Keyword).'
+    'TEMPORAL_NAMESPACE select the cluster), or on Temporal Cloud in the Cloud UI or with ' +
+    '`tcld namespace search-attributes add` (AgentProjectId, AgentJobId, AgentJobStatus, AgentPrLink, all Keyword).'
   );
 }

@@ -1,5 +1,6 @@
 /** The worker's start-up check against the real dev server: the test namespace has the attributes, a new one not. */
 import { randomUUID } from 'node:crypto';
+import { msToTs } from '@temporalio/common/lib/time';
 import { checkSearchAttributes } from '../../src/search-attribute-check';
 import { createHarness, type Harness } from '../support/harness';
 
@@ -17,7 +18,7 @@ test('the namespace the dev server registered them on passes', async () => {
 
 test('a namespace without them fails, naming every missing attribute', async () => {
   const namespace = `bare-${randomUUID().slice(0, 8)}`;
-  await h.client.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: { seconds: 86_400 } });
+  await h.client.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
   await expect(checkSearchAttributes(h.nativeConnection.operatorService, namespace)).resolves.toEqual({
     ok: false,
     problems: [

@@ -1,15 +1,26 @@
 #!/usr/bin/env node
 /**
- * The `agent-followup` command: send a follow-up, look at one, cancel one. Input is validated before any connection
- * is made, and exit codes say how the follow-up ended (README, "Exit codes").
+ * The `agent-followup` command: send a follow-up, look at one, cancel one, and manage recurring follow-ups
+ * (`schedule …`). Input is validated before any connection is made, and exit codes say how the follow-up ended
+ * (README, "Exit codes").
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
 import { checkFollowUpInput, FollowUpClient, InvalidFollowUpInputError, maxPromptLengthFromEnv } from './client';
 import type { FollowUpInput } from './follow-up/input';
+import { excerpt } from './follow-up/start-metadata';
 import { FollowUpErrorType, type FollowUpProgress, type FollowUpResult } from './follow-up/types';
+import {
+  checkScheduleRequest,
+  FollowUpSchedules,
+  InvalidScheduleError,
+  type FollowUpScheduleRequest,
+  type FollowUpScheduleSpecView,
+  type ScheduleOverlapChoice,
+  type ScheduledFollowUpRun,
+} from './schedules';
 
 /** Process exit codes; documented in the README and stable. */
 export const ExitCode = {
@@ -32,6 +43,8 @@ export interface CliIo {
   connect: () => Promise<FollowUpClient>;
   /** How often --wait asks for progress. */
   progressIntervalMs?: number;
+  /** How the schedule commands reach Temporal; defaults to the environment. Tests pass a client of their own. */
+  connectSchedules?: () => Promise<FollowUpSchedules>;
 }
 
 const HELP = `agent-followup: send a follow-up instruction to an AI agent job and follow it to its end, on Temporal.
@@ -40,6 +53,13 @@ Usage:
   agent-followup send --project ID --job ID (--prompt TEXT | --prompt-file PATH) [options]
   agent-followup status <workflowId> [--json]
   agent-followup cancel <workflowId>
+  agent-followup schedule create --project ID --job ID (--prompt TEXT | --prompt-file PATH) (--cron EXPR | --every D) [options]
+  agent-followup schedule list [--project ID] [--job ID] [--json]
+  agent-followup schedule describe <scheduleId> [--json]
+  agent-followup schedule pause <scheduleId> [--note TEXT]
+  agent-followup schedule unpause <scheduleId> [--note TEXT]
+  agent-followup schedule trigger <scheduleId>
+  agent-followup schedule delete <scheduleId>
   agent-followup --help
 
 send options:
@@ -52,6 +72,19 @@ send options:
   --timeout D            give up after this long (default 24h)
   --settle-window D      how long an unchanged terminal status must stand after the send to count (default 30s)
   --on-ambiguous-send P  reconcile (default) | retry | fail: what to do when a send may or may not have arrived
+
+schedule create options (the send options above set each run's polling, except --wait and --workflow-id):
+  --cron EXPR            when to run: 5-7 cron fields ("0 9 * * MON-FRI") or @hourly, @daily, @weekly, @monthly
+  --every D              or run every D (at least 1m), counted from the Unix epoch; --offset D shifts it
+  --timezone TZ          IANA zone the cron is read in (default UTC), e.g. Europe/Berlin
+  --note TEXT            a note shown by describe and in the Web UI
+  --schedule-id ID       use this id instead of followup-schedule-{project}-{job}-{hash of the prompt}
+  --paused               create it paused (trigger still runs it)
+  --overlap P            skip (default) | buffer-one: what happens when a run comes due while one is still going
+  --catchup-window D     how late a run may still start after a Temporal outage (default 10m; 10s-365d)
+  --no-pause-on-failure  keep running after a follow-up fails (default: a failed follow-up pauses the schedule)
+  --json                 print one JSON object instead of text
+Schedules, their defaults and how to read their results: docs/SCHEDULES.md.
 
 Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_TASK_QUEUE (agent-followup),
 TEMPORAL_API_KEY / TEMPORAL_TLS_* / TEMPORAL_PROFILE for Temporal Cloud. The agent API key is the worker's, not this
@@ -75,6 +108,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         return await status(rest, io);
       case 'cancel':
         return await cancel(rest, io);
+      case 'schedule':
+        return await schedule(rest, io);
       case undefined:
       case '-h':
       case '--help':
@@ -82,15 +117,26 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         io.out(HELP);
         return command === undefined ? ExitCode.BadInput : ExitCode.Ok;
       default:
-        throw new UsageError(`unknown command '${command}'; use send, status or cancel (see --help)`);
+        throw new UsageError(`unknown command '${command}'; use send, status, cancel or schedule (see --help)`);
     }
   } catch (error) {
-    if (error instanceof UsageError || error instanceof InvalidFollowUpInputError) {
+    if (error instanceof UsageError || error instanceof InvalidFollowUpInputError || error instanceof InvalidScheduleError) {
       io.err(`agent-followup: ${error.message}\n`);
       return ExitCode.BadInput;
     }
     if (error instanceof WorkflowNotFoundError) {
       io.err(`agent-followup: no follow-up with workflow id '${error.workflowId}' in this namespace\n`);
+      return ExitCode.BadInput;
+    }
+    if (error instanceof ScheduleNotFoundError) {
+      io.err(`agent-followup: no schedule with id '${error.scheduleId}' in this namespace (see: agent-followup schedule list)\n`);
+      return ExitCode.BadInput;
+    }
+    if (error instanceof ScheduleAlreadyRunning) {
+      io.err(
+        `agent-followup: a schedule with id '${error.scheduleId}' already exists; see it with ` +
+          `agent-followup schedule describe ${error.scheduleId}, or pass another --schedule-id\n`,
+      );
       return ExitCode.BadInput;
     }
     io.err(`agent-followup: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -325,12 +371,277 @@ async function cancel(args: string[], io: CliIo): Promise<number> {
   }
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// schedule create | list | describe | pause | unpause | trigger | delete
+// ---------------------------------------------------------------------------------------------------------------
+
+const SCHEDULE_COMMANDS = 'create, list, describe, pause, unpause, trigger or delete';
+
+async function schedule(args: string[], io: CliIo): Promise<number> {
+  const [subcommand, ...rest] = args;
+  switch (subcommand) {
+    case 'create':
+      return createSchedule(rest, io);
+    case 'list':
+      return listSchedules(rest, io);
+    case 'describe':
+      return describeSchedule(rest, io);
+    case 'pause':
+    case 'unpause':
+      return pauseOrUnpauseSchedule(subcommand, rest, io);
+    case 'trigger':
+      return triggerSchedule(rest, io);
+    case 'delete':
+      return deleteSchedule(rest, io);
+    case '-h':
+    case '--help':
+    case 'help':
+      io.out(HELP);
+      return ExitCode.Ok;
+    case undefined:
+      throw new UsageError(`schedule needs a command: ${SCHEDULE_COMMANDS} (see --help)`);
+    default:
+      throw new UsageError(`unknown schedule command '${subcommand}'; use ${SCHEDULE_COMMANDS} (see --help)`);
+  }
+}
+
+/** Runs `work` with a schedules client and always closes its connection. */
+async function withSchedules<T>(io: CliIo, work: (schedules: FollowUpSchedules) => Promise<T>): Promise<T> {
+  const schedules = await (io.connectSchedules ?? (() => FollowUpSchedules.fromEnvironment(io.env)))();
+  try {
+    return await work(schedules);
+  } finally {
+    await schedules.close();
+  }
+}
+
+/** The one schedule id a command takes. */
+function scheduleIdArgument(positionals: string[], command: string): string {
+  const scheduleId = positionals[0];
+  if (scheduleId === undefined || positionals.length > 1) throw new UsageError(`schedule ${command} takes exactly one schedule id`);
+  return scheduleId;
+}
+
+async function createSchedule(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, {
+    project: { type: 'string' },
+    job: { type: 'string' },
+    prompt: { type: 'string' },
+    'prompt-file': { type: 'string' },
+    'initial-interval': { type: 'string' },
+    'backoff-coefficient': { type: 'string' },
+    'max-interval': { type: 'string' },
+    timeout: { type: 'string' },
+    'settle-window': { type: 'string' },
+    'on-ambiguous-send': { type: 'string' },
+    cron: { type: 'string' },
+    every: { type: 'string' },
+    offset: { type: 'string' },
+    timezone: { type: 'string' },
+    note: { type: 'string' },
+    'schedule-id': { type: 'string' },
+    paused: { type: 'boolean' },
+    overlap: { type: 'string' },
+    'catchup-window': { type: 'string' },
+    // Node 20's parseArgs has no negated booleans; this is a flag of its own.
+    'no-pause-on-failure': { type: 'boolean' },
+    json: { type: 'boolean' },
+  });
+  if (values.help) {
+    io.out(HELP);
+    return ExitCode.Ok;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${String(positionals[0])}' (quote the prompt and the cron expression)`);
+  const str = (name: string) => values[name] as string | undefined;
+  // Milliseconds when all digits, as for the polling flags; otherwise Temporal's duration strings.
+  const duration = (name: string) => {
+    const value = str(name);
+    return value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : value;
+  };
+  const request: FollowUpScheduleRequest = {
+    input: buildInput(values),
+    ...definedOnly({
+      scheduleId: str('schedule-id'),
+      cron: str('cron'),
+      every: duration('every'),
+      offset: duration('offset'),
+      timezone: str('timezone'),
+      note: str('note'),
+      overlap: str('overlap') as ScheduleOverlapChoice | undefined,
+      catchupWindow: duration('catchup-window'),
+      paused: values.paused === true ? true : undefined,
+      pauseOnFailure: values['no-pause-on-failure'] === true ? false : undefined,
+    }),
+  };
+
+  // Validate before connecting: bad input never reaches Temporal, and nothing is created.
+  checkScheduleRequest(request, maxPromptLengthFromEnv(io.env));
+  return withSchedules(io, async (schedules) => {
+    const created = await schedules.create(request);
+    const view = await schedules.describe(created.scheduleId);
+    if (values.json) {
+      io.out(`${JSON.stringify({ ...created, paused: view.paused, nextRunTimes: view.nextRunTimes })}\n`);
+      return ExitCode.Ok;
+    }
+    io.out(
+      [
+        `Created schedule ${created.scheduleId}${view.paused ? ' (paused)' : ''}: ${describeSpec(view.spec)}`,
+        `Policies: ${describePolicies(view.policies)}`,
+        view.nextRunTimes.length > 0
+          ? `Next runs: ${view.nextRunTimes.slice(0, 3).join(', ')}`
+          : 'No upcoming runs: the spec matches no future time (check the cron expression).',
+        `Each run is a follow-up whose workflow id starts with ${created.workflowIdPrefix}-`,
+        `Look at it with: agent-followup schedule describe ${created.scheduleId}`,
+      ].join('\n') + '\n',
+    );
+    return ExitCode.Ok;
+  });
+}
+
+/** Leaves out the fields a flag did not set, so the request only holds what was asked for. */
+function definedOnly<T extends Record<string, unknown>>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter((entry) => entry[1] !== undefined)) as Partial<T>;
+}
+
+async function listSchedules(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, { project: { type: 'string' }, job: { type: 'string' }, json: { type: 'boolean' } });
+  if (values.help) {
+    io.out(HELP);
+    return ExitCode.Ok;
+  }
+  if (positionals.length > 0) throw new UsageError(`schedule list takes no arguments (got '${String(positionals[0])}'); filter with --project and --job`);
+  const filter = definedOnly({ projectId: values.project as string | undefined, jobId: values.job as string | undefined });
+  return withSchedules(io, async (schedules) => {
+    const entries = await schedules.list(filter);
+    if (values.json) {
+      io.out(`${JSON.stringify(entries)}\n`);
+      return ExitCode.Ok;
+    }
+    if (entries.length === 0) {
+      io.out('No follow-up schedules found (a schedule created a moment ago may take a few seconds to be listed).\n');
+      return ExitCode.Ok;
+    }
+    for (const entry of entries) {
+      const state = entry.paused ? 'PAUSED' : 'active';
+      const next = entry.paused ? '' : `, next ${entry.nextRunTimes[0] ?? 'never'}`;
+      const last = entry.lastRun ? `; last run: ${describeRun(entry.lastRun)}` : '; no runs yet';
+      io.out(`${entry.scheduleId}  ${state}  ${entry.projectId ?? '?'}/${entry.jobId ?? '?'}  ${describeSpec(entry.spec)}${next}${last}\n`);
+    }
+    return ExitCode.Ok;
+  });
+}
+
+async function describeSchedule(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, { json: { type: 'boolean' } });
+  if (values.help) {
+    io.out(HELP);
+    return ExitCode.Ok;
+  }
+  const scheduleId = scheduleIdArgument(positionals, 'describe');
+  return withSchedules(io, async (schedules) => {
+    const view = await schedules.describe(scheduleId);
+    if (values.json) {
+      io.out(`${JSON.stringify(view)}\n`);
+      return ExitCode.Ok;
+    }
+    const lines = [
+      `Schedule ${view.scheduleId}: ${view.paused ? 'PAUSED' : 'active'}`,
+      view.note ? `Note: ${view.note}` : '',
+      view.input
+        ? `Follow-up: project ${view.input.projectId}, job ${view.input.jobId}: "${excerpt(view.input.prompt, 120)}"`
+        : 'Follow-up: (the action is not a follow-up input)',
+      `When: ${describeSpec(view.spec)}`,
+      `Policies: ${describePolicies(view.policies)}`,
+      `Next runs: ${view.paused ? '(paused)' : view.nextRunTimes.slice(0, 3).join(', ') || 'none'}`,
+      `Runs: ${view.counts.runsStarted} started, ${view.counts.skippedOverlap} skipped (a run was still going), ` +
+        `${view.counts.missedCatchupWindow} missed (outside the catch-up window)`,
+      view.recentRuns.length > 0 ? 'Recent runs (newest first):' : 'No runs yet.',
+      ...view.recentRuns.map((run) => `  ${describeRun(run)}`),
+    ];
+    io.out(`${lines.filter(Boolean).join('\n')}\n`);
+    return ExitCode.Ok;
+  });
+}
+
+async function pauseOrUnpauseSchedule(command: 'pause' | 'unpause', args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, { note: { type: 'string' } });
+  if (values.help) {
+    io.out(HELP);
+    return ExitCode.Ok;
+  }
+  const scheduleId = scheduleIdArgument(positionals, command);
+  const note = values.note as string | undefined;
+  return withSchedules(io, async (schedules) => {
+    if (command === 'pause') await schedules.pause(scheduleId, note);
+    else await schedules.unpause(scheduleId, note);
+    io.out(`${command === 'pause' ? 'Paused' : 'Unpaused'} schedule ${scheduleId}\n`);
+    return ExitCode.Ok;
+  });
+}
+
+async function triggerSchedule(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, {});
+  if (values.help) {
+    io.out(HELP);
+    return ExitCode.Ok;
+  }
+  const scheduleId = scheduleIdArgument(positionals, 'trigger');
+  return withSchedules(io, async (schedules) => {
+    const { overlap } = await schedules.trigger(scheduleId);
+    io.out(
+      `Triggered schedule ${scheduleId} (overlap ${overlap}: if one of its follow-ups is still running, ` +
+        `${overlap === 'skip' ? 'this run is skipped' : overlap === 'buffer-one' ? 'this run starts after it' : 'the policy decides'}).\n` +
+        `See the run with: agent-followup schedule describe ${scheduleId}\n`,
+    );
+    return ExitCode.Ok;
+  });
+}
+
+async function deleteSchedule(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, {});
+  if (values.help) {
+    io.out(HELP);
+    return ExitCode.Ok;
+  }
+  const scheduleId = scheduleIdArgument(positionals, 'delete');
+  return withSchedules(io, async (schedules) => {
+    const { runningWorkflowIds } = await schedules.delete(scheduleId);
+    io.out(`Deleted schedule ${scheduleId}\n`);
+    for (const workflowId of runningWorkflowIds) {
+      io.out(`Its follow-up ${workflowId} is still running; stop it with: agent-followup cancel ${workflowId}\n`);
+    }
+    return ExitCode.Ok;
+  });
+}
+
+function describeSpec(spec: FollowUpScheduleSpecView): string {
+  if (spec.every !== undefined) return `every ${spec.every}${spec.offset && spec.offset !== '0s' ? ` (offset ${spec.offset})` : ''}`;
+  if (spec.cron !== undefined) return `cron "${spec.cron}" in ${spec.timezone}`;
+  return `a calendar spec in ${spec.timezone} (not created by agent-followup; see it in the Web UI)`;
+}
+
+function describePolicies(policies: { overlap: string; catchupWindow: string; pauseOnFailure: boolean }): string {
+  return (
+    `overlap ${policies.overlap}, catch-up window ${policies.catchupWindow}, ` +
+    (policies.pauseOnFailure ? 'pauses itself when a follow-up fails' : 'keeps running when a follow-up fails')
+  );
+}
+
+function describeRun(run: ScheduledFollowUpRun): string {
+  const parts = [run.workflowId, run.status];
+  if (run.outcome) parts.push(`job ${run.outcome}`);
+  if (run.prLink) parts.push(run.prLink);
+  if (run.failure) parts.push(`${run.failure.type}: ${run.failure.message}`);
+  return parts.join('  ');
+}
+
 if (require.main === module) {
   runCli(process.argv.slice(2), {
     env: process.env,
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),
     connect: () => FollowUpClient.fromEnvironment(process.env),
+    connectSchedules: () => FollowUpSchedules.fromEnvironment(process.env),
   })
     .then((code) => {
       process.exitCode = code;

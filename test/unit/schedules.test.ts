@@ -1,0 +1,214 @@
+import { ScheduleOverlapPolicy } from '@temporalio/client';
+import { followUpWorkflowId } from '../../src/client';
+import { followUpStartMetadata } from '../../src/follow-up/start-metadata';
+import {
+  buildScheduleOptions,
+  checkScheduleRequest,
+  cronExpressionProblems,
+  DEFAULT_CATCHUP_WINDOW_MS,
+  followUpScheduleId,
+  InvalidScheduleError,
+  isKnownTimeZone,
+  type CheckedScheduleRequest,
+} from '../../src/schedules';
+import { FOLLOW_UP_WORKFLOW_TYPE } from '../../src/workflows/definitions';
+
+const input = { projectId: 'proj-1', jobId: 'job-7', prompt: 'Bump the dependencies' };
+
+function problemsOf(request: unknown, maxPromptLength?: number): string {
+  try {
+    checkScheduleRequest(request, maxPromptLength);
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidScheduleError);
+    return (error as Error).message;
+  }
+  throw new Error('expected the request to be refused');
+}
+
+describe('checkScheduleRequest', () => {
+  test('applies the defaults: skip overlap, a 10 minute catch-up window, pause on failure, UTC, not paused', () => {
+    const checked = checkScheduleRequest({ input, cron: '0 9 * * MON-FRI' });
+    expect(checked).toEqual<CheckedScheduleRequest>({
+      scheduleId: followUpScheduleId(input),
+      input,
+      parsedInput: input,
+      spec: { cron: '0 9 * * MON-FRI', timezone: 'UTC' },
+      paused: false,
+      overlap: 'skip',
+      catchupWindowMs: DEFAULT_CATCHUP_WINDOW_MS,
+      pauseOnFailure: true,
+    });
+    expect(DEFAULT_CATCHUP_WINDOW_MS).toBe(10 * 60 * 1000);
+  });
+
+  test('takes an interval with an offset, in Temporal duration strings or milliseconds', () => {
+    expect(checkScheduleRequest({ input, every: '1d', offset: '9h' }).spec).toEqual({ everyMs: 86_400_000, offsetMs: 32_400_000 });
+    expect(checkScheduleRequest({ input, every: 3_600_000 }).spec).toEqual({ everyMs: 3_600_000, offsetMs: 0 });
+  });
+
+  test('keeps the caller input as given for the runs and the parsed one for ids and metadata', () => {
+    const given = { ...input, polling: { initialInterval: '10s', timeout: '2h' } };
+    const checked = checkScheduleRequest({ input: given, every: '1h' });
+    expect(checked.input).toBe(given);
+    expect(checked.parsedInput.polling).toEqual({ initialInterval: 10_000, timeout: 7_200_000 });
+  });
+
+  test('accepts every option a caller may set', () => {
+    const checked = checkScheduleRequest({
+      scheduleId: 'nightly-deps',
+      input,
+      cron: '30 2 * * *',
+      timezone: 'Europe/Berlin',
+      note: 'nightly dependency bumps',
+      paused: true,
+      overlap: 'buffer-one',
+      catchupWindow: '1h',
+      pauseOnFailure: false,
+    });
+    expect(checked).toMatchObject({
+      scheduleId: 'nightly-deps',
+      spec: { cron: '30 2 * * *', timezone: 'Europe/Berlin' },
+      note: 'nightly dependency bumps',
+      paused: true,
+      overlap: 'buffer-one',
+      catchupWindowMs: 3_600_000,
+      pauseOnFailure: false,
+    });
+  });
+
+  test('refuses a request with neither cron nor every, and one with both', () => {
+    expect(problemsOf({ input })).toContain('cron: give either cron (e.g. "0 9 * * MON-FRI") or every (e.g. "1h")');
+    expect(problemsOf({ input, cron: '@daily', every: '1h' })).toContain('every: give either cron or every, not both');
+  });
+
+  test('lists every problem at once, each with its field, including the follow-up input', () => {
+    const message = problemsOf({
+      scheduleId: 'bad id',
+      input: { projectId: 'p', jobId: 'a/b', prompt: '' },
+      every: '10s',
+      timezone: 'Mars/Olympus',
+      overlap: 'allow-all',
+      catchupWindow: '1s',
+    });
+    expect(message).toMatch(/^Invalid schedule: /);
+    expect(message).toContain("scheduleId may contain only letters, digits, '.', '_', ':' and '-'");
+    expect(message).toContain('input.jobId may contain only');
+    expect(message).toContain('input.prompt must not be empty');
+    expect(message).toContain('every must be between 1m and 366d (got "10s")');
+    expect(message).toContain('timezone is not a known IANA time zone');
+    expect(message).toContain('overlap must be one of skip, buffer-one');
+    expect(message).toContain('catchupWindow must be between 10s and 365d (got "1s")');
+  });
+
+  test('refuses a timezone with an interval, which would change nothing', () => {
+    expect(problemsOf({ input, every: '1d', timezone: 'Europe/Berlin' })).toContain('timezone applies to cron only');
+  });
+
+  test('refuses an offset without an interval or not below it', () => {
+    expect(problemsOf({ input, cron: '@daily', offset: '1h' })).toContain('offset applies to every only');
+    expect(problemsOf({ input, every: '1h', offset: '1h' })).toContain('offset (1h) must be below every (1h)');
+  });
+
+  test('refuses durations that are not whole seconds, or not durations at all', () => {
+    expect(problemsOf({ input, every: 90_500 })).toContain('every must be a whole number of seconds');
+    expect(problemsOf({ input, every: 'hourly' })).toContain('every is not a duration: "hourly"');
+  });
+
+  test('refuses unknown fields and a missing input', () => {
+    expect(problemsOf({ input, cron: '@daily', jitter: '1m' })).toContain('unknown field(s) "jitter"');
+    expect(problemsOf({ cron: '@daily' })).toContain('input');
+  });
+
+  test('honours a lower prompt limit', () => {
+    expect(problemsOf({ input: { ...input, prompt: 'x'.repeat(11) }, cron: '@daily' }, 10)).toContain(
+      'input.prompt must be at most 10 characters',
+    );
+  });
+
+  test('refuses a note over 1000 characters', () => {
+    expect(problemsOf({ input, cron: '@daily', note: 'n'.repeat(1001) })).toContain('note must be at most 1000 characters');
+  });
+});
+
+describe('cronExpressionProblems', () => {
+  test.each(['0 9 * * MON-FRI', '*/15 * * * *', '0 0 1 JAN,JUL *', '0 9 * * 7', '0 9 * * SU', '0 0 1 1 * 2030', '30 0 9 * * * *', '@daily', '@hourly', '0 9 * * * # morning', '5/10 1-5/2,8 * * *'])(
+    'accepts %s',
+    (cron) => {
+      expect(cronExpressionProblems(cron)).toEqual([]);
+    },
+  );
+
+  test.each([
+    ['', 'is empty'],
+    ['0 9 * *', 'has 4 field(s)'],
+    ['60 * * * *', "the minute field '60' has 60, outside 0–59"],
+    ['0 24 * * *', "the hour field '24' has 24, outside 0–23"],
+    ['0 9 ? * *', 'Quartz extensions Temporal does not support'],
+    ['0 9 L * *', "uses 'L'"],
+    ['0 9 15W * *', "uses '15W'"],
+    ['0 9 * * FUNDAY', "has 'FUNDAY', which is not a number or a day name"],
+    ['0 9 * XY *', "has 'XY', which is not a number or a month name"],
+    ['0 9 5-1 * *', "a range '5-1' that ends before it starts"],
+    ['*/0 * * * *', "a step '0' that is not a whole number of at least 1"],
+    ['0 0 1 1 * 2200', 'outside 2000–2100'],
+    ['* * * * * * *', 'follow-ups more often than once a minute are refused'],
+    ['@every 1h', '@every is not accepted here'],
+    ['@fortnightly', "unknown shorthand '@fortnightly'"],
+    ['CRON_TZ=Europe/Berlin 0 9 * * *', 'give timezone instead'],
+    ['1,,2 * * * *', 'has an empty list item'],
+  ])('refuses %j: %s', (cron, problem) => {
+    expect(cronExpressionProblems(cron).join('; ')).toContain(problem);
+  });
+
+  test('names every bad field of one expression', () => {
+    expect(cronExpressionProblems('61 25 * * *')).toHaveLength(2);
+  });
+});
+
+describe('isKnownTimeZone', () => {
+  test.each(['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata'])('knows %s', (zone) => expect(isKnownTimeZone(zone)).toBe(true));
+  test.each(['Mars/Olympus', 'Europe/Berlinn', ''])('does not know %j', (zone) => expect(isKnownTimeZone(zone)).toBe(false));
+});
+
+describe('followUpScheduleId', () => {
+  test('is the same for the same project, job and prompt, and differs for another prompt', () => {
+    expect(followUpScheduleId(input)).toBe(followUpScheduleId({ ...input }));
+    expect(followUpScheduleId(input)).toMatch(/^followup-schedule-proj-1-job-7-[0-9a-f]{16}$/);
+    expect(followUpScheduleId({ ...input, prompt: 'Something else' })).not.toBe(followUpScheduleId(input));
+  });
+});
+
+describe('buildScheduleOptions', () => {
+  test('starts the follow-up workflow with the input as given and the same metadata as a start by hand', () => {
+    const given = { ...input, polling: { initialInterval: '10s' } };
+    const checked = checkScheduleRequest({ input: given, cron: '0 9 * * MON-FRI', timezone: 'Europe/Berlin', note: 'weekday mornings' });
+    const options = buildScheduleOptions(checked, 'agent-followup');
+    expect(options.scheduleId).toBe(followUpScheduleId(input));
+    expect(options.spec).toEqual({ cronExpressions: ['0 9 * * MON-FRI'], timezone: 'Europe/Berlin' });
+    expect(options.action).toEqual({
+      type: 'startWorkflow',
+      workflowType: FOLLOW_UP_WORKFLOW_TYPE,
+      taskQueue: 'agent-followup',
+      workflowId: followUpWorkflowId(input),
+      args: [given],
+      ...followUpStartMetadata(checked.parsedInput),
+    });
+    expect(options.state).toEqual({ paused: false, note: 'weekday mornings' });
+    expect(options.memo).toEqual({ agentFollowUpSpec: { cron: '0 9 * * MON-FRI', timezone: 'Europe/Berlin' } });
+    expect(options.typedSearchAttributes).toEqual([
+      { key: expect.objectContaining({ name: 'AgentProjectId' }), value: 'proj-1' },
+      { key: expect.objectContaining({ name: 'AgentJobId' }), value: 'job-7' },
+    ]);
+  });
+
+  test('sets every policy explicitly: overlap SKIP, the catch-up window and pause on failure', () => {
+    const options = buildScheduleOptions(checkScheduleRequest({ input, every: '1h' }), 'q');
+    expect(options.policies).toEqual({ overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: DEFAULT_CATCHUP_WINDOW_MS, pauseOnFailure: true });
+    expect(options.spec).toEqual({ intervals: [{ every: 3_600_000, offset: 0 }] });
+  });
+
+  test('maps buffer-one and a turned-off pause on failure', () => {
+    const options = buildScheduleOptions(checkScheduleRequest({ input, every: '1h', overlap: 'buffer-one', pauseOnFailure: false }), 'q');
+    expect(options.policies).toMatchObject({ overlap: ScheduleOverlapPolicy.BUFFER_ONE, pauseOnFailure: false });
+  });
+});

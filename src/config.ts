@@ -8,6 +8,7 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { msToNumber } from '@temporalio/common/lib/time';
 import { z } from 'zod';
 import { DEFAULT_GET_JOB_PATH, DEFAULT_SEND_PATH, type AgentApiClientConfig } from './agent-api/http-client';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './observability/logging';
 
 export const DEFAULT_TASK_QUEUE = 'agent-followup';
 export const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';
@@ -87,6 +88,22 @@ const durationMs = (fallback: number) =>
       return z.NEVER;
     });
 
+/**
+ * Checks `host:port` for the Prometheus endpoint; returns what is wrong (to follow the variable's name) or null. Core
+ * binds it as a socket address, so the host must be an IP literal (`0.0.0.0`, `127.0.0.1`, `[::]`): a name such as
+ * `localhost` would only fail later, inside Runtime.install.
+ */
+export function metricsAddressProblem(value: string): string | null {
+  const fix = 'use host:port with an IP address, e.g. 0.0.0.0:9464 or 127.0.0.1:9464 (or leave it empty to turn metrics off)';
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(value);
+  if (!match) return `is not host:port: ${fix}`;
+  const ipv6 = match[1];
+  if (ipv6 !== undefined ? isIP(ipv6) !== 6 : isIP(match[2] ?? '') !== 4) return `must use an IP address, not a host name: ${fix}`;
+  const port = Number(match[3]);
+  if (port < 1 || port > 65_535) return `has a port outside 1-65535: ${fix}`;
+  return null;
+}
+
 const WorkerEnvSchema = z.object({
   AGENT_API_KEY: z.string().optional(),
   AGENT_API_KEY_PREFIX: z
@@ -104,6 +121,31 @@ const WorkerEnvSchema = z.object({
   AGENT_API_REQUEST_TIMEOUT: durationMs(15_000),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
   WORKER_SHUTDOWN_GRACE_TIME: durationMs(30_000),
+  WORKER_METRICS_ADDRESS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return null;
+      const problem = metricsAddressProblem(value);
+      if (problem === null) return value;
+      ctx.addIssue({ code: 'custom', message: problem });
+      return z.NEVER;
+    }),
+  LOG_FORMAT: z
+    .string()
+    .optional()
+    .transform((value) => (value === undefined || value === '' ? 'text' : value.toLowerCase()))
+    .pipe(z.enum(LOG_FORMATS, { error: `must be ${LOG_FORMATS.join(' or ')}` })),
+  LOG_LEVEL: z
+    .string()
+    .optional()
+    .transform((value) => (value === undefined || value === '' ? 'INFO' : value.toUpperCase()))
+    .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })),
+  TEMPORAL_WORKER_IDENTITY: z
+    .string()
+    .max(255, { error: 'must be at most 255 characters' })
+    .optional()
+    .transform((value) => (value === undefined || value.trim() === '' ? undefined : value)),
 });
 
 export interface TemporalSettings {
@@ -112,10 +154,20 @@ export interface TemporalSettings {
   taskQueue: string;
 }
 
+export interface ObservabilitySettings {
+  /** `host:port` of the Prometheus `/metrics` endpoint, or null when it is off. */
+  metricsAddress: string | null;
+  logFormat: LogFormat;
+  logLevel: (typeof LOG_LEVELS)[number];
+}
+
 export interface WorkerConfig {
   agentApi: Required<AgentApiClientConfig>;
   temporal: TemporalSettings;
   shutdownGraceTimeMs: number;
+  observability: ObservabilitySettings;
+  /** The worker's identity in histories (`ActivityTaskStarted.identity`); the SDK's `pid@host` when unset. */
+  identity?: string;
 }
 
 /**
@@ -175,5 +227,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     },
     temporal,
     shutdownGraceTimeMs: vars.WORKER_SHUTDOWN_GRACE_TIME,
+    observability: { metricsAddress: vars.WORKER_METRICS_ADDRESS, logFormat: vars.LOG_FORMAT, logLevel: vars.LOG_LEVEL },
+    ...(vars.TEMPORAL_WORKER_IDENTITY !== undefined ? { identity: vars.TEMPORAL_WORKER_IDENTITY } : {}),
   };
 }

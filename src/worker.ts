@@ -2,10 +2,12 @@
  * The worker: `npm run worker`. Configuration comes from the environment (see the README's table); the API key is
  * read here and handed to the activities, so it never enters workflow input, history or logs.
  */
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createActivities } from './activities';
+import { NativeConnection, Runtime, Worker, type Logger, type WorkerOptions } from '@temporalio/worker';
+import { createActivities, jobLogAttributesInterceptor } from './activities';
 import { AgentApiClient } from './agent-api/http-client';
-import { ConfigError, loadWorkerConfig } from './config';
+import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config';
+import { apiKeySecrets, createLineLogger } from './observability/logging';
+import { workerRuntimeOptions } from './observability/runtime';
 
 export interface FollowUpWorkerOptions {
   connection: NativeConnection;
@@ -18,7 +20,10 @@ export interface FollowUpWorkerOptions {
   identity?: string;
 }
 
-/** Creates a worker that runs the follow-up workflow and its activities on one task queue. */
+/**
+ * Creates a worker that runs the follow-up workflow and its activities on one task queue. It uses whatever Runtime
+ * the process has: `main` installs ours (logger, metrics); tests install their own.
+ */
 export async function createFollowUpWorker(options: FollowUpWorkerOptions): Promise<Worker> {
   return Worker.create({
     connection: options.connection,
@@ -26,6 +31,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     taskQueue: options.taskQueue,
     ...(options.identity ? { identity: options.identity } : {}),
     activities: createActivities(options.api),
+    interceptors: { activity: [jobLogAttributesInterceptor] },
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: require.resolve('./workflows') }),
@@ -34,8 +40,33 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
   });
 }
 
+/** Everything no log line may contain: the agent API key (whole and its secret part) and a Temporal API key. */
+function secretsOf(config: WorkerConfig): string[] {
+  const temporalApiKey = config.temporal.connectionOptions.apiKey;
+  return [...apiKeySecrets(config.agentApi.apiKey), ...(typeof temporalApiKey === 'string' ? [temporalApiKey] : [])];
+}
+
+/** Set once the Runtime is installed, so a later failure is reported in the configured format. */
+let processLogger: Logger | undefined;
+
 async function main(): Promise<void> {
   const config = loadWorkerConfig();
+  const logger = createLineLogger({
+    format: config.observability.logFormat,
+    level: config.observability.logLevel,
+    secrets: secretsOf(config),
+  });
+  // Once per process and before any connection: Core takes its logging and metrics exporter from here.
+  try {
+    Runtime.install(workerRuntimeOptions(config.observability, logger));
+  } catch (error) {
+    // In practice: the metrics address is taken (another worker on this host?) or not ours to bind.
+    throw new Error(
+      `could not start the Temporal runtime${config.observability.metricsAddress ? ` with metrics on WORKER_METRICS_ADDRESS=${config.observability.metricsAddress}` : ''}: ` +
+        (error instanceof Error ? error.message : String(error)),
+    );
+  }
+  processLogger = logger;
   const connection = await NativeConnection.connect(config.temporal.connectionOptions);
   try {
     const worker = await createFollowUpWorker({
@@ -44,26 +75,43 @@ async function main(): Promise<void> {
       taskQueue: config.temporal.taskQueue,
       api: new AgentApiClient(config.agentApi),
       shutdownGraceTimeMs: config.shutdownGraceTimeMs,
+      identity: config.identity,
     });
-    console.log(
+    logger.info(
       `agent-followup worker polling task queue '${config.temporal.taskQueue}' on ${config.temporal.connectionOptions.address} ` +
         `(namespace '${config.temporal.namespace}'), agent API ${config.agentApi.baseUrl}. Ctrl-C or SIGTERM drains and stops.`,
+      {
+        taskQueue: config.temporal.taskQueue,
+        namespace: config.temporal.namespace,
+        identity: worker.options.identity,
+        metricsAddress: config.observability.metricsAddress,
+      },
     );
-    // The SDK's runtime turns SIGINT/SIGTERM into a graceful shutdown; run() resolves once it is done.
+    // The SDK's runtime turns SIGINT/SIGTERM into a graceful shutdown; run() resolves once in-flight work is done.
     await worker.run();
+    logger.info('agent-followup worker stopped after draining', { taskQueue: config.temporal.taskQueue, identity: worker.options.identity });
   } finally {
     await connection.close();
   }
 }
 
+/** Before the Runtime exists (a bad environment), still honour LOG_FORMAT=json so log shippers can parse the line. */
+function reportEarly(message: string): void {
+  const format = process.env.LOG_FORMAT?.toLowerCase() === 'json' ? 'json' : 'text';
+  // The key may be malformed (that is often why we are here), but it is still the key: redact it all the same.
+  createLineLogger({ format, level: 'ERROR', secrets: apiKeySecrets(process.env.AGENT_API_KEY) }).error(message);
+}
+
 if (require.main === module) {
   main().catch((error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
     if (error instanceof ConfigError) {
-      console.error(error.message);
+      reportEarly(message);
       process.exitCode = 2;
       return;
     }
-    console.error('agent-followup worker stopped:', error instanceof Error ? error.message : error);
+    if (processLogger) processLogger.error(`agent-followup worker stopped: ${message}`, { error });
+    else reportEarly(`agent-followup worker stopped: ${message}`);
     process.exitCode = 1;
   });
 }

@@ -42,6 +42,9 @@ test('the worker process runs a follow-up end to end and drains on SIGTERM', asy
   const exit = await worker.exited;
   expect(exit.code).toBe(0);
   expect(exit.stdout + exit.stderr).not.toContain(TEST_API_KEY);
+  // Text logs by default: one line per message, time and level first, like the SDK's own logger.
+  expect(exit.stderr).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \[INFO\] agent-followup worker polling task queue/m);
+  expect(exit.stderr).toMatch(/\[INFO\] agent-followup worker stopped after draining/);
 });
 
 test('the agent-followup binary prints its help', async () => {

@@ -19,13 +19,16 @@ afterAll(async () => {
   await h.close();
 });
 
-function startWorker(taskQueue: string) {
+function startWorker(taskQueue: string, logFormat: 'text' | 'json') {
   return startBuiltScript('worker.js', [], {
     AGENT_API_KEY: KEY,
     AGENT_API_BASE_URL: h.simulator.baseUrl,
     TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
     TEMPORAL_TASK_QUEUE: taskQueue,
     WORKER_SHUTDOWN_GRACE_TIME: '2s',
+    LOG_FORMAT: logFormat,
+    // Everything the worker can say, so a key hiding in a debug line would show up too.
+    LOG_LEVEL: 'DEBUG',
   });
 }
 
@@ -83,7 +86,7 @@ interface Scenario {
   echoed: boolean;
 }
 
-test('the API key never appears in histories, failures, queries or worker logs, even when the API echoes it', async () => {
+test.each(['text', 'json'] as const)('the API key never appears in histories, failures, queries or worker logs (%s), even when the API echoes it', async (logFormat) => {
   // Positive control: the simulator really does put the key in its error bodies, and leaks() finds it there.
   const probe = uniqueJob('probe');
   const echoedResponse = await fetch(`${h.simulator.baseUrl}/v2/agent/${probe.projectId}/job/${probe.jobId}`, {
@@ -114,7 +117,7 @@ test('the API key never appears in histories, failures, queries or worker logs, 
 
   const taskQueue = h.taskQueue();
   const followUps = new FollowUpClient(h.client, { taskQueue });
-  const worker = startWorker(taskQueue);
+  const worker = startWorker(taskQueue, logFormat);
   // If the worker dies, fail with its output instead of waiting for results that will never come.
   const workerDied = worker.exited.then((exit) => {
     throw new Error(`the worker exited early (code ${exit.code}):\n${exit.output}`);
@@ -165,4 +168,18 @@ test('the API key never appears in histories, failures, queries or worker logs, 
   expect(exit.code).toBe(0);
   expect(exit.output).toContain('agent-followup worker polling task queue');
   expect(leaks(exit.output)).toEqual([]);
+  // The failures the API echoed the key into were logged (by the SDK's "Activity failed" lines), redacted.
+  expect(exit.output).toContain('Bearer [REDACTED]');
+  if (logFormat === 'json') {
+    const unparsable = exit.output.split('\n').filter((line) => {
+      if (line === '') return false;
+      try {
+        JSON.parse(line);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    expect(unparsable).toEqual([]);
+  }
 }, 240_000);

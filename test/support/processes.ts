@@ -1,5 +1,6 @@
 /** Runs the built entry points (dist/, which `npm test` builds first) as real child processes. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
 const DIST = join(__dirname, '..', '..', 'dist', 'src');
@@ -13,15 +14,18 @@ export interface Exit {
   output: string;
 }
 
+export interface StartedScript {
+  child: ChildProcess;
+  exited: Promise<Exit>;
+  /** stdout and stderr so far, interleaved, while the process still runs. */
+  output(): string;
+}
+
 /**
  * Starts `dist/src/<script>` with only the given environment (plus PATH and HOME), so nothing from the test process
  * leaks in. `exited` settles once the process is gone and its output is read.
  */
-export function startBuiltScript(
-  script: string,
-  args: string[],
-  env: Record<string, string>,
-): { child: ChildProcess; exited: Promise<Exit> } {
+export function startBuiltScript(script: string, args: string[], env: Record<string, string>): StartedScript {
   const child = spawn(process.execPath, [join(DIST, script), ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -40,5 +44,17 @@ export function startBuiltScript(
   const exited = new Promise<Exit>((resolve) =>
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, output })),
   );
-  return { child, exited };
+  return { child, exited, output: () => output };
+}
+
+/** A TCP port that was free a moment ago on loopback (for a child's listener, e.g. WORKER_METRICS_ADDRESS). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

@@ -4,6 +4,7 @@ import {
   baseUrlProblem,
   loadTemporalSettings,
   loadWorkerConfig,
+  metricsAddressProblem,
   type WorkerConfig,
 } from '../../src/config';
 
@@ -134,6 +135,8 @@ describe('loadWorkerConfig', () => {
         taskQueue: 'agent-followup',
       },
       shutdownGraceTimeMs: 30_000,
+      // Metrics are off unless an address is given: two workers on one host would otherwise fight over one port.
+      observability: { metricsAddress: null, logFormat: 'text', logLevel: 'INFO' },
     });
   });
 
@@ -149,6 +152,10 @@ describe('loadWorkerConfig', () => {
       TEMPORAL_NAMESPACE: 'followups',
       TEMPORAL_TASK_QUEUE: 'followups-queue',
       WORKER_SHUTDOWN_GRACE_TIME: '1m',
+      WORKER_METRICS_ADDRESS: '0.0.0.0:9464',
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: 'debug',
+      TEMPORAL_WORKER_IDENTITY: 'worker-a@host-1',
     });
     expect(config.agentApi).toEqual({
       baseUrl: 'http://agent-api.internal:8080',
@@ -161,6 +168,8 @@ describe('loadWorkerConfig', () => {
     expect(config.temporal.namespace).toBe('followups');
     expect(config.temporal.taskQueue).toBe('followups-queue');
     expect(config.shutdownGraceTimeMs).toBe(60_000);
+    expect(config.observability).toEqual({ metricsAddress: '0.0.0.0:9464', logFormat: 'json', logLevel: 'DEBUG' });
+    expect(config.identity).toBe('worker-a@host-1');
   });
 
   test('a request timeout given as a bare number is read as milliseconds', () => {
@@ -168,9 +177,62 @@ describe('loadWorkerConfig', () => {
   });
 
   test('empty optional variables fall back to their defaults', () => {
-    const config = loadWorkerConfig({ AGENT_API_KEY: KEY, AGENT_API_REQUEST_TIMEOUT: '', WORKER_SHUTDOWN_GRACE_TIME: '' });
+    const config = loadWorkerConfig({
+      AGENT_API_KEY: KEY,
+      AGENT_API_REQUEST_TIMEOUT: '',
+      WORKER_SHUTDOWN_GRACE_TIME: '',
+      WORKER_METRICS_ADDRESS: '',
+      LOG_FORMAT: '',
+      LOG_LEVEL: '',
+      TEMPORAL_WORKER_IDENTITY: ' ',
+    });
     expect(config.agentApi.requestTimeoutMs).toBe(15_000);
     expect(config.shutdownGraceTimeMs).toBe(30_000);
+    expect(config.observability).toEqual({ metricsAddress: null, logFormat: 'text', logLevel: 'INFO' });
+    expect(config).not.toHaveProperty('identity');
+  });
+
+  test.each(['127.0.0.1:9464', '0.0.0.0:1', '[::]:9464', '[::1]:65535'])('metrics address %s is accepted as given', (address) => {
+    expect(loadWorkerConfig({ AGENT_API_KEY: KEY, WORKER_METRICS_ADDRESS: address }).observability.metricsAddress).toBe(address);
+  });
+
+  test.each<[string, string]>([
+    ['9464', 'is not host:port'],
+    [':9464', 'is not host:port'],
+    ['127.0.0.1', 'is not host:port'],
+    ['::1:9464', 'is not host:port'],
+    ['http://127.0.0.1:9464', 'is not host:port'],
+    ['localhost:9464', 'must use an IP address, not a host name'],
+    ['metrics.internal:9464', 'must use an IP address, not a host name'],
+    ['999.0.0.1:9464', 'must use an IP address, not a host name'],
+    ['[127.0.0.1]:9464', 'must use an IP address, not a host name'],
+    ['127.0.0.1:0', 'has a port outside 1-65535'],
+    ['127.0.0.1:70000', 'has a port outside 1-65535'],
+  ])('metrics address %j is refused: %s', (address, fragment) => {
+    expect(metricsAddressProblem(address)).toContain(fragment);
+    const error = configErrorOf({ AGENT_API_KEY: KEY, WORKER_METRICS_ADDRESS: address });
+    expect(error.message).toContain(`WORKER_METRICS_ADDRESS ${fragment}`);
+    expect(error.message).toContain('0.0.0.0:9464');
+  });
+
+  test.each(['TEXT', 'Json'])('LOG_FORMAT %j is read case-insensitively', (format) => {
+    expect(loadWorkerConfig({ AGENT_API_KEY: KEY, LOG_FORMAT: format }).observability.logFormat).toBe(format.toLowerCase());
+  });
+
+  test('a long worker identity is refused', () => {
+    expect(configErrorOf({ AGENT_API_KEY: KEY, TEMPORAL_WORKER_IDENTITY: 'w'.repeat(256) }).message).toContain(
+      'TEMPORAL_WORKER_IDENTITY must be at most 255 characters',
+    );
+  });
+
+  test('bad observability variables are listed with the other problems, never quoting the key', () => {
+    const error = configErrorOf({ AGENT_API_KEY: KEY, WORKER_METRICS_ADDRESS: 'localhost:9464', LOG_FORMAT: 'xml', LOG_LEVEL: 'loud' });
+    expect(error.message).toContain('WORKER_METRICS_ADDRESS must use an IP address');
+    expect(error.message).toContain('LOG_FORMAT must be text or json');
+    expect(error.message).toContain('LOG_LEVEL must be one of TRACE, DEBUG, INFO, WARN, ERROR');
+    expect(error.message.split('\n- ')).toHaveLength(4);
+    expect(error.message).not.toContain(KEY);
+    expect(error.message).not.toContain(SECRET);
   });
 
   test('the simulator on loopback needs no insecure-http flag', () => {

@@ -1,0 +1,135 @@
+/**
+ * The worker's log lines. The SDK's runtime logger receives everything: workflow `log` calls (with workflowId, runId,
+ * workflowType), activity `log` calls and the SDK's activity lines (with workflowId, activityType, and the projectId
+ * and jobId our activity interceptor adds), worker lifecycle lines, and Core's own lines once they are forwarded.
+ * This module turns each into one line of text or one JSON object, and cuts every configured secret out of the
+ * finished line: the API client already keeps the key out of its messages, but a log line can carry anything (an
+ * error's cause, a stack, a third party's message), so the last step before stderr is a plain search and replace.
+ */
+import { DefaultLogger, type LogEntry, type LogLevel, type Logger } from '@temporalio/worker';
+
+export const LOG_FORMATS = ['text', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const satisfies readonly LogLevel[];
+
+/** What replaces a secret in a log line. */
+export const REDACTED = '[REDACTED]';
+
+/** Objects nested deeper than this are cut (a failure's cause chain is far shallower). */
+const MAX_DEPTH = 8;
+/** Longer arrays are cut with a marker, so one huge value cannot produce a megabyte line. */
+const MAX_ARRAY_ITEMS = 50;
+
+/** Fields every JSON line starts with; a metadata key of the same name is kept as `meta_<key>`. */
+const RESERVED_FIELDS = new Set(['time', 'level', 'message']);
+
+export interface LineLoggerOptions {
+  format: LogFormat;
+  level: LogLevel;
+  /** Values that must never reach a log line, e.g. the API key and its secret part. */
+  secrets?: readonly string[];
+  /** Where finished lines go (without the newline); stderr by default. */
+  write?: (line: string) => void;
+}
+
+/** A logger for `Runtime.install({ logger })` that writes one redacted line per message, as text or JSON. */
+export function createLineLogger(options: LineLoggerOptions): Logger {
+  const format = options.format === 'json' ? formatJsonLine : formatTextLine;
+  const redact = secretRedactor(options.secrets ?? []);
+  const write = options.write ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  // DefaultLogger filters by level and takes Core's timestamp for forwarded lines; only the output is ours.
+  return new DefaultLogger(options.level, (entry) => write(redact(format(entry))));
+}
+
+/** `{"time":…,"level":…,"message":…, …metadata}` on one line; metadata keys stay top-level (flattened). */
+export function formatJsonLine(entry: LogEntry): string {
+  const record: Record<string, unknown> = {
+    time: isoTime(entry.timestampNanos),
+    level: entry.level,
+    message: entry.message,
+  };
+  for (const [key, value] of Object.entries(entry.meta ?? {})) {
+    if (value === undefined) continue;
+    record[RESERVED_FIELDS.has(key) ? `meta_${key}` : key] = toLogValue(value, 0, new WeakSet());
+  }
+  return JSON.stringify(record);
+}
+
+/** `2025-01-01T12:00:00.000Z [INFO] message {"workflowId":…}`: the SDK's layout, with JSON metadata. */
+export function formatTextLine(entry: LogEntry): string {
+  const meta = Object.entries(entry.meta ?? {}).filter((pair) => pair[1] !== undefined);
+  const head = `${isoTime(entry.timestampNanos)} [${entry.level}] ${entry.message}`;
+  if (meta.length === 0) return head;
+  return `${head} ${JSON.stringify(toLogValue(Object.fromEntries(meta), 0, new WeakSet()))}`;
+}
+
+/**
+ * Returns a function that replaces every secret in a line, both as written and as JSON escapes it (a key may hold
+ * `"` or `\`). Secrets shorter than 4 characters are ignored: replacing them would shred ordinary words.
+ */
+export function secretRedactor(secrets: readonly string[]): (line: string) => string {
+  const forms = new Set<string>();
+  for (const secret of secrets) {
+    if (secret.length < 4) continue;
+    forms.add(secret);
+    forms.add(JSON.stringify(secret).slice(1, -1));
+  }
+  // Longest first, so the whole key is replaced before its secret part could split it.
+  const ordered = [...forms].sort((a, b) => b.length - a.length);
+  return (line) => ordered.reduce((text, form) => (text.includes(form) ? text.split(form).join(REDACTED) : text), line);
+}
+
+/** The forms of an API key to redact: the whole key, and the secret after its prefix (an API may echo either). */
+export function apiKeySecrets(apiKey: string | undefined): string[] {
+  if (!apiKey) return [];
+  const underscore = apiKey.indexOf('_');
+  return underscore >= 0 ? [apiKey, apiKey.slice(underscore + 1)] : [apiKey];
+}
+
+function isoTime(timestampNanos: bigint): string {
+  return new Date(Number(timestampNanos / 1_000_000n)).toISOString();
+}
+
+/**
+ * A JSON-safe copy of a log value. Errors keep their name, message, stack and own fields (an ApplicationFailure's
+ * `type`, `nonRetryable`, `details`) and their cause chain; bytes, bigints and cycles become short markers.
+ */
+function toLogValue(value: unknown, depth: number, seen: WeakSet<object>): unknown {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'undefined' || typeof value === 'function' || typeof value === 'symbol') return undefined;
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
+  if (value instanceof Uint8Array) return `<${value.byteLength} bytes>`;
+  if (seen.has(value)) return '[Circular]';
+  if (depth >= MAX_DEPTH) return Array.isArray(value) ? '[Array]' : '[Object]';
+  seen.add(value);
+  try {
+    if (Array.isArray(value)) {
+      const items = value.slice(0, MAX_ARRAY_ITEMS).map((item) => toLogValue(item, depth + 1, seen) ?? null);
+      if (value.length > MAX_ARRAY_ITEMS) items.push(`… ${value.length - MAX_ARRAY_ITEMS} more`);
+      return items;
+    }
+    if (value instanceof Map) return toLogValue(Object.fromEntries(value), depth, seen);
+    if (value instanceof Set) return toLogValue([...value], depth, seen);
+    const out: Record<string, unknown> = {};
+    if (value instanceof Error) {
+      out.name = value.name;
+      out.message = value.message;
+    }
+    for (const [key, child] of Object.entries(value)) {
+      // A TemporalFailure's raw `failure` proto repeats the message and may hold encoded payloads: leave it out.
+      if (value instanceof Error && key === 'failure') continue;
+      const converted = toLogValue(child, depth + 1, seen);
+      if (converted !== undefined) out[key] = converted;
+    }
+    if (value instanceof Error) {
+      if (value.stack !== undefined) out.stack = value.stack;
+      if (value.cause !== undefined) out.cause = toLogValue(value.cause, depth + 1, seen);
+    }
+    return out;
+  } finally {
+    seen.delete(value);
+  }
+}

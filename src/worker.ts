@@ -8,6 +8,7 @@ import { AgentApiClient } from './agent-api/http-client';
 import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config';
 import { apiKeySecrets, createLineLogger } from './observability/logging';
 import { workerRuntimeOptions } from './observability/runtime';
+import { checkSearchAttributes, searchAttributeFix } from './search-attribute-check';
 
 export interface FollowUpWorkerOptions {
   connection: NativeConnection;
@@ -69,6 +70,14 @@ async function main(): Promise<void> {
   processLogger = logger;
   const connection = await NativeConnection.connect(config.temporal.connectionOptions);
   try {
+    const attributes = await checkSearchAttributes(connection.operatorService, config.temporal.namespace);
+    if (attributes.ok === false) throw new ConfigError(searchAttributeFix(config.temporal.namespace, attributes.problems));
+    if (attributes.ok === 'unknown') {
+      logger.warn('Could not check the namespace for the follow-up search attributes; make sure they are registered', {
+        namespace: config.temporal.namespace,
+        reason: attributes.reason,
+      });
+    }
     const worker = await createFollowUpWorker({
       connection,
       namespace: config.temporal.namespace,

@@ -43,8 +43,6 @@ export interface CliIo {
   connect: () => Promise<FollowUpClient>;
   /** How often --wait asks for progress. */
   progressIntervalMs?: number;
-  /** How the schedule commands reach Temporal; defaults to the environment. Tests pass a client of their own. */
-  connectSchedules?: () => Promise<FollowUpSchedules>;
 }
 
 const HELP = `agent-followup: send a follow-up instruction to an AI agent job and follow it to its end, on Temporal.
@@ -405,13 +403,13 @@ async function schedule(args: string[], io: CliIo): Promise<number> {
   }
 }
 
-/** Runs `work` with a schedules client and always closes its connection. */
+/** Runs `work` with a schedules client on the connection `io.connect()` makes, and always closes that connection. */
 async function withSchedules<T>(io: CliIo, work: (schedules: FollowUpSchedules) => Promise<T>): Promise<T> {
-  const schedules = await (io.connectSchedules ?? (() => FollowUpSchedules.fromEnvironment(io.env)))();
+  const followUps = await io.connect();
   try {
-    return await work(schedules);
+    return await work(new FollowUpSchedules(followUps.client, followUps.options));
   } finally {
-    await schedules.close();
+    await followUps.close();
   }
 }
 
@@ -641,7 +639,6 @@ if (require.main === module) {
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),
     connect: () => FollowUpClient.fromEnvironment(process.env),
-    connectSchedules: () => FollowUpSchedules.fromEnvironment(process.env),
   })
     .then((code) => {
       process.exitCode = code;

@@ -92,7 +92,8 @@ export function maxPromptLengthFromEnv(env: Record<string, string | undefined>):
 export class FollowUpClient {
   constructor(
     readonly client: Client,
-    private readonly options: FollowUpClientOptions,
+    /** The task queue and prompt limit, so a schedules client can share the connection (`FollowUpSchedules.from`). */
+    readonly options: FollowUpClientOptions,
   ) {}
 
   /** Connects with the standard Temporal environment variables (see the README) and returns a ready client. */

@@ -259,17 +259,15 @@ describe('the CLI', () => {
   /** Runs the CLI in-process against the test server, each run with its own connection as the real CLI has. */
   async function cli(args: string[], taskQueue: string): Promise<CliRun> {
     const run: CliRun = { code: -1, out: '', err: '', connected: false };
-    const connectClient = async () => {
-      run.connected = true;
-      const connection = await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS });
-      return new Client({ connection });
-    };
     const io: CliIo = {
       env: {},
       out: (text) => (run.out += text),
       err: (text) => (run.err += text),
-      connect: async () => new FollowUpClient(await connectClient(), { taskQueue }),
-      connectSchedules: async () => new FollowUpSchedules(await connectClient(), { taskQueue }),
+      connect: async () => {
+        run.connected = true;
+        const connection = await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS });
+        return new FollowUpClient(new Client({ connection }), { taskQueue });
+      },
     };
     run.code = await runCli(args, io);
     return run;

@@ -1,0 +1,202 @@
+/** The `FollowUpSchedules` client: creates and manages recurring follow-ups on Temporal Schedules. */
+import {
+  ScheduleAlreadyRunning,
+  WorkflowNotFoundError,
+  type Client,
+  type ScheduleDescription,
+  type ScheduleExecutionResult,
+  type ScheduleSummary,
+} from '@temporalio/client';
+import type { FollowUpClient, FollowUpClientOptions } from '../client';
+import { DEFAULT_MAX_PROMPT_LENGTH, formatMs } from '../follow-up/input';
+import { AgentJobId, AgentProjectId } from '../follow-up/search-attributes';
+import type { FollowUpResult } from '../follow-up/types';
+import { FOLLOW_UP_WORKFLOW_TYPE } from '../workflows/definitions';
+import type { followUpWorkflow } from '../workflows/follow-up';
+import { listQuery, type ListSchedulesFilter } from './list-filter';
+import { buildScheduleOptions } from './options';
+import { checkNote, checkScheduleRequest, InvalidScheduleError, type CheckedScheduleRequest, type FollowUpScheduleRequest } from './request';
+import {
+  failureOf,
+  followUpInputOf,
+  keywordOf,
+  overlapName,
+  specView,
+  type CreatedFollowUpSchedule,
+  type FollowUpScheduleListEntry,
+  type FollowUpScheduleView,
+  type ScheduledFollowUpRun,
+} from './views';
+
+/** Creates and manages recurring follow-ups; every method validates before it calls Temporal. */
+export class FollowUpSchedules {
+  private readonly maxPromptLength: number;
+
+  constructor(
+    readonly client: Client,
+    private readonly options: FollowUpClientOptions,
+  ) {
+    this.maxPromptLength = options.maxPromptLength ?? DEFAULT_MAX_PROMPT_LENGTH;
+  }
+
+  /**
+   * Schedules on the connection, namespace, task queue and prompt limit of a follow-up client, e.g.
+   * `FollowUpSchedules.from(await FollowUpClient.fromEnvironment())`. Closing either closes the shared connection.
+   */
+  static from(followUps: FollowUpClient): FollowUpSchedules {
+    return new FollowUpSchedules(followUps.client, followUps.options);
+  }
+
+  /** Checks a request without creating anything; throws InvalidScheduleError naming every bad field. */
+  check(request: unknown): CheckedScheduleRequest {
+    return checkScheduleRequest(request, this.maxPromptLength);
+  }
+
+  /** Creates the schedule. Throws ScheduleAlreadyRunning when one with this id exists. */
+  async create(request: FollowUpScheduleRequest): Promise<CreatedFollowUpSchedule> {
+    const checked = this.check(request);
+    const options = buildScheduleOptions(checked, this.options.taskQueue);
+    try {
+      await this.client.schedule.create(options);
+    } catch (error) {
+      if (error instanceof ScheduleAlreadyRunning) {
+        throw new ScheduleAlreadyRunning(
+          `a schedule with id '${checked.scheduleId}' already exists; describe or delete it, or give another scheduleId`,
+          checked.scheduleId,
+        );
+      }
+      // The SDK turns the server's "Invalid schedule spec" into a TypeError; it is still the caller's input.
+      if (error instanceof TypeError) throw new InvalidScheduleError(`Invalid schedule: Temporal refused the spec: ${error.message}`);
+      throw error;
+    }
+    return { scheduleId: checked.scheduleId, workflowIdPrefix: options.action.workflowId as string };
+  }
+
+  /** The schedule with its spec, state, policies, next times and how its recent runs ended. */
+  async describe(scheduleId: string): Promise<FollowUpScheduleView> {
+    const description = await this.client.schedule.getHandle(scheduleId).describe();
+    const recent = [...description.info.recentActions].reverse();
+    return {
+      scheduleId,
+      input: followUpInputOf(description.action.args),
+      taskQueue: description.action.taskQueue,
+      workflowIdPrefix: description.action.workflowId,
+      spec: specView(description.spec, description.memo),
+      paused: description.state.paused,
+      note: description.state.note || null,
+      policies: {
+        overlap: overlapName(description.policies.overlap),
+        catchupWindow: formatMs(description.policies.catchupWindow),
+        pauseOnFailure: description.policies.pauseOnFailure,
+      },
+      nextRunTimes: description.info.nextActionTimes.map((time) => time.toISOString()),
+      recentRuns: await Promise.all(recent.map((action) => this.runOf(action))),
+      runningWorkflowIds: description.info.runningActions.map((action) => action.workflow.workflowId),
+      counts: {
+        runsStarted: description.info.numActionsTaken,
+        skippedOverlap: description.info.numActionsSkippedOverlap,
+        missedCatchupWindow: description.info.numActionsMissedCatchupWindow,
+      },
+      createdAt: description.info.createdAt.toISOString(),
+      updatedAt: description.info.lastUpdatedAt?.toISOString() ?? null,
+    };
+  }
+
+  /**
+   * The follow-up schedules in the namespace (other schedules are left out), newest run of each with its outcome.
+   * Temporal's schedule list is eventually consistent: a schedule just created may take a moment to appear.
+   */
+  async list(filter: ListSchedulesFilter = {}): Promise<FollowUpScheduleListEntry[]> {
+    const query = listQuery(filter);
+    const limit = filter.limit ?? 100;
+    if (!Number.isInteger(limit) || limit < 1) throw new InvalidScheduleError(`Invalid filter: limit must be a whole number of at least 1 (got ${limit})`);
+    const summaries: ScheduleSummary[] = [];
+    for await (const summary of this.client.schedule.list(query ? { query } : {})) {
+      if (summary.action?.workflowType !== FOLLOW_UP_WORKFLOW_TYPE) continue;
+      summaries.push(summary);
+      if (summaries.length >= limit) break;
+    }
+    return Promise.all(
+      summaries.map(async (summary): Promise<FollowUpScheduleListEntry> => {
+        const last = summary.info.recentActions[summary.info.recentActions.length - 1];
+        return {
+          scheduleId: summary.scheduleId,
+          projectId: keywordOf(summary, AgentProjectId.name),
+          jobId: keywordOf(summary, AgentJobId.name),
+          spec: specView(summary.spec ?? {}, summary.memo),
+          paused: summary.state.paused,
+          note: summary.state.note || null,
+          nextRunTimes: summary.info.nextActionTimes.map((time) => time.toISOString()),
+          lastRun: last ? await this.runOf(last) : null,
+        };
+      }),
+    );
+  }
+
+  /** Stops the schedule from starting runs until it is unpaused; a running follow-up goes on. */
+  async pause(scheduleId: string, note = 'Paused with agent-followup'): Promise<void> {
+    checkNote(note);
+    await this.client.schedule.getHandle(scheduleId).pause(note);
+  }
+
+  /** Lets the schedule start runs again (at its next time; missed times within the catch-up window run). */
+  async unpause(scheduleId: string, note = 'Unpaused with agent-followup'): Promise<void> {
+    checkNote(note);
+    await this.client.schedule.getHandle(scheduleId).unpause(note);
+  }
+
+  /**
+   * Starts a run now, even when the schedule is paused, under the schedule's own overlap policy: the SDK's default
+   * for a trigger is ALLOW_ALL, which would start a second follow-up to the job while one is still running.
+   */
+  async trigger(scheduleId: string): Promise<{ overlap: string }> {
+    const handle = this.client.schedule.getHandle(scheduleId);
+    const { policies } = await handle.describe();
+    await handle.trigger(policies.overlap);
+    return { overlap: overlapName(policies.overlap) };
+  }
+
+  /** Deletes the schedule. Follow-ups it started keep running; their ids are returned so they can be cancelled. */
+  async delete(scheduleId: string): Promise<{ runningWorkflowIds: string[] }> {
+    const handle = this.client.schedule.getHandle(scheduleId);
+    const description: ScheduleDescription = await handle.describe();
+    await handle.delete();
+    return { runningWorkflowIds: description.info.runningActions.map((action) => action.workflow.workflowId) };
+  }
+
+  /** Closes the connection this client was built on. */
+  async close(): Promise<void> {
+    await this.client.connection.close();
+  }
+
+  /** How a run ended: for a completed one the job's outcome, for a failed one the failure's type and message. */
+  private async runOf(action: ScheduleExecutionResult): Promise<ScheduledFollowUpRun> {
+    const { workflowId } = action.action.workflow;
+    const run: ScheduledFollowUpRun = {
+      workflowId,
+      scheduledAt: action.scheduledAt.toISOString(),
+      startedAt: action.takenAt.toISOString(),
+      status: 'UNKNOWN',
+    };
+    // Without a run id the handle follows continue-as-new to the run that is current now.
+    const handle = this.client.workflow.getHandle<typeof followUpWorkflow>(workflowId);
+    try {
+      run.status = (await handle.describe()).status.name;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return { ...run, status: 'NOT_FOUND' };
+      throw error;
+    }
+    if (run.status === 'COMPLETED') {
+      const result: FollowUpResult = await handle.result();
+      return { ...run, outcome: result.outcome, prLink: result.prLink, finishedAt: result.finishedAt };
+    }
+    if (run.status === 'FAILED') {
+      const failure = await handle.result().then(
+        () => undefined,
+        (error: unknown) => failureOf(error),
+      );
+      return failure ? { ...run, failure } : run;
+    }
+    return run;
+  }
+}

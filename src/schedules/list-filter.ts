@@ -1,0 +1,30 @@
+/** The filter `list` takes, turned into a visibility query on the schedules' search attributes. */
+import { FollowUpInputSchema } from '../follow-up/input';
+import { AgentJobId, AgentProjectId } from '../follow-up/search-attributes';
+import { InvalidScheduleError } from './request';
+
+/** What `list` may be narrowed to. */
+export interface ListSchedulesFilter {
+  projectId?: string;
+  jobId?: string;
+  /** At most this many schedules (default 100). */
+  limit?: number;
+}
+
+/** A visibility query on the schedule's search attributes; the ids are checked first, so nothing can be injected. */
+export function listQuery(filter: ListSchedulesFilter): string | undefined {
+  const clauses: string[] = [];
+  const problems: string[] = [];
+  for (const [field, key] of [
+    ['projectId', AgentProjectId.name],
+    ['jobId', AgentJobId.name],
+  ] as const) {
+    const value = filter[field];
+    if (value === undefined) continue;
+    const checked = FollowUpInputSchema.shape[field].safeParse(value);
+    if (!checked.success) problems.push(checked.error.issues.map((issue) => issue.message).join('; '));
+    else clauses.push(`${key} = "${value}"`);
+  }
+  if (problems.length > 0) throw new InvalidScheduleError(`Invalid filter: ${problems.join('; ')}`);
+  return clauses.length > 0 ? clauses.join(' AND ') : undefined;
+}

@@ -1,21 +1,48 @@
-# The agent-followup worker (and, with another command, the simulator). Two stages: build with dev dependencies,
-# run with production dependencies only, as the unprivileged `node` user.
-FROM node:20-bookworm-slim AS build
+# Images of agent-followup, one Dockerfile with three targets:
+#   runtime (the default, last stage)  the worker (`node dist/src/worker.js`), the simulator and the CLI, with
+#                                      production dependencies only, as the unprivileged `node` user
+#   temporal-setup                     the one-shot namespace and search-attribute set-up of docker-compose.yml:
+#                                      bash, the official `temporal` CLI and our two scripts
+#   build                              compiles TypeScript with the dev dependencies (not shipped)
+#
+#   docker build -t agent-followup .                            # the runtime image
+#   docker build --target temporal-setup -t agent-followup-setup .
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+# Keep it on the same version as the Temporal server it sets up (docker-compose.yml passes TEMPORAL_VERSION).
+ARG TEMPORAL_ADMIN_TOOLS_IMAGE=temporalio/admin-tools:1.32.1
+
+# Only its `temporal` CLI is used: a static Go binary (no libc), so it runs on Debian too.
+FROM ${TEMPORAL_ADMIN_TOOLS_IMAGE} AS temporal-admin-tools
+
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` would build before the sources are here. The two dependencies with install scripts
+# (@swc/core, which checks its native binary, shipped as an optional package; protobufjs, a version notice) do not
+# need them.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY scripts ./scripts
-RUN npm run build && npm prune --omit=dev
+RUN npm run build && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
-FROM node:20-bookworm-slim
-WORKDIR /app
+FROM ${NODE_IMAGE} AS temporal-setup
+COPY --from=temporal-admin-tools /usr/local/bin/temporal /usr/local/bin/temporal
+WORKDIR /opt/agent-followup
+COPY scripts/register-search-attributes.sh deploy/temporal/setup-namespace.sh ./
+USER node
+ENTRYPOINT ["bash", "/opt/agent-followup/setup-namespace.sh"]
+
+FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
+WORKDIR /app
+# Owned by root and read-only to the process: the worker needs no writable files (workflows are bundled in memory).
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 USER node
-# SIGTERM drains: in-flight activities get WORKER_SHUTDOWN_GRACE_TIME (30s) to finish.
+# WORKER_METRICS_ADDRESS=0.0.0.0:9464 serves Prometheus metrics here (docker-compose.yml sets it).
+EXPOSE 9464
+# SIGTERM drains: in-flight activities get WORKER_SHUTDOWN_GRACE_TIME (30s) to finish; give the container longer.
 STOPSIGNAL SIGTERM
 CMD ["node", "dist/src/worker.js"]

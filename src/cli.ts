@@ -159,19 +159,24 @@ function parse(args: string[], options: FlagSpec): { values: Flags; positionals:
   }
 }
 
+/** The flags that make a follow-up's input (read by `buildInput`), shared by `send` and `schedule create`. */
+const FOLLOW_UP_INPUT_FLAGS = {
+  project: { type: 'string' },
+  job: { type: 'string' },
+  prompt: { type: 'string' },
+  'prompt-file': { type: 'string' },
+  'initial-interval': { type: 'string' },
+  'backoff-coefficient': { type: 'string' },
+  'max-interval': { type: 'string' },
+  timeout: { type: 'string' },
+  'settle-window': { type: 'string' },
+  'on-ambiguous-send': { type: 'string' },
+} as const;
+
 async function send(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {
-    project: { type: 'string' },
-    job: { type: 'string' },
-    prompt: { type: 'string' },
-    'prompt-file': { type: 'string' },
+    ...FOLLOW_UP_INPUT_FLAGS,
     'workflow-id': { type: 'string' },
-    'initial-interval': { type: 'string' },
-    'backoff-coefficient': { type: 'string' },
-    'max-interval': { type: 'string' },
-    timeout: { type: 'string' },
-    'settle-window': { type: 'string' },
-    'on-ambiguous-send': { type: 'string' },
     wait: { type: 'boolean' },
     json: { type: 'boolean' },
   });
@@ -422,16 +427,7 @@ function scheduleIdArgument(positionals: string[], command: string): string {
 
 async function createSchedule(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {
-    project: { type: 'string' },
-    job: { type: 'string' },
-    prompt: { type: 'string' },
-    'prompt-file': { type: 'string' },
-    'initial-interval': { type: 'string' },
-    'backoff-coefficient': { type: 'string' },
-    'max-interval': { type: 'string' },
-    timeout: { type: 'string' },
-    'settle-window': { type: 'string' },
-    'on-ambiguous-send': { type: 'string' },
+    ...FOLLOW_UP_INPUT_FLAGS,
     cron: { type: 'string' },
     every: { type: 'string' },
     offset: { type: 'string' },

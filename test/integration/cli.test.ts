@@ -1,6 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
-import { ExitCode, runCli, type CliIo } from '../../src/cli';
-import { FollowUpClient } from '../../src/client';
+import { ExitCode } from '../../src/cli';
+import { runCliOn } from '../support/cli-runner';
 import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
 
 let h: Harness;
@@ -11,30 +10,7 @@ afterAll(async () => {
   await h.close();
 });
 
-interface CliRun {
-  code: number;
-  out: string;
-  err: string;
-  connected: boolean;
-}
-
-/** Runs the CLI in-process against the test server; each run gets its own connection, as the real CLI does. */
-async function cli(args: string[], taskQueue: string): Promise<CliRun> {
-  const run: CliRun = { code: -1, out: '', err: '', connected: false };
-  const io: CliIo = {
-    env: {},
-    out: (text) => (run.out += text),
-    err: (text) => (run.err += text),
-    connect: async () => {
-      run.connected = true;
-      const connection = await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS });
-      return new FollowUpClient(new Client({ connection }), { taskQueue });
-    },
-    progressIntervalMs: 100,
-  };
-  run.code = await runCli(args, io);
-  return run;
-}
+const cli = runCliOn;
 
 const fast = ['--initial-interval', '100', '--max-interval', '300'];
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, ScheduleAlreadyRunning, ScheduleNotFoundError } from '@temporalio/client';
-import { ExitCode, runCli, type CliIo } from '../../src/cli';
-import { followUpWorkflowId, FollowUpClient } from '../../src/client';
+import { ScheduleAlreadyRunning, ScheduleNotFoundError } from '@temporalio/client';
+import { ExitCode } from '../../src/cli';
+import { followUpWorkflowId } from '../../src/client';
 import { followUpSummary } from '../../src/follow-up/start-metadata';
 import {
   FollowUpSchedules,
@@ -10,6 +10,7 @@ import {
   type FollowUpScheduleRequest,
   type FollowUpScheduleView,
 } from '../../src/schedules';
+import { runCliOn } from '../support/cli-runner';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 
 let h: Harness;
@@ -249,29 +250,7 @@ describe('the library', () => {
 });
 
 describe('the CLI', () => {
-  interface CliRun {
-    code: number;
-    out: string;
-    err: string;
-    connected: boolean;
-  }
-
-  /** Runs the CLI in-process against the test server, each run with its own connection as the real CLI has. */
-  async function cli(args: string[], taskQueue: string): Promise<CliRun> {
-    const run: CliRun = { code: -1, out: '', err: '', connected: false };
-    const io: CliIo = {
-      env: {},
-      out: (text) => (run.out += text),
-      err: (text) => (run.err += text),
-      connect: async () => {
-        run.connected = true;
-        const connection = await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS });
-        return new FollowUpClient(new Client({ connection }), { taskQueue });
-      },
-    };
-    run.code = await runCli(args, io);
-    return run;
-  }
+  const cli = runCliOn;
 
   const fast = ['--initial-interval', '100', '--max-interval', '300', '--settle-window', '2s'];
 

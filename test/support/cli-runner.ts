@@ -1,0 +1,29 @@
+/** Runs the `agent-followup` CLI in-process against the run's dev server, each run with its own connection. */
+import { Client, Connection } from '@temporalio/client';
+import { runCli, type CliIo } from '../../src/cli';
+import { FollowUpClient } from '../../src/client';
+
+export interface CliRun {
+  code: number;
+  out: string;
+  err: string;
+  /** Whether the command reached for Temporal: bad input must not. */
+  connected: boolean;
+}
+
+export async function runCliOn(args: string[], taskQueue: string, progressIntervalMs = 100): Promise<CliRun> {
+  const run: CliRun = { code: -1, out: '', err: '', connected: false };
+  const io: CliIo = {
+    env: {},
+    out: (text) => (run.out += text),
+    err: (text) => (run.err += text),
+    connect: async () => {
+      run.connected = true;
+      const connection = await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS });
+      return new FollowUpClient(new Client({ connection }), { taskQueue });
+    },
+    progressIntervalMs,
+  };
+  run.code = await runCli(args, io);
+  return run;
+}

@@ -425,6 +425,23 @@ function scheduleIdArgument(positionals: string[], command: string): string {
   return scheduleId;
 }
 
+/** The shape of every command on one schedule: its flags, --help, exactly one id, then the work on a connection. */
+async function onOneSchedule(
+  command: string,
+  args: string[],
+  flags: FlagSpec,
+  io: CliIo,
+  work: (schedules: FollowUpSchedules, scheduleId: string, values: Flags) => Promise<number>,
+): Promise<number> {
+  const { values, positionals } = parse(args, flags);
+  if (values.help) {
+    io.out(HELP);
+    return ExitCode.Ok;
+  }
+  const scheduleId = scheduleIdArgument(positionals, command);
+  return withSchedules(io, (schedules) => work(schedules, scheduleId, values));
+}
+
 async function createSchedule(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parse(args, {
     ...FOLLOW_UP_INPUT_FLAGS,
@@ -526,13 +543,7 @@ async function listSchedules(args: string[], io: CliIo): Promise<number> {
 }
 
 async function describeSchedule(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(args, { json: { type: 'boolean' } });
-  if (values.help) {
-    io.out(HELP);
-    return ExitCode.Ok;
-  }
-  const scheduleId = scheduleIdArgument(positionals, 'describe');
-  return withSchedules(io, async (schedules) => {
+  return onOneSchedule('describe', args, { json: { type: 'boolean' } }, io, async (schedules, scheduleId, values) => {
     const view = await schedules.describe(scheduleId);
     if (values.json) {
       io.out(`${JSON.stringify(view)}\n`);
@@ -558,14 +569,8 @@ async function describeSchedule(args: string[], io: CliIo): Promise<number> {
 }
 
 async function pauseOrUnpauseSchedule(command: 'pause' | 'unpause', args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(args, { note: { type: 'string' } });
-  if (values.help) {
-    io.out(HELP);
-    return ExitCode.Ok;
-  }
-  const scheduleId = scheduleIdArgument(positionals, command);
-  const note = values.note as string | undefined;
-  return withSchedules(io, async (schedules) => {
+  return onOneSchedule(command, args, { note: { type: 'string' } }, io, async (schedules, scheduleId, values) => {
+    const note = values.note as string | undefined;
     if (command === 'pause') await schedules.pause(scheduleId, note);
     else await schedules.unpause(scheduleId, note);
     io.out(`${command === 'pause' ? 'Paused' : 'Unpaused'} schedule ${scheduleId}\n`);
@@ -574,13 +579,7 @@ async function pauseOrUnpauseSchedule(command: 'pause' | 'unpause', args: string
 }
 
 async function triggerSchedule(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(args, {});
-  if (values.help) {
-    io.out(HELP);
-    return ExitCode.Ok;
-  }
-  const scheduleId = scheduleIdArgument(positionals, 'trigger');
-  return withSchedules(io, async (schedules) => {
+  return onOneSchedule('trigger', args, {}, io, async (schedules, scheduleId) => {
     const { overlap } = await schedules.trigger(scheduleId);
     io.out(
       `Triggered schedule ${scheduleId} (overlap ${overlap}: if one of its follow-ups is still running, ` +
@@ -592,13 +591,7 @@ async function triggerSchedule(args: string[], io: CliIo): Promise<number> {
 }
 
 async function deleteSchedule(args: string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(args, {});
-  if (values.help) {
-    io.out(HELP);
-    return ExitCode.Ok;
-  }
-  const scheduleId = scheduleIdArgument(positionals, 'delete');
-  return withSchedules(io, async (schedules) => {
+  return onOneSchedule('delete', args, {}, io, async (schedules, scheduleId) => {
     const { runningWorkflowIds } = await schedules.delete(scheduleId);
     io.out(`Deleted schedule ${scheduleId}\n`);
     for (const workflowId of runningWorkflowIds) {

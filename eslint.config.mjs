@@ -21,13 +21,22 @@ export default tseslint.config(
     },
   },
   {
-    // Workflow code and the pure modules it imports.
-    files: ['src/workflows/**/*.ts', 'src/follow-up/**/*.ts', 'src/agent-api/schemas.ts', 'src/agent-api/errors.ts'],
+    // Workflow code and the pure modules it imports: everything here is evaluated in every cached workflow, so it
+    // stays free of Node built-ins and of heavy modules (zod is used at the edges only: follow-up/input.ts is the
+    // client's schema).
+    files: ['src/workflows/**/*.ts', 'src/follow-up/**/*.ts', 'src/agent-api/job.ts'],
+    ignores: ['src/follow-up/input.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code must not use Node built-ins.' })),
+          paths: [
+            ...nodeBuiltins.map((name) => ({ name, message: 'Workflow code must not use Node built-ins.' })),
+            { name: 'zod', message: 'Keep zod out of the workflow bundle: validate at the edges, check with a small pure function here.' },
+            { name: '../agent-api/schemas', allowTypeImports: true, message: 'The zod schemas stay out of the workflow bundle; use agent-api/job.' },
+            { name: './input', allowTypeImports: true, message: "The client's zod schema stays out of the workflow bundle; use request.ts." },
+            { name: '../follow-up/input', allowTypeImports: true, message: "The client's zod schema stays out of the workflow bundle; use request.ts." },
+          ],
           patterns: [
             { group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'Import activity types only (import type).' },
             { group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity'], message: 'Not available in workflow code.' },

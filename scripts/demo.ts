@@ -43,7 +43,9 @@ async function main(): Promise<void> {
         while (!finished) {
           try {
             const progress = await stack.followUps.progress(workflowId);
-            const line = `  ${progress.phase}: job status ${progress.lastStatus ?? '?'}, ${progress.polls} poll(s)${progress.nextPollAt ? `, next poll at ${progress.nextPollAt}` : ''}`;
+            const polls = progress.polls + (progress.poll?.polls ?? 0);
+            const next = progress.poll?.nextPollAt;
+            const line = `  ${progress.phase}: job status ${progress.poll?.lastStatus ?? progress.lastStatus ?? '?'}, ${polls} poll(s)${next ? `, next poll at ${next}` : ''}`;
             if (line !== last) console.log(line);
             last = line;
           } catch {

@@ -1,20 +1,21 @@
 /**
  * `npm run histories:record`: runs follow-ups on a local stack and writes their histories to test/histories/, for
- * the replay test. Record new histories when the workflow changes in a way that old histories do not cover; keep the
- * old files, since running workflows still have those histories (that is what `patched` guards).
+ * the replay test. Until the first release (v1.0.0) these are the one baseline set, re-recorded when the workflow
+ * changes. From the release on, keep every recorded file: running follow-ups have those histories, and a change that
+ * would not replay them must be guarded with `patched()` (README, "Versioning").
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { checkFollowUpInput } from '../src/client';
-import { startLocalStack } from '../src/dev/local-stack';
+import { startLocalStack, type LocalStack } from '../src/dev/local-stack';
 import { followUpStartMetadata } from '../src/follow-up/start-metadata';
 import type { FollowUpInput } from '../src/follow-up/input';
 import type { followUpWorkflow } from '../src/workflows/follow-up';
 
 const OUT_DIR = join(__dirname, '..', '..', 'test', 'histories');
 /** Prefix of the files this version of the workflow writes; bump it when the workflow's history shape changes. */
-const HISTORY_VERSION = 'v0.3';
+const HISTORY_VERSION = 'baseline';
 
 interface Scenario {
   name: string;
@@ -23,14 +24,24 @@ interface Scenario {
   dropSend?: boolean;
   /** Started the way another SDK or the Web UI would: no summary, no search attributes (the workflow adds them). */
   bareStart?: boolean;
+  /** The job is busy with earlier work for this long when the follow-up starts. */
+  busyMs?: number;
+  /** An earlier run delivered the message and then failed (its key was refused): this run resumes from it. */
+  earlierRunFailed?: boolean;
+  /** Run on a server that suggests continue-as-new after this many events. */
+  continueAsNewAfterEvents?: number;
   polling: FollowUpInput['polling'];
 }
 
 const SCENARIOS: Scenario[] = [
   // Send, a poll that fails past its retries, more polls, completion with a pull request.
   { name: 'completed-after-poll-error', workMs: 2_500, faults: 4, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
-  // The first run of a chain: two polls, then continue-as-new.
-  { name: 'continued-as-new', workMs: 4_000, polling: { initialInterval: 200, maxInterval: 200, timeout: '1m', maxPollsPerRun: 2 } },
+  // The first run of a chain: the server suggests continue-as-new early, so the first run carries its state over.
+  { name: 'continued-as-new', workMs: 2_500, continueAsNewAfterEvents: 12, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
+  // A job busy with earlier work: the follow-up waits until it is idle, then sends.
+  { name: 'waited-for-idle', workMs: 1_500, busyMs: 1_500, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
+  // A second run of a follow-up whose first run delivered and then failed: it resumes, it does not send.
+  { name: 'resumed-from-earlier-run', workMs: 2_500, earlierRunFailed: true, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
   // A send whose connection drops after the API took it: reconciled by reading the job, never resent.
   { name: 'reconciled-send', workMs: 2_500, dropSend: true, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
   // A job that outlives the follow-up's timeout.
@@ -40,36 +51,51 @@ const SCENARIOS: Scenario[] = [
 ];
 
 async function main(): Promise<void> {
-  const stack = await startLocalStack({ taskQueue: 'record-histories' });
-  try {
-    mkdirSync(OUT_DIR, { recursive: true });
-    for (const scenario of SCENARIOS) {
-      const ref = { projectId: 'history-project', jobId: `history-${scenario.name}` };
-      stack.simulator.addJob({ ...ref, workMs: scenario.workMs });
-      if (scenario.dropSend) {
-        stack.simulator.setJobFaults(ref.projectId, ref.jobId, [{ operation: 'send', kind: 'drop-after-processing', times: 1 }]);
-      }
-      const input: FollowUpInput = { ...ref, prompt: `Recorded follow-up: ${scenario.name}`, polling: scenario.polling };
-      const handle = await stack.env.client.workflow.start<typeof followUpWorkflow>('followUpWorkflow', {
-        taskQueue: 'record-histories',
-        workflowId: `history-${scenario.name}-${Date.now()}`,
-        args: [input],
-        ...(scenario.bareStart ? {} : followUpStartMetadata(checkFollowUpInput(input))),
-      });
-      if (scenario.faults) {
-        // After the send, so the failures hit polls rather than the read before the send.
-        while (stack.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 0) await new Promise((r) => setTimeout(r, 50));
-        stack.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 503, times: scenario.faults }]);
-      }
-      await stack.run(handle.result().catch(() => undefined));
-      const history = await stack.env.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory();
-      const file = join(OUT_DIR, `${HISTORY_VERSION}-${scenario.name}.json`);
-      writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
-      console.log(`wrote ${file} (${history.events?.length ?? 0} events)`);
+  mkdirSync(OUT_DIR, { recursive: true });
+  for (const scenario of SCENARIOS) {
+    const stack = await startLocalStack({
+      taskQueue: 'record-histories',
+      ...(scenario.continueAsNewAfterEvents
+        ? { serverArgs: ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${scenario.continueAsNewAfterEvents}`] }
+        : {}),
+    });
+    try {
+      await record(stack, scenario);
+    } finally {
+      await stack.teardown();
     }
-  } finally {
-    await stack.teardown();
   }
+}
+
+async function record(stack: LocalStack, scenario: Scenario): Promise<void> {
+  const ref = { projectId: 'history-project', jobId: `history-${scenario.name}` };
+  stack.simulator.addJob({ ...ref, workMs: scenario.workMs, ...(scenario.busyMs ? { busyForMs: scenario.busyMs } : {}) });
+  if (scenario.dropSend) {
+    stack.simulator.setJobFaults(ref.projectId, ref.jobId, [{ operation: 'send', kind: 'drop-after-processing', times: 1 }]);
+  }
+  const input: FollowUpInput = { ...ref, prompt: `Recorded follow-up: ${scenario.name}`, polling: scenario.polling };
+  const start = () =>
+    stack.env.client.workflow.start<typeof followUpWorkflow>('followUpWorkflow', {
+      taskQueue: 'record-histories',
+      workflowId: `history-${scenario.name}`,
+      args: [input],
+      ...(scenario.bareStart ? {} : followUpStartMetadata(checkFollowUpInput(input))),
+    });
+  let handle = await start();
+  if (scenario.faults || scenario.earlierRunFailed) {
+    // After the send, so the failures hit polls rather than the read before the send.
+    while (stack.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 0) await new Promise((r) => setTimeout(r, 50));
+    stack.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: scenario.earlierRunFailed ? 401 : 503, times: scenario.faults ?? 1 }]);
+  }
+  if (scenario.earlierRunFailed) {
+    await stack.run(handle.result().catch(() => undefined));
+    handle = await start();
+  }
+  await stack.run(handle.result().catch(() => undefined));
+  const history = await stack.env.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory();
+  const file = join(OUT_DIR, `${HISTORY_VERSION}-${scenario.name}.json`);
+  writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
+  console.log(`wrote ${file} (${history.events?.length ?? 0} events)`);
 }
 
 main().catch((error: unknown) => {

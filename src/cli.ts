@@ -329,9 +329,13 @@ function describeResult(result: FollowUpResult): string {
 }
 
 function describeProgress(progress: FollowUpProgress): string {
-  const parts = [`${progress.phase}`, `status ${progress.lastStatus ?? 'unknown'}`, `${progress.polls} poll(s)`];
-  if (progress.nextPollAt) parts.push(`next poll ${progress.nextPollAt}`);
-  if (progress.lastError) parts.push(`last error: ${progress.lastError}`);
+  const polls = progress.polls + (progress.poll?.polls ?? 0);
+  const parts = [`${progress.phase}`, `status ${progress.poll?.lastStatus ?? progress.lastStatus ?? 'unknown'}`, `${polls} poll(s)`];
+  if (progress.waitingFor === 'settle') parts.push('waiting to confirm the result is this follow-up\'s');
+  if (progress.waitingFor === 'confirmation') parts.push('reading the result once more to confirm it');
+  if (progress.poll?.nextPollAt) parts.push(`next poll ${progress.poll.nextPollAt}`);
+  const lastError = progress.poll?.lastError ?? progress.lastError;
+  if (lastError) parts.push(`last error: ${lastError}`);
   return `  … ${parts.join(', ')}`;
 }
 

@@ -16,8 +16,9 @@ import {
   DEFAULT_MAX_PROMPT_LENGTH,
   formatInputProblems,
   type FollowUpInput,
-  type ParsedFollowUpInput,
+  type FollowUpRequest,
 } from './follow-up/input';
+import { describePollActivity } from './describe-poll';
 import { followUpStartMetadata } from './follow-up/start-metadata';
 import type { FollowUpProgress, FollowUpResult } from './follow-up/types';
 import { FOLLOW_UP_WORKFLOW_TYPE, progressQuery } from './workflows/definitions';
@@ -61,13 +62,13 @@ export interface FollowUpStatus {
  * The default workflow id: the same (project, job, prompt) always maps to the same id, so a retried call attaches.
  * The prompt is hashed: it may be long and is not an identifier.
  */
-export function followUpWorkflowId(input: Pick<ParsedFollowUpInput, 'projectId' | 'jobId' | 'prompt'>): string {
+export function followUpWorkflowId(input: Pick<FollowUpRequest, 'projectId' | 'jobId' | 'prompt'>): string {
   const digest = createHash('sha256').update(input.prompt, 'utf8').digest('hex').slice(0, 16);
   return `followup-${input.projectId}-${input.jobId}-${digest}`;
 }
 
 /** Checks input without starting anything; throws InvalidFollowUpInputError naming every bad field. */
-export function checkFollowUpInput(input: unknown, maxPromptLength: number = DEFAULT_MAX_PROMPT_LENGTH): ParsedFollowUpInput {
+export function checkFollowUpInput(input: unknown, maxPromptLength: number = DEFAULT_MAX_PROMPT_LENGTH): FollowUpRequest {
   if (!Number.isInteger(maxPromptLength) || maxPromptLength < 1) {
     throw new InvalidFollowUpInputError(`maxPromptLength must be a whole number of at least 1 (got ${maxPromptLength})`);
   }
@@ -108,7 +109,7 @@ export class FollowUpClient {
   }
 
   /** Checks input without starting anything; throws InvalidFollowUpInputError naming every bad field. */
-  validate(input: unknown): ParsedFollowUpInput {
+  validate(input: unknown): FollowUpRequest {
     return checkFollowUpInput(input, this.options.maxPromptLength);
   }
 
@@ -146,9 +147,12 @@ export class FollowUpClient {
     return this.client.workflow.getHandle<typeof followUpWorkflow>(workflowId).result();
   }
 
-  /** Where a running follow-up stands. */
+  /** Where a running follow-up stands: the workflow's own account, plus its poll activity as Temporal describes it. */
   async progress(workflowId: string): Promise<FollowUpProgress> {
-    return this.client.workflow.getHandle(workflowId).query(progressQuery);
+    const handle = this.client.workflow.getHandle(workflowId);
+    const [progress, description] = await Promise.all([handle.query(progressQuery), handle.describe()]);
+    const poll = await describePollActivity(description, this.client.options.loadedDataConverter);
+    return poll ? { ...progress, poll } : progress;
   }
 
   /** Temporal's view plus the follow-up's progress (while running) or result (once completed). */
@@ -156,7 +160,7 @@ export class FollowUpClient {
     const handle = this.client.workflow.getHandle<typeof followUpWorkflow>(workflowId);
     const description: WorkflowExecutionDescription = await handle.describe();
     const executionStatus = description.status.name;
-    if (executionStatus === 'RUNNING') return { workflowId, executionStatus, progress: await handle.query(progressQuery) };
+    if (executionStatus === 'RUNNING') return { workflowId, executionStatus, progress: await this.progress(workflowId) };
     if (executionStatus === 'COMPLETED') return { workflowId, executionStatus, result: await handle.result() };
     return { workflowId, executionStatus };
   }

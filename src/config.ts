@@ -9,6 +9,7 @@ import { msToNumber } from '@temporalio/common/lib/time';
 import { z } from 'zod';
 import { DEFAULT_GET_JOB_PATH, DEFAULT_SEND_PATH, type AgentApiClientConfig } from './agent-api/http-client';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './observability/logging';
+import { WORKER_DEFAULTS } from './worker-defaults';
 
 export const DEFAULT_TASK_QUEUE = 'agent-followup';
 export const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';
@@ -104,6 +105,17 @@ export function metricsAddressProblem(value: string): string | null {
   return null;
 }
 
+const positiveWhole = (fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return fallback;
+      if (/^\d+$/.test(value.trim()) && Number(value) >= 1) return Number(value);
+      ctx.addIssue({ code: 'custom', message: 'must be a whole number of at least 1' });
+      return z.NEVER;
+    });
+
 const WorkerEnvSchema = z.object({
   AGENT_API_KEY: z.string().optional(),
   AGENT_API_KEY_PREFIX: z
@@ -141,6 +153,8 @@ const WorkerEnvSchema = z.object({
     .optional()
     .transform((value) => (value === undefined || value === '' ? 'INFO' : value.toUpperCase()))
     .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })),
+  WORKER_MAX_CACHED_WORKFLOWS: positiveWhole(WORKER_DEFAULTS.maxCachedWorkflows),
+  WORKER_MAX_CONCURRENT_ACTIVITIES: positiveWhole(WORKER_DEFAULTS.maxConcurrentActivities),
   TEMPORAL_WORKER_IDENTITY: z
     .string()
     .max(255, { error: 'must be at most 255 characters' })
@@ -165,6 +179,8 @@ export interface WorkerConfig {
   agentApi: Required<AgentApiClientConfig>;
   temporal: TemporalSettings;
   shutdownGraceTimeMs: number;
+  maxCachedWorkflows: number;
+  maxConcurrentActivities: number;
   observability: ObservabilitySettings;
   /** The worker's identity in histories (`ActivityTaskStarted.identity`); the SDK's `pid@host` when unset. */
   identity?: string;
@@ -206,6 +222,13 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     // The poll activity's start-to-close is 30s; a request must give up before Temporal gives up on the attempt.
     problems.push(`AGENT_API_REQUEST_TIMEOUT must be at most ${MAX_REQUEST_TIMEOUT_MS / 1000}s`);
   }
+  if (parsed.success && parsed.data.WORKER_SHUTDOWN_GRACE_TIME < parsed.data.AGENT_API_REQUEST_TIMEOUT) {
+    // A send cut off by shutdown may or may not have arrived: the grace time must let every request finish.
+    problems.push(
+      `WORKER_SHUTDOWN_GRACE_TIME (${parsed.data.WORKER_SHUTDOWN_GRACE_TIME} ms) must be at least AGENT_API_REQUEST_TIMEOUT ` +
+        `(${parsed.data.AGENT_API_REQUEST_TIMEOUT} ms), so a send under way when the worker stops can finish`,
+    );
+  }
 
   let temporal: TemporalSettings | undefined;
   try {
@@ -227,6 +250,8 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     },
     temporal,
     shutdownGraceTimeMs: vars.WORKER_SHUTDOWN_GRACE_TIME,
+    maxCachedWorkflows: vars.WORKER_MAX_CACHED_WORKFLOWS,
+    maxConcurrentActivities: vars.WORKER_MAX_CONCURRENT_ACTIVITIES,
     observability: { metricsAddress: vars.WORKER_METRICS_ADDRESS, logFormat: vars.LOG_FORMAT, logLevel: vars.LOG_LEVEL },
     ...(vars.TEMPORAL_WORKER_IDENTITY !== undefined ? { identity: vars.TEMPORAL_WORKER_IDENTITY } : {}),
   };

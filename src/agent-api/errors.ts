@@ -73,7 +73,10 @@ export function failureForStatus(
 ): ApplicationFailure {
   const where = `project '${context.projectId}', job '${context.jobId}'`;
   const reason = excerpt ? ` The API said: ${excerpt}` : '';
-  const details: ApiFailureDetails[] = [{ status, operation: context.operation, retryAfterMs }];
+  // Every answer handled here except the ambiguous 5xx below came from an API that did not process the send.
+  const details: ApiFailureDetails[] = [
+    { status, operation: context.operation, retryAfterMs, ...(context.operation === 'send follow-up message' ? { delivery: 'not-delivered' as const } : {}) },
+  ];
   const permanent = (type: AgentApiErrorType, message: string) =>
     ApplicationFailure.create({ type, message: `${message}${reason}`, nonRetryable: true, details });
 

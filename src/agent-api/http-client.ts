@@ -15,7 +15,8 @@ import {
   type RequestContext,
 } from './errors';
 import { parseRetryAfter } from './retry-after';
-import { AgentJobSchema, describeSchemaProblem, type AgentJob } from './schemas';
+import type { AgentJob } from './job';
+import { AgentJobSchema, describeSchemaProblem, ErrorBodySchema, toAgentJob } from './schemas';
 
 export const DEFAULT_SEND_PATH = '/v2/agent/{projectId}/job/{id}/message';
 /** The seed does not show get-job (§1, §4); this is the vendor's public path, configurable in case it differs. */
@@ -36,7 +37,7 @@ export interface JobRef {
   jobId: string;
 }
 
-export interface FollowUpRequest extends JobRef {
+export interface MessageRequest extends JobRef {
   prompt: string;
   /** Sent as `Idempotency-Key`: the same for every attempt of one follow-up, so an API that honours it dedupes. */
   idempotencyKey?: string;
@@ -89,12 +90,12 @@ export class AgentApiClient {
    * POSTs the follow-up message (seed §4.1). Not idempotent: a failure that may have come after the API took the
    * message is `AgentApiSendAmbiguous` (non-retryable), so only the workflow decides whether to send again.
    */
-  async sendFollowUpMessage(request: FollowUpRequest, signal?: AbortSignal): Promise<SendResult> {
+  async sendFollowUpMessage(request: MessageRequest, signal?: AbortSignal): Promise<SendResult> {
     const context: RequestContext = { operation: 'send follow-up message', projectId: request.projectId, jobId: request.jobId };
     const url = buildUrl(this.config.baseUrl, this.config.sendPath ?? DEFAULT_SEND_PATH, request);
     const headers = request.idempotencyKey ? { 'Idempotency-Key': request.idempotencyKey } : undefined;
     const body = await this.request(url, { method: 'POST', body: JSON.stringify({ prompt: request.prompt }), headers }, context, signal);
-    const parsed = parseJob(body);
+    const parsed = parseJob(body, request.jobId);
     return parsed.ok ? { job: parsed.job } : { job: null, responseProblem: parsed.problem };
   }
 
@@ -103,7 +104,7 @@ export class AgentApiClient {
     const context: RequestContext = { operation: 'get job', ...ref };
     const url = buildUrl(this.config.baseUrl, this.config.getJobPath ?? DEFAULT_GET_JOB_PATH, ref);
     const body = await this.request(url, { method: 'GET' }, context, signal);
-    const parsed = parseJob(body);
+    const parsed = parseJob(body, ref.jobId);
     if (!parsed.ok) {
       throw ApplicationFailure.create({
         type: AgentApiErrorType.InvalidResponse,
@@ -119,6 +120,8 @@ export class AgentApiClient {
     context: RequestContext,
     cancel?: AbortSignal,
   ): Promise<string> {
+    // Cancelled before anything went out: nothing can have arrived.
+    if (cancel?.aborted) throw cancel.reason;
     const timeout = AbortSignal.timeout(this.config.requestTimeoutMs);
     const signal = cancel ? AbortSignal.any([cancel, timeout]) : timeout;
     let response: Response;
@@ -139,12 +142,21 @@ export class AgentApiClient {
       });
       text = await response.text();
     } catch (error) {
-      if (cancel?.aborted) throw cancel.reason;
+      if (cancel?.aborted) {
+        // A send cut off by cancellation or a stopping worker may already have reached the API: never "not delivered".
+        if (context.operation === 'send follow-up message') {
+          throw sendAmbiguous(
+            `The send for project '${context.projectId}', job '${context.jobId}' was interrupted (${describeAbort(cancel.reason)}); the message may or may not have been taken.`,
+            { operation: context.operation },
+          );
+        }
+        throw cancel.reason;
+      }
       throw this.transportFailure(error, timeout.aborted, context);
     }
     if (!response.ok) {
       const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Date.now());
-      throw failureForStatus(response.status, context, bodyExcerpt(text, this.secrets), retryAfterMs);
+      throw failureForStatus(response.status, context, errorMessageOf(text, this.secrets), retryAfterMs);
     }
     return text;
   }
@@ -181,7 +193,7 @@ export class AgentApiClient {
   }
 }
 
-function parseJob(text: string): { ok: true; job: AgentJob } | { ok: false; problem: string } {
+function parseJob(text: string, expectedId: string): { ok: true; job: AgentJob } | { ok: false; problem: string } {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -189,7 +201,26 @@ function parseJob(text: string): { ok: true; job: AgentJob } | { ok: false; prob
     return { ok: false, problem: 'the body is not valid JSON' };
   }
   const result = AgentJobSchema.safeParse(json);
-  return result.success ? { ok: true, job: result.data } : { ok: false, problem: describeSchemaProblem(result.error) };
+  if (!result.success) return { ok: false, problem: describeSchemaProblem(result.error) };
+  if (result.data.id !== expectedId) return { ok: false, problem: `field 'id': another job's id (expected the job asked for)` };
+  return { ok: true, job: toAgentJob(result.data) };
+}
+
+/** The API's reason from a vendor error body (`{ "error": "..." }`), else a short excerpt of whatever came; redacted. */
+function errorMessageOf(text: string, secrets: readonly string[]): string {
+  try {
+    const parsed = ErrorBodySchema.safeParse(JSON.parse(text));
+    if (parsed.success) return bodyExcerpt(parsed.data.error, secrets);
+  } catch {
+    // not JSON: fall through to the raw excerpt
+  }
+  return bodyExcerpt(text, secrets);
+}
+
+/** Why a request was aborted, in words: the SDK aborts with a CancelledFailure whose message is the reason. */
+function describeAbort(reason: unknown): string {
+  const message = reason instanceof Error ? reason.message : String(reason);
+  return message === 'WORKER_SHUTDOWN' ? 'the worker is shutting down' : message || 'cancelled';
 }
 
 /** undici hides the useful part (ECONNREFUSED, ENOTFOUND) in `cause`. Duck-typed: fetch's errors may come from

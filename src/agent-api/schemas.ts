@@ -1,56 +1,63 @@
 /**
- * The agent service's contract (seed §2, §4), as zod schemas. This module is the single source of truth for the job
- * shape: the HTTP client, the workflow, the CLI and the simulator all import it. It is pure (no I/O, no Node
- * built-ins) so workflow code may import it too.
+ * The agent service's published contract (seed §2, §4; VENDOR-FACTS.md) as zod schemas: the single source of truth
+ * for reading a job body and writing a message body, used by the HTTP client and the simulator. Never imported by
+ * workflow code (zod would be evaluated in every cached workflow); the workflow gets the trimmed `AgentJob` of job.ts.
  */
 import { z } from 'zod';
+import type { AgentJob } from './job';
 
-/** The four statuses the seed names (§3). Anything else is tolerated but never treated as terminal. */
-export const KNOWN_JOB_STATUSES = ['active', 'completed', 'archived', 'failed'] as const;
-export type KnownJobStatus = (typeof KNOWN_JOB_STATUSES)[number];
+export { isKnownStatus, isTerminal, KNOWN_JOB_STATUSES, TERMINAL_JOB_STATUSES } from './job';
+export type { AgentJob, KnownJobStatus, TerminalJobStatus } from './job';
 
-/** Statuses after which polling stops (seed §3 rule 1). */
-export const TERMINAL_JOB_STATUSES = ['completed', 'archived', 'failed'] as const;
-export type TerminalJobStatus = (typeof TERMINAL_JOB_STATUSES)[number];
+/** Longer decision values are not ids, statuses or links: they break the contract. */
+const MAX_DECISION_LENGTH = 2_048;
+/** Longer informational values are dropped from what we keep (the job is still accepted). */
+const MAX_INFO_LENGTH = 2_048;
 
-/** True when polling may stop: the job is `completed`, `archived` or `failed`. */
-export function isTerminal(status: string): status is TerminalJobStatus {
-  return (TERMINAL_JOB_STATUSES as readonly string[]).includes(status);
-}
-
-/** True for one of the four statuses the seed documents. */
-export function isKnownStatus(status: string): status is KnownJobStatus {
-  return (KNOWN_JOB_STATUSES as readonly string[]).includes(status);
-}
-
-export const AgentJobSourceSchema = z.looseObject({
-  repository: z.string(),
-  ref: z.string(),
-});
+/** An informational string: kept when it is a reasonable string, dropped otherwise, never a reason to fail. */
+const info = z.string().max(MAX_INFO_LENGTH).optional().catch(undefined);
 
 /**
- * An agent job as the API returns it (seed §2.1). Where the seed says "not shown" we are lenient on purpose:
- * `archivedAt` and `prLink` may be absent or null, `status` may be a value the seed does not list (a newer API
- * version could add one; we keep polling rather than fail), and unknown fields are kept so the caller receives the
- * job exactly as the API gave it. `source`, `model` and `createdAt` are required because the seed's response
- * description lists them with no "may be absent".
+ * A job body. The vendor requires nothing; we require what the workflow decides on: `id` (the right job), `status`,
+ * and, when present, a `prLink` and `archivedAt` of the documented types. `source`, `model` and `createdAt` are kept
+ * when well-formed and dropped when not; unknown fields are dropped, so a large one never enters workflow state.
  */
-export const AgentJobSchema = z.looseObject({
-  id: z.string().min(1),
-  status: z.string().min(1),
-  source: AgentJobSourceSchema,
-  model: z.string(),
-  prLink: z.string().nullable().optional(),
-  createdAt: z.string(),
-  archivedAt: z.string().nullable().optional(),
+export const AgentJobSchema = z.object({
+  id: z.string().min(1).max(MAX_DECISION_LENGTH),
+  status: z.string().min(1).max(MAX_DECISION_LENGTH),
+  source: z
+    .object({ repository: info, ref: z.string().max(MAX_INFO_LENGTH).nullable().optional().catch(undefined) })
+    .optional()
+    .catch(undefined),
+  model: info,
+  prLink: z.string().min(1).max(MAX_DECISION_LENGTH).nullable().optional(),
+  createdAt: info,
+  archivedAt: z.string().max(MAX_DECISION_LENGTH).nullable().optional(),
 });
-export type AgentJob = z.infer<typeof AgentJobSchema>;
+
+/** Parses a job body into the fields we keep, without `undefined` members (they would not survive a payload). */
+export function toAgentJob(parsed: z.infer<typeof AgentJobSchema>): AgentJob {
+  const job: AgentJob = { id: parsed.id, status: parsed.status, prLink: parsed.prLink ?? null };
+  if (parsed.source) {
+    const source: NonNullable<AgentJob['source']> = {};
+    if (parsed.source.repository !== undefined) source.repository = parsed.source.repository;
+    if (parsed.source.ref !== undefined) source.ref = parsed.source.ref;
+    job.source = source;
+  }
+  if (parsed.model !== undefined) job.model = parsed.model;
+  if (parsed.createdAt !== undefined) job.createdAt = parsed.createdAt;
+  if (parsed.archivedAt !== undefined) job.archivedAt = parsed.archivedAt;
+  return job;
+}
 
 /** Request body of the send operation (seed §2.3). */
 export const FollowUpMessageSchema = z.strictObject({
   prompt: z.string().min(1),
 });
 export type FollowUpMessage = z.infer<typeof FollowUpMessageSchema>;
+
+/** The vendor's error body for 400, 404 and 429: `{ "error": "a human-readable message" }`. */
+export const ErrorBodySchema = z.object({ error: z.string() });
 
 /** Names the first thing that broke the contract, without echoing the body (it may be large or sensitive). */
 export function describeSchemaProblem(error: z.ZodError): string {

@@ -188,7 +188,8 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
         AGENT_API_BASE_URL: sim.baseUrl,
         TEMPORAL_ADDRESS: address,
         TEMPORAL_TASK_QUEUE: taskQueue,
-        WORKER_SHUTDOWN_GRACE_TIME: '1s',
+        WORKER_SHUTDOWN_GRACE_TIME: '5s',
+        AGENT_API_REQUEST_TIMEOUT: '5s',
       });
       next.onUnexpectedExit = (why) => {
         // A worker that dies on its own is a finding worth counting, and the follow-ups still need a worker.

@@ -31,6 +31,8 @@ export interface LocalStackOptions {
   taskQueue?: string;
   simulator?: SimulatorOptions;
   dbFilename?: string;
+  /** More `temporal server start-dev` arguments, e.g. `--dynamic-config-value` settings. */
+  serverArgs?: string[];
 }
 
 /** Starts the dev server, the simulator and a worker; throws with a fix when no Temporal CLI can be found. */
@@ -49,7 +51,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ui: options.ui ?? false,
       ...(options.ui ? { uiPort } : {}),
       ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
-      extraArgs: ['--log-level', 'error'],
+      extraArgs: ['--log-level', 'error', ...(options.serverArgs ?? [])],
       searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
     },
   });

@@ -7,7 +7,7 @@
  * never the prompt or the key.
  */
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
-import type { AgentJob } from '../agent-api/schemas';
+import type { AgentJob } from '../agent-api/job';
 
 export const AgentProjectId = defineSearchAttributeKey('AgentProjectId', SearchAttributeType.KEYWORD);
 export const AgentJobId = defineSearchAttributeKey('AgentJobId', SearchAttributeType.KEYWORD);

@@ -4,7 +4,8 @@
  * the schedules and workflow code use it alike.
  */
 import type { SearchAttributePair } from '@temporalio/common';
-import { formatMs, type ParsedFollowUpInput } from './input';
+import { formatMs } from './duration';
+import type { FollowUpRequest } from './request';
 import { AgentJobId, AgentProjectId } from './search-attributes';
 
 /** Temporal's limit for a static summary. */
@@ -18,7 +19,7 @@ export interface FollowUpStartMetadata {
   typedSearchAttributes: SearchAttributePair[];
 }
 
-export function followUpStartMetadata(input: ParsedFollowUpInput): FollowUpStartMetadata {
+export function followUpStartMetadata(input: FollowUpRequest): FollowUpStartMetadata {
   return {
     staticSummary: followUpSummary(input),
     staticDetails: followUpDetails(input),
@@ -30,23 +31,21 @@ export function followUpStartMetadata(input: ParsedFollowUpInput): FollowUpStart
 }
 
 /** `Follow-up proj-1/job-7: "Also add tests for…"`, at most 200 bytes of UTF-8. */
-export function followUpSummary(input: Pick<ParsedFollowUpInput, 'projectId' | 'jobId' | 'prompt'>): string {
+export function followUpSummary(input: Pick<FollowUpRequest, 'projectId' | 'jobId' | 'prompt'>): string {
   const head = `Follow-up ${input.projectId}/${input.jobId}: "`;
   const room = MAX_SUMMARY_BYTES - utf8Length(head) - utf8Length('"');
   return `${head}${excerpt(input.prompt, Math.max(room, 0))}"`;
 }
 
-export function followUpDetails(input: ParsedFollowUpInput): string {
-  const polling = input.polling ?? {};
-  const settings = Object.entries(polling)
-    .filter((entry) => entry[1] !== undefined)
-    .map(([name, value]) => `${name} ${name === 'backoffCoefficient' || name === 'maxPollsPerRun' ? String(value) : formatMs(value)}`);
+export function followUpDetails(input: FollowUpRequest): string {
+  const { initialIntervalMs, backoffCoefficient, maxIntervalMs, timeoutMs, settleWindowMs } = input.polling;
   return [
     `**Agent follow-up** to project \`${input.projectId}\`, job \`${input.jobId}\``,
     '',
     `> ${excerpt(input.prompt, DETAILS_PROMPT_BYTES)}`,
     '',
-    `Polling: ${settings.length > 0 ? settings.join(', ') : 'defaults'}; ambiguous sends: ${input.onAmbiguousSend ?? 'reconcile'}.`,
+    `Polling: from ${formatMs(initialIntervalMs)}, ×${backoffCoefficient}, up to ${formatMs(maxIntervalMs)}; gives up after ${formatMs(timeoutMs)}; ` +
+      `settle window ${formatMs(settleWindowMs)}; ambiguous sends: ${input.onAmbiguousSend}.`,
     'The full prompt is in the workflow input; the live state is in "Current details" and the `progress` query.',
   ].join('\n');
 }

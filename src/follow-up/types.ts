@@ -1,5 +1,5 @@
-/** Shapes shared by the workflow, the client and the CLI. Pure types and constants: workflow code imports them. */
-import type { AgentJob, TerminalJobStatus } from '../agent-api/schemas';
+/** Shapes shared by the workflow, the activities, the client and the CLI. Pure types and constants. */
+import type { AgentJob, JobState, TerminalJobStatus } from '../agent-api/job';
 
 /** Stable failure `type` names raised by the workflow itself (the API's own are in agent-api/errors.ts). */
 export const FollowUpErrorType = {
@@ -11,35 +11,36 @@ export const FollowUpErrorType = {
   ContractViolation: 'AgentApiContractViolation',
 } as const;
 
-/** How we know the message reached the API. */
-export type DeliveryEvidence = 'response' | 'reconciled';
+/**
+ * How we know the message reached the API: `response` (the API answered the send), `reconciled` (a send failed
+ * ambiguously and a read showed it was taken), `earlier-run` (an earlier run of this follow-up delivered it).
+ */
+export type DeliveryEvidence = 'response' | 'reconciled' | 'earlier-run';
 
 /** What a finished follow-up returns. A job that ends `failed` or `archived` is a result, not a workflow failure. */
 export interface FollowUpResult {
-  /** The final job exactly as the API returned it, including `prLink`. */
+  /** The final job: the vendor's documented fields as the API returned them, including `prLink`. */
   job: AgentJob;
   outcome: TerminalJobStatus;
   /** The pull request link, or null when the agent changed no files (or the job did not complete). */
   prLink: string | null;
-  /** Successful get-job reads over the whole follow-up (all runs). */
+  /** Get-job reads over the whole follow-up (reads lost with a crashed worker may be missing). */
   polls: number;
-  /** Get-job reads that failed after their retries; polling went on. */
-  pollErrors: number;
   /** Workflow runs in the chain: 1 plus the number of continue-as-new. */
   runs: number;
   sentAt: string;
   finishedAt: string;
-  /** Send attempts, including ones that certainly did not reach the API (absent for follow-ups started by v0.1). */
-  sendAttempts?: number;
-  /** `response`: the API answered the send; `reconciled`: a send failed ambiguously and a read showed it was taken. */
-  delivery?: DeliveryEvidence;
+  /** Send attempts, including ones that certainly did not reach the API. */
+  sendAttempts: number;
+  delivery: DeliveryEvidence;
 }
 
 export type FollowUpPhase =
-  | 'reading'
+  | 'starting'
+  | 'waiting-for-idle'
   | 'sending'
   | 'reconciling'
-  | 'polling'
+  | 'waiting'
   | 'finished'
   | 'timed-out'
   | 'cancelled'
@@ -50,13 +51,14 @@ export interface FollowUpProgress {
   phase: FollowUpPhase;
   projectId: string;
   jobId: string;
-  /** Last status the API reported; may be a value outside the documented four. */
+  /** Last status the follow-up saw; may be a value outside the documented four. */
   lastStatus: string | null;
   /** True when `lastStatus` is not one of the four documented statuses. */
   lastStatusUnknown: boolean;
+  /** Why the follow-up is still waiting on a terminal read: not yet its own, or being read a second time. */
+  waitingFor: 'work' | 'settle' | 'confirmation' | null;
+  /** Get-job reads the workflow has heard back about (the running poll activity's own are in `poll`). */
   polls: number;
-  pollErrors: number;
-  nextPollAt: string | null;
   lastError: string | null;
   sentAt: string | null;
   deadline: string | null;
@@ -64,16 +66,25 @@ export interface FollowUpProgress {
   sendAttempts: number;
   /** Set once the message is known to have reached the API. */
   delivery: DeliveryEvidence | null;
-  /** Until when a rate limit (429 Retry-After) holds the next request back. */
-  rateLimitedUntil: string | null;
   /** The job's pull-request link in the last read, when it has one. */
   prLink: string | null;
+  /** The poll activity under way, as Temporal describes it (filled in by the client, not by the workflow). */
+  poll?: PollActivityProgress;
+}
+
+/** The running poll activity, from `describe()`: the workflow does not hear about polls that change nothing. */
+export interface PollActivityProgress {
+  /** Reads made by this wait so far (approximate after a worker crash). */
+  polls: number;
+  nextPollAt: string | null;
+  lastStatus: string | null;
+  lastError: string | null;
 }
 
 /** The details of a `FollowUpDeliveryUnknown` failure. */
 export interface FollowUpDeliveryUnknownDetails {
-  before: AgentJob;
-  after: AgentJob | null;
+  before: JobState;
+  after: JobState | null;
   sendAttempts: number;
 }
 
@@ -82,4 +93,25 @@ export interface FollowUpTimeoutDetails {
   lastJob: AgentJob | null;
   polls: number;
   timeoutMs: number;
+}
+
+/** The memo key under which a run records its delivery, so a later run of the same follow-up never sends twice. */
+export const DELIVERY_MEMO_KEY = 'agentFollowUpDelivery';
+
+/**
+ * A run's record of its message, in its memo: `sending` before each attempt (the outcome of an interrupted attempt
+ * is unknown), `delivered` once known. A new run under the same workflow id resumes from it instead of sending.
+ */
+export interface DeliveryRecord {
+  state: 'sending' | 'delivered';
+  /** The idle job just before the send. */
+  baseline: JobState;
+  /** When the last attempt began (workflow time). */
+  attemptStartedAtMs: number;
+  sendAttempts: number;
+  /** Set once delivered. */
+  sentAtMs?: number;
+  via?: DeliveryEvidence;
+  /** The job was seen `active` after the send. */
+  sawActive: boolean;
 }

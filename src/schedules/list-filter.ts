@@ -1,5 +1,5 @@
 /** The filter `list` takes, turned into a visibility query on the schedules' search attributes. */
-import { FollowUpInputSchema } from '../follow-up/input';
+import { identifierProblem } from '../follow-up/request';
 import { AgentJobId, AgentProjectId } from '../follow-up/search-attributes';
 import { InvalidScheduleError } from './request';
 
@@ -21,8 +21,8 @@ export function listQuery(filter: ListSchedulesFilter): string | undefined {
   ] as const) {
     const value = filter[field];
     if (value === undefined) continue;
-    const checked = FollowUpInputSchema.shape[field].safeParse(value);
-    if (!checked.success) problems.push(checked.error.issues.map((issue) => issue.message).join('; '));
+    const problem = identifierProblem(field, value);
+    if (problem) problems.push(problem);
     else clauses.push(`${key} = "${value}"`);
   }
   if (problems.length > 0) throw new InvalidScheduleError(`Invalid filter: ${problems.join('; ')}`);

@@ -10,7 +10,7 @@ import {
   DEFAULT_MAX_PROMPT_LENGTH,
   formatMs,
   type FollowUpInput,
-  type ParsedFollowUpInput,
+  type FollowUpRequest,
 } from '../follow-up/input';
 import { cronExpressionProblems } from './cron';
 
@@ -87,7 +87,7 @@ export interface CheckedScheduleRequest {
   scheduleId: string;
   /** As the caller gave it: this is what each run receives. */
   input: FollowUpInput;
-  parsedInput: ParsedFollowUpInput;
+  parsedInput: FollowUpRequest;
   spec: { cron: string; timezone: string } | { everyMs: number; offsetMs: number };
   note?: string;
   paused: boolean;
@@ -97,7 +97,7 @@ export interface CheckedScheduleRequest {
 }
 
 /** The default schedule id: one schedule per (project, job, prompt), like the follow-up's own id. */
-export function followUpScheduleId(input: Pick<ParsedFollowUpInput, 'projectId' | 'jobId' | 'prompt'>): string {
+export function followUpScheduleId(input: Pick<FollowUpRequest, 'projectId' | 'jobId' | 'prompt'>): string {
   const digest = createHash('sha256').update(input.prompt, 'utf8').digest('hex').slice(0, 16);
   return `followup-schedule-${input.projectId}-${input.jobId}-${digest}`;
 }

@@ -18,6 +18,8 @@ export const SimulatedJobSpecSchema: z.ZodType<SimulatedJobSpec> = z.strictObjec
   prLink: z.string().nullable().optional(),
   outcome: z.enum(SIMULATED_OUTCOMES).optional(),
   workMs: z.number().min(0).optional(),
+  busyForMs: z.number().min(0).optional(),
+  ref: z.string().nullable().optional(),
   extraFields: z.record(z.string(), z.unknown()).optional(),
   faults: FaultRulesSchema.optional(),
 });

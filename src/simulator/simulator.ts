@@ -31,6 +31,10 @@ export interface SimulatedJobSpec {
   outcome?: SimulatedOutcome;
   /** How long the agent works on each follow-up (default: the simulator's `defaultWorkMs`). */
   workMs?: number;
+  /** The job is busy with earlier work for this long when added (`active`), then ends as `outcome` says. */
+  busyForMs?: number;
+  /** The branch in `source.ref`; the vendor documents it as nullable (default `main`). */
+  ref?: string | null;
   /** Extra fields to add to every response, e.g. to test tolerance of unknown fields or statuses. */
   extraFields?: Record<string, unknown>;
   /** Fault rules for this job's requests, tried before the global ones. */
@@ -59,6 +63,8 @@ export interface JobCounts {
   gets: number;
   /** The prompts accepted, in order. */
   prompts: string[];
+  /** The job's status when each accepted message arrived, in order (`active`: sent to a busy job). */
+  statusesAtSend: string[];
   /** Every Idempotency-Key received on a send that reached this job, in order, duplicates included. */
   idempotencyKeys: string[];
 }
@@ -112,9 +118,9 @@ interface PendingDelay {
   resolve: (elapsed: boolean) => void;
 }
 
+/** The vendor's error body for 400, 404 and 429 (VENDOR-FACTS.md): a human-readable message, no error codes. */
 interface ErrorBody {
   error: string;
-  message: string;
 }
 
 type Reply =
@@ -167,7 +173,7 @@ export class AgentApiSimulator {
       this.handle(req, res).catch((error: unknown) => {
         // A failure after the answer started (or after a drop) has nowhere to go; writing again would throw.
         if (res.headersSent || res.destroyed) return;
-        sendJson(res, 500, { error: 'internal', message: error instanceof Error ? error.message : String(error) });
+        sendJson(res, 500, { error: `simulator error: ${error instanceof Error ? error.message : String(error)}` });
       });
     });
     this.server = server;
@@ -195,11 +201,12 @@ export class AgentApiSimulator {
   addJob(spec: SimulatedJobSpec): AgentJob {
     const rules = activate(parseFaultRules(spec.faults ?? []));
     const createdAt = new Date(this.now()).toISOString();
-    const status = spec.status ?? 'completed';
+    const status = spec.busyForMs !== undefined ? 'active' : (spec.status ?? 'completed');
     const job: AgentJob = {
       id: spec.jobId,
       status,
-      source: { repository: `acme/${spec.projectId}`, ref: 'main' },
+      // The vendor's `repository` is the full URL of the GitHub repository.
+      source: { repository: `https://github.com/acme/${spec.projectId}`, ref: spec.ref === undefined ? 'main' : spec.ref },
       model: 'simulated-agent-1',
       prLink: spec.prLink ?? null,
       createdAt,
@@ -209,9 +216,9 @@ export class AgentApiSimulator {
     this.jobs.set(key(spec.projectId, spec.jobId), {
       spec: { outcome: 'completed', workMs: this.options.defaultWorkMs ?? 2_000, ...spec },
       job,
-      finishAt: null,
+      finishAt: spec.busyForMs !== undefined ? this.now() + spec.busyForMs : null,
       pullRequests: 0,
-      counts: { messagesAccepted: 0, messagesRejected: 0, duplicatesSuppressed: 0, dropped: 0, gets: 0, prompts: [], idempotencyKeys: [] },
+      counts: { messagesAccepted: 0, messagesRejected: 0, duplicatesSuppressed: 0, dropped: 0, gets: 0, prompts: [], statusesAtSend: [], idempotencyKeys: [] },
       faults: [],
       rules,
       acceptedKeys: new Set(),
@@ -314,17 +321,17 @@ export class AgentApiSimulator {
           ? 'send'
           : undefined;
     if (!route || !operation || route.projectId === undefined || route.jobId === undefined) {
-      return this.sendError(req, res, 404, 'not_found', `no route for ${req.method} ${url.pathname}`);
+      return this.sendError(req, res, 404, `no route for ${req.method} ${url.pathname}`);
     }
     // The whole request is read before any fault applies: a latency fault then models a timeout after the request
     // was written, and a drop never races the upload.
     const body = await readBody(req);
 
     const authProblem = this.authProblem(req.headers.authorization);
-    if (authProblem) return this.sendError(req, res, 401, 'unauthorized', authProblem);
+    if (authProblem) return this.sendError(req, res, 401, authProblem);
 
     const record = this.jobs.get(key(route.projectId, route.jobId));
-    if (!record) return this.sendError(req, res, 404, 'not_found', `agent job ${route.jobId} not found`);
+    if (!record) return this.sendError(req, res, 404, `agent job ${route.jobId} not found`);
 
     if (operation === 'get') record.counts.gets += 1;
     const idempotencyKey = operation === 'send' ? headerValue(req.headers['idempotency-key']) : undefined;
@@ -337,7 +344,7 @@ export class AgentApiSimulator {
       if (operation === 'send') record.counts.messagesRejected += 1;
       const headers: Record<string, string> = scripted.retryAfter ? { 'Retry-After': scripted.retryAfter } : {};
       if (scripted.body !== undefined) return sendRaw(res, scripted.status, scripted.body, headers);
-      return this.sendError(req, res, scripted.status, 'injected', `injected ${scripted.status}`, headers);
+      return this.sendError(req, res, scripted.status, `injected ${scripted.status}`, headers);
     }
 
     const picked = await this.pickFault(record, operation);
@@ -347,7 +354,7 @@ export class AgentApiSimulator {
       if (operation === 'send') record.counts.messagesRejected += 1;
       const status = picked.status ?? 503;
       const headers: Record<string, string> = picked.retryAfter ? { 'Retry-After': picked.retryAfter } : {};
-      return this.sendError(req, res, status, 'injected', `injected ${status}`, headers);
+      return this.sendError(req, res, status, `injected ${status}`, headers);
     }
     if (kind === 'drop-before-processing') {
       record.counts.dropped += 1;
@@ -418,21 +425,21 @@ export class AgentApiSimulator {
     body: string,
     idempotencyKey: string | undefined,
   ): Reply {
-    const reject = (status: number, error: string, message: string, headers: Record<string, string> = {}): Reply => {
+    const reject = (status: number, message: string, headers: Record<string, string> = {}): Reply => {
       record.counts.messagesRejected += 1;
-      return { ok: false, status, body: this.errorBody(req, error, message), headers };
+      return { ok: false, status, body: this.errorBody(req, message), headers };
     };
     if (!(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
-      return reject(415, 'unsupported_media_type', 'Content-Type must be application/json');
+      return reject(415, 'Content-Type must be application/json');
     }
     let json: unknown;
     try {
       json = JSON.parse(body);
     } catch {
-      return reject(400, 'invalid_request', 'body is not valid JSON');
+      return reject(400, 'body is not valid JSON');
     }
     const message = FollowUpMessageSchema.safeParse(json);
-    if (!message.success) return reject(400, 'invalid_request', describeSchemaProblem(message.error));
+    if (!message.success) return reject(400, describeSchemaProblem(message.error));
 
     const dedupeKey = this.options.honourIdempotencyKey === false || !idempotencyKey ? undefined : idempotencyKey;
     // Checked before the rate limit: replaying a request that already succeeded must not use up a slot or fail.
@@ -448,7 +455,7 @@ export class AgentApiSimulator {
       this.sendTimes.set(projectId, times);
       if (times.length >= limit) {
         const retryAfter = Math.max(1, Math.ceil(((times[0] ?? this.now()) + 3_600_000 - this.now()) / 1000));
-        return reject(429, 'rate_limited', `limit of ${limit} per project per hour`, { 'Retry-After': String(retryAfter) });
+        return reject(429, `limit of ${limit} per project per hour`, { 'Retry-After': String(retryAfter) });
       }
       times.push(this.now());
     }
@@ -457,6 +464,7 @@ export class AgentApiSimulator {
     record.counts.prompts.push(message.data.prompt);
     if (dedupeKey !== undefined) record.acceptedKeys.add(dedupeKey);
     const job = this.advance(record);
+    record.counts.statusesAtSend.push(job.status);
     record.beforeLastFollowUp = structuredClone(job);
     // Archived jobs stay archived: the message is recorded, but no work starts.
     if (job.status !== 'archived') {
@@ -479,21 +487,14 @@ export class AgentApiSimulator {
     return null;
   }
 
-  private errorBody(req: IncomingMessage, error: string, message: string): ErrorBody {
+  private errorBody(req: IncomingMessage, message: string): ErrorBody {
     const authorization = req.headers.authorization;
-    if (!this.options.echoAuthorizationInErrors || !authorization) return { error, message };
-    return { error, message: `${message} (received Authorization: ${authorization})` };
+    if (!this.options.echoAuthorizationInErrors || !authorization) return { error: message };
+    return { error: `${message} (received Authorization: ${authorization})` };
   }
 
-  private sendError(
-    req: IncomingMessage,
-    res: ServerResponse,
-    status: number,
-    error: string,
-    message: string,
-    headers: Record<string, string> = {},
-  ): void {
-    sendJson(res, status, this.errorBody(req, error, message), headers);
+  private sendError(req: IncomingMessage, res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+    sendJson(res, status, this.errorBody(req, message), headers);
   }
 
   private async handleControl(req: IncomingMessage, res: ServerResponse, segments: string[]): Promise<void> {
@@ -536,7 +537,7 @@ function activate(rules: FaultRule[]): ActiveRule[] {
 }
 
 function copyCounts(counts: JobCounts): JobCounts {
-  return { ...counts, prompts: [...counts.prompts], idempotencyKeys: [...counts.idempotencyKeys] };
+  return { ...counts, prompts: [...counts.prompts], statusesAtSend: [...counts.statusesAtSend], idempotencyKeys: [...counts.idempotencyKeys] };
 }
 
 /** Parses a control route's JSON body; throws an Error that names every problem, answered as a 400. */

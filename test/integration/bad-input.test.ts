@@ -155,7 +155,6 @@ const rows: Row[] = [
   },
   { surface: 'client', name: 'negative timeout in ms', input: { ...valid, polling: { timeout: -5 } }, fragment: 'polling.timeout must be between 1s and 30d (got -5)' },
   { surface: 'client', name: 'absurd timeout of 400d', input: { ...valid, polling: { timeout: '400d' } }, fragment: 'polling.timeout must be between 1s and 30d (got "400d")' },
-  { surface: 'client', name: 'fractional maxPollsPerRun', input: { ...valid, polling: { maxPollsPerRun: 0.5 } }, fragment: 'polling.maxPollsPerRun must be a whole number' },
   {
     surface: 'client',
     name: 'unknown top-level field',
@@ -166,7 +165,7 @@ const rows: Row[] = [
     surface: 'client',
     name: 'unknown polling field',
     input: { ...valid, polling: { interval: '5s' } },
-    fragment: 'polling: unknown field(s) "interval"; allowed: initialInterval, backoffCoefficient, maxInterval, timeout, maxPollsPerRun, settleWindow',
+    fragment: 'polling: unknown field(s) "interval"; allowed: initialInterval, backoffCoefficient, maxInterval, timeout, settleWindow',
   },
   { surface: 'client', name: 'onAmbiguousSend in the wrong case', input: { ...valid, onAmbiguousSend: 'RETRY' }, fragment: 'onAmbiguousSend must be one of reconcile, retry, fail' },
   { surface: 'client', name: 'input that is not an object', input: null, fragment: 'input must be a JSON object with projectId, jobId and prompt' },

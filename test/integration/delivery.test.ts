@@ -83,13 +83,16 @@ test("with onAmbiguousSend 'fail' an ambiguous send ends with FollowUpDeliveryUn
   expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
 });
 
-test('a job that was busy before the send cannot show delivery, so the follow-up stops instead of resending', async () => {
+test('a job busy with earlier work is waited for: the message goes out once it is idle, and the result is its own', async () => {
   const ref = uniqueJob();
-  h.simulator.addJob({ ...ref, status: 'active', faults: [{ operation: 'send', kind: 'drop-after-processing', times: 1 }] });
-  const { error } = await followUp(ref);
-  const cause = (error as WorkflowFailedError).cause as ApplicationFailure;
-  expect(cause.type).toBe(FollowUpErrorType.DeliveryUnknown);
-  expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+  // The earlier work ends with pull request 101; this follow-up's own work makes 102.
+  h.simulator.addJob({ ...ref, busyForMs: 1_500 });
+  const { result } = await followUp(ref);
+  expect(result?.outcome).toBe('completed');
+  expect(result?.prLink).toMatch(/\/pull\/102$/);
+  const counts = h.simulator.counts(ref.projectId, ref.jobId);
+  expect(counts.messagesAccepted).toBe(1);
+  expect(counts.statusesAtSend).toEqual(['completed']);
 });
 
 test("with onAmbiguousSend 'retry' the resend carries the same Idempotency-Key, and an API that honours it applies it once", async () => {
@@ -136,12 +139,13 @@ test('an unchanged result is accepted once the settle window has passed', async 
   expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
 });
 
-test('429s with Retry-After on reads are waited out without counting as poll errors', async () => {
+test('429s with Retry-After on reads are waited out, and the message is still sent once', async () => {
   const ref = uniqueJob();
   h.simulator.addJob({ ...ref, workMs: 2_000, faults: [{ operation: 'get', kind: 'status', status: 429, retryAfter: '1', times: 3 }] });
   const { result } = await followUp(ref);
   expect(result?.outcome).toBe('completed');
-  expect(result?.pollErrors).toBe(0);
+  expect(result?.sendAttempts).toBe(1);
+  expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
 });
 
 test('get-job bodies that keep breaking the contract fail the follow-up, naming the field', async () => {

@@ -26,6 +26,7 @@ function startWorker(taskQueue: string, logFormat: 'text' | 'json') {
     TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
     TEMPORAL_TASK_QUEUE: taskQueue,
     WORKER_SHUTDOWN_GRACE_TIME: '2s',
+    AGENT_API_REQUEST_TIMEOUT: '2s',
     LOG_FORMAT: logFormat,
     // Everything the worker can say, so a key hiding in a debug line would show up too.
     LOG_LEVEL: 'DEBUG',
@@ -108,8 +109,9 @@ test.each(['text', 'json'] as const)('the API key never appears in histories, fa
   h.simulator.addJob({ ...unauthorized.ref, faults: [{ operation: 'get', kind: 'status', status: 401 }] });
   const badRequest = scenario('bad-request', 'AgentApiBadRequest', true);
   h.simulator.addJob({ ...badRequest.ref, faults: [{ operation: 'send', kind: 'status', status: 400 }] });
-  // More 503s than one read activity's three attempts, so a failed activity (with its message) lands in history.
-  const recovered = scenario('recovered-from-503s', 'completed', true);
+  // Echoing 503s while waiting: the poll activity rides them out without a word to history, so only the worker's logs
+  // (and the pending activity's last failure) carry the redacted echo.
+  const recovered = scenario('recovered-from-503s', 'completed', false);
   h.simulator.addJob({ ...recovered.ref, faults: [{ operation: 'get', kind: 'status', status: 503, times: 4 }] });
   const timedOut = scenario('timed-out-on-503s', 'FollowUpTimedOut', true, { ...FAST_POLLING, timeout: '2s' });
   h.simulator.addJob({ ...timedOut.ref, faults: [{ operation: 'get', kind: 'status', status: 503 }] });

@@ -133,15 +133,19 @@ describe('the Web UI shows what a follow-up is at a glance', () => {
       await waitFor(async () => {
         const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
         current = metadata.currentDetails ?? '';
-        return current.includes('Following the job') && current.includes('`active`');
+        return current.includes('Waiting for the job to end') && current.includes('`active`');
       }, 'the current details to show the job active');
-      expect(current).toMatch(/Polls: \d+/);
+      expect(current).toMatch(/Reads reported: \d+/);
+      expect(current).toContain('Gives up at:');
 
       h.simulator.finishJob(ref.projectId, ref.jobId);
       const result = await followUps.result(workflowId);
       const finished = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata').catch(() => null);
       // A completed workflow may already be gone from the worker's cache; when it answers, it says finished.
-      if (finished) expect(finished.currentDetails).toContain('**Finished**');
+      if (finished) {
+        expect(finished.currentDetails).toContain('**Finished**');
+        expect(finished.currentDetails).not.toContain('Gives up at');
+      }
       expect(result.outcome).toBe('completed');
 
       const history = await handle.fetchHistory();
@@ -150,7 +154,18 @@ describe('the Web UI shows what a follow-up is at a glance', () => {
         const payload = event.activityTaskScheduledEventAttributes ? event.userMetadata?.summary : undefined;
         if (payload?.data) activitySummaries.add(Buffer.from(payload.data).toString('utf8'));
       }
-      expect([...activitySummaries].sort()).toEqual(['"poll agent job"', '"read job before sending"', '"send follow-up message"']);
+      // One summary per kind of step; a wait names the status it waits to see change.
+      expect([...activitySummaries]).toEqual(
+        expect.arrayContaining([
+          '"look for an earlier run of this follow-up that sent the message"',
+          `"read job ${ref.jobId} before sending"`,
+          '"send the follow-up message (one attempt)"',
+          `"wait for job ${ref.jobId} to change from active"`,
+        ]),
+      );
+      for (const summary of activitySummaries) {
+        expect(summary).toMatch(new RegExp(`^"(look for an earlier run|read job ${ref.jobId}|send the follow-up message|wait for job ${ref.jobId} to change from (active|completed))`));
+      }
     });
   });
 });

@@ -9,6 +9,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { ensureTemporalCli } from '../../src/dev/temporal-cli';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
+import { TEST_SERVER_CONTINUE_AS_NEW_AFTER, TEST_SERVER_HISTORY_LIMIT } from './server-limits';
 
 export default async function globalSetup(): Promise<void> {
   const cli = ensureTemporalCli((line) => console.log(`\n${line}`));
@@ -18,7 +19,17 @@ export default async function globalSetup(): Promise<void> {
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}),
-      extraArgs: ['--log-level', 'error'],
+      extraArgs: [
+        '--log-level',
+        'error',
+        // Low history limits, so every test also proves a follow-up's history stays bounded (harness.ts).
+        '--dynamic-config-value',
+        `limit.historyCount.error=${TEST_SERVER_HISTORY_LIMIT}`,
+        '--dynamic-config-value',
+        `limit.historyCount.warn=${TEST_SERVER_HISTORY_LIMIT - 100}`,
+        '--dynamic-config-value',
+        `limit.historyCount.suggestContinueAsNew=${TEST_SERVER_CONTINUE_AS_NEW_AFTER}`,
+      ],
       searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
     },
   });

@@ -8,7 +8,9 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import { AgentApiClient } from '../../src/agent-api/http-client';
 import { FollowUpClient } from '../../src/client';
 import { AgentApiSimulator, type SimulatorOptions } from '../../src/simulator/simulator';
-import { createFollowUpWorker } from '../../src/worker';
+import { createFollowUpWorker, type FollowUpWorkerOptions } from '../../src/worker';
+
+export { TEST_SERVER_CONTINUE_AS_NEW_AFTER, TEST_SERVER_HISTORY_LIMIT } from './server-limits';
 
 export const TEST_API_KEY = 'mint_test_not_a_real_key_0001';
 
@@ -19,7 +21,7 @@ export interface Harness {
   /** A fresh task queue (and id prefix) for one test. */
   taskQueue(): string;
   /** A worker on `taskQueue` whose activities call the simulator (or `api` when given). */
-  worker(taskQueue: string, api?: AgentApiClient): Promise<Worker>;
+  worker(taskQueue: string, api?: AgentApiClient, options?: Partial<FollowUpWorkerOptions>): Promise<Worker>;
   followUps(taskQueue: string): FollowUpClient;
   api(overrides?: Partial<ConstructorParameters<typeof AgentApiClient>[0]>): AgentApiClient;
   close(): Promise<void>;
@@ -52,7 +54,7 @@ export async function createHarness(simulatorOptions: SimulatorOptions = {}): Pr
     nativeConnection,
     simulator,
     taskQueue: () => `test-${randomUUID()}`,
-    worker: (taskQueue, customApi) =>
+    worker: (taskQueue, customApi, options = {}) =>
       createFollowUpWorker({
         connection: nativeConnection,
         namespace: 'default',
@@ -60,6 +62,7 @@ export async function createHarness(simulatorOptions: SimulatorOptions = {}): Pr
         api: customApi ?? api(),
         workflowBundle: { codePath: bundlePath },
         shutdownGraceTimeMs: 2_000,
+        ...options,
       }),
     followUps: (taskQueue) => new FollowUpClient(client, { taskQueue }),
     api,

@@ -3,14 +3,16 @@ import {
   AgentJobSchema,
   FollowUpMessageSchema,
   describeSchemaProblem,
+  ErrorBodySchema,
   isKnownStatus,
   isTerminal,
+  toAgentJob,
 } from '../../src/agent-api/schemas';
 
 const job = {
   id: 'job-1',
   status: 'completed',
-  source: { repository: 'acme/docs', ref: 'main' },
+  source: { repository: 'https://github.com/acme/docs', ref: 'main' },
   model: 'claude-x',
   prLink: 'https://github.com/acme/docs/pull/7',
   createdAt: '2025-01-01T00:00:00Z',
@@ -51,40 +53,69 @@ describe('isKnownStatus', () => {
   });
 });
 
-describe('AgentJobSchema', () => {
-  test('a full job is accepted as given', () => {
-    expect(AgentJobSchema.parse(job)).toEqual(job);
+/** What we keep of a body: the parsed, trimmed job. */
+function kept(value: unknown) {
+  return toAgentJob(AgentJobSchema.parse(value));
+}
+
+describe('AgentJobSchema and toAgentJob: the vendor requires nothing; we require what we decide on', () => {
+  test('a full job is kept as given', () => {
+    expect(kept(job)).toEqual(job);
   });
 
-  test('archivedAt may be absent', () => {
-    const parsed = AgentJobSchema.parse(without('archivedAt'));
-    expect('archivedAt' in parsed).toBe(false);
+  test('a job of only id and status is accepted; prLink then reads null', () => {
+    expect(kept({ id: 'job-1', status: 'active' })).toEqual({ id: 'job-1', status: 'active', prLink: null });
   });
 
-  test('archivedAt may be null or a date', () => {
-    expect(AgentJobSchema.parse({ ...job, archivedAt: null }).archivedAt).toBeNull();
-    expect(AgentJobSchema.parse({ ...job, status: 'archived', archivedAt: '2025-02-01T00:00:00Z' }).archivedAt).toBe(
-      '2025-02-01T00:00:00Z',
-    );
+  test('archivedAt may be absent, null or a date', () => {
+    expect('archivedAt' in kept(without('archivedAt'))).toBe(false);
+    expect(kept({ ...job, archivedAt: null }).archivedAt).toBeNull();
+    expect(kept({ ...job, status: 'archived', archivedAt: '2025-02-01T00:00:00Z' }).archivedAt).toBe('2025-02-01T00:00:00Z');
   });
 
-  test('prLink may be absent or null', () => {
-    expect('prLink' in AgentJobSchema.parse(without('prLink'))).toBe(false);
-    expect(AgentJobSchema.parse({ ...job, prLink: null }).prLink).toBeNull();
+  test('prLink may be absent or null, and both read as null', () => {
+    expect(kept(without('prLink')).prLink).toBeNull();
+    expect(kept({ ...job, prLink: null }).prLink).toBeNull();
   });
 
-  test('fields the seed does not list are kept in the parsed job, also inside source', () => {
-    const parsed = AgentJobSchema.parse({ ...job, title: 'Docs fix', source: { ...job.source, sha: 'abc123' } });
-    expect(parsed['title']).toBe('Docs fix');
-    expect(parsed.source['sha']).toBe('abc123');
+  test("source.ref may be null, as the vendor documents (a job without a branch)", () => {
+    expect(kept({ ...job, source: { repository: job.source.repository, ref: null } }).source).toEqual({
+      repository: job.source.repository,
+      ref: null,
+    });
   });
 
-  test('a status the seed does not list is accepted as it is', () => {
-    expect(AgentJobSchema.parse({ ...job, status: 'paused' }).status).toBe('paused');
+  test('a job without model, source or createdAt is accepted without them', () => {
+    const parsed = kept({ id: 'job-1', status: 'completed', prLink: null });
+    expect(Object.keys(parsed).sort()).toEqual(['id', 'prLink', 'status']);
+  });
+
+  test('fields the vendor does not document are dropped, also inside source, however large', () => {
+    const parsed = kept({ ...job, transcript: 'x'.repeat(100_000), source: { ...job.source, sha: 'abc123' } });
+    expect(parsed).toEqual(job);
+  });
+
+  test('an informational field of the wrong type is dropped, not a reason to refuse the job', () => {
+    const parsed = kept({ ...job, model: 7, createdAt: { at: 'now' }, source: { repository: 5, ref: 'main' } });
+    expect(parsed.model).toBeUndefined();
+    expect(parsed.createdAt).toBeUndefined();
+    expect(parsed.source).toEqual({ ref: 'main' });
+  });
+
+  test('an informational field too long to be real is dropped', () => {
+    expect(kept({ ...job, model: 'm'.repeat(3_000) }).model).toBeUndefined();
+  });
+
+  test('a status the vendor does not list is accepted as it is', () => {
+    expect(kept({ ...job, status: 'paused' }).status).toBe('paused');
   });
 
   test('an empty status is refused, naming the status field', () => {
     expect(jobProblem({ ...job, status: '' })).toMatch(/^field 'status': /);
+  });
+
+  test('a missing status is refused, naming the status field', () => {
+    expect(jobProblem(without('status'))).toMatch(/^field 'status': /);
   });
 
   test('a missing id is refused, naming the id field', () => {
@@ -95,12 +126,12 @@ describe('AgentJobSchema', () => {
     expect(jobProblem({ ...job, id: 1 })).toMatch(/^field 'id': /);
   });
 
-  test('a bad nested field is named by its dotted path', () => {
-    expect(jobProblem({ ...job, source: { repository: 5, ref: 'main' } })).toMatch(/^field 'source\.repository': /);
+  test('a prLink that is a number is refused, naming prLink: the workflow decides on it', () => {
+    expect(jobProblem({ ...job, prLink: 42 })).toMatch(/^field 'prLink': /);
   });
 
-  test('a prLink that is a number is refused, naming prLink', () => {
-    expect(jobProblem({ ...job, prLink: 42 })).toMatch(/^field 'prLink': /);
+  test('a prLink longer than any link is refused', () => {
+    expect(jobProblem({ ...job, prLink: `https://x/${'p'.repeat(3_000)}` })).toMatch(/^field 'prLink': /);
   });
 
   test('a body that is not an object is reported at the root', () => {
@@ -111,6 +142,13 @@ describe('AgentJobSchema', () => {
     const problem = jobProblem({ ...job, id: 12345, model: 'secret-model-name' });
     expect(problem).not.toContain('12345');
     expect(problem).not.toContain('secret-model-name');
+  });
+});
+
+describe('ErrorBodySchema', () => {
+  test("the vendor's error body is one human-readable message", () => {
+    expect(ErrorBodySchema.parse({ error: 'Job not found' })).toEqual({ error: 'Job not found' });
+    expect(ErrorBodySchema.safeParse({ message: 'Job not found' }).success).toBe(false);
   });
 });
 

@@ -135,6 +135,8 @@ describe('loadWorkerConfig', () => {
         taskQueue: 'agent-followup',
       },
       shutdownGraceTimeMs: 30_000,
+      maxCachedWorkflows: 500,
+      maxConcurrentActivities: 2_000,
       // Metrics are off unless an address is given: two workers on one host would otherwise fight over one port.
       observability: { metricsAddress: null, logFormat: 'text', logLevel: 'INFO' },
     });
@@ -284,6 +286,9 @@ describe('loadWorkerConfig', () => {
     ['a request timeout that is not a duration', { AGENT_API_REQUEST_TIMEOUT: 'soon' }, 'AGENT_API_REQUEST_TIMEOUT must be a positive duration'],
     ['a zero request timeout', { AGENT_API_REQUEST_TIMEOUT: '0' }, 'AGENT_API_REQUEST_TIMEOUT must be a positive duration'],
     ['a negative grace time', { WORKER_SHUTDOWN_GRACE_TIME: '-5s' }, 'WORKER_SHUTDOWN_GRACE_TIME must be a positive duration'],
+    ['a grace time shorter than the request timeout', { WORKER_SHUTDOWN_GRACE_TIME: '5s', AGENT_API_REQUEST_TIMEOUT: '15s' }, 'WORKER_SHUTDOWN_GRACE_TIME (5000 ms) must be at least AGENT_API_REQUEST_TIMEOUT (15000 ms)'],
+    ['a cache size that is not a whole number', { WORKER_MAX_CACHED_WORKFLOWS: 'many' }, 'WORKER_MAX_CACHED_WORKFLOWS must be a whole number of at least 1'],
+    ['no activity slots', { WORKER_MAX_CONCURRENT_ACTIVITIES: '0' }, 'WORKER_MAX_CONCURRENT_ACTIVITIES must be a whole number of at least 1'],
     ['an insecure-http flag that is not a boolean', { AGENT_API_ALLOW_INSECURE_HTTP: 'yes' }, 'AGENT_API_ALLOW_INSECURE_HTTP must be true or false'],
     ['a get-job path without {id}', { AGENT_API_GET_JOB_PATH: '/v2/agent/{projectId}/job' }, 'AGENT_API_GET_JOB_PATH must contain {projectId} and {id}'],
     ['a key prefix with an underscore', { AGENT_API_KEY_PREFIX: 'mint_' }, 'AGENT_API_KEY_PREFIX must be letters and digits only'],

@@ -207,19 +207,28 @@ describe('AgentApiClient.getAgentJob', () => {
     const ref = freshJob({ projectId: `proj-100%-${jobCounter + 1}` });
     const job = await client.getAgentJob(ref);
     expect(job.id).toBe(ref.jobId);
-    expect(job.source.repository).toBe(`acme/${ref.projectId}`);
+    expect(job.source?.repository).toBe(`https://github.com/acme/${ref.projectId}`);
   });
 
   test('a project id holding an already-encoded slash is sent literally, not decoded', async () => {
     const ref = freshJob({ projectId: `proj%2Fliteral-${jobCounter + 1}` });
-    expect((await client.getAgentJob(ref)).source.repository).toBe(`acme/${ref.projectId}`);
+    expect((await client.getAgentJob(ref)).source?.repository).toBe(`https://github.com/acme/${ref.projectId}`);
   });
 
-  test('fields and statuses the seed does not list reach the caller unchanged', async () => {
+  test('a status the vendor does not list reaches the caller unchanged; undocumented fields are left out', async () => {
     const ref = freshJob({ extraFields: { status: 'paused', title: 'Docs refresh' } });
     const job = await client.getAgentJob(ref);
     expect(job.status).toBe('paused');
-    expect(job['title']).toBe('Docs refresh');
+    expect('title' in job).toBe(false);
+  });
+
+  test("another job's body breaks the contract: the id must be the job asked for", async () => {
+    const ref = freshJob();
+    const other = { ...simulator.job(ref.projectId, ref.jobId), id: 'someone-else' };
+    simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 200, body: JSON.stringify(other) }]);
+    const failure = await failureOf(client.getAgentJob(ref));
+    expect(failure.type).toBe('AgentApiInvalidResponse');
+    expect(failure.message).toContain("another job's id");
   });
 
   test('an unknown job is a non-retryable job-not-found failure', async () => {
@@ -270,15 +279,38 @@ describe('AgentApiClient.getAgentJob', () => {
     expect(failure.message).toContain(`job '${ref.jobId}'`);
   });
 
-  test('an error body that echoes the key is redacted in the failure message', async () => {
+  test("the vendor's error body is quoted by its message, and a key it echoes is redacted", async () => {
     const ref = freshJob();
-    const body = JSON.stringify({ error: `key ${API_KEY} is revoked`, detail: `secret ${API_SECRET} unknown` });
+    const body = JSON.stringify({ error: `key ${API_KEY} is revoked; secret ${API_SECRET} unknown` });
     simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 403, body }]);
     const failure = await failureOf(client.getAgentJob(ref));
     expect(failure.type).toBe('AgentApiForbidden');
-    expect(failure.message).toContain('key [REDACTED] is revoked');
+    expect(failure.message).toContain('The API said: key [REDACTED] is revoked; secret [REDACTED] unknown');
+    expect(failure.message).not.toContain('{"error"');
+    expect(failure.message).not.toContain(API_SECRET);
+  });
+
+  test('an error body of another shape is quoted as an excerpt, redacted too', async () => {
+    const ref = freshJob();
+    const body = `<html>gateway says: secret ${API_SECRET} unknown</html>`;
+    simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 403, body }]);
+    const failure = await failureOf(client.getAgentJob(ref));
     expect(failure.message).toContain('secret [REDACTED] unknown');
     expect(failure.message).not.toContain(API_SECRET);
+  });
+
+  test('a send cut off mid-request by cancellation or a stopping worker is ambiguous, never "not delivered"', async () => {
+    const controller = new AbortController();
+    const server = createServer(() => controller.abort(new Error('WORKER_SHUTDOWN')));
+    try {
+      const baseUrl = await listen(server);
+      const failure = await failureOf(clientFor(baseUrl).sendFollowUpMessage({ projectId: 'p', jobId: 'j', prompt: 'x' }, controller.signal));
+      expect(failure.type).toBe('AgentApiSendAmbiguous');
+      expect(failure.nonRetryable).toBe(true);
+      expect(failure.message).toContain('the worker is shutting down');
+    } finally {
+      await closeServer(server);
+    }
   });
 
   test('a closed port is a retryable network failure', async () => {

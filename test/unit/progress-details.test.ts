@@ -2,58 +2,62 @@ import { renderProgressDetails } from '../../src/follow-up/progress-details';
 import type { FollowUpProgress } from '../../src/follow-up/types';
 
 const base: FollowUpProgress = {
-  phase: 'polling',
+  phase: 'waiting',
   projectId: 'proj-1',
   jobId: 'job-7',
   lastStatus: 'active',
   lastStatusUnknown: false,
+  waitingFor: 'work',
   polls: 3,
-  pollErrors: 1,
-  nextPollAt: '2026-11-23T10:00:05.000Z',
-  lastError: 'HttpError: 503',
+  lastError: 'AgentApiServerError: 503',
   sentAt: '2026-11-23T10:00:00.000Z',
   deadline: '2026-11-24T10:00:00.000Z',
   runs: 1,
   sendAttempts: 1,
   delivery: 'response',
-  rateLimitedUntil: null,
   prLink: null,
 };
 
 describe('the current details shown in the Web UI', () => {
-  test('a polling follow-up: phase, status, polls, send, next poll, deadline, last error', () => {
+  test('a waiting follow-up: phase, status, reads, send, deadline, last error', () => {
     expect(renderProgressDetails(base)).toBe(
       [
-        '**Following the job**: job `job-7` in project `proj-1` is `active`.',
+        '**Waiting for the job to end**: job `job-7` in project `proj-1` is `active`.',
         '',
-        '- Polls: 3 (1 failed)',
+        '- Reads reported: 3; polls that change nothing show on the pending poll activity',
         '- Sent: 2026-11-23T10:00:00.000Z, 1 attempt',
-        '- Next poll: 2026-11-23T10:00:05.000Z',
         '- Gives up at: 2026-11-24T10:00:00.000Z',
-        '- Last error: HttpError: 503',
+        '- Last error: AgentApiServerError: 503',
       ].join('\n'),
     );
   });
 
-  test('a finished follow-up shows its pull request and the runs it took', () => {
-    const text = renderProgressDetails({
-      ...base,
-      phase: 'finished',
-      lastStatus: 'completed',
-      nextPollAt: null,
-      lastError: null,
-      runs: 3,
-      prLink: 'https://github.com/acme/site/pull/9',
-    });
+  test('a finished follow-up shows its pull request and the runs it took, and no longer a deadline', () => {
+    const text = renderProgressDetails({ ...base, phase: 'finished', lastStatus: 'completed', lastError: null, runs: 3, prLink: 'https://github.com/acme/site/pull/9' });
     expect(text).toContain('**Finished**: job `job-7` in project `proj-1` is `completed`.');
     expect(text).toContain('- Pull request: https://github.com/acme/site/pull/9');
     expect(text).toContain('over 3 runs (continued as new)');
-    expect(text).not.toContain('Next poll');
+    expect(text).not.toContain('Gives up at');
   });
 
-  test('before the first read, and with an undocumented status', () => {
-    expect(renderProgressDetails({ ...base, phase: 'reading', lastStatus: null, sentAt: null, sendAttempts: 0 })).toContain(
-      'is not read yet.',
+  test.each(['timed-out', 'cancelled', 'failed'] as const)('a follow-up that ended %s shows no deadline either', (phase) => {
+    expect(renderProgressDetails({ ...base, phase })).not.toContain('Gives up at');
+  });
+
+  test('a terminal read that is not yet this follow-up’s own says what it waits for', () => {
+    expect(renderProgressDetails({ ...base, lastStatus: 'completed', waitingFor: 'settle' })).toContain('waiting for the settle window');
+    expect(renderProgressDetails({ ...base, lastStatus: 'completed', waitingFor: 'confirmation' })).toContain('reading it once more');
+  });
+
+  test('how the message arrived is named when it was not by the send’s answer', () => {
+    expect(renderProgressDetails({ ...base, delivery: 'reconciled' })).toContain('(confirmed by reading the job)');
+    expect(renderProgressDetails({ ...base, delivery: 'earlier-run' })).toContain('(by an earlier run of this follow-up)');
+  });
+
+  test('before the first read, a busy job, and an undocumented status', () => {
+    expect(renderProgressDetails({ ...base, phase: 'starting', lastStatus: null, sentAt: null, sendAttempts: 0 })).toContain('is not read yet.');
+    expect(renderProgressDetails({ ...base, phase: 'waiting-for-idle', sentAt: null, sendAttempts: 0 })).toContain(
+      'Waiting for the job to finish its earlier work before sending',
     );
     expect(renderProgressDetails({ ...base, lastStatus: 'queued', lastStatusUnknown: true })).toContain('`queued` (undocumented)');
   });

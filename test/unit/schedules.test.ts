@@ -1,3 +1,4 @@
+import { DEFAULT_POLLING } from '../../src/follow-up/request';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { followUpWorkflowId } from '../../src/client';
 import { followUpStartMetadata } from '../../src/follow-up/start-metadata';
@@ -31,7 +32,7 @@ describe('checkScheduleRequest', () => {
     expect(checked).toEqual<CheckedScheduleRequest>({
       scheduleId: followUpScheduleId(input),
       input,
-      parsedInput: input,
+      parsedInput: { ...input, polling: { ...DEFAULT_POLLING }, onAmbiguousSend: 'reconcile' },
       spec: { cron: '0 9 * * MON-FRI', timezone: 'UTC' },
       paused: false,
       overlap: 'skip',
@@ -50,7 +51,7 @@ describe('checkScheduleRequest', () => {
     const given = { ...input, polling: { initialInterval: '10s', timeout: '2h' } };
     const checked = checkScheduleRequest({ input: given, every: '1h' });
     expect(checked.input).toBe(given);
-    expect(checked.parsedInput.polling).toEqual({ initialInterval: 10_000, timeout: 7_200_000 });
+    expect(checked.parsedInput.polling).toEqual({ ...DEFAULT_POLLING, initialIntervalMs: 10_000, timeoutMs: 7_200_000 });
   });
 
   test('accepts every option a caller may set', () => {

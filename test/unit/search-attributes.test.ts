@@ -1,16 +1,15 @@
-import { AgentJobSchema, type AgentJob } from '../../src/agent-api/schemas';
+import type { AgentJob } from '../../src/agent-api/job';
 import { jobAttributeUpdates, MAX_KEYWORD_LENGTH } from '../../src/follow-up/search-attributes';
 
 const ref = { projectId: 'proj-1', jobId: 'job-7' };
-const job = (status: string, prLink: string | null = null): AgentJob =>
-  AgentJobSchema.parse({
-    id: 'job-7',
-    status,
-    source: { repository: 'acme/site', ref: 'main' },
-    model: 'agent-1',
-    prLink,
-    createdAt: '2026-11-23T10:00:00.000Z',
-  });
+const job = (status: string, prLink: string | null = null): AgentJob => ({
+  id: 'job-7',
+  status,
+  source: { repository: 'https://github.com/acme/site', ref: 'main' },
+  model: 'agent-1',
+  prLink,
+  createdAt: '2026-11-23T10:00:00.000Z',
+});
 
 function names(updates: ReturnType<typeof jobAttributeUpdates>): Record<string, unknown> {
   return Object.fromEntries(updates.map((pair) => [pair.key.name, pair.value]));

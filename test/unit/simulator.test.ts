@@ -46,7 +46,8 @@ describe('AgentApiSimulator requests', () => {
     const ref = freshJob();
     const response = await fetch(jobUrl(ref));
     expect(response.status).toBe(401);
-    expect(await response.json()).toEqual({ error: 'unauthorized', message: 'missing Authorization header' });
+    // The vendor's error body: one human-readable message, no codes.
+    expect(await response.json()).toEqual({ error: 'missing Authorization header' });
     expect(simulator.counts(ref.projectId, ref.jobId).gets).toBe(0);
   });
 
@@ -60,7 +61,7 @@ describe('AgentApiSimulator requests', () => {
     const ref = freshJob();
     const response = await postMessage(ref, JSON.stringify({ prompt: '' }));
     expect(response.status).toBe(400);
-    expect(((await response.json()) as { message: string }).message).toMatch(/^field 'prompt'/);
+    expect(((await response.json()) as { error: string }).error).toMatch(/^field 'prompt'/);
     expect(simulator.counts(ref.projectId, ref.jobId)).toEqual({
       messagesAccepted: 0,
       messagesRejected: 1,
@@ -68,6 +69,7 @@ describe('AgentApiSimulator requests', () => {
       dropped: 0,
       gets: 0,
       prompts: [],
+      statusesAtSend: [],
       idempotencyKeys: [],
     });
     expect(simulator.job(ref.projectId, ref.jobId).status).toBe('completed');

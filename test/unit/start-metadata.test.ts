@@ -59,12 +59,14 @@ describe('the start metadata', () => {
       ['AgentProjectId', 'proj-1'],
       ['AgentJobId', 'job-7'],
     ]);
-    expect(metadata.staticDetails).toContain('Polling: initialInterval 10s, backoffCoefficient 1.5; ambiguous sends: reconcile.');
+    expect(metadata.staticDetails).toContain(
+      'Polling: from 10s, ×1.5, up to 1m; gives up after 1d; settle window 30s; ambiguous sends: reconcile.',
+    );
   });
 
   test('the details quote at most about 1 KB of the prompt; the rest stays in the input', () => {
     const details = followUpDetails(checkFollowUpInput({ ...ref, prompt: 'p'.repeat(50_000) }));
     expect(utf8Length(details)).toBeLessThan(2_000);
-    expect(details).toContain('Polling: defaults');
+    expect(details).toContain('Polling: from 5s, ×2, up to 1m; gives up after 1d; settle window 30s');
   });
 });

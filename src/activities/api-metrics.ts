@@ -1,0 +1,43 @@
+/** The activities' own metrics; the SDK adds `namespace`, `task_queue` and `activity_type` labels. */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { AgentApiErrorType } from '../agent-api/errors';
+
+export const ApiMetric = {
+  requests: 'agent_followup_api_requests',
+  errors: 'agent_followup_api_errors',
+  polls: 'agent_followup_polls',
+} as const;
+
+/** The `operation` label: which agent API call. */
+export type ApiOperation = 'send' | 'get_job';
+
+/** A failure type outside AgentApiErrorType (a bug, not an API answer) is counted under this `type`. */
+export const UNEXPECTED_API_ERROR = 'Unexpected';
+
+const KNOWN_API_ERROR_TYPES = new Set<string>(Object.values(AgentApiErrorType));
+
+/**
+ * Counts one agent API call: `agent_followup_api_requests{operation,outcome}` with outcome ok, error or cancelled
+ * (the activity was cancelled or the worker shut down mid-request: not the API's doing), and for errors
+ * `agent_followup_api_errors{operation,type}` with the stable failure type. Every request counts, because each one is
+ * a real request the API saw (or could not be reached for).
+ */
+export async function countedApiCall<T>(operation: ApiOperation, call: () => Promise<T>): Promise<T> {
+  const context = Context.current();
+  const requests = context.metricMeter.createCounter(ApiMetric.requests, '1', 'Agent API requests, by operation and outcome');
+  try {
+    const result = await call();
+    requests.add(1, { operation, outcome: 'ok' });
+    return result;
+  } catch (error) {
+    if (context.cancellationSignal.aborted) {
+      requests.add(1, { operation, outcome: 'cancelled' });
+    } else {
+      requests.add(1, { operation, outcome: 'error' });
+      const type = error instanceof ApplicationFailure && error.type && KNOWN_API_ERROR_TYPES.has(error.type) ? error.type : UNEXPECTED_API_ERROR;
+      context.metricMeter.createCounter(ApiMetric.errors, '1', 'Agent API errors, by operation and failure type').add(1, { operation, type });
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * findEarlierDelivery: what earlier runs under this workflow id did with the message. A follow-up that failed, timed
+ * out or was cancelled after its message went out, started again with the same input (hence the same id), must not
+ * send it a second time: it resumes from the earlier run's record (its memo) instead.
+ *
+ * Run ids come from visibility (eventually consistent, but a run is listed from its start, long before it can end);
+ * each record is read with describe(), which is consistent.
+ */
+import type { Client } from '@temporalio/client';
+import { DELIVERY_MEMO_KEY, type DeliveryRecord } from '../follow-up/types';
+
+export interface EarlierDeliveryQuery {
+  workflowId: string;
+  /** The asking run, which is skipped. */
+  runId: string;
+}
+
+/** Builds the lookup around a Temporal client of the worker's connection. */
+export function createFindEarlierDelivery(client: Client) {
+  return async function findEarlierDelivery(query: EarlierDeliveryQuery): Promise<DeliveryRecord | null> {
+    const runs: Array<{ runId: string; startMs: number }> = [];
+    for await (const execution of client.workflow.list({ query: `WorkflowId = ${quote(query.workflowId)}` })) {
+      if (execution.workflowId === query.workflowId && execution.runId !== query.runId) {
+        runs.push({ runId: execution.runId, startMs: execution.startTime.getTime() });
+      }
+    }
+    runs.sort((a, b) => b.startMs - a.startMs);
+    for (const run of runs) {
+      const { memo } = await client.workflow.getHandle(query.workflowId, run.runId).describe();
+      const record = memo?.[DELIVERY_MEMO_KEY];
+      if (isDeliveryRecord(record)) return record;
+    }
+    return null;
+  };
+}
+
+/** A visibility-query string literal. */
+function quote(value: string): string {
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+function isDeliveryRecord(value: unknown): value is DeliveryRecord {
+  if (typeof value !== 'object' || value === null) return false;
+  const record = value as Partial<DeliveryRecord>;
+  return (
+    (record.state === 'sending' || record.state === 'delivered') &&
+    typeof record.baseline?.status === 'string' &&
+    typeof record.attemptStartedAtMs === 'number' &&
+    typeof record.sendAttempts === 'number'
+  );
+}

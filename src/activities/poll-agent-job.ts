@@ -1,0 +1,226 @@
+/**
+ * pollAgentJob: reads the job on the wait's schedule until it differs from what the workflow already knows, so a
+ * poll that finds "still active, nothing changed" costs no workflow task and no history event.
+ *
+ * Temporal's polling guidance, both halves (README, "How a follow-up waits"):
+ * - polls closer together than FREQUENT_POLL_LIMIT_MS run in a loop inside one attempt, heartbeating (frequent
+ *   polling: one activity task for many polls);
+ * - a longer gap ends the attempt with a BENIGN failure whose `nextRetryDelay` is the gap, so Temporal's retry timer
+ *   carries the wait (infrequent polling: no worker holds anything, a new worker picks it up at once).
+ * The schedule is fixed points from the wait's start (poll-schedule.ts), so every attempt knows the next poll from
+ * the clock; the heartbeat details carry only counters.
+ */
+import { Context, log } from '@temporalio/activity';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { AgentApiErrorType, type ApiFailureDetails } from '../agent-api/errors';
+import type { AgentApiClient, JobRef } from '../agent-api/http-client';
+import { isKnownStatus, isTerminal, jobState, sameJobState, type AgentJob, type JobState } from '../agent-api/job';
+import { FREQUENT_POLL_LIMIT_MS, nextPollAt, type PollSchedule } from '../follow-up/poll-schedule';
+import { FollowUpErrorType } from '../follow-up/types';
+import { ApiMetric, countedApiCall } from './api-metrics';
+
+/** Consecutive job bodies that break the contract before the follow-up gives up on the API. */
+export const MAX_INVALID_RESPONSES = 3;
+/** Failure type of "the job has not changed yet": expected, so BENIGN (no error logs or failure metrics). */
+export const JOB_UNCHANGED = 'AgentJobUnchanged';
+/** Failure type of "this worker is stopping": the wait moves to another worker at once. */
+export const WORKER_STOPPING = 'WorkerStopping';
+
+export interface PollRequest extends JobRef {
+  /** What the workflow already knows; null returns the first successful read. */
+  known: JobState | null;
+  /** Return a terminal read even if unchanged once this time has come (null: only a change returns). */
+  acceptUnchangedFromMs: number | null;
+  schedule: PollSchedule;
+  /** Read at once on the first attempt (a read), rather than at the schedule's first point (a wait). */
+  readAtOnce: boolean;
+}
+
+export interface PollResult {
+  job: AgentJob;
+  /** When the returned read was made (worker clock). */
+  readAtMs: number;
+  /** Reads this wait made, all attempts together (approximate after a worker crash). */
+  polls: number;
+  /** A read of this wait showed the job `active`, even if the workflow already knew it so (proof of work). */
+  sawActive: boolean;
+}
+
+/** What a wait's attempts hand to each other in heartbeat details. Also what `describe()` shows of the wait. */
+export interface PollCheckpoint {
+  attempt: number;
+  polls: number;
+  sawActive: boolean;
+  invalidInARow: number;
+  lastStatus: string | null;
+  lastError: string | null;
+  nextPollAtMs: number | null;
+}
+
+/** Reads a checkpoint from heartbeat details, or undefined when there is none (or it is not ours). */
+export function readCheckpoint(details: unknown): PollCheckpoint | undefined {
+  if (typeof details !== 'object' || details === null) return undefined;
+  const { attempt, polls, invalidInARow } = details as Partial<PollCheckpoint>;
+  if (typeof attempt !== 'number' || typeof polls !== 'number' || typeof invalidInARow !== 'number') return undefined;
+  return details as PollCheckpoint;
+}
+
+/** Builds the poll activity around one configured API client; `stopping` aborts when the worker begins to stop. */
+export function createPollAgentJob(api: AgentApiClient, stopping: AbortSignal) {
+  return async function pollAgentJob(request: PollRequest): Promise<PollResult> {
+    const context = Context.current();
+    const { attempt } = context.info;
+    const carried = readCheckpoint(context.info.heartbeatDetails);
+    // An attempt that never heartbeated made exactly one read (the retry phase), so counting attempts fills the gap.
+    const checkpoint: PollCheckpoint = {
+      attempt,
+      polls: carried ? carried.polls + Math.max(0, attempt - carried.attempt - 1) : attempt - 1,
+      sawActive: carried?.sawActive === true,
+      invalidInARow: carried?.invalidInARow ?? 0,
+      lastStatus: carried?.lastStatus ?? null,
+      lastError: carried?.lastError ?? null,
+      nextPollAtMs: null,
+    };
+    let dueAtMs: number | null = attempt > 1 || request.readAtOnce ? Date.now() : nextPollAt(request.schedule, Date.now());
+
+    for (;;) {
+      const now = Date.now();
+      if (dueAtMs === null) throw unchanged(checkpoint, 'no poll is left before the deadline', ONE_DAY_MS);
+      const gap = dueAtMs - now;
+      if (gap > 0) {
+        checkpoint.nextPollAtMs = dueAtMs;
+        if (gap >= FREQUENT_POLL_LIMIT_MS) throw unchanged(checkpoint, `next poll in ${Math.round(gap / 1000)}s`, gap);
+        context.heartbeat(checkpoint);
+        await sleepUnlessStopping(context, stopping, gap, checkpoint);
+      }
+      if (stopping.aborted) throw stoppingFailure(checkpoint);
+
+      const readAtMs = Date.now();
+      checkpoint.polls += 1;
+      let job: AgentJob;
+      try {
+        job = await heartbeatingWhile(context, checkpoint, countedApiCall('get_job', () => api.getAgentJob(request, context.cancellationSignal)));
+      } catch (error) {
+        const waitMs = await afterReadFailure(error, checkpoint, request, context);
+        const planned = nextPollAt(request.schedule, Date.now());
+        // No poll left before the deadline: a retry delay past it makes Temporal end the wait as timed out.
+        if (planned === null) throw withRetryDelay(error, ONE_DAY_MS);
+        dueAtMs = Math.max(planned, Date.now() + waitMs);
+        if (dueAtMs - Date.now() >= FREQUENT_POLL_LIMIT_MS) throw withRetryDelay(error, dueAtMs - Date.now());
+        continue;
+      }
+      const hadInvalid = checkpoint.invalidInARow > 0;
+      checkpoint.invalidInARow = 0;
+      checkpoint.lastError = null;
+      checkpoint.lastStatus = job.status;
+      const firstActive = job.status === 'active' && !checkpoint.sawActive;
+      if (job.status === 'active') checkpoint.sawActive = true;
+      context.metricMeter.createCounter(ApiMetric.polls, '1', 'Get-job reads that returned a job, by status').add(1, { status: statusLabel(job.status) });
+      if (!isKnownStatus(job.status)) {
+        log.warn('Agent job has a status the API contract does not list; treating it as not finished', { status: job.status });
+      }
+      if (isAnswer(request, job, readAtMs)) return { job, readAtMs, polls: checkpoint.polls, sawActive: checkpoint.sawActive };
+      // The next attempt must know what this one saw: a cleared contract violation, the first `active`.
+      if (hadInvalid || firstActive) context.heartbeat(checkpoint);
+      dueAtMs = nextPollAt(request.schedule, Date.now());
+    }
+  };
+}
+
+/** Whether a read answers the workflow's question: it changed, or it is the unchanged terminal read asked for. */
+function isAnswer(request: PollRequest, job: AgentJob, readAtMs: number): boolean {
+  if (request.known === null || !sameJobState(jobState(job), request.known)) return true;
+  return isTerminal(job.status) && request.acceptUnchangedFromMs !== null && readAtMs >= request.acceptUnchangedFromMs;
+}
+
+/**
+ * Decides about a failed read: definite failures end the wait (the workflow decides), a third body in a row that breaks
+ * the contract ends it as a contract violation, anything else waits for the next planned poll (or longer, if the API
+ * asked with Retry-After). Returns the least time to wait.
+ */
+async function afterReadFailure(error: unknown, checkpoint: PollCheckpoint, request: PollRequest, context: Context): Promise<number> {
+  if (context.cancellationSignal.aborted) throw error;
+  if (!(error instanceof ApplicationFailure) || error.nonRetryable) throw error;
+  checkpoint.lastError = `${error.type ?? 'Error'}: ${error.message}`;
+  if (error.type === AgentApiErrorType.InvalidResponse) {
+    checkpoint.invalidInARow += 1;
+    if (checkpoint.invalidInARow >= MAX_INVALID_RESPONSES) {
+      throw ApplicationFailure.create({
+        type: FollowUpErrorType.ContractViolation,
+        message: `get-job answered ${checkpoint.invalidInARow} times in a row with a body that breaks the job contract for project '${request.projectId}', job '${request.jobId}': ${error.message}`,
+        nonRetryable: true,
+      });
+    }
+    // The count must survive into the next attempt.
+    context.heartbeat(checkpoint);
+  }
+  log.warn('Reading the agent job failed; trying again at the next planned poll', { error: checkpoint.lastError });
+  const retryAfterMs = (error.details?.[0] as ApiFailureDetails | undefined)?.retryAfterMs;
+  return typeof retryAfterMs === 'number' ? retryAfterMs : 0;
+}
+
+/** A slow request must not outlast the heartbeat timeout unnoticed; a fast one (the usual) sends no heartbeat. */
+async function heartbeatingWhile<T>(context: Context, checkpoint: PollCheckpoint, work: Promise<T>): Promise<T> {
+  const every = (context.info.heartbeatTimeoutMs ?? 0) / 3;
+  if (every <= 0) return work;
+  const timer = setInterval(() => context.heartbeat(checkpoint), every);
+  try {
+    return await work;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function sleepUnlessStopping(context: Context, stopping: AbortSignal, ms: number, checkpoint: PollCheckpoint): Promise<void> {
+  if (stopping.aborted) throw stoppingFailure(checkpoint);
+  let onStop: (() => void) | undefined;
+  const stopped = new Promise<void>((resolve) => {
+    onStop = resolve;
+    stopping.addEventListener('abort', onStop, { once: true });
+  });
+  try {
+    await Promise.race([context.sleep(ms), stopped]);
+  } finally {
+    if (onStop) stopping.removeEventListener('abort', onStop);
+  }
+}
+
+const ONE_DAY_MS = 24 * 60 * 60 * 1000;
+
+/** "Nothing changed yet; poll again in `delayMs`": Temporal's retry timer carries the wait until then. */
+function unchanged(checkpoint: PollCheckpoint, why: string, delayMs: number): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: JOB_UNCHANGED,
+    message: `The job is still ${checkpoint.lastStatus ?? 'unread'} (${why}).`,
+    category: ApplicationFailureCategory.BENIGN,
+    nextRetryDelay: Math.max(1, Math.round(delayMs)),
+    details: [checkpoint],
+  });
+}
+
+/** The worker is stopping: end this attempt so another worker carries the wait on without waiting for a timeout. */
+function stoppingFailure(checkpoint: PollCheckpoint): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: WORKER_STOPPING,
+    message: 'This worker is stopping; another worker carries the wait on.',
+    category: ApplicationFailureCategory.BENIGN,
+    nextRetryDelay: 1,
+    details: [checkpoint],
+  });
+}
+
+/** The read's own failure, retried by Temporal at the next planned poll. */
+function withRetryDelay(error: unknown, delayMs: number): ApplicationFailure {
+  const failure = error as ApplicationFailure;
+  return ApplicationFailure.create({
+    type: failure.type ?? 'Error',
+    message: failure.message,
+    details: failure.details ? [...failure.details] : undefined,
+    nextRetryDelay: Math.max(1, Math.round(delayMs)),
+  });
+}
+
+/** Statuses outside the contract are bucketed, so an API that invents values cannot explode label cardinality. */
+function statusLabel(status: string): string {
+  return isKnownStatus(status) ? status : 'other';
+}

@@ -1,0 +1,54 @@
+/**
+ * The agent job as this project keeps it, and the facts about statuses the workflow decides on. Pure and free of zod:
+ * workflow code imports it, and every cached workflow pays for what its modules import.
+ *
+ * The vendor lists no required fields (VENDOR-FACTS.md). We keep only its documented fields, so a large unknown field
+ * never reaches workflow state, history or results; schemas.ts turns a response body into this shape.
+ */
+
+/** The four statuses the vendor documents (seed §3). Anything else is tolerated but never treated as terminal. */
+export const KNOWN_JOB_STATUSES = ['active', 'completed', 'archived', 'failed'] as const;
+export type KnownJobStatus = (typeof KNOWN_JOB_STATUSES)[number];
+
+/** Statuses after which polling stops (seed §3 rule 1). */
+export const TERMINAL_JOB_STATUSES = ['completed', 'archived', 'failed'] as const;
+export type TerminalJobStatus = (typeof TERMINAL_JOB_STATUSES)[number];
+
+/** An agent job: the vendor's documented fields, each optional except the two the workflow cannot do without. */
+export interface AgentJob {
+  id: string;
+  status: string;
+  source?: { repository?: string; ref?: string | null };
+  model?: string;
+  /** The pull request; null while active and when no files changed. */
+  prLink: string | null;
+  createdAt?: string;
+  archivedAt?: string | null;
+}
+
+/** What a reader can see of a job's progress: the fields a follow-up changes. */
+export interface JobState {
+  status: string;
+  prLink: string | null;
+  archivedAt: string | null;
+}
+
+/** True when polling may stop: the job is `completed`, `archived` or `failed`. */
+export function isTerminal(status: string): status is TerminalJobStatus {
+  return (TERMINAL_JOB_STATUSES as readonly string[]).includes(status);
+}
+
+/** True for one of the four statuses the vendor documents. */
+export function isKnownStatus(status: string): status is KnownJobStatus {
+  return (KNOWN_JOB_STATUSES as readonly string[]).includes(status);
+}
+
+/** The observable state of a job. */
+export function jobState(job: AgentJob | JobState): JobState {
+  return { status: job.status, prLink: job.prLink ?? null, archivedAt: job.archivedAt ?? null };
+}
+
+/** True when the two show the job in the same observable state (status, pull request, archive time). */
+export function sameJobState(a: AgentJob | JobState, b: AgentJob | JobState): boolean {
+  return a.status === b.status && (a.prLink ?? null) === (b.prLink ?? null) && (a.archivedAt ?? null) === (b.archivedAt ?? null);
+}

@@ -1,0 +1,45 @@
+/**
+ * The follow-up's poll activity as Temporal describes it. Polls that find the job unchanged never reach the workflow
+ * (that is what makes them cheap), so "how many polls, when is the next one, what went wrong last" lives on the
+ * pending activity: its heartbeat details while it loops, its last (BENIGN) failure between infrequent polls. The
+ * client adds this to the `progress` query's answer. Client-side only.
+ */
+import type { WorkflowExecutionDescription } from '@temporalio/client';
+import { ApplicationFailure, ApplicationFailureCategory, type LoadedDataConverter } from '@temporalio/common';
+import { decodeFromPayloadsAtIndex, decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
+import type { PollCheckpoint } from './activities/poll-agent-job';
+import type { PollActivityProgress } from './follow-up/types';
+
+const POLL_ACTIVITY = 'pollAgentJob';
+
+/** The running poll's progress, or undefined when no poll activity is pending. */
+export async function describePollActivity(
+  description: WorkflowExecutionDescription,
+  converter: LoadedDataConverter,
+): Promise<PollActivityProgress | undefined> {
+  const pending = description.raw.pendingActivities?.find((activity) => activity.activityType?.name === POLL_ACTIVITY);
+  if (!pending) return undefined;
+  const fromHeartbeat = pending.heartbeatDetails?.payloads?.length
+    ? await decodeFromPayloadsAtIndex<PollCheckpoint>(converter, 0, pending.heartbeatDetails.payloads)
+    : undefined;
+  const failure = await decodeOptionalFailureToOptionalError(converter, pending.lastFailure);
+  const fromFailure = failure instanceof ApplicationFailure ? (failure.details?.[0] as PollCheckpoint | undefined) : undefined;
+  // The newer of the two: a failure is written after the heartbeats of the same attempt.
+  const checkpoint = pickNewer(fromHeartbeat, fromFailure);
+  const attempt = pending.attempt ?? 1;
+  const nextRetry = pending.nextAttemptScheduleTime?.seconds;
+  const nextPollAtMs = nextRetry != null ? Number(nextRetry) * 1000 + Math.floor((pending.nextAttemptScheduleTime?.nanos ?? 0) / 1e6) : checkpoint?.nextPollAtMs ?? null;
+  const lastError = failure instanceof ApplicationFailure && failure.category !== ApplicationFailureCategory.BENIGN ? `${failure.type ?? 'Error'}: ${failure.message}` : (checkpoint?.lastError ?? null);
+  return {
+    polls: checkpoint ? checkpoint.polls + Math.max(0, attempt - checkpoint.attempt - 1) : Math.max(0, attempt - 1),
+    nextPollAt: nextPollAtMs !== null ? new Date(nextPollAtMs).toISOString() : null,
+    lastStatus: checkpoint?.lastStatus ?? null,
+    lastError,
+  };
+}
+
+function pickNewer(a: PollCheckpoint | undefined, b: PollCheckpoint | undefined): PollCheckpoint | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return b.attempt > a.attempt || (b.attempt === a.attempt && b.polls >= a.polls) ? b : a;
+}

@@ -1,0 +1,45 @@
+/**
+ * When a wait polls the job: at fixed points counted from the wait's start (interval, then ×coefficient, capped),
+ * the last one on the deadline. Points, not gaps, so any attempt of the wait activity (a retry, or a new worker after
+ * a crash) knows the next poll from the clock alone. Pure: the workflow and the activity share it.
+ */
+
+/**
+ * Polls closer together than this run in a loop inside one activity attempt (frequent polling: one task, many polls);
+ * farther apart, each poll is an attempt of its own, scheduled by Temporal's retry timer (infrequent polling).
+ */
+export const FREQUENT_POLL_LIMIT_MS = 30_000;
+
+/**
+ * The heartbeat timeout of a wait: how soon Temporal notices that a worker running a polling loop died. A loop
+ * heartbeats at each poll (Core sends at most one per 0.8 × this), so it is a few poll gaps long, and bounded: shorter
+ * costs a server write per poll, longer delays the takeover after a crash (docs/BENCHMARKS.md).
+ */
+export function pollHeartbeatTimeoutMs(schedule: Pick<PollSchedule, 'maxIntervalMs'>): number {
+  const longestLoopGap = Math.min(schedule.maxIntervalMs, FREQUENT_POLL_LIMIT_MS);
+  return Math.min(Math.max(3 * longestLoopGap, 10_000), 60_000);
+}
+
+export interface PollSchedule {
+  startedAtMs: number;
+  initialIntervalMs: number;
+  backoffCoefficient: number;
+  maxIntervalMs: number;
+  /** No poll is planned after this; the last one lands on it. */
+  deadlineMs: number;
+}
+
+/** The first planned poll strictly after `afterMs`, or null when none is left before the deadline. */
+export function nextPollAt(schedule: PollSchedule, afterMs: number): number | null {
+  if (afterMs >= schedule.deadlineMs) return null;
+  let at = schedule.startedAtMs;
+  let interval = Math.min(schedule.initialIntervalMs, schedule.maxIntervalMs);
+  // Walk the growing intervals; once capped, jump straight to the right point.
+  while (interval < schedule.maxIntervalMs) {
+    at += interval;
+    if (at > afterMs) return Math.min(at, schedule.deadlineMs);
+    interval = Math.min(interval * schedule.backoffCoefficient, schedule.maxIntervalMs);
+  }
+  const steps = Math.floor((afterMs - at) / interval) + 1;
+  return Math.min(at + Math.max(steps, 1) * interval, schedule.deadlineMs);
+}

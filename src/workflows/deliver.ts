@@ -1,0 +1,163 @@
+/**
+ * Delivery: the follow-up's message reaches the agent once, never twice and never not at all (README, "Never
+ * sending twice"). Each attempt reads the job first and waits until it is idle (not working on earlier work), so the
+ * job before the send is a finished result this follow-up's own can be told apart from; then it sends once, and after
+ * a failure decides whether another attempt is safe.
+ */
+import { ApplicationFailure, log, sleep, workflowInfo } from '@temporalio/workflow';
+import type { ApiFailureDetails } from '../agent-api/errors';
+import { isTerminal, jobState, type AgentJob, type JobState } from '../agent-api/job';
+import type { Delivered } from '../follow-up/checkpoint';
+import { classifySendFailure, decideDelivery } from '../follow-up/decisions';
+import { FollowUpErrorType, type DeliveryRecord, type FollowUpDeliveryUnknownDetails } from '../follow-up/types';
+import { pollAgentJob, sendFollowUpMessage } from './activities';
+import { describeFailure, type FollowUpRun } from './follow-up-run';
+
+/** Wait before reading the job after an ambiguous send, so a request still being processed can show its effect. */
+const RECONCILE_DELAY_MS = 2_000;
+/** Reads that must all show the job unchanged before an ambiguous send is taken as not delivered. */
+const RECONCILE_READS = 2;
+const SEND_BACKOFF = { initialMs: 1_000, maxMs: 60_000 };
+
+/** An attempt whose outcome is open: the job before it, and when it began. */
+interface OpenAttempt {
+  baseline: JobState;
+  startedAtMs: number;
+}
+
+/** Delivers the message, or resumes from an earlier run's record of it; returns how we know it arrived. */
+export async function deliver(run: FollowUpRun, earlier: DeliveryRecord | null): Promise<Delivered> {
+  if (earlier?.state === 'delivered' && earlier.sentAtMs !== undefined) {
+    run.resumeSendAttempts(earlier.sendAttempts);
+    const { baseline, sentAtMs, sawActive } = earlier;
+    return run.delivered({ baseline, sentAtMs, via: 'earlier-run', sawActive, known: baseline, previous: null });
+  }
+  let open: OpenAttempt | null = null;
+  if (earlier) {
+    run.resumeSendAttempts(earlier.sendAttempts);
+    open = { baseline: earlier.baseline, startedAtMs: earlier.attemptStartedAtMs };
+  }
+  // The same on every attempt and every run of this follow-up, so an API that honours it never applies it twice.
+  const idempotencyKey = `agent-followup:${workflowInfo().workflowId}`;
+  let backoffMs = SEND_BACKOFF.initialMs;
+  for (;;) {
+    if (open) {
+      const settled = await settleOpenAttempt(run, open);
+      if (settled) return settled;
+      open = null;
+    }
+    const baseline = await readIdleJob(run);
+    const startedAtMs = Date.now();
+    run.sending(baseline);
+    let waitMs: number;
+    try {
+      const { job } = await sendFollowUpMessage({ ...run.ref, prompt: run.request.prompt, idempotencyKey });
+      if (job) run.observe(job, 0);
+      // The answer is what the next read is compared with; it is no proof of work on this message (only a read is).
+      return run.delivered({ baseline: jobState(baseline), sentAtMs: startedAtMs, via: 'response', sawActive: false, known: jobState(job ?? baseline), previous: null });
+    } catch (error) {
+      const kind = classifySendFailure(error);
+      if (kind === 'final') throw error;
+      run.noteError(describeFailure(error));
+      log.warn(kind === 'ambiguous' ? 'The send failed in a way that leaves delivery open' : 'The send was refused; sending again later', {
+        ...run.ref,
+        policy: run.request.onAmbiguousSend,
+        error: run.progress.lastError,
+      });
+      if (kind === 'ambiguous') {
+        if (run.request.onAmbiguousSend === 'fail') throw deliveryUnknown(run, jobState(baseline), null);
+        if (run.request.onAmbiguousSend === 'reconcile') {
+          open = { baseline: jobState(baseline), startedAtMs };
+          continue;
+        }
+      }
+      waitMs = retryAfterOf(error) ?? backoffMs;
+    }
+    // Nothing arrived (or, for `retry`, the Idempotency-Key covers a duplicate): try again after a pause.
+    if (Date.now() + waitMs >= run.deadlineMs) throw run.timedOut('the follow-up message could not be sent');
+    await sleep(waitMs);
+    backoffMs = Math.min(backoffMs * 2, SEND_BACKOFF.maxMs);
+    await run.continueAsNewIfSuggested(undefined);
+  }
+}
+
+/**
+ * Reads the job and, while it is working on something else, waits until it is idle: a message sent to a busy job
+ * would leave this follow-up unable to tell its own result from the earlier work's.
+ */
+async function readIdleJob(run: FollowUpRun): Promise<AgentJob> {
+  run.enter('starting');
+  let read = await pollAgentJob(
+    { ...run.ref, known: null, acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce: true },
+    run.deadlineMs,
+    `read job ${run.ref.jobId} before sending`,
+  );
+  run.observe(read.job, read.polls);
+  while (!isTerminal(read.job.status)) {
+    run.enter('waiting-for-idle');
+    read = await pollAgentJob(
+      { ...run.ref, known: jobState(read.job), acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce: false },
+      run.deadlineMs,
+      `wait for job ${run.ref.jobId} to finish its ${read.job.status} work before sending`,
+    );
+    run.observe(read.job, read.polls);
+    await run.continueAsNewIfSuggested(undefined);
+  }
+  return read.job;
+}
+
+/**
+ * After a send whose outcome is open: reads the job (twice, apart, since one lagging read can show it unchanged) and
+ * decides with `decideDelivery`. Returns the delivery, null when it certainly did not arrive, or fails the follow-up
+ * with FollowUpDeliveryUnknown when the job cannot tell.
+ */
+async function settleOpenAttempt(run: FollowUpRun, open: OpenAttempt): Promise<Delivered | null> {
+  run.enter('reconciling');
+  for (let read = 1; read <= RECONCILE_READS; read += 1) {
+    await sleep(RECONCILE_DELAY_MS);
+    const { job, readAtMs, polls } = await pollAgentJob(
+      { ...run.ref, known: null, acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce: true },
+      run.deadlineMs,
+      `read job ${run.ref.jobId} to see whether an interrupted send arrived`,
+    );
+    run.observe(job, polls);
+    const decision = decideDelivery(open.baseline, jobState(job), readAtMs - open.startedAtMs);
+    log.info('Reconciling an open send', { ...run.ref, decision, before: open.baseline.status, after: job.status });
+    if (decision === 'delivered') {
+      const known = jobState(job);
+      return run.delivered({ baseline: open.baseline, sentAtMs: open.startedAtMs, via: 'reconciled', sawActive: job.status === 'active', known, previous: null });
+    }
+    if (decision === 'unknown') throw deliveryUnknown(run, open.baseline, jobState(job));
+  }
+  return null;
+}
+
+/** The poll schedule of a wait starting now, from the follow-up's polling options. */
+export function scheduleFrom(run: FollowUpRun) {
+  const { initialIntervalMs, backoffCoefficient, maxIntervalMs } = run.request.polling;
+  return { startedAtMs: Date.now(), initialIntervalMs, backoffCoefficient, maxIntervalMs, deadlineMs: run.deadlineMs };
+}
+
+/** The API's Retry-After, when the failure carries one. */
+function retryAfterOf(error: unknown): number | undefined {
+  const cause = (error as { cause?: unknown }).cause;
+  if (!(cause instanceof ApplicationFailure)) return undefined;
+  const details = cause.details?.[0] as ApiFailureDetails | undefined;
+  return typeof details?.retryAfterMs === 'number' ? details.retryAfterMs : undefined;
+}
+
+function deliveryUnknown(run: FollowUpRun, before: JobState, after: JobState | null): ApplicationFailure {
+  const details: FollowUpDeliveryUnknownDetails = { before, after, sendAttempts: run.progress.sendAttempts };
+  return ApplicationFailure.create({
+    type: FollowUpErrorType.DeliveryUnknown,
+    message:
+      `The follow-up to project '${run.ref.projectId}', job '${run.ref.jobId}' may or may not have reached the agent: a send ` +
+      `failed ambiguously (${run.progress.lastError ?? 'the run that sent it ended mid-send'}) and ` +
+      (after
+        ? `the job (status ${after.status}, before the send ${before.status}) cannot show whether it was taken. `
+        : 'the policy is not to resend. ') +
+      'Nothing was resent. Check the job; to send again, start a follow-up with a new workflow id.',
+    nonRetryable: true,
+    details: [details],
+  });
+}

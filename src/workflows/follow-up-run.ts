@@ -1,0 +1,247 @@
+/**
+ * One run of a follow-up: what it knows, and everything it shows of that — the `progress` query, the Web UI's
+ * current details, the search attributes, its delivery record (memo), its metrics — and how it ends. The story in
+ * follow-up.ts, delivery and waiting call it; none of them reports anything themselves.
+ */
+import { RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  continueAsNew,
+  isCancellation,
+  log,
+  setCurrentDetails,
+  setHandler,
+  upsertMemo,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { isKnownStatus, jobState, type AgentJob, type TerminalJobStatus } from '../agent-api/job';
+import type { Delivered, FollowUpCheckpoint } from '../follow-up/checkpoint';
+import { renderProgressDetails } from '../follow-up/progress-details';
+import type { FollowUpRequest } from '../follow-up/request';
+import { AgentJobId, AgentJobStatus, AgentPrLink, AgentProjectId, jobAttributeUpdates } from '../follow-up/search-attributes';
+import type { FollowUpInput } from '../follow-up/input';
+import {
+  DELIVERY_MEMO_KEY,
+  FollowUpErrorType,
+  type DeliveryRecord,
+  type FollowUpPhase,
+  type FollowUpProgress,
+  type FollowUpResult,
+  type FollowUpTimeoutDetails,
+} from '../follow-up/types';
+import { progressQuery } from './definitions';
+import { recordFinished, recordStarted, recordTimeToTerminal } from './metrics';
+
+export class FollowUpRun {
+  readonly ref: { projectId: string; jobId: string };
+  readonly deadlineMs: number;
+  readonly progress: FollowUpProgress;
+  lastJob: AgentJob | null;
+  private polls: number;
+  private sendAttempts: number;
+  private readonly runs: number;
+
+  constructor(
+    readonly request: FollowUpRequest,
+    /** The input as the caller gave it, carried unchanged into continued runs. */
+    private readonly input: FollowUpInput,
+    checkpoint: FollowUpCheckpoint | undefined,
+  ) {
+    this.ref = { projectId: request.projectId, jobId: request.jobId };
+    this.deadlineMs = checkpoint?.deadlineMs ?? Date.now() + request.polling.timeoutMs;
+    this.lastJob = checkpoint?.lastJob ?? null;
+    this.polls = checkpoint?.polls ?? 0;
+    this.sendAttempts = checkpoint?.sendAttempts ?? 0;
+    this.runs = checkpoint?.runs ?? 1;
+    const delivered = checkpoint?.delivered;
+    this.progress = {
+      phase: delivered ? 'waiting' : 'starting',
+      ...this.ref,
+      lastStatus: this.lastJob?.status ?? null,
+      lastStatusUnknown: this.lastJob ? !isKnownStatus(this.lastJob.status) : false,
+      waitingFor: null,
+      polls: this.polls,
+      lastError: null,
+      sentAt: delivered ? new Date(delivered.sentAtMs).toISOString() : null,
+      deadline: new Date(this.deadlineMs).toISOString(),
+      runs: this.runs,
+      sendAttempts: this.sendAttempts,
+      delivery: delivered?.via ?? null,
+      prLink: this.lastJob?.prLink ?? null,
+    };
+    setHandler(progressQuery, () => this.progress);
+    if (!checkpoint) recordStarted();
+    this.updateSearchAttributes();
+    this.publish();
+  }
+
+  /** Enters a phase and shows it. */
+  enter(phase: FollowUpPhase, waitingFor: FollowUpProgress['waitingFor'] = null): void {
+    this.progress.phase = phase;
+    this.progress.waitingFor = waitingFor;
+    this.publish();
+  }
+
+  /** A read came back: keep it, count its polls, show it. */
+  observe(job: AgentJob, polls: number): void {
+    this.lastJob = job;
+    this.polls += polls;
+    this.progress.polls = this.polls;
+    this.progress.lastStatus = job.status;
+    this.progress.lastStatusUnknown = !isKnownStatus(job.status);
+    this.progress.prLink = job.prLink;
+    this.progress.lastError = null;
+    this.updateSearchAttributes();
+    this.publish();
+  }
+
+  /** A send attempt is about to go out: recorded first, so a later run knows its outcome is open if this one dies. */
+  sending(baseline: AgentJob): number {
+    this.sendAttempts += 1;
+    this.progress.sendAttempts = this.sendAttempts;
+    this.record({ state: 'sending', baseline: jobState(baseline), attemptStartedAtMs: Date.now(), sendAttempts: this.sendAttempts, sawActive: false });
+    this.enter('sending');
+    return this.sendAttempts;
+  }
+
+  /** The message is known to have arrived. */
+  delivered(delivered: Delivered): Delivered {
+    log.info('Follow-up message accepted', { ...this.ref, delivery: delivered.via, status: delivered.known.status });
+    this.progress.sentAt = new Date(delivered.sentAtMs).toISOString();
+    this.progress.delivery = delivered.via;
+    this.progress.lastError = null;
+    this.recordDelivered(delivered);
+    return delivered;
+  }
+
+  /** Keeps the delivery record current (`sawActive` changes what a later run may accept). */
+  recordDelivered(delivered: Delivered): void {
+    this.record({
+      state: 'delivered',
+      baseline: delivered.baseline,
+      attemptStartedAtMs: delivered.sentAtMs,
+      sentAtMs: delivered.sentAtMs,
+      via: delivered.via,
+      sendAttempts: this.sendAttempts,
+      sawActive: delivered.sawActive,
+    });
+  }
+
+  /** Counts send attempts an earlier run already made. */
+  resumeSendAttempts(count: number): void {
+    this.sendAttempts = Math.max(this.sendAttempts, count);
+    this.progress.sendAttempts = this.sendAttempts;
+  }
+
+  noteError(message: string): void {
+    this.progress.lastError = message;
+    this.publish();
+  }
+
+  /** Continues as new when Temporal suggests it, so history stays bounded whatever the API does. */
+  async continueAsNewIfSuggested(delivered: Delivered | undefined): Promise<void> {
+    if (!workflowInfo().continueAsNewSuggested) return;
+    log.info('Continuing as new to keep history bounded', { ...this.ref, historyLength: workflowInfo().historyLength });
+    const checkpoint: FollowUpCheckpoint = {
+      deadlineMs: this.deadlineMs,
+      runs: this.runs + 1,
+      polls: this.polls,
+      sendAttempts: this.sendAttempts,
+      lastJob: this.lastJob,
+      ...(delivered ? { delivered } : {}),
+    };
+    await continueAsNew<(input: FollowUpInput, checkpoint: FollowUpCheckpoint) => Promise<FollowUpResult>>(this.input, checkpoint);
+  }
+
+  /** The result: the job as it ended after this follow-up's own message. */
+  finish(job: AgentJob, delivered: Delivered): FollowUpResult {
+    const outcome = job.status as TerminalJobStatus;
+    log.info('Agent job reached a terminal status', { ...this.ref, status: job.status, prLink: job.prLink, polls: this.polls });
+    this.enter('finished');
+    recordFinished(outcome);
+    recordTimeToTerminal((Date.now() - delivered.sentAtMs) / 1000, outcome);
+    return {
+      job,
+      outcome,
+      prLink: job.prLink,
+      polls: this.polls,
+      runs: this.runs,
+      sentAt: new Date(delivered.sentAtMs).toISOString(),
+      finishedAt: new Date(Date.now()).toISOString(),
+      sendAttempts: this.sendAttempts,
+      delivery: delivered.via,
+    };
+  }
+
+  /** How the follow-up ends when something was thrown: shown, counted, and turned into its own failure type. */
+  failed(error: unknown): unknown {
+    if (isDeadline(error)) error = this.timedOut(this.progress.sentAt ? `last status: ${this.lastJob?.status ?? 'never read'}` : 'the message was not sent');
+    const phase = isCancellation(error) ? 'cancelled' : isType(error, FollowUpErrorType.TimedOut) ? 'timed-out' : 'failed';
+    if (phase === 'failed') this.progress.lastError = describeFailure(error);
+    log.warn('Follow-up ended without a result', { ...this.ref, phase, reason: describeFailure(error) });
+    this.enter(phase);
+    recordFinished(phase === 'timed-out' ? 'timed_out' : phase === 'cancelled' ? 'cancelled' : 'error');
+    return phase === 'failed' ? ownFailure(error) : error;
+  }
+
+  timedOut(why: string): ApplicationFailure {
+    const details: FollowUpTimeoutDetails = { lastJob: this.lastJob, polls: this.polls, timeoutMs: this.request.polling.timeoutMs };
+    return ApplicationFailure.create({
+      type: FollowUpErrorType.TimedOut,
+      message: `The agent job did not reach completed, archived or failed within ${this.request.polling.timeoutMs} ms (${why}).`,
+      nonRetryable: true,
+      details: [details],
+    });
+  }
+
+  private record(record: DeliveryRecord): void {
+    upsertMemo({ [DELIVERY_MEMO_KEY]: record });
+  }
+
+  /** Keeps AgentJobStatus and AgentPrLink current, so a visibility query by status finds the follow-up. */
+  private updateSearchAttributes(): void {
+    const attributes = workflowInfo().typedSearchAttributes;
+    const updates = jobAttributeUpdates(this.ref, this.lastJob, {
+      projectId: attributes.get(AgentProjectId),
+      jobId: attributes.get(AgentJobId),
+      status: attributes.get(AgentJobStatus),
+      prLink: attributes.get(AgentPrLink),
+    });
+    if (updates.length > 0) upsertSearchAttributes(updates);
+  }
+
+  /** The Web UI's "Current details": no history events, so it can change as often as the progress does. */
+  private publish(): void {
+    setCurrentDetails(renderProgressDetails(this.progress));
+  }
+}
+
+/** The follow-up's deadline passed while an activity waited: its schedule-to-close ran out. */
+function isDeadline(error: unknown): boolean {
+  if (!(error instanceof ActivityFailure)) return false;
+  const cause = error.cause;
+  return error.retryState === RetryState.TIMEOUT || (cause instanceof TimeoutFailure && cause.timeoutType === TimeoutType.SCHEDULE_TO_CLOSE);
+}
+
+function isType(error: unknown, type: string): boolean {
+  return error instanceof ApplicationFailure && error.type === type;
+}
+
+/**
+ * The failure that ends the follow-up, with the real reason on top: an activity's own failure (AgentJobNotFound,
+ * AgentApiUnauthorized, ...) rather than Temporal's "Activity task failed" wrapped around it.
+ */
+function ownFailure(error: unknown): unknown {
+  if (!(error instanceof ActivityFailure) || !(error.cause instanceof ApplicationFailure)) return error;
+  const cause = error.cause;
+  return ApplicationFailure.create({ type: cause.type ?? undefined, message: cause.message, details: cause.details ? [...cause.details] : undefined, nonRetryable: true });
+}
+
+/** "Type: message" of the failure that ended the follow-up, from the activity's cause when there is one. */
+export function describeFailure(error: unknown): string {
+  const failure = error instanceof ActivityFailure && error.cause ? error.cause : error;
+  if (failure instanceof ApplicationFailure) return `${failure.type ?? 'Error'}: ${failure.message}`;
+  return failure instanceof Error ? failure.message : String(failure);
+}

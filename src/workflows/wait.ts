@@ -1,0 +1,50 @@
+/**
+ * Waiting: follows the job after the send until a read is this follow-up's own result (`judgeRead`). The poll
+ * activity comes back only when the job changed, or with the unchanged terminal read the verdict asked for, so the
+ * workflow wakes a handful of times per follow-up however long the agent works.
+ */
+import { jobState, type AgentJob } from '../agent-api/job';
+import type { Delivered } from '../follow-up/checkpoint';
+import { judgeRead, watchAfter, type ReadVerdict, type ResultWatch } from '../follow-up/decisions';
+import { pollAgentJob } from './activities';
+import { scheduleFrom } from './deliver';
+import type { FollowUpRun } from './follow-up-run';
+
+const WAITING_FOR = { working: 'work', settling: 'settle', confirming: 'confirmation' } as const;
+
+/** Waits for the job as it ended after this follow-up's message. */
+export async function waitForResult(run: FollowUpRun, delivered: Delivered): Promise<AgentJob> {
+  let state = delivered;
+  const watch = (): ResultWatch => ({ ...state, settleWindowMs: run.request.polling.settleWindowMs });
+  // Until a read says otherwise, what the follow-up knows is the send's answer (or the job before it).
+  let verdict: Extract<ReadVerdict, { kind: 'wait' }> = {
+    kind: 'wait',
+    known: state.known,
+    acceptUnchangedFromMs: state.sentAtMs + run.request.polling.settleWindowMs,
+    why: state.sawActive ? 'working' : 'settling',
+  };
+  for (;;) {
+    run.enter('waiting', WAITING_FOR[verdict.why]);
+    const { job, readAtMs, polls, sawActive } = await pollAgentJob(
+      { ...run.ref, known: verdict.known, acceptUnchangedFromMs: verdict.acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce: false },
+      run.deadlineMs,
+      `wait for job ${run.ref.jobId} to change from ${verdict.known.status}`,
+    );
+    run.observe(job, polls);
+    // Reads that found the job `active` as already known still prove the agent took this message.
+    if (sawActive && !state.sawActive) {
+      state = { ...state, sawActive: true };
+      run.recordDelivered(state);
+    }
+    const read = jobState(job);
+    const next = judgeRead(watch(), read, readAtMs);
+    if (next.kind === 'result') return job;
+    const sawActiveBefore = state.sawActive;
+    const after = watchAfter(watch(), read);
+    state = { ...state, sawActive: after.sawActive, previous: after.previous, known: next.known };
+    // A later run of this follow-up must know the job was seen working on its message.
+    if (state.sawActive && !sawActiveBefore) run.recordDelivered(state);
+    verdict = next;
+    await run.continueAsNewIfSuggested(state);
+  }
+}

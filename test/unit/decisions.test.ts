@@ -1,0 +1,107 @@
+import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
+import type { JobState } from '../../src/agent-api/job';
+import { classifySendFailure, decideDelivery, judgeRead, watchAfter, type ResultWatch } from '../../src/follow-up/decisions';
+
+/** A failed send as the workflow sees it: Temporal's ActivityFailure around the activity's own failure. */
+function sendFailed(cause: Error): ActivityFailure {
+  return new ActivityFailure('Activity task failed', 'sendFollowUpMessage', '7', RetryState.MAXIMUM_ATTEMPTS_REACHED, 'worker-1', cause);
+}
+
+function apiFailure(type: string, options: { nonRetryable?: boolean; delivery?: 'not-delivered' | 'ambiguous' } = {}): ApplicationFailure {
+  return ApplicationFailure.create({
+    type,
+    message: type,
+    nonRetryable: options.nonRetryable ?? false,
+    details: options.delivery ? [{ operation: 'send follow-up message', delivery: options.delivery }] : undefined,
+  });
+}
+
+describe('classifySendFailure: how a failed single-attempt send leaves the message', () => {
+  test.each<[string, unknown, ReturnType<typeof classifySendFailure>]>([
+    ['a 429, marked not delivered by the HTTP client', sendFailed(apiFailure('AgentApiRateLimited', { delivery: 'not-delivered' })), 'not-delivered'],
+    ['a refused connection, marked not delivered', sendFailed(apiFailure('AgentApiNetworkError', { delivery: 'not-delivered' })), 'not-delivered'],
+    ['a 404, not delivered and not retryable', sendFailed(apiFailure('AgentJobNotFound', { nonRetryable: true, delivery: 'not-delivered' })), 'final'],
+    ['a reset connection, marked ambiguous', sendFailed(apiFailure('AgentApiSendAmbiguous', { nonRetryable: true, delivery: 'ambiguous' })), 'ambiguous'],
+    ['the SDK\'s retryable WorkerShutdown, with no delivery mark', sendFailed(apiFailure('WorkerShutdown')), 'ambiguous'],
+    ['any other failure without a delivery mark', sendFailed(apiFailure('Error')), 'ambiguous'],
+    ['a worker that died mid-send (start-to-close timeout)', sendFailed(new TimeoutFailure('timed out', undefined, TimeoutType.START_TO_CLOSE)), 'ambiguous'],
+    ['a failure that is not an ActivityFailure at all', new Error('something else'), 'ambiguous'],
+    ['the follow-up being cancelled', new CancelledFailure('cancelled'), 'final'],
+    ['the send activity cancelled with it', sendFailed(new CancelledFailure('cancelled')), 'final'],
+  ])('%s is %s', (_title, error, kind) => {
+    expect(classifySendFailure(error)).toBe(kind);
+  });
+});
+
+const state = (status: string, prLink: string | null = null, archivedAt: string | null = null): JobState => ({ status, prLink, archivedAt });
+
+describe('decideDelivery after an ambiguous send', () => {
+  test.each([
+    ['a finished job that turned active took the message', state('completed', 'pr/1'), state('active'), 'delivered'],
+    ['a failed job that turned active took the message', state('failed'), state('active'), 'delivered'],
+    ['a job that ended again with a new pull request took it', state('completed', 'pr/1'), state('completed', 'pr/2'), 'delivered'],
+    ['a job that went from failed to completed took it', state('failed'), state('completed'), 'delivered'],
+    ['a finished job exactly as before did not take it', state('completed', 'pr/1'), state('completed', 'pr/1'), 'not-delivered'],
+    ['a failed job exactly as before did not take it', state('failed'), state('failed'), 'not-delivered'],
+    ['a job busy before cannot tell', state('active'), state('active'), 'unknown'],
+    ['a busy job that finished cannot tell either', state('active'), state('completed', 'pr/3'), 'unknown'],
+    ['an archived job stays archived either way', state('archived', null, 't'), state('archived', null, 't'), 'unknown'],
+    ['an undocumented status before cannot tell', state('queued'), state('active'), 'unknown'],
+    ['an undocumented status after cannot tell', state('completed'), state('queued'), 'unknown'],
+  ] as const)('%s', (_name, before, after, decision) => {
+    expect(decideDelivery(before, after)).toBe(decision);
+  });
+
+  test('an unchanged job read long after the attempt proves nothing: the agent may have finished the same way', () => {
+    expect(decideDelivery(state('failed'), state('failed'), 5_000)).toBe('not-delivered');
+    expect(decideDelivery(state('failed'), state('failed'), 31_000)).toBe('unknown');
+  });
+});
+
+describe('judgeRead: is this read the follow-up\'s own result?', () => {
+  const before = state('completed', 'pr/1');
+  const watch: ResultWatch = { baseline: before, sentAtMs: 1_000, sawActive: false, previous: null, settleWindowMs: 30_000 };
+
+  test('a read that is not terminal: wait for a change, whatever the time', () => {
+    expect(judgeRead(watch, state('active'), 2_000)).toEqual({ kind: 'wait', known: state('active'), acceptUnchangedFromMs: null, why: 'working' });
+    expect(judgeRead(watch, state('queued'), 99_000)).toMatchObject({ kind: 'wait', why: 'working' });
+  });
+
+  test('a new result never seen worked on, before the settle window: wait until the window has passed', () => {
+    expect(judgeRead(watch, state('completed', 'pr/2'), 2_000)).toEqual({
+      kind: 'wait',
+      known: state('completed', 'pr/2'),
+      acceptUnchangedFromMs: 31_000,
+      why: 'settling',
+    });
+  });
+
+  test('the same new result after the settle window is the result', () => {
+    expect(judgeRead(watch, state('completed', 'pr/2'), 31_000)).toEqual({ kind: 'result' });
+  });
+
+  test('after an active read, a new result is the result at once', () => {
+    expect(judgeRead({ ...watch, sawActive: true }, state('completed', 'pr/2'), 2_000)).toEqual({ kind: 'result' });
+  });
+
+  test('a read identical to the job before the send must be read twice, even after an active read', () => {
+    const seen = { ...watch, sawActive: true, previous: state('active') };
+    expect(judgeRead(seen, before, 5_000)).toEqual({ kind: 'wait', known: before, acceptUnchangedFromMs: 5_000, why: 'confirming' });
+    expect(judgeRead({ ...seen, previous: before }, before, 6_000)).toEqual({ kind: 'result' });
+  });
+
+  test('without an active read, the same result read twice counts only once the settle window had passed when read', () => {
+    const twice = { ...watch, previous: before };
+    expect(judgeRead(twice, before, 5_000)).toMatchObject({ kind: 'wait', why: 'settling' });
+    expect(judgeRead(twice, before, 31_000)).toEqual({ kind: 'result' });
+  });
+
+  test('with a settle window of 0 a changed terminal read counts at once', () => {
+    expect(judgeRead({ ...watch, settleWindowMs: 0 }, state('failed'), 1_000)).toEqual({ kind: 'result' });
+  });
+
+  test('watchAfter remembers an active read and the read itself for the next judgement', () => {
+    expect(watchAfter(watch, state('active'))).toEqual({ ...watch, sawActive: true, previous: state('active') });
+    expect(watchAfter({ ...watch, sawActive: true }, before)).toEqual({ ...watch, sawActive: true, previous: before });
+  });
+});

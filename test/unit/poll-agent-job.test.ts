@@ -1,0 +1,175 @@
+/**
+ * The poll activity in the SDK's MockActivityEnvironment, reading the simulator over real loopback HTTP: when it loops,
+ * when it hands the wait to Temporal's retry timer (and with what delay), what it reports, and when it gives up.
+ */
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import type { PollCheckpoint, PollRequest, PollResult } from '../../src/activities/poll-agent-job';
+import { createPollAgentJob, JOB_UNCHANGED, WORKER_STOPPING } from '../../src/activities/poll-agent-job';
+import { AgentApiClient } from '../../src/agent-api/http-client';
+import { jobState } from '../../src/agent-api/job';
+import { AgentApiSimulator } from '../../src/simulator/simulator';
+import { failureOf } from '../support/failures';
+
+const API_KEY = 'mint_test_poll_key_0001';
+let simulator: AgentApiSimulator;
+let api: AgentApiClient;
+let counter = 0;
+
+beforeAll(async () => {
+  simulator = await AgentApiSimulator.start({ apiKey: API_KEY, defaultWorkMs: 60_000 });
+  api = new AgentApiClient({ baseUrl: simulator.baseUrl, apiKey: API_KEY, requestTimeoutMs: 2_000 });
+});
+afterAll(async () => {
+  await simulator.close();
+});
+
+function freshJob(spec: Partial<Parameters<AgentApiSimulator['addJob']>[0]> = {}) {
+  counter += 1;
+  const ref = { projectId: `proj-poll-${counter}`, jobId: `job-poll-${counter}` };
+  const job = simulator.addJob({ ...ref, ...spec });
+  return { ref, job };
+}
+
+/** A request for a wait on `ref` that started now, polling every `intervalMs`. */
+function waitRequest(ref: { projectId: string; jobId: string }, known: PollRequest['known'], intervalMs: number, extra: Partial<PollRequest> = {}): PollRequest {
+  const now = Date.now();
+  return {
+    ...ref,
+    known,
+    acceptUnchangedFromMs: null,
+    schedule: { startedAtMs: now, initialIntervalMs: intervalMs, backoffCoefficient: 1, maxIntervalMs: intervalMs, deadlineMs: now + 3_600_000 },
+    readAtOnce: false,
+    ...extra,
+  };
+}
+
+function run(request: PollRequest, info: Partial<ConstructorParameters<typeof MockActivityEnvironment>[0]> = {}, stopping = new AbortController().signal) {
+  const env = new MockActivityEnvironment({ attempt: 1, heartbeatTimeoutMs: 10_000, ...info });
+  const heartbeats: PollCheckpoint[] = [];
+  env.on('heartbeat', (details: PollCheckpoint) => heartbeats.push(details));
+  const done: Promise<PollResult> = env.run(createPollAgentJob(api, stopping), request);
+  return { env, heartbeats, done };
+}
+
+test('with nothing known, the first read is the answer', async () => {
+  const { ref } = freshJob();
+  const { done } = run(waitRequest(ref, null, 60_000, { readAtOnce: true }));
+  const result = await done;
+  expect(result.job.status).toBe('completed');
+  expect(result.polls).toBe(1);
+  expect(simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
+});
+
+test('infrequent polling: an unchanged read ends the attempt with a BENIGN failure whose retry delay is the next planned poll', async () => {
+  const { ref, job } = freshJob({ busyForMs: 600_000 });
+  const failure = await failureOf(run(waitRequest(ref, jobState(job), 60_000), { attempt: 2 }).done);
+  expect(failure.type).toBe(JOB_UNCHANGED);
+  expect(failure.category).toBe(ApplicationFailureCategory.BENIGN);
+  expect(failure.nonRetryable).toBe(false);
+  const delayMs = Number(failure.nextRetryDelay);
+  expect(delayMs).toBeGreaterThan(30_000);
+  expect(delayMs).toBeLessThanOrEqual(60_000);
+  expect((failure.details?.[0] as PollCheckpoint).polls).toBe(2);
+  expect(simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
+});
+
+test('the first attempt of a wait does not read before the first planned poll', async () => {
+  const { ref, job } = freshJob({ busyForMs: 600_000 });
+  const failure = await failureOf(run(waitRequest(ref, jobState(job), 60_000)).done);
+  expect(failure.type).toBe(JOB_UNCHANGED);
+  expect(simulator.counts(ref.projectId, ref.jobId).gets).toBe(0);
+});
+
+test('a 429 with Retry-After: 0 waits for the next planned poll, never polling faster than planned', async () => {
+  const { ref, job } = freshJob({ busyForMs: 600_000 });
+  simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 429, retryAfter: '0' }]);
+  const failure = await failureOf(run(waitRequest(ref, jobState(job), 60_000), { attempt: 2 }).done);
+  expect(failure.type).toBe('AgentApiRateLimited');
+  expect(Number(failure.nextRetryDelay)).toBeGreaterThan(30_000);
+});
+
+test('a 429 asking for longer than the planned gap is obeyed', async () => {
+  const { ref, job } = freshJob({ busyForMs: 600_000 });
+  simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 429, retryAfter: '300' }]);
+  const failure = await failureOf(run(waitRequest(ref, jobState(job), 60_000), { attempt: 2 }).done);
+  expect(Number(failure.nextRetryDelay)).toBeGreaterThan(290_000);
+});
+
+test('frequent polling: polls loop inside one attempt, heartbeating, until the job changes; active reads are reported', async () => {
+  const { ref, job } = freshJob();
+  // The job is idle (`completed`); a message makes it active, and the wait watches for the end.
+  await api.sendFollowUpMessage({ ...ref, prompt: 'go' });
+  const { done, heartbeats } = run(waitRequest(ref, { ...jobState(job), status: 'active', prLink: null }, 100));
+  await waitUntil(() => simulator.counts(ref.projectId, ref.jobId).gets >= 3);
+  simulator.finishJob(ref.projectId, ref.jobId);
+  const result = await done;
+  expect(result.job.status).toBe('completed');
+  expect(result.sawActive).toBe(true);
+  expect(result.polls).toBeGreaterThanOrEqual(4);
+  expect(heartbeats.length).toBeGreaterThanOrEqual(1);
+  expect(heartbeats.at(-1)?.sawActive).toBe(true);
+});
+
+test('an unchanged terminal read is returned once the time asked for has come', async () => {
+  const { ref, job } = freshJob();
+  const acceptFrom = Date.now() + 250;
+  const { done } = run(waitRequest(ref, jobState(job), 100, { acceptUnchangedFromMs: acceptFrom }));
+  const result = await done;
+  expect(result.readAtMs).toBeGreaterThanOrEqual(acceptFrom);
+  expect(result.job.status).toBe('completed');
+  expect(result.polls).toBeGreaterThanOrEqual(2);
+  expect(result.sawActive).toBe(false);
+});
+
+test('three bodies in a row that break the contract end the wait with a non-retryable contract violation', async () => {
+  const { ref, job } = freshJob({ faults: [{ operation: 'get', kind: 'invalid-schema' }] });
+  const failure = await failureOf(run(waitRequest(ref, jobState(job), 100)).done);
+  expect(failure.type).toBe('AgentApiContractViolation');
+  expect(failure.nonRetryable).toBe(true);
+  expect(failure.message).toContain("field 'status'");
+  expect(simulator.counts(ref.projectId, ref.jobId).gets).toBe(3);
+});
+
+test('the count of broken bodies carries over from the previous attempt through its heartbeat', async () => {
+  const { ref, job } = freshJob({ faults: [{ operation: 'get', kind: 'invalid-schema' }] });
+  const carried: PollCheckpoint = { attempt: 1, polls: 2, sawActive: false, invalidInARow: 2, lastStatus: null, lastError: 'x', nextPollAtMs: null };
+  const failure = await failureOf(run(waitRequest(ref, jobState(job), 60_000), { attempt: 2, heartbeatDetails: carried }).done);
+  expect(failure.type).toBe('AgentApiContractViolation');
+  expect(simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
+});
+
+test('a definite refusal (401) ends the wait at once for the workflow to decide', async () => {
+  const { ref, job } = freshJob();
+  simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 401 }]);
+  const failure = await failureOf(run(waitRequest(ref, jobState(job), 100), { attempt: 2 }).done);
+  expect(failure.type).toBe('AgentApiUnauthorized');
+  expect(failure.nonRetryable).toBe(true);
+});
+
+test('a worker that begins to stop ends a polling loop at once, so another worker carries the wait on', async () => {
+  const { ref, job } = freshJob();
+  const stopping = new AbortController();
+  const { done } = run(waitRequest(ref, jobState(job), 5_000), {}, stopping.signal);
+  setTimeout(() => stopping.abort(), 50);
+  const failure = await failureOf(done);
+  expect(failure.type).toBe(WORKER_STOPPING);
+  expect(failure.category).toBe(ApplicationFailureCategory.BENIGN);
+});
+
+test('with no poll left before the deadline, the retry delay runs past it so Temporal ends the wait as timed out', async () => {
+  const { ref, job } = freshJob({ busyForMs: 600_000 });
+  const request = waitRequest(ref, jobState(job), 60_000);
+  request.schedule.deadlineMs = Date.now() - 1;
+  const failure = await failureOf(run(request, { attempt: 2 }).done);
+  expect(failure).toBeInstanceOf(ApplicationFailure);
+  expect(Number(failure.nextRetryDelay)).toBeGreaterThanOrEqual(24 * 60 * 60 * 1000);
+});
+
+async function waitUntil(condition: () => boolean): Promise<void> {
+  const giveUpAt = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > giveUpAt) throw new Error('gave up waiting');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,0 +1,58 @@
+import { FREQUENT_POLL_LIMIT_MS, nextPollAt, pollHeartbeatTimeoutMs, type PollSchedule } from '../../src/follow-up/poll-schedule';
+
+const schedule: PollSchedule = { startedAtMs: 1_000, initialIntervalMs: 5_000, backoffCoefficient: 2, maxIntervalMs: 60_000, deadlineMs: 1_000_000 };
+
+describe('nextPollAt: fixed points counted from the start of the wait', () => {
+  test.each([
+    ['at the start, the first poll is one initial interval later', 1_000, 6_000],
+    ['then the gaps grow by the coefficient: 5s, 10s, 20s, 40s', 6_000, 16_000],
+    ['a caller between two points gets the next one', 20_000, 36_000],
+    ['the fourth gap is 40s', 36_000, 76_000],
+    ['once the cap is reached, every gap is the cap', 76_000, 136_000],
+    ['a late caller gets the next point strictly after it, not one interval after it', 137_000, 196_000],
+    ['far along, the capped points are found at once', 900_000, 916_000],
+  ])('%s', (_title, after, expected) => {
+    expect(nextPollAt(schedule, after)).toBe(expected);
+  });
+
+  test('the last poll lands on the deadline, and none is left after it', () => {
+    const short = { ...schedule, deadlineMs: 30_000 };
+    expect(nextPollAt(short, 16_000)).toBe(30_000);
+    expect(nextPollAt(short, 29_999)).toBe(30_000);
+    expect(nextPollAt(short, 30_000)).toBeNull();
+    expect(nextPollAt(short, 31_000)).toBeNull();
+  });
+
+  test('a coefficient of 1 is a fixed interval', () => {
+    const fixed = { ...schedule, backoffCoefficient: 1, maxIntervalMs: 5_000 };
+    expect([1_000, 6_000, 11_000, 12_345].map((after) => nextPollAt(fixed, after))).toEqual([6_000, 11_000, 16_000, 16_000]);
+  });
+
+  test('an initial interval above the cap is cut to the cap', () => {
+    expect(nextPollAt({ ...schedule, initialIntervalMs: 120_000 }, 1_000)).toBe(61_000);
+  });
+
+  test('a fractional coefficient keeps growing until the cap', () => {
+    const gentle = { ...schedule, initialIntervalMs: 100, backoffCoefficient: 1.5, maxIntervalMs: 400 };
+    const points: number[] = [];
+    let at = gentle.startedAtMs;
+    for (let i = 0; i < 6; i += 1) points.push((at = nextPollAt(gentle, at) as number));
+    expect(points.map((point, i) => point - (points[i - 1] ?? gentle.startedAtMs))).toEqual([100, 150, 225, 337.5, 400, 400]);
+  });
+});
+
+describe('pollHeartbeatTimeoutMs: how soon a dead polling loop is noticed', () => {
+  test('three times the longest gap a loop waits, within 10s and 60s', () => {
+    expect(pollHeartbeatTimeoutMs({ maxIntervalMs: 400 })).toBe(10_000);
+    expect(pollHeartbeatTimeoutMs({ maxIntervalMs: 10_000 })).toBe(30_000);
+    expect(pollHeartbeatTimeoutMs({ maxIntervalMs: 60_000 })).toBe(60_000);
+  });
+
+  test('a loop heartbeats at every poll and its polls are under the limit apart, so heartbeats always come in time', () => {
+    for (const maxIntervalMs of [100, 1_000, 9_000, 20_000, FREQUENT_POLL_LIMIT_MS, 3_600_000]) {
+      const longestLoopGap = Math.min(maxIntervalMs, FREQUENT_POLL_LIMIT_MS);
+      // Core sends a heartbeat at most every 0.8 × the timeout; the next poll must come before that runs out.
+      expect(longestLoopGap).toBeLessThan(0.8 * pollHeartbeatTimeoutMs({ maxIntervalMs }));
+    }
+  });
+});

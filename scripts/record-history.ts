@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { checkFollowUpInput } from '../src/client';
 import { startLocalStack, type LocalStack } from '../src/dev/local-stack';
+import { laneWorkflowId } from '../src/follow-up/lane';
 import { followUpStartMetadata } from '../src/follow-up/start-metadata';
 import type { FollowUpInput } from '../src/follow-up/input';
 import type { followUpWorkflow } from '../src/workflows/follow-up';
@@ -30,6 +31,8 @@ interface Scenario {
   earlierRunFailed?: boolean;
   /** Run on a server that suggests continue-as-new after this many events. */
   continueAsNewAfterEvents?: number;
+  /** Other follow-ups to the same job started just before: this one waits its turn in the job's lane. */
+  queuedBehind?: number;
   polling: FollowUpInput['polling'];
 }
 
@@ -46,6 +49,8 @@ const SCENARIOS: Scenario[] = [
   { name: 'reconciled-send', workMs: 2_500, dropSend: true, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
   // A job that outlives the follow-up's timeout.
   { name: 'timed-out', workMs: 600_000, polling: { initialInterval: 200, maxInterval: 500, timeout: '2s' } },
+  // Queued behind two follow-ups to the same job; the lane's own history is recorded beside it.
+  { name: 'queued-in-lane', workMs: 1_000, queuedBehind: 2, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
   // Started without our client: the workflow sets AgentProjectId and AgentJobId itself.
   { name: 'started-without-attributes', workMs: 1_500, bareStart: true, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
 ];
@@ -81,6 +86,11 @@ async function record(stack: LocalStack, scenario: Scenario): Promise<void> {
       args: [input],
       ...(scenario.bareStart ? {} : followUpStartMetadata(checkFollowUpInput(input))),
     });
+  const ahead = await Promise.all(
+    Array.from({ length: scenario.queuedBehind ?? 0 }, (_, index) =>
+      stack.followUps.start({ ...input, prompt: `${input.prompt} (ahead ${index + 1})` }).then(({ workflowId }) => workflowId),
+    ),
+  );
   let handle = await start();
   if (scenario.faults || scenario.earlierRunFailed) {
     // After the send, so the failures hit polls rather than the read before the send.
@@ -96,6 +106,14 @@ async function record(stack: LocalStack, scenario: Scenario): Promise<void> {
   const file = join(OUT_DIR, `${HISTORY_VERSION}-${scenario.name}.json`);
   writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
   console.log(`wrote ${file} (${history.events?.length ?? 0} events)`);
+  if (ahead.length > 0) {
+    await Promise.all(ahead.map((workflowId) => stack.run(stack.followUps.result(workflowId))));
+    // The lane is still running (it ends after a while with nobody in it): a partial history replays all the same.
+    const lane = await stack.env.client.workflow.getHandle(laneWorkflowId(ref.projectId, ref.jobId, 'record-histories')).fetchHistory();
+    const laneFile = join(OUT_DIR, `${HISTORY_VERSION}-lane-served-${ahead.length + 1}.json`);
+    writeFileSync(laneFile, `${JSON.stringify(JSON.parse(historyToJSON(lane)), null, 2)}\n`);
+    console.log(`wrote ${laneFile} (${lane.events?.length ?? 0} events)`);
+  }
 }
 
 main().catch((error: unknown) => {

@@ -8,8 +8,9 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
-import { checkFollowUpInput, FollowUpClient, InvalidFollowUpInputError, maxPromptLengthFromEnv } from './client';
+import { checkFollowUpInput, FollowUpClient, InvalidFollowUpInputError, maxPromptLengthFromEnv, type SendBudget } from './client';
 import type { FollowUpInput } from './follow-up/input';
+import { queuedLine } from './follow-up/progress-details';
 import { excerpt } from './follow-up/start-metadata';
 import { FollowUpErrorType, type FollowUpProgress, type FollowUpResult } from './follow-up/types';
 import {
@@ -58,6 +59,8 @@ Usage:
   agent-followup schedule unpause <scheduleId> [--note TEXT]
   agent-followup schedule trigger <scheduleId>
   agent-followup schedule delete <scheduleId>
+  agent-followup budget show [--json]
+  agent-followup budget set --sends-per-hour N [--weight PROJECT=W ...]
   agent-followup --help
 
 send options:
@@ -84,6 +87,10 @@ schedule create options (the send options above set each run's polling, except -
   --json                 print one JSON object instead of text
 Schedules, their defaults and how to read their results: docs/SCHEDULES.md.
 
+budget: the per-project send budget every worker of TEMPORAL_TASK_QUEUE shares (README, "The send budget")
+  --sends-per-hour N     follow-up messages each project may send per hour, across all workers (default 80)
+  --weight PROJECT=W     give one project W times the budget (repeat the flag; W=1 returns it to the default)
+
 Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_TASK_QUEUE (agent-followup),
 TEMPORAL_API_KEY / TEMPORAL_TLS_* / TEMPORAL_PROFILE for Temporal Cloud. The agent API key is the worker's, not this
 command's.
@@ -108,6 +115,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         return await cancel(rest, io);
       case 'schedule':
         return await schedule(rest, io);
+      case 'budget':
+        return await budget(rest, io);
       case undefined:
       case '-h':
       case '--help':
@@ -115,7 +124,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         io.out(HELP);
         return command === undefined ? ExitCode.BadInput : ExitCode.Ok;
       default:
-        throw new UsageError(`unknown command '${command}'; use send, status, cancel or schedule (see --help)`);
+        throw new UsageError(`unknown command '${command}'; use send, status, cancel, schedule or budget (see --help)`);
     }
   } catch (error) {
     if (error instanceof UsageError || error instanceof InvalidFollowUpInputError || error instanceof InvalidScheduleError) {
@@ -142,8 +151,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-type FlagSpec = Record<string, { type: 'string' | 'boolean' }>;
-type Flags = Record<string, string | boolean | undefined>;
+type FlagSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
+type Flags = Record<string, string | boolean | string[] | undefined>;
 
 function parse(args: string[], options: FlagSpec): { values: Flags; positionals: string[] } {
   try {
@@ -329,6 +338,7 @@ function describeResult(result: FollowUpResult): string {
 }
 
 function describeProgress(progress: FollowUpProgress): string {
+  if (progress.phase === 'queued') return `  … ${queuedLine(progress)} (one follow-up at a time per job; nothing is sent until its turn)`;
   const polls = progress.polls + (progress.poll?.polls ?? 0);
   const parts = [`${progress.phase}`, `status ${progress.poll?.lastStatus ?? progress.lastStatus ?? 'unknown'}`, `${polls} poll(s)`];
   if (progress.waitingFor === 'settle') parts.push('waiting to confirm the result is this follow-up\'s');
@@ -383,6 +393,57 @@ async function cancel(args: string[], io: CliIo): Promise<number> {
 // ---------------------------------------------------------------------------------------------------------------
 
 const SCHEDULE_COMMANDS = 'create, list, describe, pause, unpause, trigger or delete';
+
+async function budget(args: string[], io: CliIo): Promise<number> {
+  const [action, ...rest] = args;
+  if (action !== 'show' && action !== 'set') throw new UsageError("budget needs 'show' or 'set' (see --help)");
+  const { values, positionals } = parse(rest, {
+    json: { type: 'boolean' },
+    ...(action === 'set' ? { 'sends-per-hour': { type: 'string' }, weight: { type: 'string', multiple: true } } : {}),
+  });
+  if (values.help) {
+    io.out(HELP);
+    return ExitCode.Ok;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${String(positionals[0])}'`);
+  const wanted = action === 'set' ? budgetFromFlags(values) : undefined;
+  const followUps = await io.connect();
+  try {
+    if (wanted) await followUps.setSendBudget(wanted);
+    const now = await followUps.sendBudget();
+    if (values.json) io.out(`${JSON.stringify({ taskQueue: followUps.options.taskQueue, budget: now })}\n`);
+    else io.out(describeBudget(now));
+    return ExitCode.Ok;
+  } finally {
+    await followUps.close();
+  }
+}
+
+function budgetFromFlags(values: Flags): SendBudget {
+  const raw = values['sends-per-hour'] as string | undefined;
+  if (raw === undefined) throw new UsageError('budget set needs --sends-per-hour N (e.g. 80; the vendor allows 100 per project per hour)');
+  const sendsPerProjectPerHour = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(sendsPerProjectPerHour) || sendsPerProjectPerHour <= 0) {
+    throw new UsageError(`--sends-per-hour must be a positive number (got '${raw}')`);
+  }
+  const weights: Record<string, number> = {};
+  for (const pair of (values.weight as string[] | undefined) ?? []) {
+    const at = pair.lastIndexOf('=');
+    const weight = Number(pair.slice(at + 1));
+    if (at <= 0 || pair.slice(at + 1).trim() === '' || !Number.isFinite(weight) || weight <= 0) {
+      throw new UsageError(`--weight must be PROJECT=W with W a positive number, e.g. --weight my-project=2 (got '${pair}')`);
+    }
+    weights[pair.slice(0, at)] = weight;
+  }
+  return { sendsPerProjectPerHour, weights };
+}
+
+function describeBudget(budget: SendBudget | null): string {
+  if (budget === null) return 'No per-project send budget is set: sends are not paced (set one with: agent-followup budget set --sends-per-hour 80)\n';
+  const lines = [`Each project may send ${budget.sendsPerProjectPerHour} follow-up message(s) per hour, shared by every worker.`];
+  for (const [project, weight] of Object.entries(budget.weights)) lines.push(`  ${project}: weight ${weight} (${budget.sendsPerProjectPerHour * weight} per hour)`);
+  return `${lines.join('\n')}\n`;
+}
 
 async function schedule(args: string[], io: CliIo): Promise<number> {
   const [subcommand, ...rest] = args;

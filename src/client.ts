@@ -21,10 +21,12 @@ import {
 import { describePollActivity } from './describe-poll';
 import { followUpStartMetadata } from './follow-up/start-metadata';
 import type { FollowUpProgress, FollowUpResult } from './follow-up/types';
+import { configureSendBudget, readSendBudget, type SendBudget } from './send-budget';
 import { FOLLOW_UP_WORKFLOW_TYPE, progressQuery } from './workflows/definitions';
 import type { followUpWorkflow } from './workflows/follow-up';
 
 export * from './follow-up/types';
+export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type SendBudget } from './send-budget';
 export type { FollowUpInput } from './follow-up/input';
 export type { AgentJob } from './agent-api/schemas';
 
@@ -168,6 +170,16 @@ export class FollowUpClient {
   /** Asks the follow-up to stop; polling stops promptly and the workflow ends as cancelled. */
   async cancel(workflowId: string): Promise<void> {
     await this.client.workflow.getHandle(workflowId).cancel();
+  }
+
+  /** The per-project send budget of this deployment's sends queue (null: none set). README, "The send budget". */
+  async sendBudget(): Promise<SendBudget | null> {
+    return readSendBudget(this.client.workflowService, { namespace: this.client.options.namespace, taskQueue: this.options.taskQueue });
+  }
+
+  /** Sets the per-project send budget every worker of this task queue shares, and per-project weights. */
+  async setSendBudget(budget: SendBudget): Promise<void> {
+    await configureSendBudget(this.client.workflowService, { namespace: this.client.options.namespace, taskQueue: this.options.taskQueue }, budget);
   }
 
   /** Closes the connection this client was built on. */

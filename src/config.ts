@@ -9,6 +9,7 @@ import { msToNumber } from '@temporalio/common/lib/time';
 import { z } from 'zod';
 import { DEFAULT_GET_JOB_PATH, DEFAULT_SEND_PATH, type AgentApiClientConfig } from './agent-api/http-client';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './observability/logging';
+import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './send-budget';
 import { WORKER_DEFAULTS } from './worker-defaults';
 
 export const DEFAULT_TASK_QUEUE = 'agent-followup';
@@ -153,6 +154,17 @@ const WorkerEnvSchema = z.object({
     .optional()
     .transform((value) => (value === undefined || value === '' ? 'INFO' : value.toUpperCase()))
     .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })),
+  AGENT_SENDS_PER_PROJECT_PER_HOUR: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return DEFAULT_SENDS_PER_PROJECT_PER_HOUR;
+      if (value.trim().toLowerCase() === 'none') return null;
+      const number = Number(value);
+      if (Number.isFinite(number) && number > 0 && number <= 1_000_000) return number;
+      ctx.addIssue({ code: 'custom', message: 'must be a number of sends per project per hour (e.g. 80), or none to run without a budget' });
+      return z.NEVER;
+    }),
   WORKER_MAX_CACHED_WORKFLOWS: positiveWhole(WORKER_DEFAULTS.maxCachedWorkflows),
   WORKER_MAX_CONCURRENT_ACTIVITIES: positiveWhole(WORKER_DEFAULTS.maxConcurrentActivities),
   TEMPORAL_WORKER_IDENTITY: z
@@ -181,6 +193,8 @@ export interface WorkerConfig {
   shutdownGraceTimeMs: number;
   maxCachedWorkflows: number;
   maxConcurrentActivities: number;
+  /** The per-project send budget the sends queue must have (null: none, and no check). */
+  sendsPerProjectPerHour: number | null;
   observability: ObservabilitySettings;
   /** The worker's identity in histories (`ActivityTaskStarted.identity`); the SDK's `pid@host` when unset. */
   identity?: string;
@@ -252,6 +266,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     shutdownGraceTimeMs: vars.WORKER_SHUTDOWN_GRACE_TIME,
     maxCachedWorkflows: vars.WORKER_MAX_CACHED_WORKFLOWS,
     maxConcurrentActivities: vars.WORKER_MAX_CONCURRENT_ACTIVITIES,
+    sendsPerProjectPerHour: vars.AGENT_SENDS_PER_PROJECT_PER_HOUR,
     observability: { metricsAddress: vars.WORKER_METRICS_ADDRESS, logFormat: vars.LOG_FORMAT, logLevel: vars.LOG_LEVEL },
     ...(vars.TEMPORAL_WORKER_IDENTITY !== undefined ? { identity: vars.TEMPORAL_WORKER_IDENTITY } : {}),
   };

@@ -2,79 +2,14 @@
  * The worker: `npm run worker`. Configuration comes from the environment (see the README's table); the API key is
  * read here and handed to the activities, so it never enters workflow input, history or logs.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { Client } from '@temporalio/client';
-import { NativeConnection, Runtime, Worker, type Logger, type WorkerOptions } from '@temporalio/worker';
-import { createActivities, jobLogAttributesInterceptor } from './activities';
+import { NativeConnection, Runtime, type Logger } from '@temporalio/worker';
 import { AgentApiClient } from './agent-api/http-client';
 import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config';
 import { apiKeySecrets, createLineLogger } from './observability/logging';
 import { workerRuntimeOptions } from './observability/runtime';
+import { createFollowUpWorker } from './follow-up-worker';
 import { checkSearchAttributes, searchAttributeFix } from './search-attribute-check';
-import { WORKER_DEFAULTS } from './worker-defaults';
-
-export interface FollowUpWorkerOptions {
-  connection: NativeConnection;
-  namespace: string;
-  taskQueue: string;
-  api: AgentApiClient;
-  /** A prebuilt bundle; by default the one `npm run build` writes, else the workflows are bundled at start-up. */
-  workflowBundle?: WorkerOptions['workflowBundle'];
-  shutdownGraceTimeMs?: number;
-  identity?: string;
-  /** Workflows kept in memory between their tasks; see WORKER_DEFAULTS. */
-  maxCachedWorkflows?: number;
-  /** Activities at once; a frequent-polling wait holds one for its whole loop. */
-  maxConcurrentActivities?: number;
-}
-
-/** Where `npm run build` puts the prebuilt workflow bundle (dist/workflow-bundle.js). */
-export const PREBUILT_BUNDLE_PATH = join(__dirname, '..', 'workflow-bundle.js');
-
-/** The prebuilt bundle when there is one (production), else the workflow sources to bundle now (development). */
-function workflowCode(options: FollowUpWorkerOptions): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
-  if (options.workflowBundle) return { workflowBundle: options.workflowBundle };
-  if (existsSync(PREBUILT_BUNDLE_PATH)) return { workflowBundle: { codePath: PREBUILT_BUNDLE_PATH } };
-  return { workflowsPath: require.resolve('./workflows') };
-}
-
-/**
- * Creates a worker that runs the follow-up workflow and its activities on one task queue. It uses whatever Runtime
- * the process has: `main` installs ours (logger, metrics); tests install their own.
- */
-export async function createFollowUpWorker(options: FollowUpWorkerOptions): Promise<Worker> {
-  const stopping = new AbortController();
-  const worker = await Worker.create({
-    connection: options.connection,
-    namespace: options.namespace,
-    taskQueue: options.taskQueue,
-    ...(options.identity ? { identity: options.identity } : {}),
-    activities: createActivities({
-      api: options.api,
-      temporal: new Client({ connection: options.connection, namespace: options.namespace }),
-      stopping: stopping.signal,
-    }),
-    interceptors: { activity: [jobLogAttributesInterceptor] },
-    ...workflowCode(options),
-    maxCachedWorkflows: options.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
-    stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
-    maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities,
-    // The SDK's default of 0 would cancel in-flight HTTP calls at once on SIGTERM; let them finish instead.
-    shutdownGraceTime: options.shutdownGraceTimeMs ?? 30_000,
-  });
-  // Long waits end their loop as soon as the worker begins to stop, so another worker carries them on at once
-  // instead of after the grace time (a send, meanwhile, is left to finish).
-  const watch = setInterval(() => {
-    const state = worker.getState();
-    if (state !== 'INITIALIZED' && state !== 'RUNNING') {
-      stopping.abort();
-      clearInterval(watch);
-    }
-  }, 250);
-  watch.unref();
-  return worker;
-}
+import { checkSendBudget } from './send-budget';
 
 /** Everything no log line may contain: the agent API key (whole and its secret part) and a Temporal API key. */
 function secretsOf(config: WorkerConfig): string[] {
@@ -112,6 +47,14 @@ async function main(): Promise<void> {
         namespace: config.temporal.namespace,
         reason: attributes.reason,
       });
+    }
+    if (config.sendsPerProjectPerHour !== null) {
+      const where = { namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue };
+      const budget = await checkSendBudget(connection.workflowService, where, config.sendsPerProjectPerHour);
+      if (budget.ok === false) throw new ConfigError(`The per-project send budget is not set up: ${budget.problem}.`);
+      if (budget.ok === 'unknown') {
+        logger.warn('Could not read the sends queue to check the per-project send budget; make sure it is set', { reason: budget.reason });
+      }
     }
     const worker = await createFollowUpWorker({
       connection,

@@ -7,11 +7,11 @@ import type { Client } from '@temporalio/client';
 import type { ActivityInterceptors } from '@temporalio/worker';
 import type { AgentApiClient, JobRef, MessageRequest, SendResult } from '../agent-api/http-client';
 import { countedApiCall } from './api-metrics';
-import { createFindEarlierDelivery } from './earlier-delivery';
+import { createLaneActivities } from './lane';
 import { createPollAgentJob } from './poll-agent-job';
 
 export type { PollRequest, PollResult, PollCheckpoint } from './poll-agent-job';
-export type { EarlierDeliveryQuery } from './earlier-delivery';
+export type { CheckedIn, CheckInRequest } from './lane';
 export { ApiMetric, UNEXPECTED_API_ERROR } from './api-metrics';
 
 export interface ActivityDependencies {
@@ -30,7 +30,7 @@ export function createActivities({ api, temporal, stopping = new AbortController
      * stopping worker fails as ambiguous (http-client.ts), never as "not delivered".
      */
     async sendFollowUpMessage(request: MessageRequest): Promise<SendResult> {
-      const result = await countedApiCall('send', () => api.sendFollowUpMessage(request, Context.current().cancellationSignal));
+      const result = await heartbeating(() => countedApiCall('send', () => api.sendFollowUpMessage(request, Context.current().cancellationSignal)));
       if (result.job === null) {
         log.warn('Follow-up accepted, but the response broke the job contract; polling will read the job', { problem: result.responseProblem });
       }
@@ -39,11 +39,27 @@ export function createActivities({ api, temporal, stopping = new AbortController
 
     pollAgentJob: createPollAgentJob(api, stopping),
 
-    findEarlierDelivery: createFindEarlierDelivery(temporal),
+    ...createLaneActivities(temporal),
   };
 }
 
 export type FollowUpActivities = ReturnType<typeof createActivities>;
+
+/**
+ * Heartbeats while a send is in flight, so a worker that dies mid-send is noticed within the send's heartbeat
+ * timeout: its reconciliation then reads the job soon enough after the attempt to tell "not taken" from "unknown"
+ * (decisions.ts, RECONCILE_TRUST_MS).
+ */
+async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
+  const context = Context.current();
+  context.heartbeat();
+  const timer = setInterval(() => context.heartbeat(), Math.max((context.info.heartbeatTimeoutMs ?? 9_000) / 3, 500));
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
 
 /**
  * Adds the job's `projectId` and `jobId` to every log line of our activities, the SDK's own ones included

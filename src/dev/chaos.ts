@@ -17,11 +17,14 @@ import type { AgentJob, KnownJobStatus, TerminalJobStatus } from '../agent-api/s
 import { FollowUpClient, followUpWorkflowId, type FollowUpResult } from '../client';
 import { AgentApiSimulator, type FaultRule, type SimulatedOutcome } from '../simulator/simulator';
 import { mulberry32 } from '../simulator/prng';
-import { findTemporalCli } from './temporal-cli';
+import { configureSendBudget } from '../send-budget';
+import { findTemporalCli, SEND_BUDGET_SERVER_ARGS } from './temporal-cli';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../follow-up/search-attributes';
 
 /** Obviously fake, and only ever sent to the in-process simulator. */
 export const CHAOS_API_KEY = 'mint_chaos_test_key_0001';
+/** Every chaos follow-up is in one project: a budget of 100 sends a second never paces them. */
+const CHAOS_SENDS_PER_HOUR = 360_000;
 
 /** The default faults: each one is a way the README's decision tables say a real API or network can go wrong. */
 export const DEFAULT_CHAOS_FAULTS: FaultRule[] = [
@@ -162,7 +165,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
           ip: '127.0.0.1',
           port,
           dbFilename: join(dir, 'temporal.sqlite'),
-          extraArgs: ['--log-level', 'error'],
+          extraArgs: ['--log-level', 'error', ...SEND_BUDGET_SERVER_ARGS],
           searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
         },
       });
@@ -190,6 +193,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
         TEMPORAL_TASK_QUEUE: taskQueue,
         WORKER_SHUTDOWN_GRACE_TIME: '5s',
         AGENT_API_REQUEST_TIMEOUT: '5s',
+        AGENT_SENDS_PER_PROJECT_PER_HOUR: String(CHAOS_SENDS_PER_HOUR),
       });
       next.onUnexpectedExit = (why) => {
         // A worker that dies on its own is a finding worth counting, and the follow-ups still need a worker.
@@ -199,9 +203,12 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       };
       return next;
     };
+    connection = await Connection.connect({ address });
+    // Every follow-up here is in one project: a budget that never paces them, checked by the worker all the same.
+    const budget = { sendsPerProjectPerHour: CHAOS_SENDS_PER_HOUR, weights: {} };
+    await configureSendBudget(connection.workflowService, { namespace: 'default', taskQueue }, budget);
     worker = startWorker();
 
-    connection = await Connection.connect({ address });
     let clientGeneration = 0;
     let followUps = new FollowUpClient(new Client({ connection, namespace: 'default' }), { taskQueue });
     /** Replaces the client connection when the one a caller used keeps failing (once per generation). */

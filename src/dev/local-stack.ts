@@ -3,12 +3,13 @@
  * official CLI), the agent API simulator and a worker. Not used in production.
  */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import { AgentApiClient } from '../agent-api/http-client';
 import { FollowUpClient } from '../client';
 import { AgentApiSimulator, type SimulatorOptions } from '../simulator/simulator';
-import { createFollowUpWorker } from '../worker';
-import { findTemporalCli } from './temporal-cli';
+import { createFollowUpWorker, type FollowUpWorker } from '../follow-up-worker';
+import { configureSendBudget, DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../send-budget';
+import { findTemporalCli, SEND_BUDGET_SERVER_ARGS } from './temporal-cli';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../follow-up/search-attributes';
 
 /** Obviously fake, and only ever sent to the local simulator. */
@@ -17,7 +18,7 @@ export const LOCAL_API_KEY = 'mint_local_demo_key';
 export interface LocalStack {
   env: TestWorkflowEnvironment;
   simulator: AgentApiSimulator;
-  worker: Worker;
+  worker: FollowUpWorker;
   followUps: FollowUpClient;
   /** Awaits `work`, failing early if the worker stops. */
   run<T>(work: Promise<T>): Promise<T>;
@@ -33,6 +34,8 @@ export interface LocalStackOptions {
   dbFilename?: string;
   /** More `temporal server start-dev` arguments, e.g. `--dynamic-config-value` settings. */
   serverArgs?: string[];
+  /** The per-project send budget set on the sends queue (default: the production default, 80 an hour). */
+  sendsPerProjectPerHour?: number;
 }
 
 /** Starts the dev server, the simulator and a worker; throws with a fix when no Temporal CLI can be found. */
@@ -51,14 +54,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ui: options.ui ?? false,
       ...(options.ui ? { uiPort } : {}),
       ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
-      extraArgs: ['--log-level', 'error', ...(options.serverArgs ?? [])],
+      extraArgs: ['--log-level', 'error', ...SEND_BUDGET_SERVER_ARGS, ...(options.serverArgs ?? [])],
       searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
     },
   });
   const simulator = await AgentApiSimulator.start({ apiKey: LOCAL_API_KEY, ...options.simulator });
   const taskQueue = options.taskQueue ?? 'agent-followup-local';
-  let worker: Worker;
+  let worker: FollowUpWorker;
   try {
+    // The per-project send budget, as a deployment sets it up once (README, "The send budget").
+    const budget = { sendsPerProjectPerHour: options.sendsPerProjectPerHour ?? DEFAULT_SENDS_PER_PROJECT_PER_HOUR, weights: {} };
+    await configureSendBudget(env.client.workflowService, { namespace: 'default', taskQueue }, budget);
     worker = await createFollowUpWorker({
       connection: env.nativeConnection as NativeConnection,
       namespace: 'default',

@@ -24,6 +24,8 @@ export interface FollowUpCheckpoint {
   polls: number;
   sendAttempts: number;
   lastJob: AgentJob | null;
+  /** The run held its job's lane; the continued run keeps the turn (absent: false). */
+  holdsLane?: boolean;
   /** Absent while the message has not gone out: the next run reads the job again and sends. */
   delivered?: Delivered;
 }
@@ -66,6 +68,7 @@ export function isCheckpoint(value: unknown): value is FollowUpCheckpoint {
     isCount(value.polls) &&
     isCount(value.sendAttempts) &&
     (value.lastJob === null || isJob(value.lastJob)) &&
+    (value.holdsLane === undefined || typeof value.holdsLane === 'boolean') &&
     (value.delivered === undefined || isDelivered(value.delivered))
   );
 }

@@ -12,12 +12,13 @@ export const FREQUENT_POLL_LIMIT_MS = 30_000;
 
 /**
  * The heartbeat timeout of a wait: how soon Temporal notices that a worker running a polling loop died. A loop
- * heartbeats at each poll (Core sends at most one per 0.8 × this), so it is a few poll gaps long, and bounded: shorter
- * costs a server write per poll, longer delays the takeover after a crash (docs/BENCHMARKS.md).
+ * heartbeats at each poll and Core sends at most one heartbeat per 0.8 × this, so it is several poll gaps long (one
+ * server write per several polls), and bounded: shorter costs a server write per poll, longer delays the takeover
+ * after a crash (docs/BENCHMARKS.md). A worker that stops normally hands its loops over at once.
  */
 export function pollHeartbeatTimeoutMs(schedule: Pick<PollSchedule, 'maxIntervalMs'>): number {
   const longestLoopGap = Math.min(schedule.maxIntervalMs, FREQUENT_POLL_LIMIT_MS);
-  return Math.min(Math.max(3 * longestLoopGap, 10_000), 60_000);
+  return Math.min(Math.max(6 * longestLoopGap, 10_000), 60_000);
 }
 
 export interface PollSchedule {

@@ -5,6 +5,7 @@
 import type { FollowUpProgress } from './types';
 
 const PHASE_TITLES: Record<FollowUpProgress['phase'], string> = {
+  queued: 'Queued',
   starting: 'Starting',
   'waiting-for-idle': 'Waiting for the job to finish its earlier work before sending',
   sending: 'Sending the follow-up',
@@ -23,6 +24,7 @@ const WAITING_FOR: Record<NonNullable<FollowUpProgress['waitingFor']>, string> =
 };
 
 export function renderProgressDetails(progress: FollowUpProgress): string {
+  if (progress.phase === 'queued') return renderQueued(progress);
   const status =
     progress.lastStatus === null ? 'not read yet' : `\`${progress.lastStatus}\`${progress.lastStatusUnknown ? ' (undocumented)' : ''}`;
   const lines = [
@@ -41,6 +43,21 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
   if (progress.deadline && !FINAL_PHASES.has(progress.phase)) lines.push(`- Gives up at: ${progress.deadline}`);
   if (progress.lastError) lines.push(`- Last error: ${progress.lastError}`);
   return lines.join('\n');
+}
+
+/** "Waiting behind N follow-up(s) to job J": the lane lets one follow-up at a time send to a job. */
+export function queuedLine(progress: Pick<FollowUpProgress, 'ahead' | 'jobId'>): string {
+  return progress.ahead === null
+    ? `Joining the lane of job ${progress.jobId}`
+    : `Waiting behind ${progress.ahead} follow-up(s) to job ${progress.jobId}`;
+}
+
+function renderQueued(progress: FollowUpProgress): string {
+  return [
+    `**${queuedLine(progress)}** in project \`${progress.projectId}\`: one follow-up at a time per job, in arrival order; nothing is sent until it is this one's turn.`,
+    '',
+    ...(progress.deadline ? [`- Gives up at: ${progress.deadline}`] : []),
+  ].join('\n');
 }
 
 const FINAL_PHASES = new Set<FollowUpProgress['phase']>(['finished', 'timed-out', 'cancelled', 'failed']);

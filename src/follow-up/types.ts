@@ -36,6 +36,7 @@ export interface FollowUpResult {
 }
 
 export type FollowUpPhase =
+  | 'queued'
   | 'starting'
   | 'waiting-for-idle'
   | 'sending'
@@ -57,6 +58,8 @@ export interface FollowUpProgress {
   lastStatusUnknown: boolean;
   /** Why the follow-up is still waiting on a terminal read: not yet its own, or being read a second time. */
   waitingFor: 'work' | 'settle' | 'confirmation' | null;
+  /** While queued in the job's lane: how many follow-ups to the job go first (null: not known yet, or not queued). */
+  ahead: number | null;
   /** Get-job reads the workflow has heard back about (the running poll activity's own are in `poll`). */
   polls: number;
   lastError: string | null;

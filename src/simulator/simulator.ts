@@ -56,6 +56,8 @@ export interface JobCounts {
   messagesAccepted: number;
   /** Send requests answered with an error (validation, faults, rate limit). */
   messagesRejected: number;
+  /** Sends refused with 429 by the project's rate limit (`sendsPerProjectPerHour` or `sendLimit`). */
+  rateLimited: number;
   /** Sends answered from the Idempotency-Key record instead of being processed a second time. */
   duplicatesSuppressed: number;
   /** Requests whose connection was destroyed instead of answered, by either drop fault. */
@@ -65,6 +67,8 @@ export interface JobCounts {
   prompts: string[];
   /** The job's status when each accepted message arrived, in order (`active`: sent to a busy job). */
   statusesAtSend: string[];
+  /** When each accepted message arrived (Unix milliseconds), in order: how a project's sends were spaced. */
+  acceptedAtMs: number[];
   /** Every Idempotency-Key received on a send that reached this job, in order, duplicates included. */
   idempotencyKeys: string[];
 }
@@ -84,6 +88,8 @@ export interface SimulatorOptions {
   defaultWorkMs?: number;
   /** Documented vendor limit: 100 uses per project per hour. Off unless set. */
   sendsPerProjectPerHour?: number;
+  /** The same limit on another time scale, for tests: at most `sends` per project in any `windowMs`. */
+  sendLimit?: { sends: number; windowMs: number };
   /** Clock, for deterministic unit tests. */
   now?: () => number;
   /** Seed of the generator behind fault rates, so a run can be repeated request for request (default: fixed). */
@@ -92,6 +98,17 @@ export interface SimulatorOptions {
   honourIdempotencyKey?: boolean;
   /** Echo the received Authorization header in error messages, like a careless API, to test redaction. */
   echoAuthorizationInErrors?: boolean;
+  /** Called for every request that reaches a known job, before any fault applies (benchmarks time polls with it). */
+  onRequest?: (request: SimulatedRequest) => void;
+}
+
+/** A request the simulator received for a known job. */
+export interface SimulatedRequest {
+  operation: 'send' | 'get';
+  projectId: string;
+  jobId: string;
+  /** The simulator's clock when the request arrived. */
+  atMs: number;
 }
 
 interface ActiveRule {
@@ -218,7 +235,7 @@ export class AgentApiSimulator {
       job,
       finishAt: spec.busyForMs !== undefined ? this.now() + spec.busyForMs : null,
       pullRequests: 0,
-      counts: { messagesAccepted: 0, messagesRejected: 0, duplicatesSuppressed: 0, dropped: 0, gets: 0, prompts: [], statusesAtSend: [], idempotencyKeys: [] },
+      counts: { messagesAccepted: 0, messagesRejected: 0, rateLimited: 0, duplicatesSuppressed: 0, dropped: 0, gets: 0, prompts: [], statusesAtSend: [], acceptedAtMs: [], idempotencyKeys: [] },
       faults: [],
       rules,
       acceptedKeys: new Set(),
@@ -334,6 +351,7 @@ export class AgentApiSimulator {
     if (!record) return this.sendError(req, res, 404, `agent job ${route.jobId} not found`);
 
     if (operation === 'get') record.counts.gets += 1;
+    this.options.onRequest?.({ operation, projectId: route.projectId, jobId: route.jobId, atMs: this.now() });
     const idempotencyKey = operation === 'send' ? headerValue(req.headers['idempotency-key']) : undefined;
     if (idempotencyKey !== undefined) record.counts.idempotencyKeys.push(idempotencyKey);
 
@@ -448,14 +466,19 @@ export class AgentApiSimulator {
       return { ok: true, job: this.advance(record) };
     }
 
-    const limit = this.options.sendsPerProjectPerHour;
+    const limit =
+      this.options.sendLimit ??
+      (this.options.sendsPerProjectPerHour !== undefined ? { sends: this.options.sendsPerProjectPerHour, windowMs: 3_600_000 } : undefined);
     if (limit !== undefined) {
-      const hourAgo = this.now() - 3_600_000;
-      const times = (this.sendTimes.get(projectId) ?? []).filter((time) => time > hourAgo);
+      const windowStart = this.now() - limit.windowMs;
+      const times = (this.sendTimes.get(projectId) ?? []).filter((time) => time > windowStart);
       this.sendTimes.set(projectId, times);
-      if (times.length >= limit) {
-        const retryAfter = Math.max(1, Math.ceil(((times[0] ?? this.now()) + 3_600_000 - this.now()) / 1000));
-        return reject(429, `limit of ${limit} per project per hour`, { 'Retry-After': String(retryAfter) });
+      if (times.length >= limit.sends) {
+        record.counts.rateLimited += 1;
+        const retryAfter = Math.max(1, Math.ceil(((times[0] ?? this.now()) + limit.windowMs - this.now()) / 1000));
+        return reject(429, `rate limit exceeded: ${limit.sends} uses per project per ${limit.windowMs === 3_600_000 ? 'hour' : `${limit.windowMs} ms`}`, {
+          'Retry-After': String(retryAfter),
+        });
       }
       times.push(this.now());
     }
@@ -465,6 +488,7 @@ export class AgentApiSimulator {
     if (dedupeKey !== undefined) record.acceptedKeys.add(dedupeKey);
     const job = this.advance(record);
     record.counts.statusesAtSend.push(job.status);
+    record.counts.acceptedAtMs.push(Date.now());
     record.beforeLastFollowUp = structuredClone(job);
     // Archived jobs stay archived: the message is recorded, but no work starts.
     if (job.status !== 'archived') {
@@ -537,7 +561,7 @@ function activate(rules: FaultRule[]): ActiveRule[] {
 }
 
 function copyCounts(counts: JobCounts): JobCounts {
-  return { ...counts, prompts: [...counts.prompts], statusesAtSend: [...counts.statusesAtSend], idempotencyKeys: [...counts.idempotencyKeys] };
+  return { ...counts, prompts: [...counts.prompts], statusesAtSend: [...counts.statusesAtSend], acceptedAtMs: [...counts.acceptedAtMs], idempotencyKeys: [...counts.idempotencyKeys] };
 }
 
 /** Parses a control route's JSON body; throws an Error that names every problem, answered as a 400. */

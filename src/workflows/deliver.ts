@@ -11,7 +11,7 @@ import type { Delivered } from '../follow-up/checkpoint';
 import { classifySendFailure, decideDelivery } from '../follow-up/decisions';
 import { FollowUpErrorType, type DeliveryRecord, type FollowUpDeliveryUnknownDetails } from '../follow-up/types';
 import { pollAgentJob, sendFollowUpMessage } from './activities';
-import { describeFailure, type FollowUpRun } from './follow-up-run';
+import { describeFailure, isDeadline, type FollowUpRun } from './follow-up-run';
 
 /** Wait before reading the job after an ambiguous send, so a request still being processed can show its effect. */
 const RECONCILE_DELAY_MS = 2_000;
@@ -51,11 +51,14 @@ export async function deliver(run: FollowUpRun, earlier: DeliveryRecord | null):
     run.sending(baseline);
     let waitMs: number;
     try {
-      const { job } = await sendFollowUpMessage({ ...run.ref, prompt: run.request.prompt, idempotencyKey });
+      const { job } = await sendFollowUpMessage({ ...run.ref, prompt: run.request.prompt, idempotencyKey }, run.deadlineMs);
       if (job) run.observe(job, 0);
       // The answer is what the next read is compared with; it is no proof of work on this message (only a read is).
       return run.delivered({ baseline: jobState(baseline), sentAtMs: startedAtMs, via: 'response', sawActive: false, known: jobState(job ?? baseline), previous: null });
     } catch (error) {
+      // Still queued behind the project's send budget at the deadline, or cut off by it mid-request: the record of
+      // this attempt says `sending`, so a new run of the follow-up reconciles instead of sending blind.
+      if (isDeadline(error)) throw run.timedOut('the deadline came while the message was waiting to be sent');
       const kind = classifySendFailure(error);
       if (kind === 'final') throw error;
       run.noteError(describeFailure(error));

@@ -39,6 +39,8 @@ export class FollowUpRun {
   readonly deadlineMs: number;
   readonly progress: FollowUpProgress;
   lastJob: AgentJob | null;
+  /** This run holds its job's lane (a continued run keeps the turn of the run before it). */
+  holdsLane: boolean;
   private polls: number;
   private sendAttempts: number;
   private readonly runs: number;
@@ -55,6 +57,7 @@ export class FollowUpRun {
     this.polls = checkpoint?.polls ?? 0;
     this.sendAttempts = checkpoint?.sendAttempts ?? 0;
     this.runs = checkpoint?.runs ?? 1;
+    this.holdsLane = checkpoint?.holdsLane === true;
     const delivered = checkpoint?.delivered;
     this.progress = {
       phase: delivered ? 'waiting' : 'starting',
@@ -62,6 +65,7 @@ export class FollowUpRun {
       lastStatus: this.lastJob?.status ?? null,
       lastStatusUnknown: this.lastJob ? !isKnownStatus(this.lastJob.status) : false,
       waitingFor: null,
+      ahead: null,
       polls: this.polls,
       lastError: null,
       sentAt: delivered ? new Date(delivered.sentAtMs).toISOString() : null,
@@ -82,6 +86,19 @@ export class FollowUpRun {
     this.progress.phase = phase;
     this.progress.waitingFor = waitingFor;
     this.publish();
+  }
+
+  /** Waiting in the job's lane: `ahead` follow-ups go first (null until the lane says). */
+  queued(ahead: number | null): void {
+    if (this.holdsLane) return;
+    this.progress.ahead = ahead;
+    this.enter('queued');
+  }
+
+  /** The lane gave this follow-up the job. */
+  tookLane(): void {
+    this.holdsLane = true;
+    this.progress.ahead = null;
   }
 
   /** A read came back: keep it, count its polls, show it. */
@@ -150,6 +167,7 @@ export class FollowUpRun {
       polls: this.polls,
       sendAttempts: this.sendAttempts,
       lastJob: this.lastJob,
+      holdsLane: this.holdsLane,
       ...(delivered ? { delivered } : {}),
     };
     await continueAsNew<(input: FollowUpInput, checkpoint: FollowUpCheckpoint) => Promise<FollowUpResult>>(this.input, checkpoint);
@@ -219,7 +237,7 @@ export class FollowUpRun {
 }
 
 /** The follow-up's deadline passed while an activity waited: its schedule-to-close ran out. */
-function isDeadline(error: unknown): boolean {
+export function isDeadline(error: unknown): boolean {
   if (!(error instanceof ActivityFailure)) return false;
   const cause = error.cause;
   return error.retryState === RetryState.TIMEOUT || (cause instanceof TimeoutFailure && cause.timeoutType === TimeoutType.SCHEDULE_TO_CLOSE);

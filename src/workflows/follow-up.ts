@@ -2,8 +2,8 @@
  * followUpWorkflow: send one follow-up message to an agent job, then follow the job until it ends, and return the
  * job as it ended after this message, with its pull-request link.
  *
- * The story, in three steps: admit the input; deliver the message (once: deliver.ts); wait for this follow-up's own
- * result (wait.ts). Every decision is a pure function in follow-up/decisions.ts; everything the follow-up shows
+ * The story: admit the input; take the job's lane (one follow-up at a time per job: lane-turn.ts); deliver the message
+ * (once: deliver.ts); wait for this follow-up's own result (wait.ts); give the job back. Every decision is a pure function in follow-up/decisions.ts; everything the follow-up shows
  * (query, UI details, search attributes, memo, metrics) is kept in follow-up-run.ts.
  *
  * Determinism: this module and what it imports use only @temporalio/workflow, pure modules and types; time comes from
@@ -14,9 +14,9 @@ import { isCheckpoint, type FollowUpCheckpoint } from '../follow-up/checkpoint';
 import type { FollowUpInput } from '../follow-up/input';
 import { checkFollowUpInput, describeProblems, type FollowUpRequest } from '../follow-up/request';
 import { FollowUpErrorType, type FollowUpResult } from '../follow-up/types';
-import { findEarlierDelivery } from './activities';
 import { deliver } from './deliver';
 import { FollowUpRun } from './follow-up-run';
+import { withJobLane } from './lane-turn';
 import { waitForResult } from './wait';
 
 /** Sends the follow-up once, follows the job to a terminal status and returns the final job with its `prLink`. */
@@ -24,11 +24,11 @@ export async function followUpWorkflow(input: FollowUpInput, ...continued: unkno
   const { request, checkpoint } = admit(input, continued);
   const run = new FollowUpRun(request, input, checkpoint);
   try {
-    const delivered =
-      checkpoint?.delivered ??
-      (await deliver(run, checkpoint ? null : await findEarlierDelivery(workflowInfo().workflowId, workflowInfo().runId)));
-    const job = await waitForResult(run, delivered);
-    return run.finish(job, delivered);
+    return await withJobLane(run, async (earlier) => {
+      const delivered = checkpoint?.delivered ?? (await deliver(run, earlier));
+      const job = await waitForResult(run, delivered);
+      return run.finish(job, delivered);
+    });
   } catch (error) {
     throw run.failed(error);
   }

@@ -3,6 +3,7 @@
  * runtime metrics and ours with the right labels and values, and every log line it writes is one JSON object that
  * carries the workflow, project and job, and never the key.
  */
+import { sendsTaskQueue } from '../../src/follow-up/task-queues';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { FollowUpClient, type FollowUpInput } from '../../src/client';
@@ -63,6 +64,7 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
   const taskQueue = h.taskQueue();
   const port = await freePort();
   const worker = startBuiltScript('worker.js', [], {
+    ...(await h.sendBudget(taskQueue)),
     AGENT_API_KEY: TEST_API_KEY,
     AGENT_API_BASE_URL: h.simulator.baseUrl,
     TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
@@ -127,7 +129,8 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
   expect(valueOf(samples, 'temporal_workflow_completed', { task_queue: taskQueue, workflow_type: 'followUpWorkflow' })).toBe(3);
   expect(valueOf(samples, 'temporal_workflow_failed', { task_queue: taskQueue, workflow_type: 'followUpWorkflow' })).toBe(2);
   expect(
-    valueOf(samples, 'temporal_activity_execution_latency_count', { task_queue: taskQueue, activity_type: 'sendFollowUpMessage' }),
+    // Sends run on the deployment's sends queue, where the per-project budget applies.
+    valueOf(samples, 'temporal_activity_execution_latency_count', { task_queue: sendsTaskQueue(taskQueue), activity_type: 'sendFollowUpMessage' }),
   ).toBeGreaterThan(0);
 
   // The follow-ups' own metrics, from workflow code.
@@ -159,7 +162,8 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
     (sum, each) => sum + h.simulator.counts(each.ref.projectId, each.ref.jobId).gets,
     0,
   );
-  const api = (name: string, labels: Record<string, string>) => valueOf(samples, name, { ...ours, ...labels });
+  const api = (name: string, labels: Record<string, string>) =>
+    valueOf(samples, name, { ...ours, ...(labels.operation === 'send' ? { taskQueue: sendsTaskQueue(taskQueue) } : {}), ...labels });
   expect({
     sendOk: api('agent_followup_api_requests', { operation: 'send', outcome: 'ok', activityType: 'sendFollowUpMessage' }),
     sendError: api('agent_followup_api_requests', { operation: 'send', outcome: 'error' }),
@@ -227,11 +231,13 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
 
 test('a metrics address already in use stops the worker with exit code 1 and a message naming the variable', async () => {
   const port = await freePort();
+  const taskQueue = h.taskQueue();
   const first = startBuiltScript('worker.js', [], {
+    ...(await h.sendBudget(taskQueue)),
     AGENT_API_KEY: TEST_API_KEY,
     AGENT_API_BASE_URL: h.simulator.baseUrl,
     TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
-    TEMPORAL_TASK_QUEUE: h.taskQueue(),
+    TEMPORAL_TASK_QUEUE: taskQueue,
     WORKER_METRICS_ADDRESS: `127.0.0.1:${port}`,
   });
   try {

@@ -20,8 +20,9 @@ interface WorkerProcess extends StartedScript {
   identity: string;
 }
 
-function startWorker(taskQueue: string, identity: string): WorkerProcess {
+function startWorker(taskQueue: string, identity: string, budget: Record<string, string>): WorkerProcess {
   const started = startBuiltScript('worker.js', [], {
+    ...budget,
     AGENT_API_KEY: TEST_API_KEY,
     AGENT_API_BASE_URL: h.simulator.baseUrl,
     TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
@@ -68,7 +69,8 @@ function sendRunner(description: WorkflowExecutionDescription): string | undefin
 test('two worker processes on one task queue both take tasks, and SIGTERM drains an in-flight send before exit', async () => {
   const taskQueue = h.taskQueue();
   const run = randomUUID().slice(0, 8);
-  const workers = [startWorker(taskQueue, `scale-a-${run}`), startWorker(taskQueue, `scale-b-${run}`)];
+  const budget = await h.sendBudget(taskQueue);
+  const workers = [startWorker(taskQueue, `scale-a-${run}`, budget), startWorker(taskQueue, `scale-b-${run}`, budget)];
   const anyDied = Promise.race(
     workers.map((worker) =>
       worker.exited.then((exit) => {

@@ -19,8 +19,9 @@ afterAll(async () => {
   await h.close();
 });
 
-function startWorker(taskQueue: string, logFormat: 'text' | 'json') {
+function startWorker(taskQueue: string, logFormat: 'text' | 'json', budget: Record<string, string>) {
   return startBuiltScript('worker.js', [], {
+    ...budget,
     AGENT_API_KEY: KEY,
     AGENT_API_BASE_URL: h.simulator.baseUrl,
     TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
@@ -119,7 +120,7 @@ test.each(['text', 'json'] as const)('the API key never appears in histories, fa
 
   const taskQueue = h.taskQueue();
   const followUps = new FollowUpClient(h.client, { taskQueue });
-  const worker = startWorker(taskQueue, logFormat);
+  const worker = startWorker(taskQueue, logFormat, await h.sendBudget(taskQueue));
   // If the worker dies, fail with its output instead of waiting for results that will never come.
   const workerDied = worker.exited.then((exit) => {
     throw new Error(`the worker exited early (code ${exit.code}):\n${exit.output}`);

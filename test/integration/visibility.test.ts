@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
+import type { FollowUpWorker } from '../../src/follow-up-worker';
 import { MAX_SUMMARY_BYTES, utf8Length } from '../../src/follow-up/start-metadata';
 import { AgentJobStatus, AgentPrLink, AgentProjectId } from '../../src/follow-up/search-attributes';
 import type { followUpWorkflow } from '../../src/workflows/follow-up';
@@ -43,7 +43,7 @@ function sameIds(found: WorkflowExecutionInfo[], expected: string[]): boolean {
 }
 
 describe('follow-ups are found by visibility queries', () => {
-  let worker: Worker;
+  let worker: FollowUpWorker;
   let running: Promise<void>;
   let taskQueue: string;
   beforeAll(async () => {
@@ -157,14 +157,14 @@ describe('the Web UI shows what a follow-up is at a glance', () => {
       // One summary per kind of step; a wait names the status it waits to see change.
       expect([...activitySummaries]).toEqual(
         expect.arrayContaining([
-          '"look for an earlier run of this follow-up that sent the message"',
+          '"join the job\'s lane and look for an earlier run that sent the message"',
           `"read job ${ref.jobId} before sending"`,
-          '"send the follow-up message (one attempt)"',
+          '"send the follow-up message (one attempt, within the project\'s send budget)"',
           `"wait for job ${ref.jobId} to change from active"`,
         ]),
       );
       for (const summary of activitySummaries) {
-        expect(summary).toMatch(new RegExp(`^"(look for an earlier run|read job ${ref.jobId}|send the follow-up message|wait for job ${ref.jobId} to change from (active|completed))`));
+        expect(summary).toMatch(new RegExp(`^"(join the job's lane|read job ${ref.jobId}|send the follow-up message|wait for job ${ref.jobId} to change from (active|completed))`));
       }
     });
   });

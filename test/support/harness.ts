@@ -4,15 +4,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { AgentApiClient } from '../../src/agent-api/http-client';
 import { FollowUpClient } from '../../src/client';
+import { configureSendBudget } from '../../src/send-budget';
 import { AgentApiSimulator, type SimulatorOptions } from '../../src/simulator/simulator';
-import { createFollowUpWorker, type FollowUpWorkerOptions } from '../../src/worker';
+import { createFollowUpWorker, type FollowUpWorker, type FollowUpWorkerOptions } from '../../src/follow-up-worker';
 
 export { TEST_SERVER_CONTINUE_AS_NEW_AFTER, TEST_SERVER_HISTORY_LIMIT } from './server-limits';
 
 export const TEST_API_KEY = 'mint_test_not_a_real_key_0001';
+/** A send budget no test comes near: 100 sends per second per project. */
+export const UNPACED_SENDS_PER_HOUR = 360_000;
 
 export interface Harness {
   client: Client;
@@ -21,8 +24,13 @@ export interface Harness {
   /** A fresh task queue (and id prefix) for one test. */
   taskQueue(): string;
   /** A worker on `taskQueue` whose activities call the simulator (or `api` when given). */
-  worker(taskQueue: string, api?: AgentApiClient, options?: Partial<FollowUpWorkerOptions>): Promise<Worker>;
+  worker(taskQueue: string, api?: AgentApiClient, options?: Partial<FollowUpWorkerOptions>): Promise<FollowUpWorker>;
   followUps(taskQueue: string): FollowUpClient;
+  /**
+   * Sets a per-project send budget on the task queue's sends queue and returns the worker environment that expects it
+   * (a built worker checks it at start-up). The default is high enough that tests are never paced by it.
+   */
+  sendBudget(taskQueue: string, sendsPerProjectPerHour?: number): Promise<{ AGENT_SENDS_PER_PROJECT_PER_HOUR: string }>;
   api(overrides?: Partial<ConstructorParameters<typeof AgentApiClient>[0]>): AgentApiClient;
   close(): Promise<void>;
 }
@@ -65,6 +73,10 @@ export async function createHarness(simulatorOptions: SimulatorOptions = {}): Pr
         ...options,
       }),
     followUps: (taskQueue) => new FollowUpClient(client, { taskQueue }),
+    async sendBudget(taskQueue, sendsPerProjectPerHour = UNPACED_SENDS_PER_HOUR) {
+      await configureSendBudget(connection.workflowService, { namespace: 'default', taskQueue }, { sendsPerProjectPerHour, weights: {} });
+      return { AGENT_SENDS_PER_PROJECT_PER_HOUR: String(sendsPerProjectPerHour) };
+    },
     api,
     async close() {
       await simulator.close();

@@ -8,6 +8,7 @@ const base: FollowUpProgress = {
   lastStatus: 'active',
   lastStatusUnknown: false,
   waitingFor: 'work',
+  ahead: null,
   polls: 3,
   lastError: 'AgentApiServerError: 503',
   sentAt: '2026-11-23T10:00:00.000Z',
@@ -52,6 +53,13 @@ describe('the current details shown in the Web UI', () => {
   test('how the message arrived is named when it was not by the send’s answer', () => {
     expect(renderProgressDetails({ ...base, delivery: 'reconciled' })).toContain('(confirmed by reading the job)');
     expect(renderProgressDetails({ ...base, delivery: 'earlier-run' })).toContain('(by an earlier run of this follow-up)');
+  });
+
+  test('a follow-up queued in its job\'s lane says how many go first', () => {
+    const text = renderProgressDetails({ ...base, phase: 'queued', ahead: 2, sentAt: null, sendAttempts: 0, lastStatus: null });
+    expect(text).toContain('**Waiting behind 2 follow-up(s) to job job-7** in project `proj-1`');
+    expect(text).toContain('Gives up at: 2026-11-24T10:00:00.000Z');
+    expect(renderProgressDetails({ ...base, phase: 'queued', ahead: null })).toContain('Joining the lane of job job-7');
   });
 
   test('before the first read, a busy job, and an undocumented status', () => {

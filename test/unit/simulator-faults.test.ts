@@ -442,11 +442,13 @@ describe('control routes', () => {
           counts: {
             messagesAccepted: 1,
             messagesRejected: 0,
+            rateLimited: 0,
             duplicatesSuppressed: 0,
             dropped: 0,
             gets: 0,
             prompts: ['Counted.'],
             statusesAtSend: ['completed'],
+            acceptedAtMs: [expect.any(Number)],
             idempotencyKeys: ['key-stats'],
           },
         },

@@ -65,11 +65,13 @@ describe('AgentApiSimulator requests', () => {
     expect(simulator.counts(ref.projectId, ref.jobId)).toEqual({
       messagesAccepted: 0,
       messagesRejected: 1,
+      rateLimited: 0,
       duplicatesSuppressed: 0,
       dropped: 0,
       gets: 0,
       prompts: [],
       statusesAtSend: [],
+      acceptedAtMs: [],
       idempotencyKeys: [],
     });
     expect(simulator.job(ref.projectId, ref.jobId).status).toBe('completed');

@@ -1,0 +1,109 @@
+/** The processes a benchmark runs and measures: a Temporal dev server and worker processes, read from /proc. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { findTemporalCli } from '../../src/dev/temporal-cli';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
+
+/** CPU time (user + system) a process has used so far, in ms. */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Peak resident memory of a process so far, in MiB. */
+export function peakRssMiB(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface DevServer {
+  pid: number;
+  address: string;
+  client: Client;
+  stop(): Promise<void>;
+}
+
+/** `temporal server start-dev` with our search attributes, in memory, as a child whose CPU can be read. */
+export async function startDevServer(extraArgs: string[] = []): Promise<DevServer> {
+  const cli = findTemporalCli();
+  if (!cli) throw new Error('no Temporal CLI: run scripts/install-temporal-cli.sh or set TEMPORAL_CLI_PATH');
+  const port = await freePort();
+  const args = ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error', ...extraArgs];
+  for (const key of FOLLOW_UP_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
+  const child = spawn(cli, args, { stdio: 'ignore' });
+  const address = `127.0.0.1:${port}`;
+  let connection: Connection | undefined;
+  for (let tries = 0; !connection; tries += 1) {
+    try {
+      connection = await Connection.connect({ address });
+      await connection.workflowService.getSystemInfo({});
+    } catch (error) {
+      connection = undefined;
+      if (tries > 100) throw error;
+      await sleep(200);
+    }
+  }
+  return {
+    pid: child.pid as number,
+    address,
+    client: new Client({ connection, namespace: 'default' }),
+    async stop() {
+      await connection?.close();
+      await stopChild(child);
+    },
+  };
+}
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  pid: number;
+  /** When the worker said it polls its task queue (epoch ms). */
+  ready: Promise<number>;
+}
+
+const WORKER_SCRIPT = join(__dirname, '..', '..', 'src', 'worker.js');
+
+/** The built worker (`node dist/src/worker.js`), configured only through its environment, as in production. */
+export function startWorker(env: Record<string, string>): WorkerProcess {
+  const child = spawn(process.execPath, [WORKER_SCRIPT], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'INFO', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const ready = new Promise<number>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      if (output.length < 100_000) output += chunk.toString();
+      if (output.includes('polling task queue')) resolve(Date.now());
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`the worker exited early (${code}):\n${output.slice(-3_000)}`)));
+  });
+  ready.catch(() => undefined);
+  return { child, pid: child.pid as number, ready };
+}
+
+export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill(signal);
+  await exited;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,158 @@
+/**
+ * N long-waiting follow-ups on one worker process, polling every 10 s, beside the vendor's loop (every 5 s) for the
+ * same N in one process: memory, CPU per idle poll, how late polls run, how soon each message goes out.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
+import { AgentApiSimulator, type SimulatedRequest } from '../../src/simulator/simulator';
+import { BENCH_API_KEY, requestTimes, startBenchStack } from './bench-stack';
+import { cpuMs, peakRssMiB, sleep, stopChild } from './processes';
+import { inBatches, percentile } from './stats';
+
+export interface SizeRow {
+  n: number;
+  ours: {
+    peakRssMiB: number;
+    cpuPerPollMs: number;
+    workerCpuPerPollMs: number;
+    serverCpuPerPollMs: number;
+    polls: number;
+    latenessP50Ms: number;
+    latenessP99Ms: number;
+    firstSendP50S: number;
+    firstSendP99S: number;
+    firstSendMaxS: number;
+    firstWorkflowTaskP50Ms: number;
+    firstWorkflowTaskP99Ms: number;
+    /** The same for the N follow-ups started together, queueing behind each other. */
+    firstWorkflowTaskUnderLoadP50Ms: number;
+    sentExactlyOnce: number;
+  };
+  vendor: { peakRssMiB: number; cpuPerPollMs: number; polls: number; latenessP50Ms: number; latenessP99Ms: number };
+}
+
+const OUR_INTERVAL_MS = 10_000;
+const VENDOR_INTERVAL_MS = 5_000;
+const POLLING = { initialInterval: '10s', backoffCoefficient: 1, maxInterval: '10s', timeout: '2h' } as const;
+
+export async function runSize(options: { n: number; windowMs: number; workerEnv?: Record<string, string>; log: (line: string) => void }): Promise<SizeRow> {
+  const ours = await measureOurs(options);
+  const vendor = await measureVendor(options);
+  return { n: options.n, ours, vendor };
+}
+
+async function measureOurs({ n, windowMs, workerEnv, log }: { n: number; windowMs: number; workerEnv?: Record<string, string>; log: (line: string) => void }): Promise<SizeRow['ours']> {
+  const stack = await startBenchStack({ workMs: 24 * 3_600_000, workerEnv: { WORKER_MAX_CONCURRENT_ACTIVITIES: String(n + 200), ...workerEnv } });
+  try {
+    const jobs = Array.from({ length: n }, (_, index) => ({ projectId: 'bench-size', jobId: `size-${n}-${index}` }));
+    for (const job of jobs) stack.simulator.addJob(job);
+    const startedAt = new Map<string, number>();
+    const began = Date.now();
+    const workflowIds = await inBatches(jobs, 50, async (job) => {
+      startedAt.set(job.jobId, Date.now());
+      return (await stack.followUps.start({ ...job, prompt: 'A long-waiting follow-up', polling: POLLING })).workflowId;
+    });
+    log(`sizes: N=${n}: started in ${((Date.now() - began) / 1000).toFixed(1)}s; waiting for every send`);
+    const allSent = () => jobs.every((job) => requestTimes(stack, job.jobId, 'send').length > 0);
+    for (const giveUpAt = Date.now() + 15 * 60_000; !allSent() && Date.now() < giveUpAt; ) await sleep(1_000);
+    log(`sizes: N=${n}: every message sent ${((Date.now() - began) / 1000).toFixed(1)}s after the first start; settling`);
+    await sleep(2 * OUR_INTERVAL_MS + 5_000);
+
+    const from = Date.now();
+    const before = { worker: cpuMs(stack.worker.pid), server: cpuMs(stack.server.pid) };
+    await sleep(windowMs);
+    const after = { worker: cpuMs(stack.worker.pid), server: cpuMs(stack.server.pid) };
+    const to = Date.now();
+    const gets = jobs.flatMap((job) => requestTimes(stack, job.jobId, 'get').filter((at) => at >= from && at <= to));
+    const lateness = jobs.flatMap((job) => gapsIn(requestTimes(stack, job.jobId, 'get'), from, to).map((gap) => gap - OUR_INTERVAL_MS));
+    const firstSends = jobs.map((job) => ((requestTimes(stack, job.jobId, 'send')[0] ?? Number.NaN) - (startedAt.get(job.jobId) ?? Number.NaN)) / 1000);
+    const firstTasksUnderLoad = await firstWorkflowTaskMs(stack.server.client, workflowIds.filter((_, index) => index % Math.max(1, Math.floor(n / 100)) === 0));
+    // One at a time, with the N others waiting: what a new follow-up's first task costs, without a queue ahead of it.
+    const alone: string[] = [];
+    for (let index = 0; index < 20; index += 1) {
+      const job = { projectId: 'bench-size', jobId: `alone-${n}-${index}` };
+      stack.simulator.addJob(job);
+      alone.push((await stack.followUps.start({ ...job, prompt: 'One more', polling: POLLING })).workflowId);
+      for (const giveUpAt = Date.now() + 60_000; requestTimes(stack, job.jobId, 'send').length === 0 && Date.now() < giveUpAt; ) await sleep(50);
+    }
+    const firstTasks = await firstWorkflowTaskMs(stack.server.client, alone);
+    return {
+      peakRssMiB: peakRssMiB(stack.worker.pid),
+      cpuPerPollMs: (after.worker - before.worker + after.server - before.server) / gets.length,
+      workerCpuPerPollMs: (after.worker - before.worker) / gets.length,
+      serverCpuPerPollMs: (after.server - before.server) / gets.length,
+      polls: gets.length,
+      latenessP50Ms: percentile(lateness, 50),
+      latenessP99Ms: percentile(lateness, 99),
+      firstSendP50S: percentile(firstSends, 50),
+      firstSendP99S: percentile(firstSends, 99),
+      firstSendMaxS: Math.max(...firstSends),
+      firstWorkflowTaskP50Ms: percentile(firstTasks, 50),
+      firstWorkflowTaskP99Ms: percentile(firstTasks, 99),
+      firstWorkflowTaskUnderLoadP50Ms: percentile(firstTasksUnderLoad, 50),
+      sentExactlyOnce: jobs.filter((job) => stack.simulator.counts(job.projectId, job.jobId).messagesAccepted === 1).length,
+    };
+  } finally {
+    await stack.stop();
+  }
+}
+
+async function measureVendor({ n, windowMs, log }: { n: number; windowMs: number; log: (line: string) => void }): Promise<SizeRow['vendor']> {
+  const requests = new Map<string, number[]>();
+  const simulator = await AgentApiSimulator.start({
+    apiKey: BENCH_API_KEY,
+    defaultWorkMs: 24 * 3_600_000,
+    onRequest: (request: SimulatedRequest) => {
+      if (request.operation !== 'get') return;
+      const list = requests.get(request.jobId);
+      if (list) list.push(request.atMs);
+      else requests.set(request.jobId, [request.atMs]);
+    },
+  });
+  const jobIds = Array.from({ length: n }, (_, index) => `vendor-${n}-${index}`);
+  for (const jobId of jobIds) simulator.addJob({ projectId: 'bench-size', jobId });
+  const settleMs = 2 * VENDOR_INTERVAL_MS + 5_000;
+  const child = spawn(process.execPath, [join(__dirname, 'vendor-loop.js')], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      BENCH_VENDOR: JSON.stringify({ baseUrl: simulator.baseUrl, apiKey: BENCH_API_KEY, projectId: 'bench-size', jobIds, intervalMs: VENDOR_INTERVAL_MS, durationMs: settleMs + windowMs + 10_000 }),
+    },
+    stdio: 'ignore',
+  });
+  try {
+    await sleep(settleMs);
+    const from = Date.now();
+    const before = cpuMs(child.pid as number);
+    await sleep(windowMs);
+    const used = cpuMs(child.pid as number) - before;
+    const to = Date.now();
+    const peak = peakRssMiB(child.pid as number);
+    const gets = jobIds.flatMap((jobId) => (requests.get(jobId) ?? []).filter((at) => at >= from && at <= to));
+    const lateness = jobIds.flatMap((jobId) => gapsIn(requests.get(jobId) ?? [], from, to).map((gap) => gap - VENDOR_INTERVAL_MS));
+    log(`sizes: N=${n}: the vendor's loop measured`);
+    return { peakRssMiB: peak, cpuPerPollMs: used / gets.length, polls: gets.length, latenessP50Ms: percentile(lateness, 50), latenessP99Ms: percentile(lateness, 99) };
+  } finally {
+    await stopChild(child, 'SIGKILL');
+    await simulator.close();
+  }
+}
+
+/** Gaps between consecutive times that both fall in [from, to]. */
+export function gapsIn(times: number[], from: number, to: number): number[] {
+  const inside = times.filter((at) => at >= from && at <= to);
+  return inside.slice(1).map((at, index) => at - (inside[index] as number));
+}
+
+/** How long each follow-up's first workflow task ran (started → completed, server times), in ms. */
+async function firstWorkflowTaskMs(client: Client, workflowIds: string[]): Promise<number[]> {
+  const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+    Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
+  const results = await inBatches(workflowIds, 10, async (workflowId) => {
+    const { events } = await client.workflow.getHandle(workflowId).fetchHistory();
+    const started = events?.find((event) => event.workflowTaskStartedEventAttributes);
+    const completed = events?.find((event) => event.workflowTaskCompletedEventAttributes);
+    return started && completed ? millis(completed.eventTime) - millis(started.eventTime) : Number.NaN;
+  });
+  return results.filter(Number.isFinite);
+}

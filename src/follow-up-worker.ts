@@ -1,0 +1,137 @@
+/**
+ * The follow-up worker as a library: what the worker process runs, and what a service embeds in its own process
+ * (with its own connection, Runtime and API client).
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@temporalio/client';
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { createActivities, jobLogAttributesInterceptor } from './activities';
+import type { AgentApiClient } from './agent-api/http-client';
+import { sendsTaskQueue } from './follow-up/task-queues';
+import { WORKER_DEFAULTS } from './worker-defaults';
+
+export interface FollowUpWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  api: AgentApiClient;
+  /** A prebuilt bundle; by default the one `npm run build` writes, else the workflows are bundled at start-up. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  shutdownGraceTimeMs?: number;
+  identity?: string;
+  /** Workflows kept in memory between their tasks; see WORKER_DEFAULTS. */
+  maxCachedWorkflows?: number;
+  /** Activities at once; a frequent-polling wait holds one for its whole loop. */
+  maxConcurrentActivities?: number;
+}
+
+/** Where `npm run build` puts the prebuilt workflow bundle (dist/workflow-bundle.js). */
+export const PREBUILT_BUNDLE_PATH = join(__dirname, '..', 'workflow-bundle.js');
+
+/** The prebuilt bundle when there is one (production), else the workflow sources to bundle now (development). */
+function workflowCode(options: FollowUpWorkerOptions): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  if (options.workflowBundle) return { workflowBundle: options.workflowBundle };
+  if (existsSync(PREBUILT_BUNDLE_PATH)) return { workflowBundle: { codePath: PREBUILT_BUNDLE_PATH } };
+  return { workflowsPath: require.resolve('./workflows') };
+}
+
+/**
+ * A follow-up worker: two SDK workers in one process, run and stopped together. The main one runs the workflows and
+ * the reads on the deployment's task queue; the other runs sends on the sends queue, where the per-project send
+ * budget applies (follow-up/task-queues.ts).
+ */
+export class FollowUpWorker {
+  constructor(
+    readonly main: Worker,
+    readonly sends: Worker,
+  ) {}
+
+  get options(): Worker['options'] {
+    return this.main.options;
+  }
+
+  getState(): ReturnType<Worker['getState']> {
+    return this.main.getState();
+  }
+
+  /** Runs both until shut down (SIGINT/SIGTERM through the Runtime, or `shutdown()`); if one fails, both stop. */
+  async run(): Promise<void> {
+    await this.together([this.main.run(), this.sends.run()]);
+  }
+
+  /** Runs both until `work` settles, then stops them; resolves as `work` does. */
+  async runUntil<R>(work: Promise<R> | (() => Promise<R>)): Promise<R> {
+    const promise = typeof work === 'function' ? work() : work;
+    const [result] = await this.together([this.main.runUntil(promise), this.sends.runUntil(promise.catch(() => undefined))]);
+    return result as R;
+  }
+
+  shutdown(): void {
+    for (const worker of [this.main, this.sends]) {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    }
+  }
+
+  private async together<T extends unknown[]>(runs: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+    try {
+      return (await Promise.all(runs)) as T;
+    } catch (error) {
+      this.shutdown();
+      await Promise.allSettled(runs);
+      throw error;
+    }
+  }
+}
+
+/** Sends at once per worker process; the budget, not this, paces them (README, "The send budget"). */
+const MAX_CONCURRENT_SENDS = 50;
+
+/**
+ * Creates a worker that runs the follow-ups of one task queue. It uses whatever Runtime the process has: the worker's
+ * `main` installs ours (logger, metrics); tests and services that embed it install their own.
+ */
+export async function createFollowUpWorker(options: FollowUpWorkerOptions): Promise<FollowUpWorker> {
+  const stopping = new AbortController();
+  const activities = createActivities({
+    api: options.api,
+    temporal: new Client({ connection: options.connection, namespace: options.namespace }),
+    stopping: stopping.signal,
+  });
+  const { sendFollowUpMessage, ...reads } = activities;
+  const common = {
+    connection: options.connection,
+    namespace: options.namespace,
+    ...(options.identity ? { identity: options.identity } : {}),
+    interceptors: { activity: [jobLogAttributesInterceptor] },
+    // The SDK's default of 0 would cancel in-flight HTTP calls at once on SIGTERM; let them finish instead.
+    shutdownGraceTime: options.shutdownGraceTimeMs ?? 30_000,
+  };
+  const main = await Worker.create({
+    ...common,
+    taskQueue: options.taskQueue,
+    activities: reads,
+    ...workflowCode(options),
+    maxCachedWorkflows: options.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
+    stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities,
+  });
+  const sends = await Worker.create({
+    ...common,
+    taskQueue: sendsTaskQueue(options.taskQueue),
+    activities: { sendFollowUpMessage },
+    maxConcurrentActivityTaskExecutions: MAX_CONCURRENT_SENDS,
+  });
+  // Long waits end their loop as soon as the worker begins to stop, so another worker carries them on at once
+  // instead of after the grace time (a send, meanwhile, is left to finish).
+  const watch = setInterval(() => {
+    const state = main.getState();
+    if (state !== 'INITIALIZED' && state !== 'RUNNING') {
+      stopping.abort();
+      clearInterval(watch);
+    }
+  }, 250);
+  watch.unref();
+  return new FollowUpWorker(main, sends);
+}
+

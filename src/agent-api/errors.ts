@@ -4,6 +4,7 @@
  * server errors and network trouble are retried.
  */
 import { ApplicationFailure } from '@temporalio/common';
+import { secretRedactor } from '../secrets';
 
 /** Stable failure `type` names: callers and tests match on these, so never rename one. */
 export const AgentApiErrorType = {
@@ -48,18 +49,9 @@ export interface RequestContext {
   jobId: string;
 }
 
-/** Replaces every occurrence of each secret, so an API that echoes the key cannot leak it into history or logs. */
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret.length >= 4) out = out.split(secret).join('[REDACTED]');
-  }
-  return out;
-}
-
 /** A short, redacted excerpt of an error body: enough to see the API's reason, never a dump. */
 export function bodyExcerpt(body: string, secrets: readonly string[], max = 300): string {
-  const flat = redact(body, secrets).replace(/\s+/g, ' ').trim();
+  const flat = secretRedactor(secrets)(body).replace(/\s+/g, ' ').trim();
   if (flat === '') return '';
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }

@@ -9,11 +9,11 @@ import {
   bodyExcerpt,
   failureForStatus,
   isCertainlyNotDelivered,
-  redact,
   sendAmbiguous,
   type ApiFailureDetails,
   type RequestContext,
 } from './errors';
+import { apiKeySecrets, secretRedactor } from '../secrets';
 import { parseRetryAfter } from './retry-after';
 import type { AgentJob } from './job';
 import { AgentJobSchema, describeSchemaProblem, ErrorBodySchema, toAgentJob } from './schemas';
@@ -81,9 +81,8 @@ export class AgentApiClient {
     private readonly config: AgentApiClientConfig,
     private readonly fetchImpl: FetchLike = fetch,
   ) {
-    const underscore = config.apiKey.indexOf('_');
-    // Redact the secret part too, in case an API echoes it without its prefix.
-    this.secrets = [config.apiKey, underscore >= 0 ? config.apiKey.slice(underscore + 1) : ''].filter(Boolean);
+    // The secret part too, in case an API echoes it without its prefix.
+    this.secrets = apiKeySecrets(config.apiKey);
   }
 
   /**
@@ -176,7 +175,7 @@ export class AgentApiClient {
       return ApplicationFailure.create({ type: AgentApiErrorType.RequestTimeout, message: `${message}; retrying.` });
     }
     const { code, description } = describeNetworkError(error);
-    const reason = redact(description, this.secrets);
+    const reason = secretRedactor(this.secrets)(description);
     if (isSend && !isCertainlyNotDelivered(code)) {
       // A reset or closed connection can come after the server processed the request.
       return sendAmbiguous(`The connection to the agent API broke during ${where} (${reason}); the message may or may not have been taken.`, {

@@ -7,14 +7,15 @@
  * error's cause, a stack, a third party's message), so the last step before stderr is a plain search and replace.
  */
 import { DefaultLogger, type LogEntry, type LogLevel, type Logger } from '@temporalio/worker';
+import { secretRedactor } from '../secrets';
+
+export { apiKeySecrets, REDACTED, secretRedactor } from '../secrets';
 
 export const LOG_FORMATS = ['text', 'json'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const satisfies readonly LogLevel[];
 
-/** What replaces a secret in a log line. */
-export const REDACTED = '[REDACTED]';
 
 /** Objects nested deeper than this are cut (a failure's cause chain is far shallower). */
 const MAX_DEPTH = 8;
@@ -62,29 +63,6 @@ export function formatTextLine(entry: LogEntry): string {
   const head = `${isoTime(entry.timestampNanos)} [${entry.level}] ${entry.message}`;
   if (meta.length === 0) return head;
   return `${head} ${JSON.stringify(toLogValue(Object.fromEntries(meta), 0, new WeakSet()))}`;
-}
-
-/**
- * Returns a function that replaces every secret in a line, both as written and as JSON escapes it (a key may hold
- * `"` or `\`). Secrets shorter than 4 characters are ignored: replacing them would shred ordinary words.
- */
-export function secretRedactor(secrets: readonly string[]): (line: string) => string {
-  const forms = new Set<string>();
-  for (const secret of secrets) {
-    if (secret.length < 4) continue;
-    forms.add(secret);
-    forms.add(JSON.stringify(secret).slice(1, -1));
-  }
-  // Longest first, so the whole key is replaced before its secret part could split it.
-  const ordered = [...forms].sort((a, b) => b.length - a.length);
-  return (line) => ordered.reduce((text, form) => (text.includes(form) ? text.split(form).join(REDACTED) : text), line);
-}
-
-/** The forms of an API key to redact: the whole key, and the secret after its prefix (an API may echo either). */
-export function apiKeySecrets(apiKey: string | undefined): string[] {
-  if (!apiKey) return [];
-  const underscore = apiKey.indexOf('_');
-  return underscore >= 0 ? [apiKey, apiKey.slice(underscore + 1)] : [apiKey];
 }
 
 function isoTime(timestampNanos: bigint): string {

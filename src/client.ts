@@ -21,12 +21,14 @@ import {
 import { describePollActivity } from './describe-poll';
 import { followUpStartMetadata } from './follow-up/start-metadata';
 import type { FollowUpProgress, FollowUpResult } from './follow-up/types';
+import { settleFollowUp, type FollowUpOutcome } from './outcome';
 import { configureSendBudget, readSendBudget, type SendBudget } from './send-budget';
 import { FOLLOW_UP_WORKFLOW_TYPE, progressQuery } from './workflows/definitions';
 import type { followUpWorkflow } from './workflows/follow-up';
 
 export * from './follow-up/types';
 export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type SendBudget } from './send-budget';
+export { failedOutcome, settleFollowUp, type FollowUpDidNotEnd, type FollowUpEnded, type FollowUpOutcome } from './outcome';
 export type { FollowUpInput } from './follow-up/input';
 export type { AgentJob } from './agent-api/schemas';
 
@@ -62,11 +64,16 @@ export interface FollowUpStatus {
 
 /**
  * The default workflow id: the same (project, job, prompt) always maps to the same id, so a retried call attaches.
- * The prompt is hashed: it may be long and is not an identifier.
+ * `/` separates the parts because no project or job id may contain one (follow-up/request.ts), so two different jobs
+ * never share an id (`acme` + `web-X` and `acme-web` + `X` would with `-`); the hash covers the whole tuple too.
  */
 export function followUpWorkflowId(input: Pick<FollowUpRequest, 'projectId' | 'jobId' | 'prompt'>): string {
-  const digest = createHash('sha256').update(input.prompt, 'utf8').digest('hex').slice(0, 16);
-  return `followup-${input.projectId}-${input.jobId}-${digest}`;
+  return `followup/${input.projectId}/${input.jobId}/${tupleDigest(input)}`;
+}
+
+/** 16 hex characters of sha256 over the exact (project, job, prompt) tuple. */
+export function tupleDigest(input: Pick<FollowUpRequest, 'projectId' | 'jobId' | 'prompt'>): string {
+  return createHash('sha256').update(JSON.stringify([input.projectId, input.jobId, input.prompt]), 'utf8').digest('hex').slice(0, 16);
 }
 
 /** Checks input without starting anything; throws InvalidFollowUpInputError naming every bad field. */
@@ -147,6 +154,15 @@ export class FollowUpClient {
   /** Waits for the follow-up's result, across continue-as-new. Throws WorkflowFailedError when it failed. */
   async result(workflowId: string): Promise<FollowUpResult> {
     return this.client.workflow.getHandle<typeof followUpWorkflow>(workflowId).result();
+  }
+
+  /**
+   * Waits for the follow-up to end and says how: `{ kind: 'completed' | 'failed' | 'archived', result }` when the job
+   * ended, else `{ kind, type, message }` (timed-out, rejected, invalid-input, delivery-unknown, cancelled, error).
+   * Throws only for what is not the follow-up's own ending (no such workflow, Temporal unreachable).
+   */
+  async outcome(workflowId: string): Promise<FollowUpOutcome> {
+    return settleFollowUp(this.result(workflowId));
   }
 
   /** Where a running follow-up stands: the workflow's own account, plus its poll activity as Temporal describes it. */

@@ -46,7 +46,7 @@ export function buildScheduleOptions(request: CheckedScheduleRequest, taskQueue:
       workflowType: FOLLOW_UP_WORKFLOW_TYPE,
       taskQueue,
       // A prefix: Temporal appends each run's scheduled time ("-2025-01-31T09:00:00Z"), so every run has its own id,
-      // and `WorkflowId STARTS_WITH "followup-{project}-{job}-"` finds scheduled runs beside the ones sent by hand.
+      // and `WorkflowId STARTS_WITH "followup/{project}/{job}/"` finds scheduled runs beside the ones sent by hand.
       // Two schedules of the same follow-up due at the same second share an id, so only one of them sends.
       workflowId: followUpWorkflowId(parsedInput),
       // The caller's input as given, like FollowUpClient.start, so the Web UI shows what was asked for.

@@ -3,7 +3,6 @@
  * zod request schema, the default schedule id and `checkScheduleRequest`.
  */
 import { createHash } from 'node:crypto';
-import { msToNumber } from '@temporalio/common/lib/time';
 import { z } from 'zod';
 import {
   createFollowUpInputSchema,
@@ -12,6 +11,7 @@ import {
   type FollowUpInput,
   type FollowUpRequest,
 } from '../follow-up/input';
+import { parseDuration } from '../follow-up/duration';
 import { cronExpressionProblems } from './cron';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -59,7 +59,7 @@ export class InvalidScheduleError extends Error {
 
 /** What a caller asks for. Exactly one of `cron` and `every`. */
 export interface FollowUpScheduleRequest {
-  /** Defaults to `followup-schedule-{projectId}-{jobId}-{sha256(prompt)[0:16]}`. */
+  /** Defaults to `followup-schedule/{projectId}/{jobId}/{hash of the three}`. */
   scheduleId?: string;
   /** The follow-up each run sends, exactly as `FollowUpClient.start` takes it. */
   input: FollowUpInput;
@@ -96,10 +96,10 @@ export interface CheckedScheduleRequest {
   pauseOnFailure: boolean;
 }
 
-/** The default schedule id: one schedule per (project, job, prompt), like the follow-up's own id. */
+/** The default schedule id: one schedule per (project, job, prompt), unambiguous like the follow-up's own id. */
 export function followUpScheduleId(input: Pick<FollowUpRequest, 'projectId' | 'jobId' | 'prompt'>): string {
-  const digest = createHash('sha256').update(input.prompt, 'utf8').digest('hex').slice(0, 16);
-  return `followup-schedule-${input.projectId}-${input.jobId}-${digest}`;
+  const digest = createHash('sha256').update(JSON.stringify([input.projectId, input.jobId, input.prompt]), 'utf8').digest('hex').slice(0, 16);
+  return `followup-schedule/${input.projectId}/${input.jobId}/${digest}`;
 }
 
 /** True when `timezone` is an IANA zone this runtime knows (the server's tz database may lag behind Node's). */
@@ -115,10 +115,8 @@ export function isKnownTimeZone(timezone: string): boolean {
 /** A duration as the follow-up input takes it ("10m", "1.5h" or ms), checked against a range, in whole seconds. */
 function scheduleDuration(name: string, minMs: number, maxMs: number) {
   return z.union([z.number(), z.string()], { error: `${name} must be a duration such as "1h" or a number of ms` }).transform((value, ctx) => {
-    let millis: number;
-    try {
-      millis = msToNumber(value as number);
-    } catch {
+    const millis = parseDuration(value);
+    if (millis === undefined) {
       ctx.addIssue({ code: 'custom', message: `${name} is not a duration: ${JSON.stringify(value)}; use a form such as "30m", "1h", "1d"` });
       return z.NEVER;
     }

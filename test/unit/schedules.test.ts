@@ -174,8 +174,17 @@ describe('isKnownTimeZone', () => {
 describe('followUpScheduleId', () => {
   test('is the same for the same project, job and prompt, and differs for another prompt', () => {
     expect(followUpScheduleId(input)).toBe(followUpScheduleId({ ...input }));
-    expect(followUpScheduleId(input)).toMatch(/^followup-schedule-proj-1-job-7-[0-9a-f]{16}$/);
+    expect(followUpScheduleId(input)).toMatch(/^followup-schedule\/proj-1\/job-7\/[0-9a-f]{16}$/);
     expect(followUpScheduleId({ ...input, prompt: 'Something else' })).not.toBe(followUpScheduleId(input));
+  });
+
+  test('two jobs whose ids joined with "-" read the same get different schedule and workflow ids', () => {
+    const one = { projectId: 'acme', jobId: 'web-X', prompt: 'Same prompt' };
+    const other = { projectId: 'acme-web', jobId: 'X', prompt: 'Same prompt' };
+    expect(followUpScheduleId(one)).not.toBe(followUpScheduleId(other));
+    expect(followUpWorkflowId(one)).not.toBe(followUpWorkflowId(other));
+    expect(followUpWorkflowId(one)).toMatch(/^followup\/acme\/web-X\/[0-9a-f]{16}$/);
+    expect(followUpWorkflowId(one)).toBe(followUpWorkflowId({ ...one }));
   });
 });
 

@@ -5,9 +5,9 @@
 import { isIP } from 'node:net';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { msToNumber } from '@temporalio/common/lib/time';
 import { z } from 'zod';
 import { DEFAULT_GET_JOB_PATH, DEFAULT_SEND_PATH, type AgentApiClientConfig } from './agent-api/http-client';
+import { parseDuration } from './follow-up/duration';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './observability/logging';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './send-budget';
 import { WORKER_DEFAULTS } from './worker-defaults';
@@ -26,6 +26,15 @@ export class ConfigError extends Error {
 }
 
 /**
+ * The vendor's other key kinds (VENDOR-FACTS.md, "API keys"): same prefix, a longer one after it, refused by the
+ * agent endpoints. Caught here, at start-up, instead of at the first follow-up.
+ */
+const NON_ADMIN_KEY_KINDS = [
+  { infix: 'dsc', name: 'an assistant' },
+  { infix: 'us', name: 'a search/index' },
+] as const;
+
+/**
  * Checks the documented key form (seed §5): a fixed prefix, an underscore, then the secret. Returns a problem or
  * null; the problem never quotes the key.
  */
@@ -35,6 +44,10 @@ export function apiKeyProblem(key: string | undefined, prefix: string): string |
   if (key !== key.trim()) return `AGENT_API_KEY has leading or trailing white space: ${fix}`;
   if (!key.startsWith(`${prefix}_`)) {
     return `AGENT_API_KEY does not start with "${prefix}_": ${fix} (or set AGENT_API_KEY_PREFIX if your service uses another prefix)`;
+  }
+  const kind = prefix === 'mint' ? NON_ADMIN_KEY_KINDS.find((other) => key.startsWith(`${prefix}_${other.infix}_`)) : undefined;
+  if (kind) {
+    return `AGENT_API_KEY is ${kind.name} key ("${prefix}_${kind.infix}_..."), which the agent endpoints refuse: ${fix}`;
   }
   const secret = key.slice(prefix.length + 1);
   if (secret.length < 8) return `AGENT_API_KEY's secret part after "${prefix}_" is too short (under 8 characters): ${fix}`;
@@ -80,12 +93,8 @@ const durationMs = (fallback: number) =>
     .optional()
     .transform((value, ctx) => {
       if (value === undefined || value === '') return fallback;
-      try {
-        const millis = msToNumber(/^\d+$/.test(value) ? Number(value) : (value as `${number}s`));
-        if (millis > 0) return millis;
-      } catch {
-        // reported below
-      }
+      const millis = parseDuration(/^\d+$/.test(value) ? Number(value) : value);
+      if (millis !== undefined && millis > 0) return millis;
       ctx.addIssue({ code: 'custom', message: 'must be a positive duration such as "15s" or a number of milliseconds' });
       return z.NEVER;
     });

@@ -475,10 +475,8 @@ export class AgentApiSimulator {
       this.sendTimes.set(projectId, times);
       if (times.length >= limit.sends) {
         record.counts.rateLimited += 1;
-        const retryAfter = Math.max(1, Math.ceil(((times[0] ?? this.now()) + limit.windowMs - this.now()) / 1000));
-        return reject(429, `rate limit exceeded: ${limit.sends} uses per project per ${limit.windowMs === 3_600_000 ? 'hour' : `${limit.windowMs} ms`}`, {
-          'Retry-After': String(retryAfter),
-        });
+        // No Retry-After: the vendor documents none (VENDOR-FACTS.md), so clients must not count on one.
+        return reject(429, `rate limit exceeded: ${limit.sends} uses per project per ${limit.windowMs === 3_600_000 ? 'hour' : `${limit.windowMs} ms`}`);
       }
       times.push(this.now());
     }

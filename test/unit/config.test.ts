@@ -32,6 +32,16 @@ describe('apiKeyProblem', () => {
     expect(apiKeyProblem('mint_abcd1234', 'mint')).toBeNull();
   });
 
+  test.each([
+    ['mint_dsc_0123456789abcdef', 'an assistant key ("mint_dsc_...")'],
+    ['mint_us_0123456789abcdef', 'a search/index key ("mint_us_...")'],
+  ])('the vendor\'s other key kinds (%s) are refused at start-up, naming the kind and the fix', (key, kind) => {
+    const problem = apiKeyProblem(key, 'mint');
+    expect(problem).toContain(`AGENT_API_KEY is ${kind}, which the agent endpoints refuse`);
+    expect(problem).toContain("set it to the admin key from the dashboard's API keys page");
+    expect(problem).not.toContain('0123456789abcdef');
+  });
+
   test('a key with a custom prefix is accepted when that prefix is configured', () => {
     expect(apiKeyProblem('acme_test_config_key_0001', 'acme')).toBeNull();
   });

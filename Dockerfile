@@ -7,7 +7,7 @@
 #
 #   docker build -t agent-followup .                            # the runtime image
 #   docker build --target temporal-setup -t agent-followup-setup .
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 # Keep it on the same version as the Temporal server it sets up (docker-compose.yml passes TEMPORAL_VERSION).
 ARG TEMPORAL_ADMIN_TOOLS_IMAGE=temporalio/admin-tools:1.32.1
 

@@ -4,8 +4,8 @@
  * Pass --keep to leave the stack running afterwards so the follow-up can be inspected in the Web UI.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { ensureTemporalCli } from '../src/dev/temporal-cli';
-import { startLocalStack } from '../src/dev/local-stack';
+import { ensureTemporalCli } from './dev/temporal-cli';
+import { startLocalStack } from './dev/local-stack';
 
 async function main(): Promise<void> {
   const keep = process.argv.includes('--keep');

@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { checkFollowUpInput } from '../src/client';
-import { startLocalStack, type LocalStack } from '../src/dev/local-stack';
+import { startLocalStack, type LocalStack } from './dev/local-stack';
 import { laneWorkflowId } from '../src/follow-up/lane';
 import { followUpStartMetadata } from '../src/follow-up/start-metadata';
 import type { FollowUpInput } from '../src/follow-up/input';

@@ -6,13 +6,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
 import { checkFollowUpInput, FollowUpClient, InvalidFollowUpInputError, maxPromptLengthFromEnv, type SendBudget } from './client';
 import type { FollowUpInput } from './follow-up/input';
 import { queuedLine } from './follow-up/progress-details';
 import { excerpt } from './follow-up/start-metadata';
-import { FollowUpErrorType, type FollowUpProgress, type FollowUpResult } from './follow-up/types';
+import type { FollowUpProgress, FollowUpResult } from './follow-up/types';
+import { endedOutcome, failedOutcome, type FollowUpOutcome } from './outcome';
 import {
   checkScheduleRequest,
   FollowUpSchedules,
@@ -79,7 +79,7 @@ schedule create options (the send options above set each run's polling, except -
   --every D              or run every D (at least 1m), counted from the Unix epoch; --offset D shifts it
   --timezone TZ          IANA zone the cron is read in (default UTC), e.g. Europe/Berlin
   --note TEXT            a note shown by describe and in the Web UI
-  --schedule-id ID       use this id instead of followup-schedule-{project}-{job}-{hash of the prompt}
+  --schedule-id ID       use this id instead of followup-schedule/{project}/{job}/{hash}
   --paused               create it paused (trigger still runs it)
   --overlap P            skip (default) | buffer-one: what happens when a run comes due while one is still going
   --catchup-window D     how late a run may still start after a Temporal outage (default 10m; 10s-365d)
@@ -296,36 +296,32 @@ async function reportProgress(followUps: FollowUpClient, workflowId: string, io:
   }
 }
 
+/** The exit code for each way a follow-up can end (README, "Exit codes"). */
+const EXIT_CODES: Record<FollowUpOutcome['kind'], number> = {
+  completed: ExitCode.Ok,
+  failed: ExitCode.JobFailed,
+  archived: ExitCode.JobArchived,
+  'timed-out': ExitCode.TimedOut,
+  rejected: ExitCode.Rejected,
+  'invalid-input': ExitCode.BadInput,
+  'delivery-unknown': ExitCode.DeliveryUnknown,
+  cancelled: ExitCode.Cancelled,
+  error: ExitCode.Error,
+};
+
 /** The exit code for a follow-up that ended with a terminal job. */
 export function exitCodeForOutcome(result: FollowUpResult): number {
-  if (result.outcome === 'failed') return ExitCode.JobFailed;
-  if (result.outcome === 'archived') return ExitCode.JobArchived;
-  return ExitCode.Ok;
+  return EXIT_CODES[endedOutcome(result).kind];
 }
 
 /** Maps a failed follow-up to an exit code and a one-line reason. */
 export function classifyFailure(error: unknown): { code: number; type: string; message: string } {
-  if (error instanceof WorkflowFailedError) {
-    let cause: unknown = error.cause;
-    if (cause instanceof CancelledFailure) return { code: ExitCode.Cancelled, type: 'Cancelled', message: 'the follow-up was cancelled' };
-    if (cause instanceof TerminatedFailure) return { code: ExitCode.Cancelled, type: 'Terminated', message: 'the follow-up was terminated' };
-    // Walk to the innermost ApplicationFailure: the activity's reason is more useful than "Activity task failed".
-    let application: ApplicationFailure | undefined;
-    while (cause instanceof Error) {
-      if (cause instanceof ApplicationFailure) application = cause;
-      cause = (cause as Error & { cause?: unknown }).cause;
-    }
-    if (application) {
-      const type = application.type ?? 'Error';
-      if (type === FollowUpErrorType.TimedOut) return { code: ExitCode.TimedOut, type, message: application.message };
-      if (type === FollowUpErrorType.InvalidInput) return { code: ExitCode.BadInput, type, message: application.message };
-      if (type === FollowUpErrorType.DeliveryUnknown) return { code: ExitCode.DeliveryUnknown, type, message: application.message };
-      if (application.nonRetryable) return { code: ExitCode.Rejected, type, message: application.message };
-      return { code: ExitCode.Error, type, message: application.message };
-    }
-    return { code: ExitCode.Error, type: 'WorkflowFailed', message: error.message };
+  try {
+    const { kind, type, message } = failedOutcome(error);
+    return { code: EXIT_CODES[kind], type, message };
+  } catch {
+    return { code: ExitCode.Error, type: 'Error', message: error instanceof Error ? error.message : String(error) };
   }
-  return { code: ExitCode.Error, type: 'Error', message: error instanceof Error ? error.message : String(error) };
 }
 
 function describeResult(result: FollowUpResult): string {

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FollowUpClient } from '../../src/client';
-import { SEND_BUDGET_SERVER_ARGS } from '../../src/dev/temporal-cli';
+import { SEND_BUDGET_SERVER_ARGS } from '../dev/temporal-cli';
 import { configureSendBudget } from '../../src/send-budget';
 import { AgentApiSimulator, type SimulatedRequest } from '../../src/simulator/simulator';
 import { startDevServer, startWorker, stopChild, type DevServer, type WorkerProcess } from './processes';

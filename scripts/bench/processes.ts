@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { findTemporalCli } from '../../src/dev/temporal-cli';
+import { findTemporalCli } from '../dev/temporal-cli';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
 
 /** CPU time (user + system) a process has used so far, in ms. */

@@ -13,13 +13,13 @@ import { join } from 'node:path';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { AgentJob, KnownJobStatus, TerminalJobStatus } from '../agent-api/schemas';
-import { FollowUpClient, followUpWorkflowId, type FollowUpResult } from '../client';
-import { AgentApiSimulator, type FaultRule, type SimulatedOutcome } from '../simulator/simulator';
-import { mulberry32 } from '../simulator/prng';
-import { configureSendBudget } from '../send-budget';
+import type { AgentJob, KnownJobStatus, TerminalJobStatus } from '../../src/agent-api/schemas';
+import { FollowUpClient, followUpWorkflowId, type FollowUpResult } from '../../src/client';
+import { AgentApiSimulator, type FaultRule, type SimulatedOutcome } from '../../src/simulator/simulator';
+import { mulberry32 } from '../../src/simulator/prng';
+import { configureSendBudget } from '../../src/send-budget';
 import { findTemporalCli, SEND_BUDGET_SERVER_ARGS } from './temporal-cli';
-import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../follow-up/search-attributes';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
 
 /** Obviously fake, and only ever sent to the in-process simulator. */
 export const CHAOS_API_KEY = 'mint_chaos_test_key_0001';
@@ -514,7 +514,7 @@ class WorkerProcess {
 
 /** dist/src/worker.js, from dist/src/dev (compiled) or src/dev (ts-jest, which needs `npm run build` first). */
 function workerScriptPath(): string {
-  const candidates = [join(__dirname, '..', 'worker.js'), join(__dirname, '..', '..', 'dist', 'src', 'worker.js')];
+  const candidates = [join(__dirname, '..', '..', 'src', 'worker.js'), join(__dirname, '..', '..', 'dist', 'src', 'worker.js')];
   const found = candidates.find((candidate) => existsSync(candidate));
   if (!found) throw new Error('dist/src/worker.js not found: run `npm run build` first');
   return found;

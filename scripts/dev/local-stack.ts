@@ -4,13 +4,13 @@
  */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { NativeConnection } from '@temporalio/worker';
-import { AgentApiClient } from '../agent-api/http-client';
-import { FollowUpClient } from '../client';
-import { AgentApiSimulator, type SimulatorOptions } from '../simulator/simulator';
-import { createFollowUpWorker, type FollowUpWorker } from '../follow-up-worker';
-import { configureSendBudget, DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../send-budget';
+import { AgentApiClient } from '../../src/agent-api/http-client';
+import { FollowUpClient } from '../../src/client';
+import { AgentApiSimulator, type SimulatorOptions } from '../../src/simulator/simulator';
+import { createFollowUpWorker, type FollowUpWorker } from '../../src/follow-up-worker';
+import { configureSendBudget, DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../../src/send-budget';
 import { findTemporalCli, SEND_BUDGET_SERVER_ARGS } from './temporal-cli';
-import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../follow-up/search-attributes';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
 
 /** Obviously fake, and only ever sent to the local simulator. */
 export const LOCAL_API_KEY = 'mint_local_demo_key';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { FollowUpClient } from '../../src/client';
-import { findTemporalCli, SEND_BUDGET_SERVER_ARGS } from '../../src/dev/temporal-cli';
+import { findTemporalCli, SEND_BUDGET_SERVER_ARGS } from '../../scripts/dev/temporal-cli';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
 import { configureSendBudget } from '../../src/send-budget';
 import { AgentApiSimulator } from '../../src/simulator/simulator';

@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { ensureTemporalCli } from '../../src/dev/temporal-cli';
+import { ensureTemporalCli } from '../../scripts/dev/temporal-cli';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
-import { SEND_BUDGET_SERVER_ARGS } from '../../src/dev/temporal-cli';
+import { SEND_BUDGET_SERVER_ARGS } from '../../scripts/dev/temporal-cli';
 import { TEST_SERVER_CONTINUE_AS_NEW_AFTER, TEST_SERVER_HISTORY_LIMIT } from './server-limits';
 
 export default async function globalSetup(): Promise<void> {

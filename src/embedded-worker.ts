@@ -1,0 +1,9 @@
+/**
+ * `agent-followup/worker`: the follow-up worker for services that run it in their own process instead of
+ * `node dist/src/worker.js`. Build an AgentApiClient with your key (from your secret store, never from workflow
+ * input), connect to Temporal, and run the worker; it serves every follow-up started on its task queue.
+ */
+export { createFollowUpWorker, FollowUpWorker, type FollowUpWorkerOptions } from './follow-up-worker';
+export { AgentApiClient } from './agent-api/http-client';
+export { checkSendBudget, configureSendBudget, readSendBudget, DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type SendBudget } from './send-budget';
+export { NativeConnection } from '@temporalio/worker';

@@ -1,0 +1,71 @@
+/**
+ * How a follow-up ended, as one value a caller can switch on: the job's own ending, or why the follow-up failed.
+ * `FollowUpClient.outcome()` returns it and the CLI turns it into its exit codes, so the library and the command say
+ * the same thing. Temporal reports a failed follow-up as a `WorkflowFailedError` whose reason sits two causes deep
+ * (workflow → activity → application failure); this is the one place that digs it out.
+ */
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
+import { FollowUpErrorType, type FollowUpResult } from './follow-up/types';
+
+/** The follow-up ran to the job's end: the job's final status says how the agent did. */
+export interface FollowUpEnded {
+  kind: 'completed' | 'failed' | 'archived';
+  result: FollowUpResult;
+}
+
+/**
+ * The follow-up did not return a final job.
+ * - `timed-out`: the job did not end before the follow-up's timeout (the message was sent, unless `message` says not).
+ * - `rejected`: the agent API refused it for good (no such job, bad key, bad request) or kept breaking its contract
+ *   (`AgentApiContractViolation`); `type` names the reason.
+ * - `invalid-input`: the input broke a rule; nothing was sent.
+ * - `delivery-unknown`: a send failed in a way that may or may not have delivered it, and was not repeated.
+ * - `cancelled`: cancelled or terminated.
+ * - `error`: anything else (`type` is the failure type).
+ */
+export interface FollowUpDidNotEnd {
+  kind: 'timed-out' | 'rejected' | 'invalid-input' | 'delivery-unknown' | 'cancelled' | 'error';
+  /** The failure type: one of FollowUpErrorType, an agent API error type such as `AgentJobNotFound`, or Temporal's. */
+  type: string;
+  message: string;
+}
+
+export type FollowUpOutcome = FollowUpEnded | FollowUpDidNotEnd;
+
+/** The outcome of a follow-up that returned its result. */
+export function endedOutcome(result: FollowUpResult): FollowUpEnded {
+  return { kind: result.outcome, result };
+}
+
+/** The outcome of a follow-up whose result threw; anything that is not a follow-up's failure is rethrown. */
+export function failedOutcome(error: unknown): FollowUpDidNotEnd {
+  if (!(error instanceof WorkflowFailedError)) throw error;
+  let cause: unknown = error.cause;
+  if (cause instanceof CancelledFailure) return { kind: 'cancelled', type: 'Cancelled', message: 'the follow-up was cancelled' };
+  if (cause instanceof TerminatedFailure) return { kind: 'cancelled', type: 'Terminated', message: 'the follow-up was terminated' };
+  if (cause instanceof TimeoutFailure) return { kind: 'timed-out', type: 'WorkflowTimeout', message: 'the follow-up ran past its workflow timeout' };
+  // The innermost ApplicationFailure: the activity's reason is more useful than "Activity task failed".
+  let application: ApplicationFailure | undefined;
+  while (cause instanceof Error) {
+    if (cause instanceof ApplicationFailure) application = cause;
+    cause = (cause as Error & { cause?: unknown }).cause;
+  }
+  if (!application) return { kind: 'error', type: 'WorkflowFailed', message: error.message };
+  const type = application.type ?? 'Error';
+  const message = application.message;
+  if (type === FollowUpErrorType.TimedOut) return { kind: 'timed-out', type, message };
+  if (type === FollowUpErrorType.InvalidInput) return { kind: 'invalid-input', type, message };
+  if (type === FollowUpErrorType.DeliveryUnknown) return { kind: 'delivery-unknown', type, message };
+  if (application.nonRetryable) return { kind: 'rejected', type, message };
+  return { kind: 'error', type, message };
+}
+
+/** Waits for a follow-up's result and says how it ended, without throwing for the follow-up's own failures. */
+export async function settleFollowUp(result: Promise<FollowUpResult>): Promise<FollowUpOutcome> {
+  try {
+    return endedOutcome(await result);
+  } catch (error) {
+    return failedOutcome(error);
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The package as a backend service gets it: `npm pack`, the tarball installed into a fresh project, the README's
+ * snippets (taken from the README itself) compiled in strict TypeScript as an ES module, as CommonJS and as a jest
+ * test, then run against the run's dev server: the two library snippets with a worker of ours serving their follow-ups,
+ * the jest test with its own embedded worker and simulator from the package's `worker` and `testing` entries.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createHarness, type Harness } from '../support/harness';
+
+const execFileAsync = promisify(execFile);
+
+const ROOT = join(__dirname, '..', '..');
+const NODE = process.execPath;
+
+/** The fenced code block after `<!-- consumer: NAME -->` in the README. */
+function readmeSnippet(name: string): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const marker = `<!-- consumer: ${name} -->\n\`\`\`ts\n`;
+  const start = readme.indexOf(marker);
+  if (start < 0) throw new Error(`README.md has no snippet marked ${name}`);
+  const body = readme.slice(start + marker.length);
+  return body.slice(0, body.indexOf('\n```'));
+}
+
+function npm(args: string[], cwd: string): string {
+  return execFileSync('npm', args, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' } });
+}
+
+let h: Harness;
+let dir: string;
+let packed: { files: Array<{ path: string }> };
+beforeAll(async () => {
+  h = await createHarness();
+  dir = mkdtempSync(join(tmpdir(), 'agent-followup-consumer-'));
+  // --ignore-scripts: `npm test` has built dist/ already; `prepare` would build it again.
+  const [pack] = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dir], ROOT)) as [{ filename: string; files: Array<{ path: string }> }];
+  packed = pack;
+  const tarball = join(dir, pack.filename);
+  const project = join(dir, 'consumer');
+  mkdirSync(join(project, 'src'), { recursive: true });
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, version: '1.0.0' }));
+  writeFileSync(
+    join(project, 'tsconfig.json'),
+    JSON.stringify({
+      // skipLibCheck: @temporalio/common's own declarations import `ms`, whose types nodenext cannot find.
+      compilerOptions: { strict: true, skipLibCheck: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'ES2022', outDir: 'out', rootDir: 'src', types: ['node', 'jest'] },
+      include: ['src'],
+    }),
+  );
+  writeFileSync(join(project, 'src', 'follow-up.mts'), readmeSnippet('esm'));
+  writeFileSync(join(project, 'src', 'follow-up.cts'), readmeSnippet('cjs'));
+  writeFileSync(join(project, 'src', 'follow-up.test.ts'), readmeSnippet('jest'));
+  // The versions this repository tests with, from the npm cache when it has them.
+  const dev = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies;
+  const tools = ['typescript', '@types/node', 'jest', '@types/jest'].map((name) => `${name}@${dev[name]}`);
+  npm(['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', tarball, ...tools], project);
+}, 600_000);
+
+afterAll(async () => {
+  await h.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const consumer = () => join(dir, 'consumer');
+
+test('the tarball ships the built library, its declarations and the workflow bundle, nothing else', () => {
+  const paths = packed.files.map((file) => file.path);
+  expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/workflow-bundle.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/embedded-worker.d.ts', 'dist/src/testing.d.ts', 'dist/src/cli.js']));
+  expect(paths.filter((path) => !/^(package\.json|README\.md|dist\/workflow-bundle\.js|dist\/src\/.+\.(js|d\.ts))$/.test(path))).toEqual([]);
+  expect(paths.filter((path) => /\/(dev|scripts|test)\/|\.test\./.test(path))).toEqual([]);
+});
+
+test('the README snippets compile in strict TypeScript against the installed package (ESM, CommonJS, jest)', () => {
+  const tsc = join(consumer(), 'node_modules', 'typescript', 'bin', 'tsc');
+  expect(() => execFileSync(NODE, [tsc, '-p', '.'], { cwd: consumer(), encoding: 'utf8' })).not.toThrow();
+});
+
+describe('and run as a service would run them', () => {
+  test.each([
+    ['follow-up.mjs', 'job-123', 'Also update the changelog'],
+    ['follow-up.cjs', 'job-456', 'Rename the config flag'],
+  ])('%s starts a follow-up and reports its pull request', async (file, jobId, prompt) => {
+    h.simulator.addJob({ projectId: 'my-project', jobId, workMs: 300 });
+    const taskQueue = h.taskQueue();
+    const worker = await h.worker(taskQueue);
+    // Its own process, as a service would be; our worker in this one serves its follow-up.
+    const { stdout } = await worker.runUntil(
+      execFileAsync(NODE, [join('out', file)], {
+        cwd: consumer(),
+        env: { ...process.env, TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE: taskQueue },
+      }),
+    );
+    expect(stdout).toMatch(/completed: https:\/\/github\.com\/.+\/pull\/\d+/);
+    expect(h.simulator.counts('my-project', jobId).prompts).toEqual([prompt]);
+  }, 120_000);
+
+  test('the jest snippet passes, with the worker and the simulator from the package', async () => {
+    const jest = join(consumer(), 'node_modules', 'jest', 'bin', 'jest.js');
+    const { stderr } = await execFileAsync(NODE, [jest, '--rootDir', 'out', '--ci'], {
+      cwd: consumer(),
+      env: { ...process.env, TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS },
+    });
+    expect(stderr).toContain('1 passed');
+  }, 120_000);
+});

@@ -7,7 +7,7 @@ import type { NativeConnectionOptions } from '@temporalio/worker';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { z } from 'zod';
 import { DEFAULT_GET_JOB_PATH, DEFAULT_SEND_PATH, type AgentApiClientConfig } from './agent-api/http-client';
-import { parseDuration } from './follow-up/duration';
+import { formatMs, parseDuration } from './follow-up/duration';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './observability/logging';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './send-budget';
 import { WORKER_DEFAULTS } from './worker-defaults';
@@ -126,7 +126,7 @@ const positiveWhole = (fallback: number) =>
       return z.NEVER;
     });
 
-const WorkerEnvSchema = z.object({
+const WorkerEnvFields = z.object({
   AGENT_API_KEY: z.string().optional(),
   AGENT_API_KEY_PREFIX: z
     .string()
@@ -140,7 +140,10 @@ const WorkerEnvSchema = z.object({
       error: 'must contain {projectId} and {id}',
     })
     .default(DEFAULT_GET_JOB_PATH),
-  AGENT_API_REQUEST_TIMEOUT: durationMs(15_000),
+  // The poll activity's start-to-close is 30s; a request must give up before Temporal gives up on the attempt.
+  AGENT_API_REQUEST_TIMEOUT: durationMs(15_000).refine((ms) => ms <= MAX_REQUEST_TIMEOUT_MS, {
+    error: `must be at most ${MAX_REQUEST_TIMEOUT_MS / 1000}s`,
+  }),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
   WORKER_SHUTDOWN_GRACE_TIME: durationMs(30_000),
   WORKER_METRICS_ADDRESS: z
@@ -182,6 +185,45 @@ const WorkerEnvSchema = z.object({
     .optional()
     .transform((value) => (value === undefined || value.trim() === '' ? undefined : value)),
 });
+
+const WorkerEnvSchema = WorkerEnvFields
+  // Checks that read two variables run whenever those two are valid, so one run still lists every problem.
+  .refine((vars) => apiKeyProblem(vars.AGENT_API_KEY, vars.AGENT_API_KEY_PREFIX) === null, {
+    error: (issue) => apiKeyProblemOf(issue.input),
+    when: validFields('AGENT_API_KEY_PREFIX'),
+  })
+  .refine((vars) => baseUrlProblem(vars.AGENT_API_BASE_URL, vars.AGENT_API_ALLOW_INSECURE_HTTP) === null, {
+    error: (issue) => baseUrlProblemOf(issue.input),
+    when: validFields('AGENT_API_BASE_URL', 'AGENT_API_ALLOW_INSECURE_HTTP'),
+  })
+  // A send cut off by shutdown may or may not have arrived: the grace time must let every request finish.
+  .refine((vars) => vars.WORKER_SHUTDOWN_GRACE_TIME >= vars.AGENT_API_REQUEST_TIMEOUT, {
+    error: (issue) => {
+      const vars = issue.input as WorkerEnv;
+      return (
+        `WORKER_SHUTDOWN_GRACE_TIME (${formatMs(vars.WORKER_SHUTDOWN_GRACE_TIME)}) must be at least AGENT_API_REQUEST_TIMEOUT ` +
+        `(${formatMs(vars.AGENT_API_REQUEST_TIMEOUT)}), so a send under way when the worker stops can finish`
+      );
+    },
+    when: validFields('WORKER_SHUTDOWN_GRACE_TIME', 'AGENT_API_REQUEST_TIMEOUT'),
+  });
+
+type WorkerEnv = z.output<typeof WorkerEnvFields>;
+
+/** Runs a cross-variable check only when none of the variables it reads has a problem of its own. */
+function validFields(...names: (keyof WorkerEnv)[]): (payload: z.core.ParsePayload) => boolean {
+  return (payload) => !payload.issues.some((issue) => names.includes(issue.path?.[0] as keyof WorkerEnv));
+}
+
+function apiKeyProblemOf(input: unknown): string {
+  const vars = input as WorkerEnv;
+  return apiKeyProblem(vars.AGENT_API_KEY, vars.AGENT_API_KEY_PREFIX) ?? 'AGENT_API_KEY is invalid';
+}
+
+function baseUrlProblemOf(input: unknown): string {
+  const vars = input as WorkerEnv;
+  return baseUrlProblem(vars.AGENT_API_BASE_URL, vars.AGENT_API_ALLOW_INSECURE_HTTP) ?? 'AGENT_API_BASE_URL is invalid';
+}
 
 export interface TemporalSettings {
   connectionOptions: NativeConnectionOptions;
@@ -227,31 +269,10 @@ export function loadTemporalSettings(env: Env = process.env): TemporalSettings {
 
 /** Reads and checks the worker's whole configuration; throws one ConfigError listing every problem. */
 export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
-  const problems: string[] = [];
   const parsed = WorkerEnvSchema.safeParse(env);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) problems.push(`${issue.path.map(String).join('.')} ${issue.message}`);
-  }
-  // The key and URL checks run even when another variable is bad, so one run lists every problem.
-  const prefix = parsed.success ? parsed.data.AGENT_API_KEY_PREFIX : env.AGENT_API_KEY_PREFIX || 'mint';
-  const keyProblem = apiKeyProblem(env.AGENT_API_KEY, prefix);
-  if (keyProblem) problems.push(keyProblem);
-  const urlProblem = baseUrlProblem(
-    env.AGENT_API_BASE_URL ?? DEFAULT_AGENT_API_BASE_URL,
-    parsed.success ? parsed.data.AGENT_API_ALLOW_INSECURE_HTTP : false,
-  );
-  if (urlProblem) problems.push(urlProblem);
-  if (parsed.success && parsed.data.AGENT_API_REQUEST_TIMEOUT > MAX_REQUEST_TIMEOUT_MS) {
-    // The poll activity's start-to-close is 30s; a request must give up before Temporal gives up on the attempt.
-    problems.push(`AGENT_API_REQUEST_TIMEOUT must be at most ${MAX_REQUEST_TIMEOUT_MS / 1000}s`);
-  }
-  if (parsed.success && parsed.data.WORKER_SHUTDOWN_GRACE_TIME < parsed.data.AGENT_API_REQUEST_TIMEOUT) {
-    // A send cut off by shutdown may or may not have arrived: the grace time must let every request finish.
-    problems.push(
-      `WORKER_SHUTDOWN_GRACE_TIME (${parsed.data.WORKER_SHUTDOWN_GRACE_TIME} ms) must be at least AGENT_API_REQUEST_TIMEOUT ` +
-        `(${parsed.data.AGENT_API_REQUEST_TIMEOUT} ms), so a send under way when the worker stops can finish`,
-    );
-  }
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join('.')} ${issue.message}` : issue.message));
 
   let temporal: TemporalSettings | undefined;
   try {
@@ -266,7 +287,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   return {
     agentApi: {
       baseUrl: vars.AGENT_API_BASE_URL,
-      apiKey: env.AGENT_API_KEY as string,
+      apiKey: vars.AGENT_API_KEY as string,
       requestTimeoutMs: vars.AGENT_API_REQUEST_TIMEOUT,
       sendPath: DEFAULT_SEND_PATH,
       getJobPath: vars.AGENT_API_GET_JOB_PATH,

@@ -65,8 +65,8 @@ export class FollowUpSchedules {
           checked.scheduleId,
         );
       }
-      // The SDK turns the server's "Invalid schedule spec" into a TypeError; it is still the caller's input.
-      if (error instanceof TypeError) throw new InvalidScheduleError(`Invalid schedule: Temporal refused the spec: ${error.message}`);
+      // The server checks cron syntax itself; the SDK surfaces its refusal as a TypeError. It is still the caller's input.
+      if (error instanceof TypeError) throw new InvalidScheduleError(specRefusal(checked, error.message));
       throw error;
     }
     return { scheduleId: checked.scheduleId, workflowIdPrefix: options.action.workflowId as string };
@@ -199,4 +199,14 @@ export class FollowUpSchedules {
     }
     return run;
   }
+}
+
+/** The server's reason for refusing a spec, with the cron text it refused and the forms it accepts. */
+function specRefusal(checked: CheckedScheduleRequest, reason: string): string {
+  if (!('cron' in checked.spec)) return `Invalid schedule: Temporal refused the spec: ${reason}`;
+  return (
+    `Invalid schedule: Temporal refused the cron expression '${checked.spec.cron}': ${reason}. ` +
+    'Use 5 fields (minute hour day-of-month month day-of-week, e.g. "0 9 * * MON-FRI"), 6 (… year) or 7 (second … year), ' +
+    'or @hourly, @daily, @weekly, @monthly, @yearly'
+  );
 }

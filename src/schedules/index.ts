@@ -3,11 +3,11 @@
  * expression or a fixed interval. Everything is validated before Temporal is called, each run is an ordinary
  * follow-up workflow with a unique id, and `describe` shows how the recent runs ended (docs/SCHEDULES.md).
  *
- * cron.ts checks cron text; request.ts holds the defaults and the request checks; options.ts is what is sent to
- * Temporal; views.ts is what callers get back; client.ts is the `FollowUpSchedules` class.
+ * cron.ts holds our cron policy (Temporal checks the syntax); request.ts holds the defaults and the request checks;
+ * options.ts is what is sent to Temporal; views.ts is what callers get back; client.ts is the `FollowUpSchedules` class.
  */
 export { FollowUpSchedules } from './client';
-export { cronExpressionProblems } from './cron';
+export { cronPolicyProblems } from './cron';
 export { type ListSchedulesFilter } from './list-filter';
 export { buildScheduleOptions, type FollowUpScheduleOptions } from './options';
 export {

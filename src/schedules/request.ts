@@ -12,7 +12,7 @@ import {
   type FollowUpRequest,
 } from '../follow-up/input';
 import { parseDuration } from '../follow-up/duration';
-import { cronExpressionProblems } from './cron';
+import { cronPolicyProblems } from './cron';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Defaults, and why
@@ -149,7 +149,7 @@ function createScheduleRequestSchema(maxPromptLength: number) {
         cron: z
           .string({ error: 'cron must be a string such as "0 9 * * MON-FRI"' })
           .superRefine((cron, ctx) => {
-            for (const problem of cronExpressionProblems(cron)) ctx.addIssue({ code: 'custom', message: `cron ${problem}` });
+            for (const problem of cronPolicyProblems(cron)) ctx.addIssue({ code: 'custom', message: `cron ${problem}` });
           })
           .optional(),
         every: scheduleDuration('every', MIN_EVERY_MS, MAX_EVERY_MS).optional(),

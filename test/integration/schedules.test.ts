@@ -180,12 +180,24 @@ describe('the library', () => {
     const schedules = schedulesOn(h.taskQueue());
     const scheduleId = `test-invalid-${randomUUID()}`;
     const error = await schedules
-      .create({ scheduleId, input: { ...uniqueJob(), prompt: '' }, cron: '0 25 * * *', timezone: 'Mars/Olympus' })
+      .create({ scheduleId, input: { ...uniqueJob(), prompt: '' }, cron: '@every 1h', timezone: 'Mars/Olympus' })
       .then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidScheduleError);
     expect((error as Error).message).toContain('input.prompt must not be empty');
-    expect((error as Error).message).toContain("cron the hour field '25'");
+    expect((error as Error).message).toContain('cron @every is not accepted here');
     expect((error as Error).message).toContain('timezone is not a known IANA time zone');
+    await expect(schedules.describe(scheduleId)).rejects.toBeInstanceOf(ScheduleNotFoundError);
+  });
+
+  test("a cron expression Temporal's own parser refuses is an InvalidScheduleError with the server's reason, and creates nothing", async () => {
+    const schedules = schedulesOn(h.taskQueue());
+    const scheduleId = `test-bad-cron-${randomUUID()}`;
+    const error = await schedules
+      .create({ scheduleId, input: { ...uniqueJob(), prompt: 'Hi' }, cron: '0 25 * * *' })
+      .then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidScheduleError);
+    expect((error as Error).message).toContain("Temporal refused the cron expression '0 25 * * *'");
+    expect((error as Error).message).toContain('Hour is not in range [0-23]');
     await expect(schedules.describe(scheduleId)).rejects.toBeInstanceOf(ScheduleNotFoundError);
   });
 
@@ -311,11 +323,18 @@ describe('the CLI', () => {
     });
   });
 
+  test("a cron expression the server refuses exits 2 with the server's reason and the accepted forms", async () => {
+    const run = await cli(['schedule', 'create', '--project', 'p', '--job', uniqueJob().jobId, '--prompt', 'x', '--cron', '0 9 * *'], h.taskQueue());
+    expect(run.code).toBe(ExitCode.BadInput);
+    expect(run.err).toContain("Temporal refused the cron expression '0 9 * *': CronString does not have 5-7 fields");
+    expect(run.err).toContain('Use 5 fields');
+  });
+
   test.each([
     [['schedule'], /schedule needs a command/],
     [['schedule', 'launch'], /unknown schedule command 'launch'/],
     [['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x'], /give either cron .* or every/],
-    [['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x', '--cron', '0 9 * *'], /cron has 4 field\(s\)/],
+    [['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x', '--cron', '* * * * * * *'], /more often than once a minute are refused/],
     [['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x', '--every', '5s'], /every must be between 1m and 366d/],
     [['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x', '--cron', '@daily', '--timezone', 'Nowhere/Land'], /timezone is not a known IANA time zone/],
     [['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x', '--cron', '@daily', '--overlap', 'allow-all'], /overlap must be one of skip, buffer-one/],

@@ -302,7 +302,7 @@ describe('loadWorkerConfig', () => {
     ['a request timeout that is not a duration', { AGENT_API_REQUEST_TIMEOUT: 'soon' }, 'AGENT_API_REQUEST_TIMEOUT must be a positive duration'],
     ['a zero request timeout', { AGENT_API_REQUEST_TIMEOUT: '0' }, 'AGENT_API_REQUEST_TIMEOUT must be a positive duration'],
     ['a negative grace time', { WORKER_SHUTDOWN_GRACE_TIME: '-5s' }, 'WORKER_SHUTDOWN_GRACE_TIME must be a positive duration'],
-    ['a grace time shorter than the request timeout', { WORKER_SHUTDOWN_GRACE_TIME: '5s', AGENT_API_REQUEST_TIMEOUT: '15s' }, 'WORKER_SHUTDOWN_GRACE_TIME (5000 ms) must be at least AGENT_API_REQUEST_TIMEOUT (15000 ms)'],
+    ['a grace time shorter than the request timeout', { WORKER_SHUTDOWN_GRACE_TIME: '5s', AGENT_API_REQUEST_TIMEOUT: '15s' }, 'WORKER_SHUTDOWN_GRACE_TIME (5s) must be at least AGENT_API_REQUEST_TIMEOUT (15s)'],
     ['a cache size that is not a whole number', { WORKER_MAX_CACHED_WORKFLOWS: 'many' }, 'WORKER_MAX_CACHED_WORKFLOWS must be a whole number of at least 1'],
     ['no activity slots', { WORKER_MAX_CONCURRENT_ACTIVITIES: '0' }, 'WORKER_MAX_CONCURRENT_ACTIVITIES must be a whole number of at least 1'],
     ['a send budget that is not a number', { AGENT_SENDS_PER_PROJECT_PER_HOUR: 'lots' }, 'AGENT_SENDS_PER_PROJECT_PER_HOUR must be a number of sends per project per hour (e.g. 80), or none'],
@@ -320,6 +320,28 @@ describe('loadWorkerConfig', () => {
     const error = configErrorOf({ AGENT_API_KEY: KEY, AGENT_API_ALLOW_INSECURE_HTTP: 'yes', AGENT_API_REQUEST_TIMEOUT: 'soon' });
     expect(error.message).toContain('AGENT_API_ALLOW_INSECURE_HTTP');
     expect(error.message).toContain('AGENT_API_REQUEST_TIMEOUT');
+  });
+
+  test('checks across two variables still run when another variable is bad, so one run lists every problem', () => {
+    const error = configErrorOf({
+      AGENT_API_KEY: 'mint_dsc_0123456789abcdef',
+      LOG_LEVEL: 'LOUD',
+      AGENT_API_BASE_URL: 'http://api.example.com',
+      WORKER_SHUTDOWN_GRACE_TIME: '2s',
+    });
+    const listed = error.message.split('\n- ').slice(1);
+    expect(listed).toEqual([
+      expect.stringContaining('LOG_LEVEL must be one of'),
+      expect.stringContaining('AGENT_API_KEY is an assistant key'),
+      expect.stringContaining('AGENT_API_BASE_URL uses plain http://'),
+      expect.stringContaining('WORKER_SHUTDOWN_GRACE_TIME (2s) must be at least AGENT_API_REQUEST_TIMEOUT (15s)'),
+    ]);
+  });
+
+  test('a check across two variables is skipped when one of them is itself bad, instead of reporting nonsense', () => {
+    const error = configErrorOf({ AGENT_API_KEY: KEY, AGENT_API_REQUEST_TIMEOUT: 'soon', WORKER_SHUTDOWN_GRACE_TIME: '2s' });
+    expect(error.message).toContain('AGENT_API_REQUEST_TIMEOUT must be a positive duration');
+    expect(error.message).not.toContain('must be at least AGENT_API_REQUEST_TIMEOUT');
   });
 
   test.each(['1', 'true'])('the insecure-http flag %j lets plain http to a remote host through', (flag) => {

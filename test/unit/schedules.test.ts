@@ -5,7 +5,7 @@ import { followUpStartMetadata } from '../../src/follow-up/start-metadata';
 import {
   buildScheduleOptions,
   checkScheduleRequest,
-  cronExpressionProblems,
+  cronPolicyProblems,
   DEFAULT_CATCHUP_WINDOW_MS,
   followUpScheduleId,
   InvalidScheduleError,
@@ -131,38 +131,28 @@ describe('checkScheduleRequest', () => {
   });
 });
 
-describe('cronExpressionProblems', () => {
-  test.each(['0 9 * * MON-FRI', '*/15 * * * *', '0 0 1 JAN,JUL *', '0 9 * * 7', '0 9 * * SU', '0 0 1 1 * 2030', '30 0 9 * * * *', '@daily', '@hourly', '0 9 * * * # morning', '5/10 1-5/2,8 * * *'])(
-    'accepts %s',
+describe('cronPolicyProblems', () => {
+  test.each(['0 9 * * MON-FRI', '*/15 * * * *', '0 0 1 1 * 2030', '30 0 9 * * * *', '@daily', '0 9 * * * # morning'])(
+    'lets %s through to Temporal',
     (cron) => {
-      expect(cronExpressionProblems(cron)).toEqual([]);
+      expect(cronPolicyProblems(cron)).toEqual([]);
     },
   );
 
   test.each([
     ['', 'is empty'],
-    ['0 9 * *', 'has 4 field(s)'],
-    ['60 * * * *', "the minute field '60' has 60, outside 0–59"],
-    ['0 24 * * *', "the hour field '24' has 24, outside 0–23"],
-    ['0 9 ? * *', 'Quartz extensions Temporal does not support'],
-    ['0 9 L * *', "uses 'L'"],
-    ['0 9 15W * *', "uses '15W'"],
-    ['0 9 * * FUNDAY', "has 'FUNDAY', which is not a number or a day name"],
-    ['0 9 * XY *', "has 'XY', which is not a number or a month name"],
-    ['0 9 5-1 * *', "a range '5-1' that ends before it starts"],
-    ['*/0 * * * *', "a step '0' that is not a whole number of at least 1"],
-    ['0 0 1 1 * 2200', 'outside 2000–2100'],
+    ['  # only a comment', 'is empty'],
     ['* * * * * * *', 'follow-ups more often than once a minute are refused'],
+    ['*/10 * * * * * *', 'follow-ups more often than once a minute are refused'],
     ['@every 1h', '@every is not accepted here'],
-    ['@fortnightly', "unknown shorthand '@fortnightly'"],
     ['CRON_TZ=Europe/Berlin 0 9 * * *', 'give timezone instead'],
-    ['1,,2 * * * *', 'has an empty list item'],
+    ['TZ=UTC 0 9 * * *', 'give timezone instead'],
   ])('refuses %j: %s', (cron, problem) => {
-    expect(cronExpressionProblems(cron).join('; ')).toContain(problem);
+    expect(cronPolicyProblems(cron).join('; ')).toContain(problem);
   });
 
-  test('names every bad field of one expression', () => {
-    expect(cronExpressionProblems('61 25 * * *')).toHaveLength(2);
+  test("leaves the syntax to Temporal's own check (a field out of range is the server's to refuse)", () => {
+    expect(cronPolicyProblems('0 25 * * *')).toEqual([]);
   });
 });
 

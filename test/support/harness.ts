@@ -4,12 +4,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { AgentApiClient } from '../../src/agent-api/http-client';
 import { FollowUpClient } from '../../src/client';
 import { configureSendBudget } from '../../src/send-budget';
 import { AgentApiSimulator, type SimulatorOptions } from '../../src/simulator/simulator';
 import { createFollowUpWorker, type FollowUpWorker, type FollowUpWorkerOptions } from '../../src/follow-up-worker';
+import { installQuietRuntime } from './quiet-runtime';
 
 export { TEST_SERVER_CONTINUE_AS_NEW_AFTER, TEST_SERVER_HISTORY_LIMIT } from './server-limits';
 
@@ -35,22 +36,13 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-let runtimeInstalled = false;
 
 /** Connects to the run's dev server and starts a simulator; call once per test file (beforeAll). */
 export async function createHarness(simulatorOptions: SimulatorOptions = {}): Promise<Harness> {
   const address = process.env.TEST_TEMPORAL_ADDRESS;
   const bundlePath = process.env.TEST_WORKFLOW_BUNDLE;
   if (!address || !bundlePath) throw new Error('integration tests need the jest globalSetup (run them with `npm test`)');
-  if (!runtimeInstalled) {
-    runtimeInstalled = true;
-    try {
-      // Workflow and worker logs at ERROR only, so test output stays readable.
-      Runtime.install({ logger: new DefaultLogger('ERROR') });
-    } catch {
-      // Already installed in this process by an earlier test file.
-    }
-  }
+  installQuietRuntime();
   const connection = await Connection.connect({ address });
   const nativeConnection = await NativeConnection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });

@@ -10,7 +10,7 @@
 # (Namespace -> Search Attributes) or with `tcld namespace search-attributes add` instead.
 set -euo pipefail
 
-attributes=(AgentProjectId AgentJobId AgentJobStatus AgentPrLink)
+attributes=(AgentProjectId AgentJobId AgentJobStatus AgentPrLink AgentFollowUpOutcome)
 
 cli="${TEMPORAL_CLI:-}"
 if [[ -z "$cli" ]]; then

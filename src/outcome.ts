@@ -6,11 +6,12 @@
  */
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
-import { FollowUpErrorType, type FollowUpResult } from './follow-up/types';
+import { failureKind, type DidNotEndKind, type EndedKind } from './follow-up/outcome-kind';
+import type { FollowUpResult } from './follow-up/types';
 
 /** The follow-up ran to the job's end: the job's final status says how the agent did. */
 export interface FollowUpEnded {
-  kind: 'completed' | 'failed' | 'archived';
+  kind: EndedKind;
   result: FollowUpResult;
 }
 
@@ -25,7 +26,7 @@ export interface FollowUpEnded {
  * - `error`: anything else (`type` is the failure type).
  */
 export interface FollowUpDidNotEnd {
-  kind: 'timed-out' | 'rejected' | 'invalid-input' | 'delivery-unknown' | 'cancelled' | 'error';
+  kind: DidNotEndKind;
   /** The failure type: one of FollowUpErrorType, an agent API error type such as `AgentJobNotFound`, or Temporal's. */
   type: string;
   message: string;
@@ -53,12 +54,7 @@ export function failedOutcome(error: unknown): FollowUpDidNotEnd {
   }
   if (!application) return { kind: 'error', type: 'WorkflowFailed', message: error.message };
   const type = application.type ?? 'Error';
-  const message = application.message;
-  if (type === FollowUpErrorType.TimedOut) return { kind: 'timed-out', type, message };
-  if (type === FollowUpErrorType.InvalidInput) return { kind: 'invalid-input', type, message };
-  if (type === FollowUpErrorType.DeliveryUnknown) return { kind: 'delivery-unknown', type, message };
-  if (application.nonRetryable) return { kind: 'rejected', type, message };
-  return { kind: 'error', type, message };
+  return { kind: failureKind(type, application.nonRetryable === true), type, message: application.message };
 }
 
 /** Waits for a follow-up's result and says how it ended, without throwing for the follow-up's own failures. */

@@ -51,6 +51,6 @@ export function searchAttributeFix(namespace: string, problems: string[]): strin
     `Namespace '${namespace}' lacks agent-followup's search attributes (${problems.join('; ')}). ` +
     'Register them once per namespace with `scripts/register-search-attributes.sh` (TEMPORAL_ADDRESS and ' +
     'TEMPORAL_NAMESPACE select the cluster), or on Temporal Cloud in the Cloud UI or with ' +
-    '`tcld namespace search-attributes add` (AgentProjectId, AgentJobId, AgentJobStatus, AgentPrLink, all Keyword).'
+    `\`tcld namespace search-attributes add\` (${FOLLOW_UP_SEARCH_ATTRIBUTES.map((key) => key.name).join(', ')}, all Keyword).`
   );
 }

@@ -27,9 +27,13 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
   if (progress.phase === 'queued') return renderQueued(progress);
   const status =
     progress.lastStatus === null ? 'not read yet' : `\`${progress.lastStatus}\`${progress.lastStatusUnknown ? ' (undocumented)' : ''}`;
+  const job = `job \`${progress.jobId}\` in project \`${progress.projectId}\``;
+  // A failure's own reason is the headline; the job's last read follows.
+  const failedWithReason = progress.phase === 'failed' && progress.lastError !== null;
   const lines = [
-    `**${PHASE_TITLES[progress.phase]}**: job \`${progress.jobId}\` in project \`${progress.projectId}\` is ${status}` +
-      `${progress.waitingFor ? WAITING_FOR[progress.waitingFor] : ''}.`,
+    failedWithReason
+      ? `**Failed**: ${progress.lastError}\n\nThe ${job} ${progress.lastStatus === null ? 'was never read' : `was last read as ${status}`}.`
+      : `**${PHASE_TITLES[progress.phase]}**: ${job} is ${status}${progress.waitingFor ? WAITING_FOR[progress.waitingFor] : ''}.`,
     '',
     `- Reads reported: ${progress.polls}${progress.runs > 1 ? `, over ${progress.runs} runs (continued as new)` : ''}; ` +
       'polls that change nothing show on the pending poll activity',
@@ -41,7 +45,8 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
   }
   if (progress.prLink) lines.push(`- Pull request: ${progress.prLink}`);
   if (progress.deadline && !FINAL_PHASES.has(progress.phase)) lines.push(`- Gives up at: ${progress.deadline}`);
-  if (progress.lastError) lines.push(`- Last error: ${progress.lastError}`);
+  if (progress.lastError && !failedWithReason) lines.push(`- Last error: ${progress.lastError}`);
+  if (progress.outcome) lines.push(`- Outcome: \`${progress.outcome}\` (search attribute AgentFollowUpOutcome)`);
   return lines.join('\n');
 }
 

@@ -6,17 +6,33 @@
  * servers of the tests and the demo register them). Their values are stored unencrypted: ids, a status and a link,
  * never the prompt or the key.
  */
-import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
-import type { AgentJob } from '../agent-api/job';
+import {
+  defineSearchAttributeKey,
+  SearchAttributeType,
+  type SearchAttributePair,
+  type SearchAttributeUpdatePair,
+} from '@temporalio/common';
+import { isTerminal, type AgentJob } from '../agent-api/job';
+import type { FollowUpOutcomeKind } from './outcome-kind';
 
 export const AgentProjectId = defineSearchAttributeKey('AgentProjectId', SearchAttributeType.KEYWORD);
 export const AgentJobId = defineSearchAttributeKey('AgentJobId', SearchAttributeType.KEYWORD);
-/** The job's last status as read by the follow-up: kept current while polling. */
+/**
+ * The job's last status as read by the follow-up: kept current while polling, and removed when the follow-up ends
+ * without a terminal read, so `AgentJobStatus="active"` never finds a follow-up that stopped watching.
+ */
 export const AgentJobStatus = defineSearchAttributeKey('AgentJobStatus', SearchAttributeType.KEYWORD);
 /** The pull request's link, once a read shows one. */
 export const AgentPrLink = defineSearchAttributeKey('AgentPrLink', SearchAttributeType.KEYWORD);
 
-export const FOLLOW_UP_SEARCH_ATTRIBUTES = [AgentProjectId, AgentJobId, AgentJobStatus, AgentPrLink] as const;
+/**
+ * How the follow-up ended, set once when it ends (`completed`, `failed`, `archived` for the job's own ending;
+ * `timed-out`, `rejected`, `invalid-input`, `delivery-unknown`, `cancelled`, `error` otherwise: outcome-kind.ts).
+ * Unset while it runs. The Web UI's list shows a failed job and a PR alike as a green "Completed"; this tells them apart.
+ */
+export const AgentFollowUpOutcome = defineSearchAttributeKey('AgentFollowUpOutcome', SearchAttributeType.KEYWORD);
+
+export const FOLLOW_UP_SEARCH_ATTRIBUTES = [AgentProjectId, AgentJobId, AgentJobStatus, AgentPrLink, AgentFollowUpOutcome] as const;
 
 /**
  * Longest value we store in a keyword attribute. SQL visibility stores custom keywords in 255-character columns, and
@@ -53,5 +69,15 @@ export function jobAttributeUpdates(
       updates.push({ key: AgentPrLink, value: link });
     }
   }
+  return updates;
+}
+
+/**
+ * The upserts when the follow-up ends: its outcome, and the job's status removed unless the last read was terminal
+ * (a follow-up that timed out, failed or was cancelled no longer knows the job's status).
+ */
+export function endingAttributeUpdates(outcome: FollowUpOutcomeKind, lastStatus: string | undefined): SearchAttributeUpdatePair[] {
+  const updates: SearchAttributeUpdatePair[] = [{ key: AgentFollowUpOutcome, value: outcome }];
+  if (lastStatus !== undefined && !isTerminal(lastStatus)) updates.push({ key: AgentJobStatus, value: null });
   return updates;
 }

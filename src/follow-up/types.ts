@@ -1,5 +1,6 @@
 /** Shapes shared by the workflow, the activities, the client and the CLI. Pure types and constants. */
 import type { AgentJob, JobState, TerminalJobStatus } from '../agent-api/job';
+import type { FollowUpOutcomeKind } from './outcome-kind';
 
 /** Stable failure `type` names raised by the workflow itself (the API's own are in agent-api/errors.ts). */
 export const FollowUpErrorType = {
@@ -71,6 +72,8 @@ export interface FollowUpProgress {
   delivery: DeliveryEvidence | null;
   /** The job's pull-request link in the last read, when it has one. */
   prLink: string | null;
+  /** How the follow-up ended (outcome-kind.ts); null while it runs. The same word as its AgentFollowUpOutcome. */
+  outcome: FollowUpOutcomeKind | null;
   /** The poll activity under way, as Temporal describes it (filled in by the client, not by the workflow). */
   poll?: PollActivityProgress;
 }

@@ -78,7 +78,7 @@ export async function deliver(run: FollowUpRun, earlier: DeliveryRecord | null):
     }
     // Nothing arrived (or, for `retry`, the Idempotency-Key covers a duplicate): try again after a pause.
     if (Date.now() + waitMs >= run.deadlineMs) throw run.timedOut('the follow-up message could not be sent');
-    await sleep(waitMs);
+    await sleep(waitMs, { summary: `wait before sending again (the last attempt certainly did not arrive)` });
     backoffMs = Math.min(backoffMs * 2, SEND_BACKOFF.maxMs);
     await run.continueAsNewIfSuggested(undefined);
   }
@@ -117,7 +117,7 @@ async function readIdleJob(run: FollowUpRun): Promise<AgentJob> {
 async function settleOpenAttempt(run: FollowUpRun, open: OpenAttempt): Promise<Delivered | null> {
   run.enter('reconciling');
   for (let read = 1; read <= RECONCILE_READS; read += 1) {
-    await sleep(RECONCILE_DELAY_MS);
+    await sleep(RECONCILE_DELAY_MS, { summary: `pause before read ${read} of ${RECONCILE_READS} of an interrupted send` });
     const { job, readAtMs, polls } = await pollAgentJob(
       { ...run.ref, known: null, acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce: true },
       run.deadlineMs,

@@ -20,7 +20,15 @@ import { isKnownStatus, jobState, type AgentJob, type TerminalJobStatus } from '
 import type { Delivered, FollowUpCheckpoint } from '../follow-up/checkpoint';
 import { renderProgressDetails } from '../follow-up/progress-details';
 import type { FollowUpRequest } from '../follow-up/request';
-import { AgentJobId, AgentJobStatus, AgentPrLink, AgentProjectId, jobAttributeUpdates } from '../follow-up/search-attributes';
+import { failureKind, type FollowUpOutcomeKind } from '../follow-up/outcome-kind';
+import {
+  AgentJobId,
+  AgentJobStatus,
+  AgentPrLink,
+  AgentProjectId,
+  endingAttributeUpdates,
+  jobAttributeUpdates,
+} from '../follow-up/search-attributes';
 import type { FollowUpInput } from '../follow-up/input';
 import {
   DELIVERY_MEMO_KEY,
@@ -74,6 +82,7 @@ export class FollowUpRun {
       sendAttempts: this.sendAttempts,
       delivery: delivered?.via ?? null,
       prLink: this.lastJob?.prLink ?? null,
+      outcome: null,
     };
     setHandler(progressQuery, () => this.progress);
     if (!checkpoint) recordStarted();
@@ -178,6 +187,7 @@ export class FollowUpRun {
     const outcome = job.status as TerminalJobStatus;
     log.info('Agent job reached a terminal status', { ...this.ref, status: job.status, prLink: job.prLink, polls: this.polls });
     this.enter('finished');
+    this.end(outcome);
     recordFinished(outcome);
     recordTimeToTerminal((Date.now() - delivered.sentAtMs) / 1000, outcome);
     return {
@@ -199,9 +209,11 @@ export class FollowUpRun {
     const phase = isCancellation(error) ? 'cancelled' : isType(error, FollowUpErrorType.TimedOut) ? 'timed-out' : 'failed';
     if (phase === 'failed') this.progress.lastError = describeFailure(error);
     log.warn('Follow-up ended without a result', { ...this.ref, phase, reason: describeFailure(error) });
+    const final = phase === 'failed' ? ownFailure(error) : error;
     this.enter(phase);
+    this.end(phase === 'cancelled' ? 'cancelled' : final instanceof ApplicationFailure ? failureKind(final.type, final.nonRetryable === true) : 'error');
     recordFinished(phase === 'timed-out' ? 'timed_out' : phase === 'cancelled' ? 'cancelled' : 'error');
-    return phase === 'failed' ? ownFailure(error) : error;
+    return final;
   }
 
   timedOut(why: string): ApplicationFailure {
@@ -212,6 +224,13 @@ export class FollowUpRun {
       nonRetryable: true,
       details: [details],
     });
+  }
+
+  /** Marks how the follow-up ended where the Web UI's list and visibility queries see it. */
+  private end(outcome: FollowUpOutcomeKind): void {
+    this.progress.outcome = outcome;
+    this.publish();
+    upsertSearchAttributes(endingAttributeUpdates(outcome, workflowInfo().typedSearchAttributes.get(AgentJobStatus)));
   }
 
   private record(record: DeliveryRecord): void {

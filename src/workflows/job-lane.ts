@@ -78,10 +78,11 @@ export async function jobLaneWorkflow(start: LaneStart, ...continued: unknown[])
       await continueAsNew<typeof jobLaneWorkflow>(start, { ...lane, runs: lane.runs + 1 });
     }
     if (isIdle(lane)) {
-      if (!(await condition(() => changed, IDLE_MS))) return viewOf(lane);
+      if (!(await condition(() => changed, IDLE_MS, { summary: 'close the idle lane unless a follow-up arrives' }))) return viewOf(lane);
       continue;
     }
-    if (!(await condition(() => changed, HOLDER_CHECK_MS)) && lane.holder && !(await followUpIsRunning(lane.holder.workflowId))) {
+    const check = { summary: `check that ${lane.holder?.workflowId ?? 'the holder'} still runs` };
+    if (!(await condition(() => changed, HOLDER_CHECK_MS, check)) && lane.holder && !(await followUpIsRunning(lane.holder.workflowId))) {
       log.warn('The follow-up holding the job is no longer running; the next one may go', { ...start, holder: lane.holder.workflowId });
       leave(lane, lane.holder.workflowId);
     }

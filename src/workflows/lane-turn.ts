@@ -39,7 +39,8 @@ export async function withJobLane<T>(run: FollowUpRun, work: (earlier: DeliveryR
       earlier = checkedIn.earlier;
       if (checkedIn.turn) turn = true;
       else run.queued(checkedIn.ahead);
-      if (!(await condition(() => turn, Math.max(run.deadlineMs - Date.now(), 1)))) {
+      const deadline = { summary: `give up waiting in the lane of job ${run.ref.jobId} at the follow-up's deadline` };
+      if (!(await condition(() => turn, Math.max(run.deadlineMs - Date.now(), 1), deadline))) {
         throw run.timedOut('earlier follow-ups to the job were still running; nothing was sent');
       }
     }

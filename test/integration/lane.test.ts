@@ -144,8 +144,14 @@ test('a follow-up whose deadline comes while it waits its turn times out without
     const error = await followUps.result(second.workflowId).then(() => undefined, (e: unknown) => e);
     const lane = await h.client.workflow.getHandle(laneWorkflowId(ref.projectId, ref.jobId, taskQueue)).query<LaneView>(laneQuery);
     await followUps.cancel(first.workflowId);
-    return { error, lane };
+    const history = await h.client.workflow.getHandle(second.workflowId).fetchHistory();
+    const timerSummaries = (history.events ?? [])
+      .filter((event) => event.timerStartedEventAttributes)
+      .map((event) => Buffer.from(event.userMetadata?.summary?.data ?? new Uint8Array()).toString('utf8'));
+    return { error, lane, timerSummaries };
   });
+  // The Web UI's timeline names the timer it waited on.
+  expect(outcome.timerSummaries).toEqual([`"give up waiting in the lane of job ${ref.jobId} at the follow-up's deadline"`]);
   expect(((outcome.error as WorkflowFailedError).cause as Error).message).toContain('earlier follow-ups to the job were still running');
   expect(outcome.lane.waiting).toEqual([]);
   expect(h.simulator.counts(ref.projectId, ref.jobId).prompts).toEqual(['Holds the job']);

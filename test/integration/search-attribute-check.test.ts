@@ -27,6 +27,7 @@ test('a namespace without them fails, naming every missing attribute', async () 
       'AgentJobId is not registered',
       'AgentJobStatus is not registered',
       'AgentPrLink is not registered',
+      'AgentFollowUpOutcome is not registered',
     ],
   });
 });

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import type { FollowUpWorker } from '../../src/follow-up-worker';
 import { MAX_SUMMARY_BYTES, utf8Length } from '../../src/follow-up/start-metadata';
-import { AgentJobStatus, AgentPrLink, AgentProjectId } from '../../src/follow-up/search-attributes';
+import { AgentFollowUpOutcome, AgentJobStatus, AgentPrLink, AgentProjectId } from '../../src/follow-up/search-attributes';
 import type { followUpWorkflow } from '../../src/workflows/follow-up';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 
@@ -90,6 +90,42 @@ describe('follow-ups are found by visibility queries', () => {
     expect(result.outcome).toBe('failed');
     await expectListed(`AgentJobId="${ref.jobId}" AND AgentJobStatus="failed"`, [workflowId]);
     expect(await list(`AgentJobId="${ref.jobId}" AND AgentJobStatus="active"`)).toEqual([]);
+  });
+
+  test('how each follow-up ended is its AgentFollowUpOutcome, and AgentJobStatus never stays "active" after it ended', async () => {
+    const followUps = h.followUps(taskQueue);
+    const done = uniqueJob();
+    h.simulator.addJob({ ...done, outcome: 'failed' });
+    const missing = uniqueJob(); // never added: the API answers 404
+    const slow = uniqueJob();
+    h.simulator.addJob({ ...slow, outcome: 'completed', workMs: 600_000 });
+    const cancelled = uniqueJob();
+    h.simulator.addJob({ ...cancelled, outcome: 'completed', workMs: 600_000 });
+
+    const jobFailed = await followUps.startAndWait({ ...done, prompt: 'Try it', polling: FAST_POLLING });
+    const notFound = await followUps.start({ ...missing, prompt: 'Try it', polling: FAST_POLLING });
+    const timedOut = await followUps.start({ ...slow, prompt: 'Try it', polling: { ...FAST_POLLING, timeout: '3s' } });
+    const toCancel = await followUps.start({ ...cancelled, prompt: 'Try it', polling: FAST_POLLING });
+    // While it runs, a follow-up has a job status and no outcome yet.
+    await expectListed(`AgentJobId="${cancelled.jobId}" AND AgentJobStatus="active" AND AgentFollowUpOutcome IS NULL`, [toCancel.workflowId]);
+    await h.client.workflow.getHandle(toCancel.workflowId).cancel();
+    for (const { workflowId } of [notFound, timedOut, toCancel]) {
+      await h.client.workflow.getHandle(workflowId).result().catch(() => undefined);
+    }
+
+    const jobs = [done, missing, slow, cancelled].map((ref) => `"${ref.jobId}"`).join(', ');
+    const expected: Array<[string, string, string | undefined]> = [
+      [jobFailed.workflowId, 'failed', 'failed'],
+      [notFound.workflowId, 'rejected', undefined],
+      [timedOut.workflowId, 'timed-out', undefined],
+      [toCancel.workflowId, 'cancelled', undefined],
+    ];
+    for (const [workflowId, outcome, status] of expected) {
+      const [found] = await expectListed(`AgentJobId IN (${jobs}) AND AgentFollowUpOutcome="${outcome}"`, [workflowId]);
+      expect(found?.typedSearchAttributes.get(AgentFollowUpOutcome)).toBe(outcome);
+      expect(found?.typedSearchAttributes.get(AgentJobStatus)).toBe(status);
+    }
+    expect(await list(`AgentJobId IN (${jobs}) AND AgentJobStatus="active"`)).toEqual([]);
   });
 
   test('a follow-up started without our client (another SDK, the Web UI) gets its attributes from the workflow', async () => {

@@ -17,6 +17,7 @@ const base: FollowUpProgress = {
   sendAttempts: 1,
   delivery: 'response',
   prLink: null,
+  outcome: null,
 };
 
 describe('the current details shown in the Web UI', () => {
@@ -43,6 +44,27 @@ describe('the current details shown in the Web UI', () => {
 
   test.each(['timed-out', 'cancelled', 'failed'] as const)('a follow-up that ended %s shows no deadline either', (phase) => {
     expect(renderProgressDetails({ ...base, phase })).not.toContain('Gives up at');
+  });
+
+  test("a failed follow-up leads with the failure's own type and message, then the job's last read and the outcome", () => {
+    const text = renderProgressDetails({
+      ...base,
+      phase: 'failed',
+      lastStatus: null,
+      sentAt: null,
+      sendAttempts: 0,
+      lastError: 'AgentJobNotFound: job job-999 was not found in project acme-web',
+      outcome: 'rejected',
+    });
+    expect(text.split('\n')[0]).toBe('**Failed**: AgentJobNotFound: job job-999 was not found in project acme-web');
+    expect(text).toContain('The job `job-7` in project `proj-1` was never read.');
+    expect(renderProgressDetails({ ...base, phase: 'failed', outcome: 'error' })).toContain('was last read as `active`.');
+    expect(text).toContain('- Outcome: `rejected` (search attribute AgentFollowUpOutcome)');
+    expect(text).not.toContain('- Last error');
+  });
+
+  test('a running follow-up names no outcome', () => {
+    expect(renderProgressDetails(base)).not.toContain('Outcome');
   });
 
   test('a terminal read that is not yet this follow-up’s own says what it waits for', () => {

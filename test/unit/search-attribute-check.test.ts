@@ -4,8 +4,8 @@ const KEYWORD = 2;
 const TEXT = 1;
 
 describe('compareSearchAttributes', () => {
-  test('all four registered as Keyword: nothing to fix', () => {
-    expect(compareSearchAttributes({ AgentProjectId: KEYWORD, AgentJobId: KEYWORD, AgentJobStatus: KEYWORD, AgentPrLink: KEYWORD, Other: TEXT })).toEqual([]);
+  test('all five registered as Keyword: nothing to fix', () => {
+    expect(compareSearchAttributes({ AgentProjectId: KEYWORD, AgentJobId: KEYWORD, AgentJobStatus: KEYWORD, AgentPrLink: KEYWORD, AgentFollowUpOutcome: KEYWORD, Other: TEXT })).toEqual([]);
   });
 
   test('names each missing attribute and each one of the wrong type', () => {
@@ -13,6 +13,7 @@ describe('compareSearchAttributes', () => {
       'AgentJobId is registered with another type than Keyword',
       'AgentJobStatus is not registered',
       'AgentPrLink is not registered',
+      'AgentFollowUpOutcome is not registered',
     ]);
   });
 

@@ -1,5 +1,6 @@
 import type { AgentJob } from '../../src/agent-api/job';
-import { jobAttributeUpdates, MAX_KEYWORD_LENGTH } from '../../src/follow-up/search-attributes';
+import { failureKind } from '../../src/follow-up/outcome-kind';
+import { endingAttributeUpdates, jobAttributeUpdates, MAX_KEYWORD_LENGTH } from '../../src/follow-up/search-attributes';
 
 const ref = { projectId: 'proj-1', jobId: 'job-7' };
 const job = (status: string, prLink: string | null = null): AgentJob => ({
@@ -11,7 +12,7 @@ const job = (status: string, prLink: string | null = null): AgentJob => ({
   createdAt: '2026-11-23T10:00:00.000Z',
 });
 
-function names(updates: ReturnType<typeof jobAttributeUpdates>): Record<string, unknown> {
+function names(updates: ReturnType<typeof jobAttributeUpdates> | ReturnType<typeof endingAttributeUpdates>): Record<string, unknown> {
   return Object.fromEntries(updates.map((pair) => [pair.key.name, pair.value]));
 }
 
@@ -43,5 +44,35 @@ describe('jobAttributeUpdates', () => {
     const odd = 'x'.repeat(MAX_KEYWORD_LENGTH + 50);
     const updates = names(jobAttributeUpdates(ref, job(odd), { projectId: 'proj-1', jobId: 'job-7' }));
     expect(updates.AgentJobStatus).toBe('x'.repeat(MAX_KEYWORD_LENGTH));
+  });
+});
+
+describe('endingAttributeUpdates', () => {
+  test('a follow-up that ended on a terminal read sets its outcome and keeps the job status', () => {
+    expect(names(endingAttributeUpdates('completed', 'completed'))).toEqual({ AgentFollowUpOutcome: 'completed' });
+  });
+
+  test.each(['timed-out', 'rejected', 'cancelled', 'error'] as const)(
+    'a follow-up that ended %s while the job was active removes AgentJobStatus, so "active" finds only live follow-ups',
+    (outcome) => {
+      expect(names(endingAttributeUpdates(outcome, 'active'))).toEqual({ AgentFollowUpOutcome: outcome, AgentJobStatus: null });
+    },
+  );
+
+  test('a follow-up that never read the job has no status to remove', () => {
+    expect(names(endingAttributeUpdates('invalid-input', undefined))).toEqual({ AgentFollowUpOutcome: 'invalid-input' });
+  });
+});
+
+describe('failureKind', () => {
+  test.each([
+    ['FollowUpTimedOut', true, 'timed-out'],
+    ['InvalidFollowUpInput', true, 'invalid-input'],
+    ['FollowUpDeliveryUnknown', true, 'delivery-unknown'],
+    ['AgentJobNotFound', true, 'rejected'],
+    ['AgentApiServerError', false, 'error'],
+    [undefined, false, 'error'],
+  ] as const)('%s (non-retryable: %s) is %s', (type, nonRetryable, kind) => {
+    expect(failureKind(type, nonRetryable)).toBe(kind);
   });
 });

@@ -612,6 +612,7 @@ async function describeSchedule(args: string[], io: CliIo): Promise<number> {
     }
     const lines = [
       `Schedule ${view.scheduleId}: ${view.paused ? 'PAUSED' : 'active'}`,
+      view.pausedBecause ? `Paused because: ${view.pausedBecause}` : '',
       view.note ? `Note: ${view.note}` : '',
       view.input
         ? `Follow-up: project ${view.input.projectId}, job ${view.input.jobId}: "${excerpt(view.input.prompt, 120)}"`

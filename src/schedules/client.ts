@@ -20,7 +20,9 @@ import {
   failureOf,
   followUpInputOf,
   keywordOf,
+  noteOf,
   overlapName,
+  pauseReason,
   specView,
   type CreatedFollowUpSchedule,
   type FollowUpScheduleListEntry,
@@ -83,7 +85,8 @@ export class FollowUpSchedules {
       workflowIdPrefix: description.action.workflowId,
       spec: specView(description.spec, description.memo),
       paused: description.state.paused,
-      note: description.state.note || null,
+      note: noteOf(description.memo),
+      pausedBecause: await pauseReason(description.state, (workflowId) => this.failureOfRun(workflowId)),
       policies: {
         overlap: overlapName(description.policies.overlap),
         catchupWindow: formatMs(description.policies.catchupWindow),
@@ -125,7 +128,8 @@ export class FollowUpSchedules {
           jobId: keywordOf(summary, AgentJobId.name),
           spec: specView(summary.spec ?? {}, summary.memo),
           paused: summary.state.paused,
-          note: summary.state.note || null,
+          note: noteOf(summary.memo),
+          pausedBecause: await pauseReason(summary.state, (workflowId) => this.failureOfRun(workflowId)),
           nextRunTimes: summary.info.nextActionTimes.map((time) => time.toISOString()),
           lastRun: last ? await this.runOf(last) : null,
         };
@@ -167,6 +171,17 @@ export class FollowUpSchedules {
   /** Closes the connection this client was built on. */
   async close(): Promise<void> {
     await this.client.connection.close();
+  }
+
+  /** The failure of a run that failed, or undefined when it did not fail or is gone. */
+  private async failureOfRun(workflowId: string): Promise<{ type: string; message: string } | undefined> {
+    try {
+      await this.client.workflow.getHandle(workflowId).result();
+      return undefined;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return undefined;
+      return failureOf(error);
+    }
   }
 
   /** How a run ended: for a completed one the job's outcome, for a failed one the failure's type and message. */

@@ -20,6 +20,9 @@ const OVERLAP_POLICIES: Record<ScheduleOverlapChoice, ScheduleOverlapPolicy> = {
 /** Where a schedule keeps its spec as written: Temporal compiles cron text into calendars and does not return it. */
 export const SPEC_MEMO_KEY = 'agentFollowUpSpec';
 
+/** Where a schedule keeps its creator's note: Temporal's own note is replaced by every pause and unpause. */
+export const NOTE_MEMO_KEY = 'agentFollowUpNote';
+
 export type FollowUpScheduleOptions = ScheduleOptions<ScheduleOptionsStartWorkflowAction<typeof followUpWorkflow>>;
 
 /** The spec as written, kept in the schedule's memo. */
@@ -65,7 +68,7 @@ export function buildScheduleOptions(request: CheckedScheduleRequest, taskQueue:
       paused: request.paused,
       ...(request.note !== undefined ? { note: request.note } : {}),
     },
-    memo: { [SPEC_MEMO_KEY]: specMemo },
+    memo: { [SPEC_MEMO_KEY]: specMemo, ...(request.note !== undefined ? { [NOTE_MEMO_KEY]: request.note } : {}) },
     // The schedule itself carries the job's attributes, so `temporal schedule list --query 'AgentJobId="…"'` finds it.
     typedSearchAttributes: [
       { key: AgentProjectId, value: parsedInput.projectId },

@@ -11,7 +11,7 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import type { TerminalJobStatus } from '../agent-api/schemas';
 import { FollowUpInputSchema, formatMs, type FollowUpInput } from '../follow-up/input';
-import { SPEC_MEMO_KEY, type SpecMemo } from './options';
+import { NOTE_MEMO_KEY, SPEC_MEMO_KEY, type SpecMemo } from './options';
 
 /** What `create` returns. */
 export interface CreatedFollowUpSchedule {
@@ -55,8 +55,13 @@ export interface FollowUpScheduleView {
   workflowIdPrefix: string;
   spec: FollowUpScheduleSpecView;
   paused: boolean;
-  /** Why it is paused (Temporal writes one when pause-on-failure strikes), or the note it was created with. */
+  /** The note it was created with, kept as written (pausing and unpausing do not replace it). */
   note: string | null;
+  /**
+   * Why it is paused, null when it is not: the pause's own note, or, when a failed run paused it, that run and its
+   * failure's type and message (not Temporal's "paused due to workflow failure: …: Activity task failed").
+   */
+  pausedBecause: string | null;
   policies: { overlap: string; catchupWindow: string; pauseOnFailure: boolean };
   nextRunTimes: string[];
   /** The last runs (Temporal keeps ten), newest first. */
@@ -75,6 +80,7 @@ export interface FollowUpScheduleListEntry {
   spec: FollowUpScheduleSpecView;
   paused: boolean;
   note: string | null;
+  pausedBecause: string | null;
   nextRunTimes: string[];
   /** The newest run, with how it ended. */
   lastRun: ScheduledFollowUpRun | null;
@@ -121,3 +127,31 @@ export function keywordOf(summary: ScheduleSummary, name: string): string | null
   return typeof pair?.value === 'string' ? pair.value : null;
 }
 
+
+/** The note the schedule was created with (from our memo), or null. */
+export function noteOf(memo: Record<string, unknown> | undefined): string | null {
+  const note = memo?.[NOTE_MEMO_KEY];
+  return typeof note === 'string' && note !== '' ? note : null;
+}
+
+/** Temporal's note when pause-on-failure strikes: "paused due to workflow failure: <id>: <message>" (or "timeout: <id>"). */
+// Run ids hold colons (the scheduled time) but never ": ", which separates the id from the message.
+const FAILURE_PAUSE = /^paused due to workflow (failure|timeout): (.+?)(?:: |$)/;
+
+/**
+ * Why a schedule is paused: the note of a pause by hand, or the failed run that paused it with its own failure, which
+ * `failedRun` looks up (the run's failure says more than the message Temporal copied into its note).
+ */
+export async function pauseReason(
+  state: { paused: boolean; note?: string },
+  failedRun: (workflowId: string) => Promise<{ type: string; message: string } | undefined>,
+): Promise<string | null> {
+  if (!state.paused) return null;
+  const note = state.note ?? '';
+  const match = FAILURE_PAUSE.exec(note);
+  if (!match) return note || 'paused (no note given)';
+  const workflowId = match[2] as string;
+  const failure = match[1] === 'failure' ? await failedRun(workflowId) : undefined;
+  const why = failure ? `${failure.type}: ${failure.message}` : match[1] === 'timeout' ? 'the run timed out' : note;
+  return `run ${workflowId} failed and pause-on-failure paused the schedule: ${why}`;
+}

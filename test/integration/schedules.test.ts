@@ -82,6 +82,7 @@ describe('the library', () => {
         taskQueue,
         paused: false,
         note: 'made by the test',
+        pausedBecause: null,
         spec: { cron: RARELY, timezone: 'UTC' },
         policies: { overlap: 'skip', catchupWindow: '10m', pauseOnFailure: true },
         recentRuns: [],
@@ -103,10 +104,11 @@ describe('the library', () => {
       expect(await execution.staticSummary()).toBe(followUpSummary(input));
       expect(execution.searchAttributes).toMatchObject({ AgentProjectId: [ref.projectId], AgentJobId: [ref.jobId], TemporalScheduledById: [scheduleId] });
 
+      // The creator's note survives pausing and unpausing; the pause's own note says why it is paused.
       await schedules.pause(scheduleId, 'holiday freeze');
-      expect(await schedules.describe(scheduleId)).toMatchObject({ paused: true, note: 'holiday freeze' });
+      expect(await schedules.describe(scheduleId)).toMatchObject({ paused: true, note: 'made by the test', pausedBecause: 'holiday freeze' });
       await schedules.unpause(scheduleId);
-      expect(await schedules.describe(scheduleId)).toMatchObject({ paused: false, note: 'Unpaused with agent-followup' });
+      expect(await schedules.describe(scheduleId)).toMatchObject({ paused: false, note: 'made by the test', pausedBecause: null });
 
       expect(await schedules.delete(scheduleId)).toEqual({ runningWorkflowIds: [] });
       await expect(schedules.describe(scheduleId)).rejects.toBeInstanceOf(ScheduleNotFoundError);
@@ -146,8 +148,13 @@ describe('the library', () => {
       const run = view.recentRuns[0];
       expect(run?.failure?.type).toBe('AgentJobNotFound');
       expect(run?.failure?.message).toContain(ref.jobId);
-      expect(view.note).toContain('paused due to workflow failure');
-      expect(view.note).toContain(run?.workflowId);
+      // The reason is the run's own failure, not the message Temporal copied into its note.
+      expect(view.pausedBecause).toBe(
+        `run ${run?.workflowId} failed and pause-on-failure paused the schedule: AgentJobNotFound: ${run?.failure?.message}`,
+      );
+      expect(view.note).toBeNull();
+      const [listed] = await schedules.list({ jobId: ref.jobId });
+      expect(listed?.pausedBecause).toBe(view.pausedBecause);
     });
   });
 
@@ -306,7 +313,8 @@ describe('the CLI', () => {
       expect((await cli(['schedule', 'pause', scheduleId, '--note', 'release freeze'], taskQueue)).code).toBe(ExitCode.Ok);
       const paused = await cli(['schedule', 'describe', scheduleId], taskQueue);
       expect(paused.out).toContain(`Schedule ${scheduleId}: PAUSED`);
-      expect(paused.out).toContain('Note: release freeze');
+      expect(paused.out).toContain('Paused because: release freeze');
+      expect(paused.out).toContain('Note: from the CLI');
       expect((await cli(['schedule', 'unpause', scheduleId], taskQueue)).code).toBe(ExitCode.Ok);
       expect((await cli(['schedule', 'describe', scheduleId], taskQueue)).out).toContain(`Schedule ${scheduleId}: active`);
 

@@ -12,6 +12,7 @@ import {
   isKnownTimeZone,
   type CheckedScheduleRequest,
 } from '../../src/schedules';
+import { noteOf, pauseReason } from '../../src/schedules/views';
 import { FOLLOW_UP_WORKFLOW_TYPE } from '../../src/workflows/definitions';
 
 const input = { projectId: 'proj-1', jobId: 'job-7', prompt: 'Bump the dependencies' };
@@ -194,7 +195,10 @@ describe('buildScheduleOptions', () => {
       ...followUpStartMetadata(checked.parsedInput),
     });
     expect(options.state).toEqual({ paused: false, note: 'weekday mornings' });
-    expect(options.memo).toEqual({ agentFollowUpSpec: { cron: '0 9 * * MON-FRI', timezone: 'Europe/Berlin' } });
+    expect(options.memo).toEqual({
+      agentFollowUpSpec: { cron: '0 9 * * MON-FRI', timezone: 'Europe/Berlin' },
+      agentFollowUpNote: 'weekday mornings',
+    });
     expect(options.typedSearchAttributes).toEqual([
       { key: expect.objectContaining({ name: 'AgentProjectId' }), value: 'proj-1' },
       { key: expect.objectContaining({ name: 'AgentJobId' }), value: 'job-7' },
@@ -210,5 +214,39 @@ describe('buildScheduleOptions', () => {
   test('maps buffer-one and a turned-off pause on failure', () => {
     const options = buildScheduleOptions(checkScheduleRequest({ input, every: '1h', overlap: 'buffer-one', pauseOnFailure: false }), 'q');
     expect(options.policies).toMatchObject({ overlap: ScheduleOverlapPolicy.BUFFER_ONE, pauseOnFailure: false });
+  });
+});
+
+describe('pauseReason', () => {
+  const failure = { type: 'AgentJobNotFound', message: 'job j-1 was not found in project p-1' };
+  const lookUp = (found: typeof failure | undefined) => async () => found;
+
+  test('a schedule that is not paused has no reason', async () => {
+    expect(await pauseReason({ paused: false, note: 'anything' }, lookUp(failure))).toBeNull();
+  });
+
+  test('a pause by hand gives its note, or says there was none', async () => {
+    expect(await pauseReason({ paused: true, note: 'release freeze' }, lookUp(failure))).toBe('release freeze');
+    expect(await pauseReason({ paused: true, note: '' }, lookUp(failure))).toBe('paused (no note given)');
+  });
+
+  test("pause-on-failure names the run and its own failure, not the message Temporal copied", async () => {
+    const note = 'paused due to workflow failure: followup/p-1/j-1/abc-2026-01-01T00:00:00Z: Activity task failed';
+    expect(await pauseReason({ paused: true, note }, lookUp(failure))).toBe(
+      'run followup/p-1/j-1/abc-2026-01-01T00:00:00Z failed and pause-on-failure paused the schedule: AgentJobNotFound: job j-1 was not found in project p-1',
+    );
+  });
+
+  test("a run that can no longer be read keeps Temporal's note", async () => {
+    const note = 'paused due to workflow failure: followup/p-1/j-1/abc: Activity task failed';
+    expect(await pauseReason({ paused: true, note }, lookUp(undefined))).toContain(`: ${note}`);
+  });
+});
+
+describe('noteOf', () => {
+  test("reads the creator's note from the memo", () => {
+    expect(noteOf({ agentFollowUpNote: 'weekday mornings' })).toBe('weekday mornings');
+    expect(noteOf({})).toBeNull();
+    expect(noteOf(undefined)).toBeNull();
   });
 });

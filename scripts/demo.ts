@@ -1,21 +1,42 @@
 /**
  * `npm run demo`: one follow-up end to end on the embedded default stack (a local Temporal dev server with its Web
  * UI, the agent API simulator and a worker), printing progress and the final job.
- * Pass --keep to leave the stack running afterwards so the follow-up can be inspected in the Web UI.
+ * `--keep` leaves the stack up afterwards (until Ctrl-C) so the follow-up can be looked at in the Web UI; `--ui-port`
+ * and `--temporal-port` move it off 8233 and a free port (`npm run demo -- --keep --ui-port 8234`).
  */
+import { Command, InvalidArgumentError } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ensureTemporalCli } from './dev/temporal-cli';
 import { startLocalStack } from './dev/local-stack';
 
+function port(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1 || number > 65_535) throw new InvalidArgumentError('must be a port number (1-65535)');
+  return number;
+}
+
+const program = new Command('npm run demo --')
+  .description('One follow-up end to end on a local Temporal dev server, the agent API simulator and a worker.')
+  .option('--keep', 'keep the dev server, its Web UI and the worker up afterwards, until Ctrl-C')
+  .option('--ui-port <port>', 'the Temporal Web UI', port, 8233)
+  .option('--temporal-port <port>', 'the dev server (default: a free port)', port)
+  .showSuggestionAfterError(true);
+
 async function main(): Promise<void> {
-  const keep = process.argv.includes('--keep');
+  program.parse();
+  const { keep, uiPort, temporalPort } = program.opts<{ keep?: boolean; uiPort: number; temporalPort?: number }>();
   // Keep the demo's output to what it shows; the worker's own logs go to WARN and above.
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const cli = ensureTemporalCli();
   if (!cli) throw new Error('could not install the Temporal CLI (see above); set TEMPORAL_CLI_PATH to a `temporal` binary');
   process.env.TEMPORAL_CLI_PATH = cli;
 
-  const stack = await startLocalStack({ ui: true, simulator: { defaultWorkMs: 6_000 } });
+  const stack = await startLocalStack({
+    ui: true,
+    uiPort,
+    ...(temporalPort !== undefined ? { temporalPort } : {}),
+    simulator: { defaultWorkMs: 6_000 },
+  });
   try {
     const projectId = 'demo-project';
     const jobId = 'demo-job';
@@ -60,7 +81,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(result.job, null, 2));
     console.log(`\nMessages the simulator accepted for this job: ${stack.simulator.counts(projectId, jobId).messagesAccepted}`);
     if (keep) {
-      console.log(`\n--keep: the dev server and its Web UI stay up at ${stack.uiUrl}. Press Ctrl-C to stop.`);
+      console.log(`\n--keep: the dev server (${stack.address}), its Web UI (${stack.uiUrl}) and the worker stay up. Press Ctrl-C to stop.`);
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);

@@ -10,6 +10,7 @@ import {
   WorkflowExecutionAlreadyStartedError,
   type WorkflowExecutionDescription,
 } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { loadTemporalSettings } from './config';
 import {
   createFollowUpInputSchema,
@@ -58,8 +59,18 @@ export interface FollowUpStatus {
   workflowId: string;
   /** Temporal's execution status: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, TIMED_OUT, CONTINUED_AS_NEW. */
   executionStatus: string;
+  /** How it ended, once it has: the job's ending with the result, or the failure's kind, type and message. */
+  outcome?: FollowUpOutcome;
+  /** What the follow-up last knew (status, polls, last error, PR): read from a worker, so absent without one. */
   progress?: FollowUpProgress;
   result?: FollowUpResult;
+  /** Why `progress` is missing, when it is (no worker polls the task queue, so nothing can answer the query). */
+  progressUnavailable?: string;
+}
+
+/** Temporal could not be reached; the message names the address, the namespace and what to check. */
+export class TemporalUnreachableError extends Error {
+  override readonly name = 'TemporalUnreachableError';
 }
 
 /**
@@ -110,7 +121,17 @@ export class FollowUpClient {
   static async fromEnvironment(env: Record<string, string | undefined> = process.env): Promise<FollowUpClient> {
     const settings = loadTemporalSettings(env);
     const maxPromptLength = maxPromptLengthFromEnv(env);
-    const connection = await Connection.connect(settings.connectionOptions);
+    let connection: Connection;
+    try {
+      connection = await Connection.connect(settings.connectionOptions);
+    } catch (error) {
+      throw new TemporalUnreachableError(
+        `Cannot reach Temporal at ${settings.connectionOptions.address} (namespace '${settings.namespace}'): ` +
+          `${error instanceof Error ? error.message : String(error)}. Is the server running there? For a local one: ` +
+          '`temporal server start-dev` with the search attributes (README, "Run the pieces by hand"); otherwise set ' +
+          'TEMPORAL_ADDRESS, or TEMPORAL_PROFILE and TEMPORAL_API_KEY for Temporal Cloud.',
+      );
+    }
     return new FollowUpClient(new Client({ connection, namespace: settings.namespace }), {
       taskQueue: settings.taskQueue,
       maxPromptLength,
@@ -178,14 +199,64 @@ export class FollowUpClient {
     const handle = this.client.workflow.getHandle<typeof followUpWorkflow>(workflowId);
     const description: WorkflowExecutionDescription = await handle.describe();
     const executionStatus = description.status.name;
-    if (executionStatus === 'RUNNING') return { workflowId, executionStatus, progress: await this.progress(workflowId) };
-    if (executionStatus === 'COMPLETED') return { workflowId, executionStatus, result: await handle.result() };
-    return { workflowId, executionStatus };
+    const status: FollowUpStatus = { workflowId, executionStatus };
+    if (executionStatus !== 'RUNNING') {
+      status.outcome = await this.outcome(workflowId);
+      if (status.outcome.kind === 'completed' || status.outcome.kind === 'failed' || status.outcome.kind === 'archived') {
+        status.result = status.outcome.result;
+      }
+    }
+    // The progress query is answered by a worker; without one it would wait for the RPC deadline and fail.
+    if ((await this.workers()).length === 0) {
+      status.progressUnavailable = `no worker polls task queue '${this.options.taskQueue}' in namespace '${this.client.options.namespace}'`;
+      return status;
+    }
+    try {
+      status.progress = executionStatus === 'RUNNING' ? await this.progress(workflowId) : await handle.query(progressQuery);
+    } catch (error) {
+      if (executionStatus === 'RUNNING') throw error;
+      status.progressUnavailable = `its last progress could not be read: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    return status;
   }
 
-  /** Asks the follow-up to stop; polling stops promptly and the workflow ends as cancelled. */
-  async cancel(workflowId: string): Promise<void> {
-    await this.client.workflow.getHandle(workflowId).cancel();
+  /**
+   * Asks the follow-up to stop; polling stops promptly and the workflow ends as cancelled. Returns false, and asks
+   * nothing, when it has already ended (with its execution status).
+   */
+  async cancel(workflowId: string): Promise<{ requested: boolean; executionStatus: string }> {
+    const handle = this.client.workflow.getHandle(workflowId);
+    const executionStatus = (await handle.describe()).status.name;
+    if (executionStatus !== 'RUNNING') return { requested: false, executionStatus };
+    await handle.cancel();
+    return { requested: true, executionStatus };
+  }
+
+  /**
+   * The workers polling this client's task queue for workflow tasks (seen by the server in the last minutes). Empty
+   * means a follow-up started now waits until a worker starts.
+   */
+  async workers(): Promise<Array<{ identity: string; lastSeen: Date | null }>> {
+    const response = await this.client.workflowService.describeTaskQueue({
+      namespace: this.client.options.namespace,
+      taskQueue: { name: this.options.taskQueue },
+      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    });
+    return (response.pollers ?? []).map((poller) => ({
+      identity: poller.identity ?? '',
+      lastSeen: poller.lastAccessTime?.seconds != null ? new Date(Number(poller.lastAccessTime.seconds) * 1000) : null,
+    }));
+  }
+
+  /** The input a follow-up was started with (the current run's, which continue-as-new carries unchanged). */
+  async inputOf(workflowId: string): Promise<unknown> {
+    const response = await this.client.workflowService.getWorkflowExecutionHistory({
+      namespace: this.client.options.namespace,
+      execution: { workflowId },
+      maximumPageSize: 1,
+    });
+    const payload = response.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    return payload ? this.client.options.loadedDataConverter.payloadConverter.fromPayload(payload) : undefined;
   }
 
   /** The per-project send budget of this deployment's sends queue (null: none set). README, "The send budget". */

@@ -17,6 +17,9 @@ export const LOCAL_API_KEY = 'mint_local_demo_key';
 
 export interface LocalStack {
   env: TestWorkflowEnvironment;
+  /** `host:port` of the dev server, for TEMPORAL_ADDRESS. */
+  address: string;
+  taskQueue: string;
   simulator: AgentApiSimulator;
   worker: FollowUpWorker;
   followUps: FollowUpClient;
@@ -29,6 +32,8 @@ export interface LocalStack {
 export interface LocalStackOptions {
   ui?: boolean;
   uiPort?: number;
+  /** The dev server's gRPC port (default: a free one). */
+  temporalPort?: number;
   taskQueue?: string;
   simulator?: SimulatorOptions;
   dbFilename?: string;
@@ -53,6 +58,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       executable: { type: 'existing-path', path: cli },
       ui: options.ui ?? false,
       ...(options.ui ? { uiPort } : {}),
+      ...(options.temporalPort !== undefined ? { port: options.temporalPort } : {}),
       ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
       extraArgs: ['--log-level', 'error', ...SEND_BUDGET_SERVER_ARGS, ...(options.serverArgs ?? [])],
       searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
@@ -85,6 +91,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   stopped.catch(() => undefined);
   return {
     env,
+    address: env.address,
+    taskQueue,
     simulator,
     worker,
     followUps: new FollowUpClient(env.client, { taskQueue }),

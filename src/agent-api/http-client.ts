@@ -15,6 +15,7 @@ import {
 } from './errors';
 import { apiKeySecrets, secretRedactor } from '../secrets';
 import { parseRetryAfter } from './retry-after';
+import { formatMs } from '../follow-up/duration';
 import type { AgentJob } from './job';
 import { AgentJobSchema, describeSchemaProblem, ErrorBodySchema, toAgentJob } from './schemas';
 
@@ -164,7 +165,7 @@ export class AgentApiClient {
     const where = `${context.operation} for project '${context.projectId}', job '${context.jobId}'`;
     const isSend = context.operation === 'send follow-up message';
     if (timedOut) {
-      const message = `The agent API did not answer ${where} within ${this.config.requestTimeoutMs} ms`;
+      const message = `The agent API did not answer ${where} within ${formatMs(this.config.requestTimeoutMs)}`;
       // The request may have been written and processed before we gave up.
       if (isSend) {
         return sendAmbiguous(`${message}; the message may or may not have been taken.`, {

@@ -96,7 +96,9 @@ export function durationCheck(name: string, value: unknown, [min, max]: readonly
     return { problem: `${name} is not a duration: ${JSON.stringify(value)}; use a form such as "5s", "10m", "2h" or a number of milliseconds` };
   }
   if (millis < min || millis > max) {
-    return { problem: `${name} must be between ${formatMs(min)} and ${formatMs(max)} (got ${JSON.stringify(value)})` };
+    // A bare number is milliseconds: say so, since "5" was most likely meant as seconds.
+    const got = typeof value === 'number' ? `${value}, a number of milliseconds: write "${value}s" for seconds` : JSON.stringify(value);
+    return { problem: `${name} must be between ${formatMs(min)} and ${formatMs(max)} (got ${got})` };
   }
   return { ms: Math.round(millis) };
 }

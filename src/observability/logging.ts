@@ -40,7 +40,28 @@ export function createLineLogger(options: LineLoggerOptions): Logger {
   const redact = secretRedactor(options.secrets ?? []);
   const write = options.write ?? ((line: string) => void process.stderr.write(`${line}\n`));
   // DefaultLogger filters by level and takes Core's timestamp for forwarded lines; only the output is ours.
-  return new DefaultLogger(options.level, (entry) => write(redact(format(entry))));
+  return demoteRoutineLines(new DefaultLogger(options.level, (entry) => write(redact(format(entry)))));
+}
+
+/**
+ * The SDK's routine lines that say nothing an operator acts on: every worker state change, "no Nexus services", the
+ * sends worker's "No workflows registered" (it polls activities only, on purpose: a WARN there reads as a fault),
+ * and the bundler's output when a worker bundles at start-up. They are logged at DEBUG instead of INFO/WARN.
+ */
+const ROUTINE_SDK_LINES = [/^Worker state changed$/, /^No Nexus services registered/, /^No workflows registered/, /^(Workflow bundle created|webpack|asset |orphan modules|runtime modules|cacheable modules|modules by path)/];
+
+/** Wraps a logger so the routine SDK lines above go out at DEBUG. */
+export function demoteRoutineLines(logger: Logger): Logger {
+  const logAt = (level: LogLevel, message: string, meta?: Record<string, unknown>) =>
+    logger.log(ROUTINE_SDK_LINES.some((pattern) => pattern.test(message)) ? 'DEBUG' : level, message, meta);
+  return {
+    log: logAt,
+    trace: (message, meta) => logAt('TRACE', message, meta),
+    debug: (message, meta) => logAt('DEBUG', message, meta),
+    info: (message, meta) => logAt('INFO', message, meta),
+    warn: (message, meta) => logAt('WARN', message, meta),
+    error: (message, meta) => logAt('ERROR', message, meta),
+  };
 }
 
 /** `{"time":…,"level":…,"message":…, …metadata}` on one line; metadata keys stay top-level (flattened). */

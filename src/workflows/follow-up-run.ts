@@ -20,6 +20,7 @@ import { isKnownStatus, jobState, type AgentJob, type TerminalJobStatus } from '
 import type { Delivered, FollowUpCheckpoint } from '../follow-up/checkpoint';
 import { renderProgressDetails } from '../follow-up/progress-details';
 import type { FollowUpRequest } from '../follow-up/request';
+import { formatMs } from '../follow-up/duration';
 import { failureKind, type FollowUpOutcomeKind } from '../follow-up/outcome-kind';
 import {
   AgentJobId,
@@ -209,7 +210,7 @@ export class FollowUpRun {
     const phase = isCancellation(error) ? 'cancelled' : isType(error, FollowUpErrorType.TimedOut) ? 'timed-out' : 'failed';
     if (phase === 'failed') this.progress.lastError = describeFailure(error);
     log.warn('Follow-up ended without a result', { ...this.ref, phase, reason: describeFailure(error) });
-    const final = phase === 'failed' ? ownFailure(error) : error;
+    const final = withoutStack(phase === 'failed' ? ownFailure(error) : error);
     this.enter(phase);
     this.end(phase === 'cancelled' ? 'cancelled' : final instanceof ApplicationFailure ? failureKind(final.type, final.nonRetryable === true) : 'error');
     recordFinished(phase === 'timed-out' ? 'timed_out' : phase === 'cancelled' ? 'cancelled' : 'error');
@@ -220,7 +221,7 @@ export class FollowUpRun {
     const details: FollowUpTimeoutDetails = { lastJob: this.lastJob, polls: this.polls, timeoutMs: this.request.polling.timeoutMs };
     return ApplicationFailure.create({
       type: FollowUpErrorType.TimedOut,
-      message: `The agent job did not reach completed, archived or failed within ${this.request.polling.timeoutMs} ms (${why}).`,
+      message: `The agent job did not reach completed, archived or failed within ${this.timeoutAsGiven()} (${why}).`,
       nonRetryable: true,
       details: [details],
     });
@@ -231,6 +232,12 @@ export class FollowUpRun {
     this.progress.outcome = outcome;
     this.publish();
     upsertSearchAttributes(endingAttributeUpdates(outcome, workflowInfo().typedSearchAttributes.get(AgentJobStatus)));
+  }
+
+  /** The timeout as the caller wrote it ("10s" stays "10s"), or formatted when it was given in milliseconds. */
+  private timeoutAsGiven(): string {
+    const given = this.input.polling?.timeout;
+    return typeof given === 'string' ? given.trim() : formatMs(this.request.polling.timeoutMs);
   }
 
   private record(record: DeliveryRecord): void {
@@ -281,4 +288,13 @@ export function describeFailure(error: unknown): string {
   const failure = error instanceof ActivityFailure && error.cause ? error.cause : error;
   if (failure instanceof ApplicationFailure) return `${failure.type ?? 'Error'}: ${failure.message}`;
   return failure instanceof Error ? failure.message : String(failure);
+}
+
+/**
+ * The Web UI shows a failure's stack trace under its message; for a failure this workflow decided on, that would only
+ * show the worker's file paths. Type and message say what happened.
+ */
+export function withoutStack(error: unknown): unknown {
+  if (error instanceof ApplicationFailure) error.stack = '';
+  return error;
 }

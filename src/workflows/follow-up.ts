@@ -15,7 +15,7 @@ import type { FollowUpInput } from '../follow-up/input';
 import { checkFollowUpInput, describeProblems, type FollowUpRequest } from '../follow-up/request';
 import { FollowUpErrorType, type FollowUpResult } from '../follow-up/types';
 import { deliver } from './deliver';
-import { FollowUpRun } from './follow-up-run';
+import { FollowUpRun, withoutStack } from './follow-up-run';
 import { withJobLane } from './lane-turn';
 import { waitForResult } from './wait';
 
@@ -54,11 +54,13 @@ function admit(input: unknown, continued: unknown[]): { request: FollowUpRequest
     }
   }
   if (!checked.ok || problems.length > 0) {
-    throw ApplicationFailure.create({
-      type: FollowUpErrorType.InvalidInput,
-      message: `Invalid follow-up input: ${problems.join('; ')}`,
-      nonRetryable: true,
-    });
+    throw withoutStack(
+      ApplicationFailure.create({
+        type: FollowUpErrorType.InvalidInput,
+        message: `Invalid follow-up input: ${problems.join('; ')}`,
+        nonRetryable: true,
+      }),
+    );
   }
   return { request: checked.request, ...(checkpoint ? { checkpoint } : {}) };
 }

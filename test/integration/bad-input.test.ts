@@ -82,7 +82,14 @@ const rows: Row[] = [
     surface: 'cli',
     name: 'zero initial interval',
     args: sendArgs({}, '--initial-interval', '0'),
-    fragment: 'polling.initialInterval must be between 100ms and 1d (got 0)',
+    fragment: 'polling.initialInterval must be between 100ms and 1d (got 0, a number of milliseconds',
+    exitCode: ExitCode.BadInput,
+  },
+  {
+    surface: 'cli',
+    name: 'a bare number meant as seconds',
+    args: sendArgs({}, '--initial-interval', '5'),
+    fragment: 'polling.initialInterval must be between 100ms and 1d (got 5, a number of milliseconds: write "5s" for seconds)',
     exitCode: ExitCode.BadInput,
   },
   {

@@ -1,6 +1,13 @@
-import { ExitCode } from '../../src/cli';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
+import { ExitCode, runCli } from '../../src/cli';
+import { FollowUpClient } from '../../src/client';
 import { runCliOn } from '../support/cli-runner';
 import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
+import { startBuiltScript } from '../support/processes';
 
 let h: Harness;
 beforeAll(async () => {
@@ -53,7 +60,8 @@ test('send --wait exits 5 when the follow-up times out', async () => {
     cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Slow', '--wait', '--timeout', '1s', ...fast], taskQueue),
   );
   expect(run.code).toBe(ExitCode.TimedOut);
-  expect(run.err).toContain('did not reach completed, archived or failed');
+  // The timeout as typed, not converted to milliseconds.
+  expect(run.err).toContain('FollowUpTimedOut: The agent job did not reach completed, archived or failed within 1s');
 });
 
 test('send --wait exits 6 with the API reason when the job does not exist', async () => {
@@ -102,9 +110,13 @@ test.each([
   [['send', '--project', 'p', '--job', 'j', '--prompt', ''], /prompt must not be empty/],
   [['send', '--project', 'p', '--job', 'j', '--prompt', 'x', '--timeout', 'forever'], /polling\.timeout is not a duration/],
   [['send', '--project', 'p', '--job', 'j', '--prompt', 'x', '--backoff-coefficient', 'fast'], /--backoff-coefficient must be a number/],
-  [['send', '--project', 'p', '--job', 'j', '--prompt', 'x', '--bogus'], /Unknown option '--bogus'/],
-  [['status'], /exactly one workflow id/],
+  [['send', '--project', 'p', '--job', 'j', '--prompt', 'x', '--bogus'], /unknown option '--bogus'/],
+  [['send', '--project', 'p', '--job', 'j', '--prompt', 'x', '--wiat'], /unknown option '--wiat'\n\(Did you mean --wait\?\)/],
+  [['send', '--project', 'p', '--job', 'j', '--prompt', 'x', 'and more'], /unexpected argument 'and more' \(quote the prompt/],
+  [['status'], /missing required argument 'workflowId'/],
+  [['status', 'a', 'b'], /too many arguments for 'status'/],
   [['launch'], /unknown command 'launch'/],
+  [['sned'], /unknown command 'sned'\n\(Did you mean send\?\)/],
 ])('bad input %j exits 2 with a clear message and never connects', async (args, message) => {
   const run = await cli(args, 'unused');
   expect(run.code).toBe(ExitCode.BadInput);
@@ -118,9 +130,165 @@ test('status of an unknown workflow id exits 2 and says so', async () => {
   expect(run.err).toContain("no follow-up with workflow id 'followup-no-such-thing'");
 });
 
-test('--help prints usage with the exit codes and exits 0', async () => {
-  const run = await cli(['--help'], 'unused');
+test('--help, and the bare command, print the commands and the exit codes and exit 0', async () => {
+  for (const args of [['--help'], []]) {
+    const run = await cli(args, 'unused');
+    expect(run.code).toBe(ExitCode.Ok);
+    expect(run.out).toContain('Usage: agent-followup [options] [command]');
+    expect(run.out).toMatch(/send \[options\] +send a follow-up message/);
+    expect(run.out).toContain('Exit codes');
+  }
+});
+
+test('each command has its own help', async () => {
+  const send = await cli(['send', '--help'], 'unused');
+  expect(send.code).toBe(ExitCode.Ok);
+  expect(send.out).toContain('Usage: agent-followup send --project ID --job ID (--prompt TEXT | --prompt-file PATH) [options]');
+  expect(send.out).toContain('--on-ambiguous-send <policy>');
+  expect(send.out).not.toContain('--cron');
+  const create = await cli(['schedule', 'create', '--help'], 'unused');
+  expect(create.out).toContain('--cron <expr>');
+  expect(create.out).toContain('--no-pause-on-failure');
+});
+
+test('--version prints the package version', async () => {
+  const run = await cli(['--version'], 'unused');
   expect(run.code).toBe(ExitCode.Ok);
-  expect(run.out).toContain('agent-followup send --project ID --job ID');
-  expect(run.out).toContain('Exit codes');
+  expect(run.out.trim()).toBe((JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version);
+});
+
+describe('status and cancel tell the truth', () => {
+  test("status of a failed follow-up: the failure's type and message, what it last knew, and the outcome's exit code", async () => {
+    const ref = uniqueJob(); // never added: the API answers 404
+    const taskQueue = h.taskQueue();
+    const worker = await h.worker(taskQueue);
+    await worker.runUntil(async () => {
+      const sent = await cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Hi', '--wait', ...fast], taskQueue);
+      expect(sent.code).toBe(ExitCode.Rejected);
+      const workflowId = /follow-up (\S+);/.exec(sent.err)?.[1] as string;
+      const text = await cli(['status', workflowId], taskQueue);
+      expect(text.code).toBe(ExitCode.Rejected);
+      expect(text.out).toContain(`Follow-up ${workflowId}: FAILED`);
+      expect(text.out).toMatch(/Outcome: rejected \(AgentJobNotFound\): .*job-/);
+      expect(text.out).toContain(`Last known: job ${ref.jobId} never read, 0 poll(s)`);
+      const json = JSON.parse((await cli(['status', workflowId, '--json'], taskQueue)).out) as { outcome: { kind: string; type: string } };
+      expect(json.outcome).toMatchObject({ kind: 'rejected', type: 'AgentJobNotFound' });
+    });
+  });
+
+  test('status of a cancelled follow-up exits 7; cancel of a follow-up that already ended says so and exits 2', async () => {
+    const ref = uniqueJob();
+    h.simulator.addJob({ ...ref, workMs: 10 * 60_000 });
+    const done = uniqueJob();
+    h.simulator.addJob(done);
+    const taskQueue = h.taskQueue();
+    const worker = await h.worker(taskQueue);
+    await worker.runUntil(async () => {
+      const { workflowId } = JSON.parse((await cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Long', '--json', ...fast], taskQueue)).out) as { workflowId: string };
+      const cancelled = await cli(['cancel', workflowId], taskQueue);
+      expect(cancelled.code).toBe(ExitCode.Ok);
+      expect(cancelled.out).toContain(`Cancellation requested for follow-up ${workflowId}`);
+      await waitFor(async () => (await cli(['status', workflowId], taskQueue)).code === ExitCode.Cancelled, 'the status to say cancelled');
+      expect((await cli(['status', workflowId], taskQueue)).out).toContain('Outcome: cancelled (Cancelled)');
+
+      const finished = await cli(['send', '--project', done.projectId, '--job', done.jobId, '--prompt', 'Short', '--wait', '--json', ...fast], taskQueue);
+      const finishedId = (JSON.parse(finished.out) as { workflowId: string }).workflowId;
+      const again = await cli(['cancel', finishedId], taskQueue);
+      expect(again.code).toBe(ExitCode.BadInput);
+      expect(again.err).toContain(`follow-up ${finishedId} already ended (COMPLETED); there is nothing to cancel`);
+      expect(again.out).not.toContain('Cancellation requested');
+      const status = await cli(['status', finishedId], taskQueue);
+      expect(status.code).toBe(ExitCode.Ok);
+      expect(status.out).toContain(`ended completed`);
+    });
+  });
+});
+
+describe('send says what it cannot do silently', () => {
+  test('sending again with other options attaches to the running follow-up and warns which options differ', async () => {
+    const ref = uniqueJob();
+    h.simulator.addJob({ ...ref, workMs: 10 * 60_000 });
+    const taskQueue = h.taskQueue();
+    const worker = await h.worker(taskQueue);
+    await worker.runUntil(async () => {
+      const base = ['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Same prompt', ...fast];
+      const first = await cli([...base, '--timeout', '2h'], taskQueue);
+      const workflowId = /follow-up (\S+)\n/.exec(first.out)?.[1] as string;
+      const same = await cli([...base, '--timeout', '2h'], taskQueue);
+      expect(same.err).not.toContain('differ');
+      const other = await cli([...base, '--timeout', '10m', '--on-ambiguous-send', 'fail'], taskQueue);
+      expect(other.code).toBe(ExitCode.Ok);
+      expect(other.out).toContain(`Attached to the existing follow-up ${workflowId}`);
+      expect(other.err).toContain('it keeps its own options, and these differ: timeout 10m here, 2h in the running follow-up; on-ambiguous-send fail here, reconcile in the running follow-up');
+      await cli(['cancel', workflowId], taskQueue);
+    });
+    expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+  });
+
+  test('with no worker on the task queue: send warns, status answers at once, and send --wait says when a worker comes', async () => {
+    const ref = uniqueJob();
+    h.simulator.addJob(ref);
+    const taskQueue = h.taskQueue();
+    const queued = await cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Nobody home', ...fast], taskQueue);
+    expect(queued.code).toBe(ExitCode.Ok);
+    expect(queued.err).toContain(`warning: no worker polls task queue '${taskQueue}' in namespace 'default'`);
+    const workflowId = /follow-up (\S+)\n/.exec(queued.out)?.[1] as string;
+    const status = await cli(['status', workflowId], taskQueue);
+    expect(status.code).toBe(ExitCode.Ok);
+    expect(status.out).toContain(`Progress: not available (no worker polls task queue '${taskQueue}' in namespace 'default')`);
+
+    // --wait warns, keeps waiting, and goes on once a worker starts.
+    const waiting = cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Nobody home', '--wait', ...fast], taskQueue);
+    const worker = await h.worker(taskQueue);
+    const run = await worker.runUntil(waiting);
+    expect(run.code).toBe(ExitCode.Ok);
+    expect(run.err).toContain(`warning: no worker polls task queue '${taskQueue}'`);
+    expect(run.err).toContain('A worker polls the task queue again; the follow-up goes on.');
+    expect(run.out).toContain(`Job ${ref.jobId} ended completed`);
+  });
+
+  test('a namespace without the search attributes: the message names the namespace and the fix', async () => {
+    const namespace = `bare-${randomUUID().slice(0, 8)}`;
+    await h.client.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+    const run = { out: '', err: '' };
+    const code = await runCli(['send', '--project', 'p', '--job', 'j', '--prompt', 'x'], {
+      env: {},
+      out: (text) => (run.out += text),
+      err: (text) => (run.err += text),
+      connect: async () =>
+        new FollowUpClient(new Client({ connection: await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS }), namespace }), {
+          taskQueue: 'unused',
+        }),
+    });
+    expect(code).toBe(ExitCode.Error);
+    expect(run.err).toContain(`Namespace '${namespace}' lacks agent-followup's search attributes`);
+    expect(run.err).toContain('scripts/register-search-attributes.sh');
+  });
+});
+
+describe('the built command in a terminal', () => {
+  test('with Temporal down: exit 1, naming the address, the namespace and what to check', async () => {
+    const exit = await startBuiltScript('cli.js', ['status', 'any-id'], { TEMPORAL_ADDRESS: '127.0.0.1:1', TEMPORAL_NAMESPACE: 'team-a' }).exited;
+    expect(exit.code).toBe(ExitCode.Error);
+    expect(exit.stderr).toContain("Cannot reach Temporal at 127.0.0.1:1 (namespace 'team-a')");
+    expect(exit.stderr).toContain('Is the server running there?');
+  });
+
+  test('Ctrl-C during send --wait exits 130 and says the follow-up goes on and how to follow or cancel it', async () => {
+    const ref = uniqueJob();
+    const taskQueue = h.taskQueue(); // no worker: the follow-up waits for one, and so does the command
+    const started = startBuiltScript('cli.js', ['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Wait for me', '--wait'], {
+      TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
+      TEMPORAL_TASK_QUEUE: taskQueue,
+    });
+    await waitFor(() => started.output().includes('waiting for the job to end'), 'the command to wait');
+    started.child.kill('SIGINT');
+    const exit = await started.exited;
+    const workflowId = /follow-up (\S+);/.exec(exit.stderr)?.[1] as string;
+    expect(exit.code).toBe(ExitCode.Interrupted);
+    expect(exit.stderr).toContain(`Stopped waiting. Follow-up ${workflowId} goes on in Temporal.`);
+    expect(exit.stderr).toContain(`agent-followup status ${workflowId}`);
+    expect(exit.stderr).toContain(`agent-followup cancel ${workflowId}`);
+    await h.client.workflow.getHandle(workflowId).terminate('test done');
+  });
 });

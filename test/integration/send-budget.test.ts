@@ -103,7 +103,7 @@ test('agent-followup budget set and show: the budget from the command line, read
 });
 
 test.each([
-  [['budget'], /budget needs 'show' or 'set'/],
+  [['budget'], /Usage: agent-followup budget/],
   [['budget', 'set'], /needs --sends-per-hour N/],
   [['budget', 'set', '--sends-per-hour', 'lots'], /--sends-per-hour must be a positive number \(got 'lots'\)/],
   [['budget', 'set', '--sends-per-hour', '80', '--weight', 'big-project'], /--weight must be PROJECT=W/],

@@ -23,6 +23,7 @@ export async function runCliOn(args: string[], taskQueue: string, progressInterv
       return new FollowUpClient(new Client({ connection }), { taskQueue });
     },
     progressIntervalMs,
+    workerCheckIntervalMs: 200,
   };
   run.code = await runCli(args, io);
   return run;

@@ -335,7 +335,7 @@ describe('AgentApiClient.getAgentJob', () => {
       const failure = await failureOf(clientFor(baseUrl, { requestTimeoutMs: 100 }).getAgentJob({ projectId: 'p', jobId: 'j' }));
       expect(failure.type).toBe('AgentApiRequestTimeout');
       expect(failure.nonRetryable).toBe(false);
-      expect(failure.message).toContain('within 100 ms');
+      expect(failure.message).toContain('within 100ms');
     } finally {
       await closeServer(server);
     }

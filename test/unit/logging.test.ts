@@ -138,6 +138,18 @@ describe('formatTextLine', () => {
 });
 
 describe('createLineLogger', () => {
+  test("the SDK's routine lines (state changes, no Nexus, the sends worker's no workflows) go out at DEBUG only", () => {
+    const quiet = capture({ format: 'json', level: 'INFO' });
+    quiet.logger.log('INFO', 'Worker state changed', { state: 'RUNNING' });
+    quiet.logger.warn('No workflows registered, not polling for workflow tasks');
+    quiet.logger.info('No Nexus services registered, not polling for Nexus tasks');
+    quiet.logger.warn('Reading the agent job failed');
+    expect(quiet.lines.map((line) => (JSON.parse(line) as { message: string }).message)).toEqual(['Reading the agent job failed']);
+    const verbose = capture({ format: 'json', level: 'DEBUG' });
+    verbose.logger.log('INFO', 'Worker state changed', { state: 'RUNNING' });
+    expect(JSON.parse(verbose.lines[0] as string)).toMatchObject({ level: 'DEBUG', message: 'Worker state changed' });
+  });
+
   test('writes one JSON object per message at or above the level, and nothing below it', () => {
     const { logger, lines } = capture({ format: 'json', level: 'INFO' });
     logger.debug('hidden');

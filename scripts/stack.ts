@@ -1,0 +1,103 @@
+/**
+ * `npm run stack`: the pieces to try agent-followup by hand, kept up until Ctrl-C — a Temporal dev server with its
+ * Web UI and our search attributes, the agent API simulator with seeded jobs, and a worker — on ports you choose,
+ * with the exact CLI lines to try printed once everything is up.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../src/send-budget';
+import { ensureTemporalCli } from './dev/temporal-cli';
+import { startLocalStack } from './dev/local-stack';
+
+interface StackOptions {
+  temporalPort: number;
+  uiPort: number;
+  simulatorPort: number;
+  taskQueue: string;
+  workMs: number;
+  job: string[];
+}
+
+function port(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1 || number > 65_535) throw new InvalidArgumentError('must be a port number (1-65535)');
+  return number;
+}
+
+function positive(value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 0) throw new InvalidArgumentError('must be a whole number of milliseconds');
+  return number;
+}
+
+function job(value: string, previous: string[]): string[] {
+  if (!/^[^/\s]+\/[^/\s]+$/.test(value)) throw new InvalidArgumentError('must be PROJECT/JOB, e.g. demo-project/demo-job');
+  return [...previous, value];
+}
+
+const program = new Command('npm run stack --')
+  .description('Start a Temporal dev server (with its Web UI), the agent API simulator and a worker, and keep them up until Ctrl-C.')
+  .option('--temporal-port <port>', 'the dev server (TEMPORAL_ADDRESS=localhost:<port>)', port, 7233)
+  .option('--ui-port <port>', 'the Temporal Web UI', port, 8233)
+  .option('--simulator-port <port>', 'the agent API simulator', port, 8787)
+  .option('--task-queue <name>', 'the task queue the worker polls (TEMPORAL_TASK_QUEUE)', 'agent-followup')
+  .option('--work-ms <ms>', 'how long the simulated agent works on each follow-up', positive, 20_000)
+  .option('--job <project/job>', 'a job to seed in the simulator (repeatable; default demo-project/demo-job)', job, [])
+  .showSuggestionAfterError(true);
+
+async function main(): Promise<void> {
+  program.parse();
+  const options = program.opts<StackOptions>();
+  const jobs = options.job.length > 0 ? options.job : ['demo-project/demo-job'];
+  // The stack's own output is what it prints below; the worker logs warnings and errors only.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const cli = ensureTemporalCli();
+  if (!cli) throw new Error('could not install the Temporal CLI (see above); set TEMPORAL_CLI_PATH to a `temporal` binary');
+  process.env.TEMPORAL_CLI_PATH = cli;
+
+  const stack = await startLocalStack({
+    ui: true,
+    uiPort: options.uiPort,
+    temporalPort: options.temporalPort,
+    taskQueue: options.taskQueue,
+    simulator: { port: options.simulatorPort, defaultWorkMs: options.workMs },
+  });
+  for (const entry of jobs) {
+    const [projectId, jobId] = entry.split('/') as [string, string];
+    stack.simulator.addJob({ projectId, jobId, outcome: 'completed' });
+  }
+  const [projectId, jobId] = (jobs[0] as string).split('/') as [string, string];
+  const env = `TEMPORAL_ADDRESS=${stack.address} TEMPORAL_TASK_QUEUE=${stack.taskQueue}`;
+  console.log(
+    [
+      'agent-followup stack is up (Ctrl-C stops it all):',
+      `  Temporal     ${stack.address}, namespace default (dev server; search attributes registered; send budget ${DEFAULT_SENDS_PER_PROJECT_PER_HOUR}/project/hour)`,
+      `  Web UI       ${stack.uiUrl}`,
+      `  Agent API    ${stack.simulator.baseUrl} (the simulator; jobs ${jobs.join(', ')}; each follow-up works ${options.workMs / 1000}s, then completes with a PR)`,
+      `  Worker       task queue ${stack.taskQueue}, in this process`,
+      '',
+      'Try, in another terminal (after npm run build):',
+      `  export ${env}`,
+      `  npx agent-followup send --project ${projectId} --job ${jobId} --prompt "Add a test for the date parser" --wait`,
+      `  npx agent-followup send --project ${projectId} --job ${jobId} --prompt "Then update the changelog"`,
+      '  npx agent-followup status <the workflow id it printed>',
+      `  npx agent-followup schedule create --project ${projectId} --job ${jobId} --prompt "Anything new?" --every 1m`,
+      '  npx agent-followup schedule list',
+      '  npx agent-followup budget show',
+      `Every follow-up of the job in the Web UI: ${stack.uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(`AgentJobId="${jobId}"`)}`,
+      `Seed another job: curl -s -X POST ${stack.simulator.baseUrl}/_simulator/jobs -H 'content-type: application/json' -d '{"projectId":"p","jobId":"j"}'`,
+      '',
+    ].join('\n'),
+  );
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  console.log('Stopping the worker, the simulator and the dev server...');
+  await stack.teardown();
+}
+
+main().catch((error: unknown) => {
+  console.error('stack failed:', error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+});

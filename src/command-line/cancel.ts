@@ -1,0 +1,28 @@
+/** `agent-followup cancel`: stop a follow-up that is still running. */
+import type { Command } from 'commander';
+import { ExitCode, type CliContext, type CliIo } from './io';
+
+export function registerCancel(program: Command, ctx: CliContext): void {
+  program
+    .command('cancel')
+    .summary('stop a running follow-up (a message already sent stays sent)')
+    .argument('<workflowId>', 'the id send printed')
+    .action(async (workflowId: string) => {
+      ctx.exitCode = await cancel(workflowId, ctx.io);
+    });
+}
+
+async function cancel(workflowId: string, io: CliIo): Promise<number> {
+  const followUps = await io.connect();
+  try {
+    const { requested, executionStatus } = await followUps.cancel(workflowId);
+    if (!requested) {
+      io.err(`agent-followup: follow-up ${workflowId} already ended (${executionStatus}); there is nothing to cancel. See it with: agent-followup status ${workflowId}\n`);
+      return ExitCode.BadInput;
+    }
+    io.out(`Cancellation requested for follow-up ${workflowId}; it stops polling and ends as cancelled. Check with: agent-followup status ${workflowId}\n`);
+    return ExitCode.Ok;
+  } finally {
+    await followUps.close();
+  }
+}

@@ -1,0 +1,79 @@
+/** The options that make a follow-up's input, shared by `send` and `schedule create`, and the input they build. */
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { FollowUpInput } from '../follow-up/input';
+import { UsageError } from './io';
+
+export interface FollowUpInputOptions {
+  project?: string;
+  job?: string;
+  prompt?: string;
+  promptFile?: string;
+  initialInterval?: string;
+  backoffCoefficient?: string;
+  maxInterval?: string;
+  timeout?: string;
+  settleWindow?: string;
+  onAmbiguousSend?: string;
+}
+
+const DURATION = '"5s", "2m", "1h"; a bare number is milliseconds';
+
+export function addFollowUpInputOptions(command: Command): Command {
+  return command
+    .option('--project <id>', 'the agent project id')
+    .option('--job <id>', 'the agent job id')
+    .option('--prompt <text>', 'the follow-up instruction (at least 1 character)')
+    .option('--prompt-file <path>', 'read the instruction from a file instead of --prompt')
+    .option('--initial-interval <duration>', `first wait between polls (default 5s; ${DURATION})`)
+    .option('--backoff-coefficient <n>', 'growth of the wait after each poll (default 2)')
+    .option('--max-interval <duration>', 'longest wait between polls (default 60s)')
+    .option('--timeout <duration>', 'give up after this long (default 24h)')
+    .option('--settle-window <duration>', 'how long an unchanged terminal status must stand after the send to count (default 30s)')
+    .option('--on-ambiguous-send <policy>', 'reconcile (default) | retry | fail: when a send may or may not have arrived');
+}
+
+/** Durations stay as typed ("10s" is sent as "10s", so messages and the Web UI echo it); digits are milliseconds. */
+function durationValue(value: string): string | number {
+  return /^\d+$/.test(value) ? Number(value) : value;
+}
+
+/** The follow-up input the options describe; the input's own rules are checked by the caller (checkFollowUpInput). */
+export function buildInput(options: FollowUpInputOptions): FollowUpInput {
+  if (options.prompt !== undefined && options.promptFile !== undefined) throw new UsageError('give --prompt or --prompt-file, not both');
+  let prompt = options.prompt;
+  if (options.promptFile !== undefined) {
+    try {
+      prompt = readFileSync(options.promptFile, 'utf8');
+    } catch (error) {
+      throw new UsageError(`cannot read --prompt-file ${options.promptFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    }
+  }
+  const polling: Record<string, string | number> = {};
+  if (options.initialInterval !== undefined) polling.initialInterval = durationValue(options.initialInterval);
+  if (options.maxInterval !== undefined) polling.maxInterval = durationValue(options.maxInterval);
+  if (options.timeout !== undefined) polling.timeout = durationValue(options.timeout);
+  if (options.settleWindow !== undefined) polling.settleWindow = durationValue(options.settleWindow);
+  if (options.backoffCoefficient !== undefined) {
+    const number = Number(options.backoffCoefficient);
+    if (options.backoffCoefficient.trim() === '' || Number.isNaN(number)) {
+      throw new UsageError(`--backoff-coefficient must be a number (got '${options.backoffCoefficient}')`);
+    }
+    polling.backoffCoefficient = number;
+  }
+  const missing = (['project', 'job'] as const).filter((name) => options[name] === undefined).map((name) => `--${name}`);
+  if (prompt === undefined) missing.push('--prompt (or --prompt-file)');
+  if (missing.length > 0) throw new UsageError(`missing ${missing.join(', ')} (see --help)`);
+  return {
+    projectId: options.project as string,
+    jobId: options.job as string,
+    prompt: prompt as string,
+    ...(Object.keys(polling).length > 0 ? { polling: polling as FollowUpInput['polling'] } : {}),
+    ...(options.onAmbiguousSend !== undefined ? { onAmbiguousSend: options.onAmbiguousSend as FollowUpInput['onAmbiguousSend'] } : {}),
+  };
+}
+
+/** Leaves out the fields an option did not set, so a request only holds what was asked for. */
+export function definedOnly<T extends Record<string, unknown>>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter((entry) => entry[1] !== undefined)) as Partial<T>;
+}

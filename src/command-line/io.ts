@@ -1,0 +1,40 @@
+/** What every command shares: the exit codes, the process it talks to (CliIo), and the error for bad usage. */
+import type { FollowUpClient } from '../client';
+
+/** Process exit codes; documented in the README and stable. */
+export const ExitCode = {
+  Ok: 0,
+  Error: 1,
+  BadInput: 2,
+  JobFailed: 3,
+  JobArchived: 4,
+  TimedOut: 5,
+  Rejected: 6,
+  Cancelled: 7,
+  DeliveryUnknown: 8,
+  /** Ctrl-C while waiting: the follow-up goes on; only this command stopped. */
+  Interrupted: 130,
+} as const;
+
+export interface CliIo {
+  env: Record<string, string | undefined>;
+  out: (text: string) => void;
+  err: (text: string) => void;
+  /** How the CLI reaches Temporal; tests pass a client of their own. */
+  connect: () => Promise<FollowUpClient>;
+  /** How often --wait asks for progress. */
+  progressIntervalMs?: number;
+  /** How often --wait checks that a worker still polls the task queue. */
+  workerCheckIntervalMs?: number;
+  /** Told which follow-up `send --wait` is waiting on (null once it stops), so Ctrl-C can say how to find it. */
+  waitingOn?: (workflowId: string | null) => void;
+}
+
+/** The command line itself is wrong: exit 2, with the message. */
+export class UsageError extends Error {}
+
+/** A command's context: the io, and where its action leaves the exit code. */
+export interface CliContext {
+  io: CliIo;
+  exitCode: number;
+}

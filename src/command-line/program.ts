@@ -1,0 +1,109 @@
+/**
+ * The `agent-followup` program on commander: one file per command, help per command, --version, "did you mean" for
+ * mistyped commands and options. Input is checked before any connection is made; exit codes say how a follow-up
+ * ended (README, "Exit codes").
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Command, CommanderError } from 'commander';
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
+import { InvalidFollowUpInputError } from '../client';
+import { InvalidScheduleError } from '../schedules';
+import { registerBudget } from './budget';
+import { registerCancel } from './cancel';
+import { ExitCode, UsageError, type CliContext, type CliIo } from './io';
+import { registerSchedule } from './schedule';
+import { registerSend } from './send';
+import { registerStatus } from './status';
+
+const AFTER_HELP = `
+Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_TASK_QUEUE (agent-followup),
+TEMPORAL_API_KEY / TEMPORAL_TLS_* / TEMPORAL_PROFILE for Temporal Cloud. The agent API key is the worker's, not this
+command's.
+
+Exit codes: 0 completed (or started, without --wait); 1 unexpected error; 2 bad input; 3 job ended failed;
+4 job ended archived; 5 timed out; 6 the agent API rejected the follow-up (not found, bad key, bad request);
+7 cancelled or terminated; 8 delivery unknown (a send failed ambiguously and was not repeated: check the job);
+130 Ctrl-C while waiting (the follow-up goes on).
+
+Each command has its own help: agent-followup send --help, agent-followup schedule create --help, ...`;
+
+/** The version in this package's package.json, found from the compiled or the source location alike. */
+export function packageVersion(): string {
+  for (let dir = __dirname; dir !== dirname(dir); dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (!existsSync(file)) continue;
+    const manifest = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+    if (manifest.name === 'agent-followup') return manifest.version ?? '0.0.0';
+  }
+  return '0.0.0';
+}
+
+function buildProgram(ctx: CliContext): Command {
+  const program = new Command('agent-followup')
+    .description('Send a follow-up instruction to an AI agent job and follow the job to its end, on Temporal.')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help for the command')
+    .helpCommand(false)
+    // Set before the commands are added: every command inherits them.
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .configureOutput({
+      writeOut: (text) => ctx.io.out(text),
+      writeErr: (text) => ctx.io.err(text),
+      outputError: (text, write) => write(text.replace(/^error: /, 'agent-followup: ')),
+    })
+    .addHelpText('after', AFTER_HELP);
+  registerSend(program, ctx);
+  registerStatus(program, ctx);
+  registerCancel(program, ctx);
+  registerSchedule(program, ctx);
+  registerBudget(program, ctx);
+  return program;
+}
+
+/** Runs the CLI with `argv` (without node and script) and returns the exit code. */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const ctx: CliContext = { io, exitCode: ExitCode.Ok };
+  const program = buildProgram(ctx);
+  if (argv.length === 0) {
+    program.outputHelp();
+    return ExitCode.Ok;
+  }
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return ctx.exitCode;
+  } catch (error) {
+    return report(error, io);
+  }
+}
+
+/** The exit code for what was thrown, after printing what went wrong and what to do. */
+function report(error: unknown, io: CliIo): number {
+  if (error instanceof CommanderError) {
+    // Commander has printed the help, the version or its own message ("unknown option '--wiat' (Did you mean --wait?)").
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return ExitCode.Ok;
+    return ExitCode.BadInput;
+  }
+  if (error instanceof UsageError || error instanceof InvalidFollowUpInputError || error instanceof InvalidScheduleError) {
+    io.err(`agent-followup: ${error.message}\n`);
+    return ExitCode.BadInput;
+  }
+  if (error instanceof WorkflowNotFoundError) {
+    io.err(`agent-followup: no follow-up with workflow id '${error.workflowId}' in this namespace\n`);
+    return ExitCode.BadInput;
+  }
+  if (error instanceof ScheduleNotFoundError) {
+    io.err(`agent-followup: no schedule with id '${error.scheduleId}' in this namespace (see: agent-followup schedule list)\n`);
+    return ExitCode.BadInput;
+  }
+  if (error instanceof ScheduleAlreadyRunning) {
+    io.err(
+      `agent-followup: a schedule with id '${error.scheduleId}' already exists; see it with ` +
+        `agent-followup schedule describe ${error.scheduleId}, or pass another --schedule-id\n`,
+    );
+    return ExitCode.BadInput;
+  }
+  io.err(`agent-followup: ${error instanceof Error ? error.message : String(error)}\n`);
+  return ExitCode.Error;
+}

@@ -1,0 +1,91 @@
+/** How the commands print follow-ups, their progress and schedules as text. */
+import type { FollowUpStatus } from '../client';
+import { queuedLine } from '../follow-up/progress-details';
+import type { FollowUpProgress, FollowUpResult } from '../follow-up/types';
+import type { FollowUpOutcome } from '../outcome';
+import type { FollowUpScheduleSpecView, ScheduledFollowUpRun } from '../schedules';
+
+export function describeResult(result: FollowUpResult): string {
+  const lines = [
+    `Job ${result.job.id} ended ${result.outcome} after ${result.polls} poll(s).`,
+    result.prLink ? `Pull request: ${result.prLink}` : result.outcome === 'completed' ? 'No pull request (no files changed).' : '',
+    JSON.stringify(result.job, null, 2),
+  ];
+  return `${lines.filter(Boolean).join('\n')}\n`;
+}
+
+export function describeProgress(progress: FollowUpProgress): string {
+  if (progress.phase === 'queued') return `  … ${queuedLine(progress)} (one follow-up at a time per job; nothing is sent until its turn)`;
+  const polls = progress.polls + (progress.poll?.polls ?? 0);
+  const parts = [`${progress.phase}`, `status ${progress.poll?.lastStatus ?? progress.lastStatus ?? 'unknown'}`, `${polls} poll(s)`];
+  if (progress.waitingFor === 'settle') parts.push("waiting to confirm the result is this follow-up's");
+  if (progress.waitingFor === 'confirmation') parts.push('reading the result once more to confirm it');
+  if (progress.poll?.nextPollAt) parts.push(`next poll ${progress.poll.nextPollAt}`);
+  const lastError = progress.poll?.lastError ?? progress.lastError;
+  if (lastError) parts.push(`last error: ${lastError}`);
+  return `  … ${parts.join(', ')}`;
+}
+
+/** `status` as text: Temporal's status, how it ended (type and message when it failed), and what it last knew. */
+export function describeStatus(status: FollowUpStatus): string {
+  const lines = [`Follow-up ${status.workflowId}: ${status.executionStatus}`];
+  const outcome = status.outcome;
+  if (outcome && 'result' in outcome) lines.push(describeResult(outcome.result).trimEnd());
+  else if (outcome) lines.push(`Outcome: ${outcome.kind} (${outcome.type}): ${outcome.message}`);
+  const progress = status.progress;
+  if (progress && !(outcome && 'result' in outcome)) {
+    if (outcome) lines.push(`Last known: job ${progress.jobId} ${progress.lastStatus ?? 'never read'}, ${progress.polls} poll(s)${progress.prLink ? `, ${progress.prLink}` : ''}`);
+    else lines.push(describeProgress(progress));
+  }
+  if (status.progressUnavailable) lines.push(`Progress: not available (${status.progressUnavailable})`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** One line for a follow-up that did not end with a job. */
+export function describeFailedOutcome(outcome: Exclude<FollowUpOutcome, { result: unknown }>): string {
+  return `${outcome.type}: ${outcome.message}`;
+}
+
+export function describeSpec(spec: FollowUpScheduleSpecView): string {
+  if (spec.every !== undefined) return `every ${spec.every}${spec.offset && spec.offset !== '0s' ? ` (offset ${spec.offset})` : ''}`;
+  if (spec.cron !== undefined) return `cron "${spec.cron}" in ${spec.timezone}`;
+  return `a calendar spec in ${spec.timezone} (not created by agent-followup; see it in the Web UI)`;
+}
+
+export function describePolicies(policies: { overlap: string; catchupWindow: string; pauseOnFailure: boolean }): string {
+  return (
+    `overlap ${policies.overlap}, catch-up window ${policies.catchupWindow}, ` +
+    (policies.pauseOnFailure ? 'pauses itself when a follow-up fails' : 'keeps running when a follow-up fails')
+  );
+}
+
+export function describeRun(run: ScheduledFollowUpRun): string {
+  const parts = [run.workflowId, run.status];
+  if (run.outcome) parts.push(`job ${run.outcome}`);
+  if (run.prLink) parts.push(run.prLink);
+  if (run.failure) parts.push(`${run.failure.type}: ${run.failure.message}`);
+  return parts.join('  ');
+}
+
+/**
+ * A time in the schedule's own zone, with UTC beside it: "2027-01-04 09:00 Europe/Berlin (08:00Z)". UTC times are
+ * printed once, as ISO.
+ */
+export function timeIn(iso: string, timezone: string): string {
+  if (timezone === 'UTC') return iso;
+  const date = new Date(iso);
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-CA', {
+      timeZone: timezone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    })
+      .formatToParts(date)
+      .map((part) => [part.type, part.value]),
+  );
+  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute} ${timezone} (${iso.slice(11, 16)}Z)`;
+}

@@ -1,0 +1,93 @@
+/** `agent-followup schedule create`: a recurring follow-up on a Temporal Schedule. */
+import type { Command } from 'commander';
+import { maxPromptLengthFromEnv } from '../../client';
+import { checkScheduleRequest, type FollowUpScheduleRequest, type ScheduleOverlapChoice } from '../../schedules';
+import { addFollowUpInputOptions, buildInput, definedOnly, type FollowUpInputOptions } from '../follow-up-options';
+import { ExitCode, UsageError, type CliContext, type CliIo } from '../io';
+import { describePolicies, describeSpec, timeIn } from '../render';
+import { withSchedules } from './with-schedules';
+
+interface CreateOptions extends FollowUpInputOptions {
+  cron?: string;
+  every?: string;
+  offset?: string;
+  timezone?: string;
+  note?: string;
+  scheduleId?: string;
+  paused?: boolean;
+  overlap?: string;
+  catchupWindow?: string;
+  pauseOnFailure: boolean;
+  json?: boolean;
+}
+
+export function registerCreate(schedule: Command, ctx: CliContext): void {
+  addFollowUpInputOptions(schedule.command('create'))
+    .summary('send the same follow-up on a cron expression or at a fixed interval')
+    .description(
+      "Each run is an ordinary follow-up with its own workflow id; the polling options set each run's polling. " +
+        'Schedules, their defaults and how to read their results: docs/SCHEDULES.md.',
+    )
+    .usage('--project ID --job ID (--prompt TEXT | --prompt-file PATH) (--cron EXPR | --every D) [options]')
+    .option('--cron <expr>', 'when to run: 5-7 cron fields ("0 9 * * MON-FRI") or @hourly, @daily, @weekly, @monthly')
+    .option('--every <duration>', 'or run every D (at least 1m), counted from the Unix epoch')
+    .option('--offset <duration>', 'shift an --every schedule by this much')
+    .option('--timezone <zone>', 'IANA zone the cron is read in (default UTC), e.g. Europe/Berlin')
+    .option('--note <text>', 'a note shown by describe and in the Web UI; kept when the schedule is paused and unpaused')
+    .option('--schedule-id <id>', 'use this id instead of followup-schedule/{project}/{job}/{hash}')
+    .option('--paused', 'create it paused (trigger still runs it)')
+    .option('--overlap <policy>', 'skip (default) | buffer-one: when a run comes due while one is still going')
+    .option('--catchup-window <duration>', 'how late a run may still start after a Temporal outage (default 10m; 10s-365d)')
+    .option('--no-pause-on-failure', 'keep running after a follow-up fails (default: a failed follow-up pauses the schedule)')
+    .option('--json', 'print one JSON object instead of text')
+    .allowExcessArguments()
+    .action(async (options: CreateOptions, command: Command) => {
+      ctx.exitCode = await create(options, command.args, ctx.io);
+    });
+}
+
+/** Milliseconds when all digits, as for the polling options; otherwise the duration as typed. */
+function duration(value: string | undefined): string | number | undefined {
+  return value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : value;
+}
+
+async function create(options: CreateOptions, extra: string[], io: CliIo): Promise<number> {
+  if (extra.length > 0) throw new UsageError(`unexpected argument '${String(extra[0])}' (quote the prompt and the cron expression)`);
+  const request: FollowUpScheduleRequest = {
+    input: buildInput(options),
+    ...definedOnly({
+      scheduleId: options.scheduleId,
+      cron: options.cron,
+      every: duration(options.every),
+      offset: duration(options.offset),
+      timezone: options.timezone,
+      note: options.note,
+      overlap: options.overlap as ScheduleOverlapChoice | undefined,
+      catchupWindow: duration(options.catchupWindow),
+      paused: options.paused === true ? true : undefined,
+      pauseOnFailure: options.pauseOnFailure === false ? false : undefined,
+    }),
+  };
+  // Validate before connecting: bad input never reaches Temporal, and nothing is created.
+  checkScheduleRequest(request, maxPromptLengthFromEnv(io.env));
+  return withSchedules(io, async (schedules) => {
+    const created = await schedules.create(request);
+    const view = await schedules.describe(created.scheduleId);
+    if (options.json) {
+      io.out(`${JSON.stringify({ ...created, paused: view.paused, nextRunTimes: view.nextRunTimes })}\n`);
+      return ExitCode.Ok;
+    }
+    io.out(
+      [
+        `Created schedule ${created.scheduleId}${view.paused ? ' (paused)' : ''}: ${describeSpec(view.spec)}`,
+        `Policies: ${describePolicies(view.policies)}`,
+        view.nextRunTimes.length > 0
+          ? `Next runs: ${view.nextRunTimes.slice(0, 3).map((time) => timeIn(time, view.spec.timezone)).join(', ')}`
+          : 'No upcoming runs: the spec matches no future time (check the cron expression).',
+        `Each run is a follow-up whose workflow id starts with ${created.workflowIdPrefix}-`,
+        `Look at it with: agent-followup schedule describe ${created.scheduleId}`,
+      ].join('\n') + '\n',
+    );
+    return ExitCode.Ok;
+  });
+}

@@ -1,0 +1,47 @@
+/** `agent-followup schedule list`: the follow-up schedules, each with its last run. */
+import type { Command } from 'commander';
+import { ExitCode, type CliContext, type CliIo } from '../io';
+import { definedOnly } from '../follow-up-options';
+import { describeRun, describeSpec, timeIn } from '../render';
+import { withSchedules } from './with-schedules';
+
+interface ListOptions {
+  project?: string;
+  job?: string;
+  json?: boolean;
+}
+
+export function registerList(schedule: Command, ctx: CliContext): void {
+  schedule
+    .command('list')
+    .summary('list the follow-up schedules, each with its last run')
+    .option('--project <id>', 'only the schedules of this project')
+    .option('--job <id>', 'only the schedules of this job')
+    .option('--json', 'print JSON instead of text')
+    .action(async (options: ListOptions) => {
+      ctx.exitCode = await list(options, ctx.io);
+    });
+}
+
+async function list(options: ListOptions, io: CliIo): Promise<number> {
+  const filter = definedOnly({ projectId: options.project, jobId: options.job });
+  return withSchedules(io, async (schedules) => {
+    const entries = await schedules.list(filter);
+    if (options.json) {
+      io.out(`${JSON.stringify(entries)}\n`);
+      return ExitCode.Ok;
+    }
+    if (entries.length === 0) {
+      io.out('No follow-up schedules found (a schedule created a moment ago may take a few seconds to be listed).\n');
+      return ExitCode.Ok;
+    }
+    for (const entry of entries) {
+      const state = entry.paused ? `PAUSED (${entry.pausedBecause ?? 'no reason given'})` : 'active';
+      const nextTime = entry.nextRunTimes[0];
+      const next = entry.paused ? '' : `, next ${nextTime ? timeIn(nextTime, entry.spec.timezone) : 'never'}`;
+      const last = entry.lastRun ? `; last run: ${describeRun(entry.lastRun)}` : '; no runs yet';
+      io.out(`${entry.scheduleId}  ${state}  ${entry.projectId ?? '?'}/${entry.jobId ?? '?'}  ${describeSpec(entry.spec)}${next}${last}\n`);
+    }
+    return ExitCode.Ok;
+  });
+}

@@ -1,0 +1,151 @@
+/** `agent-followup send`: start a follow-up (or attach to the same one), and with --wait follow it to its end. */
+import type { Command } from 'commander';
+import { checkFollowUpInput, type FollowUpClient, maxPromptLengthFromEnv } from '../client';
+import { checkFollowUpInput as checkRequest } from '../follow-up/request';
+import { optionDifferences } from '../follow-up/option-differences';
+import type { FollowUpRequest } from '../follow-up/request';
+import { searchAttributeFix } from '../search-attribute-check';
+import { addFollowUpInputOptions, buildInput, type FollowUpInputOptions } from './follow-up-options';
+import { ExitCode, UsageError, type CliContext, type CliIo } from './io';
+import { classifyFailure, exitCodeForOutcome } from './outcome-codes';
+import { describeProgress, describeResult } from './render';
+import { noWorkerWarning } from './workers';
+
+interface SendOptions extends FollowUpInputOptions {
+  wait?: boolean;
+  json?: boolean;
+  workflowId?: string;
+}
+
+export function registerSend(program: Command, ctx: CliContext): void {
+  addFollowUpInputOptions(program.command('send'))
+    .summary('send a follow-up message to an agent job, and with --wait follow the job to its end')
+    .description(
+      'Sends the instruction to the job once and follows the job until it is completed, archived or failed. The same ' +
+        'project, job and prompt always map to the same workflow id, so running it again attaches instead of sending twice.',
+    )
+    .usage('--project ID --job ID (--prompt TEXT | --prompt-file PATH) [options]')
+    .option('--wait', 'wait for the job to end and print the final job (the exit code says how it ended)')
+    .option('--json', 'print one JSON object instead of text')
+    .option('--workflow-id <id>', 'use this id instead of the deterministic one (to send the same prompt again on purpose)')
+    .allowExcessArguments()
+    .action(async (options: SendOptions, command: Command) => {
+      ctx.exitCode = await send(options, command.args, ctx.io);
+    });
+}
+
+async function send(options: SendOptions, extra: string[], io: CliIo): Promise<number> {
+  if (extra.length > 0) throw new UsageError(`unexpected argument '${String(extra[0])}' (quote the prompt: --prompt "...")`);
+  const input = buildInput(options);
+  if (options.workflowId !== undefined && options.workflowId.trim() === '') throw new UsageError('--workflow-id must not be empty');
+  // Validate before connecting: bad input never reaches Temporal.
+  const given = checkFollowUpInput(input, maxPromptLengthFromEnv(io.env));
+  const followUps = await io.connect();
+  try {
+    const started = await followUps.start(input, { workflowId: options.workflowId }).catch((error: unknown) => {
+      throw explainStartFailure(error, followUps);
+    });
+    if (started.attached) {
+      for (const line of await attachedWarnings(followUps, started.workflowId, given)) io.err(`${line}\n`);
+    }
+    const idle = await noWorkerWarning(followUps);
+    if (idle) io.err(`${idle}\n`);
+    if (!options.wait) {
+      if (options.json) io.out(`${JSON.stringify(started)}\n`);
+      else {
+        io.out(
+          `${started.attached ? 'Attached to the existing' : 'Started'} follow-up ${started.workflowId}\n` +
+            `Follow it with: agent-followup status ${started.workflowId}\n`,
+        );
+      }
+      return ExitCode.Ok;
+    }
+    if (!options.json) {
+      io.err(`${started.attached ? 'Attached to' : 'Started'} follow-up ${started.workflowId}; waiting for the job to end (Ctrl-C stops waiting, not the follow-up)\n`);
+    }
+    io.waitingOn?.(started.workflowId);
+    try {
+      return await waitForEnd(followUps, started.workflowId, Boolean(options.json), io, idle !== null);
+    } finally {
+      io.waitingOn?.(null);
+    }
+  } finally {
+    await followUps.close();
+  }
+}
+
+/** A start refused because the namespace lacks our search attributes says which namespace and how to fix it. */
+function explainStartFailure(error: unknown, followUps: FollowUpClient): unknown {
+  const message = error instanceof Error ? error.message : String(error);
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : '';
+  if (/search attribute/i.test(`${message} ${cause}`)) {
+    return new Error(searchAttributeFix(followUps.client.options.namespace, [cause || message]));
+  }
+  return error;
+}
+
+/** When `send` attached to a follow-up already under way: which of its options differ from the ones given now. */
+async function attachedWarnings(followUps: FollowUpClient, workflowId: string, given: FollowUpRequest): Promise<string[]> {
+  const checked = checkRequest(await followUps.inputOf(workflowId));
+  if (!checked.ok) return [];
+  const differences = optionDifferences(given, checked.request);
+  if (differences.length === 0) return [];
+  return [
+    `warning: attached to follow-up ${workflowId}, already under way with the same project, job and prompt; it keeps ` +
+      `its own options, and these differ: ${differences.join('; ')}. To send with these options, wait for it to end ` +
+      'or pass --workflow-id to send the prompt again.',
+  ];
+}
+
+async function waitForEnd(followUps: FollowUpClient, workflowId: string, json: boolean, io: CliIo, warnedIdle: boolean): Promise<number> {
+  let done = false;
+  const reporter = reportProgress(followUps, workflowId, io, () => done, json, warnedIdle);
+  try {
+    const result = await followUps.result(workflowId);
+    done = true;
+    await reporter;
+    if (json) io.out(`${JSON.stringify({ workflowId, result })}\n`);
+    else io.out(describeResult(result));
+    return exitCodeForOutcome(result);
+  } catch (error) {
+    done = true;
+    await reporter;
+    const { code, type, message } = classifyFailure(error);
+    if (json) io.out(`${JSON.stringify({ workflowId, error: { type, message, exitCode: code } })}\n`);
+    else io.err(`agent-followup: ${type}: ${message}\n`);
+    return code;
+  }
+}
+
+/** Progress lines while waiting (text mode), and a warning whenever no worker polls the task queue any more. */
+async function reportProgress(
+  followUps: FollowUpClient,
+  workflowId: string,
+  io: CliIo,
+  isDone: () => boolean,
+  json: boolean,
+  warnedIdle: boolean,
+): Promise<void> {
+  let last = '';
+  let idle = warnedIdle;
+  let nextWorkerCheck = Date.now() + (io.workerCheckIntervalMs ?? 15_000);
+  while (!isDone()) {
+    if (Date.now() >= nextWorkerCheck) {
+      nextWorkerCheck = Date.now() + (io.workerCheckIntervalMs ?? 15_000);
+      const warning = await noWorkerWarning(followUps).catch(() => null);
+      if (warning && !idle) io.err(`${warning}\n`);
+      if (!warning && idle) io.err('A worker polls the task queue again; the follow-up goes on.\n');
+      idle = warning !== null;
+    }
+    if (!json && !idle) {
+      try {
+        const line = describeProgress(await followUps.progress(workflowId));
+        if (line !== last) io.err(`${line}\n`);
+        last = line;
+      } catch {
+        // The workflow may be between runs or just finished; the result tells the rest.
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, io.progressIntervalMs ?? 2_000));
+  }
+}

@@ -1,0 +1,14 @@
+/** Whether a worker polls the task queue: without one, a follow-up waits silently, so the CLI says so. */
+import type { FollowUpClient } from '../client';
+
+/** The warning to print when no worker polls the task queue, or null when one does. */
+export async function noWorkerWarning(followUps: FollowUpClient): Promise<string | null> {
+  if ((await followUps.workers()).length > 0) return null;
+  const { taskQueue } = followUps.options;
+  const namespace = followUps.client.options.namespace;
+  return (
+    `warning: no worker polls task queue '${taskQueue}' in namespace '${namespace}', so nothing will happen until one ` +
+    'starts. Start one with the same TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and TEMPORAL_TASK_QUEUE ' +
+    '(npm run worker, or the compose stack; README, "Run the pieces by hand").'
+  );
+}

@@ -1,0 +1,45 @@
+import { DEFAULT_POLLING, checkFollowUpInput, type FollowUpRequest } from '../../src/follow-up/request';
+import { optionDifferences } from '../../src/follow-up/option-differences';
+import { packageVersion } from '../../src/command-line/program';
+import { timeIn } from '../../src/command-line/render';
+
+function request(input: Record<string, unknown>): FollowUpRequest {
+  const checked = checkFollowUpInput({ projectId: 'p', jobId: 'j', prompt: 'x', ...input });
+  if (!checked.ok) throw new Error(JSON.stringify(checked.problems));
+  return checked.request;
+}
+
+describe('optionDifferences', () => {
+  test('the same options, given differently (10m and 600000 ms, defaults left out), do not differ', () => {
+    expect(optionDifferences(request({ polling: { timeout: '10m' } }), request({ polling: { timeout: 600_000 } }))).toEqual([]);
+    expect(optionDifferences(request({}), request({ polling: { initialInterval: '5s' } }))).toEqual([]);
+  });
+
+  test('names each option that differs, with both values as durations', () => {
+    expect(
+      optionDifferences(
+        request({ polling: { timeout: '1h', backoffCoefficient: 3 }, onAmbiguousSend: 'fail' }),
+        request({ polling: { timeout: '24h' } }),
+      ),
+    ).toEqual([
+      'timeout 1h here, 1d in the running follow-up',
+      `backoff coefficient 3 here, ${DEFAULT_POLLING.backoffCoefficient} in the running follow-up`,
+      'on-ambiguous-send fail here, reconcile in the running follow-up',
+    ]);
+  });
+});
+
+describe('timeIn', () => {
+  test("a schedule's next time in its own zone, with UTC beside it", () => {
+    expect(timeIn('2027-01-04T08:00:00.000Z', 'Europe/Berlin')).toBe('2027-01-04 09:00 Europe/Berlin (08:00Z)');
+    expect(timeIn('2027-07-05T07:30:00.000Z', 'Europe/Berlin')).toBe('2027-07-05 09:30 Europe/Berlin (07:30Z)');
+  });
+
+  test('UTC stays ISO', () => {
+    expect(timeIn('2027-01-04T08:00:00.000Z', 'UTC')).toBe('2027-01-04T08:00:00.000Z');
+  });
+});
+
+test('the version comes from package.json', () => {
+  expect(packageVersion()).toMatch(/^\d+\.\d+\.\d+/);
+});

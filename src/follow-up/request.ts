@@ -96,8 +96,9 @@ export function durationCheck(name: string, value: unknown, [min, max]: readonly
     return { problem: `${name} is not a duration: ${JSON.stringify(value)}; use a form such as "5s", "10m", "2h" or a number of milliseconds` };
   }
   if (millis < min || millis > max) {
-    // A bare number is milliseconds: say so, since "5" was most likely meant as seconds.
-    const got = typeof value === 'number' ? `${value}, a number of milliseconds: write "${value}s" for seconds` : JSON.stringify(value);
+    // A bare number is milliseconds: when it would fit as seconds, "5" was most likely meant as seconds, so say so.
+    const meantSeconds = typeof value === 'number' && value * 1000 >= min && value * 1000 <= max;
+    const got = meantSeconds ? `${value}, a number of milliseconds: write "${value}s" for seconds` : JSON.stringify(value);
     return { problem: `${name} must be between ${formatMs(min)} and ${formatMs(max)} (got ${got})` };
   }
   return { ms: Math.round(millis) };

@@ -82,7 +82,7 @@ const rows: Row[] = [
     surface: 'cli',
     name: 'zero initial interval',
     args: sendArgs({}, '--initial-interval', '0'),
-    fragment: 'polling.initialInterval must be between 100ms and 1d (got 0, a number of milliseconds',
+    fragment: 'polling.initialInterval must be between 100ms and 1d (got 0)',
     exitCode: ExitCode.BadInput,
   },
   {

@@ -220,6 +220,8 @@ describe('send says what it cannot do silently', () => {
       expect(other.code).toBe(ExitCode.Ok);
       expect(other.out).toContain(`Attached to the existing follow-up ${workflowId}`);
       expect(other.err).toContain('it keeps its own options, and these differ: timeout 10m here, 2h in the running follow-up; on-ambiguous-send fail here, reconcile in the running follow-up');
+      // Cancelling before the message went out would make the count below prove nothing.
+      await waitFor(async () => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted > 0, 'the first message to be delivered');
       await cli(['cancel', workflowId], taskQueue);
     });
     expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);

@@ -60,6 +60,8 @@ async function main(): Promise<void> {
   for (const scenario of SCENARIOS) {
     const stack = await startLocalStack({
       taskQueue: 'record-histories',
+      // Sends one a second: at 80 an hour a scenario's later sends would wait past its short timeout in the queue.
+      sendsPerProjectPerHour: 3_600,
       ...(scenario.continueAsNewAfterEvents
         ? { serverArgs: ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${scenario.continueAsNewAfterEvents}`] }
         : {}),

@@ -3,7 +3,7 @@
  * send arrived, and whether a read is this follow-up's result. Kept apart from the workflow so each reads as the
  * README's tables and is unit-tested on its own. Workflow-safe (no zod, no I/O).
  */
-import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { isTerminal, sameJobState, type JobState } from '../agent-api/job';
 
 /** How a failed single-attempt send leaves the message. */
@@ -12,8 +12,8 @@ export type SendFailureKind = 'final' | 'not-delivered' | 'ambiguous';
 /**
  * - `final`: the API refused the request for good (bad key, no such job, invalid body), or the follow-up is being
  *   cancelled: nothing more to try;
- * - `not-delivered`: the API certainly did not process it (429, 408, 503 with Retry-After, no connection); the
- *   HTTP client marks exactly these, so sending again is safe;
+ * - `not-delivered`: the API certainly did not process it (429, 408, 503 with Retry-After, no connection: the HTTP
+ *   client marks exactly these), or no worker picked the send up before it timed out; sending again is safe;
  * - `ambiguous`: anything else (a timeout, a broken connection, a 5xx, a worker that died or stopped mid-send): the
  *   message may have arrived. Unknown failures land here on purpose: guessing "not delivered" sends twice.
  */
@@ -22,6 +22,8 @@ export function classifySendFailure(error: unknown): SendFailureKind {
   if (!(error instanceof ActivityFailure)) return 'ambiguous';
   const cause = error.cause;
   if (cause instanceof CancelledFailure) return 'final';
+  // Timed out before any worker picked it up: no request was made.
+  if (cause instanceof TimeoutFailure && cause.timeoutType === TimeoutType.SCHEDULE_TO_START) return 'not-delivered';
   if (cause instanceof TimeoutFailure || !(cause instanceof ApplicationFailure)) return 'ambiguous';
   const details = cause.details?.[0] as { delivery?: string } | undefined;
   if (details?.delivery === 'ambiguous') return 'ambiguous';

@@ -46,6 +46,8 @@ export async function deliver(run: FollowUpRun, earlier: DeliveryRecord | null):
       if (settled) return settled;
       open = null;
     }
+    // A message sent after the deadline would start work nobody waits for.
+    if (Date.now() >= run.deadlineMs) throw run.timedOut('the follow-up message could not be sent');
     const baseline = await readIdleJob(run);
     const startedAtMs = Date.now();
     run.sending(baseline);

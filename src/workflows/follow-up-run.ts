@@ -266,7 +266,10 @@ export class FollowUpRun {
 export function isDeadline(error: unknown): boolean {
   if (!(error instanceof ActivityFailure)) return false;
   const cause = error.cause;
-  return error.retryState === RetryState.TIMEOUT || (cause instanceof TimeoutFailure && cause.timeoutType === TimeoutType.SCHEDULE_TO_CLOSE);
+  if (error.retryState === RetryState.TIMEOUT) return true;
+  // None of our activities sets a schedule-to-start timeout of its own, so the server's SCHEDULE_TO_START is the
+  // schedule-to-close deadline reached while the task was still queued (a send held back by the project's budget).
+  return cause instanceof TimeoutFailure && (cause.timeoutType === TimeoutType.SCHEDULE_TO_CLOSE || cause.timeoutType === TimeoutType.SCHEDULE_TO_START);
 }
 
 function isType(error: unknown, type: string): boolean {

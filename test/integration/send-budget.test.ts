@@ -142,3 +142,29 @@ describe('the worker checks the budget at start-up', () => {
     expect(exit.stderr).toContain('allows 40 sends per project per hour, not the 80 of AGENT_SENDS_PER_PROJECT_PER_HOUR');
   });
 });
+
+test('a send still queued behind the budget at the deadline ends the follow-up timed out, never sent and never retried', async () => {
+  // One send an hour: the server lets the first through and holds the rest in the queue far past their 4 s deadlines.
+  const taskQueue = h.taskQueue();
+  await h.sendBudget(taskQueue, 1);
+  const jobs = Array.from({ length: 4 }, (_, index) => ({ projectId: `queued-${taskQueue}`, jobId: `job-${index}` }));
+  for (const ref of jobs) h.simulator.addJob({ ...ref, workMs: 10 * 60_000 });
+  const worker = await h.worker(taskQueue);
+  const followUps = h.followUps(taskQueue);
+  const outcomes = await worker.runUntil(async () => {
+    const started = [];
+    for (const ref of jobs) started.push(await followUps.start({ ...ref, prompt: 'Queued', polling: { ...FAST_POLLING, timeout: '4s' } }));
+    return Promise.all(started.map(async ({ workflowId }) => ({ workflowId, outcome: await followUps.outcome(workflowId) })));
+  });
+  const neverSent = jobs.filter((ref) => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 0);
+  expect(neverSent.length).toBeGreaterThan(0);
+  for (const { workflowId, outcome } of outcomes) {
+    expect(outcome.kind).toBe('timed-out');
+    const ref = jobs.find((job) => workflowId.includes(`/${job.jobId}/`)) as (typeof jobs)[number];
+    if (h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted > 0) continue;
+    expect('message' in outcome ? outcome.message : outcome).toContain('the deadline came while the message was waiting to be sent');
+    const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
+    const sends = (history.events ?? []).filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'sendFollowUpMessage');
+    expect(sends).toHaveLength(1);
+  }
+});

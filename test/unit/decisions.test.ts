@@ -25,6 +25,8 @@ describe('classifySendFailure: how a failed single-attempt send leaves the messa
     ['the SDK\'s retryable WorkerShutdown, with no delivery mark', sendFailed(apiFailure('WorkerShutdown')), 'ambiguous'],
     ['any other failure without a delivery mark', sendFailed(apiFailure('Error')), 'ambiguous'],
     ['a worker that died mid-send (start-to-close timeout)', sendFailed(new TimeoutFailure('timed out', undefined, TimeoutType.START_TO_CLOSE)), 'ambiguous'],
+    ['a send still queued when it timed out (the server reports schedule-to-start)', sendFailed(new TimeoutFailure('timed out', undefined, TimeoutType.SCHEDULE_TO_START)), 'not-delivered'],
+    ['a send whose whole schedule-to-close ran out after it started', sendFailed(new TimeoutFailure('timed out', undefined, TimeoutType.SCHEDULE_TO_CLOSE)), 'ambiguous'],
     ['a failure that is not an ActivityFailure at all', new Error('something else'), 'ambiguous'],
     ['the follow-up being cancelled', new CancelledFailure('cancelled'), 'final'],
     ['the send activity cancelled with it', sendFailed(new CancelledFailure('cancelled')), 'final'],

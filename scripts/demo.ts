@@ -8,6 +8,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ensureTemporalCli } from './dev/temporal-cli';
 import { startLocalStack } from './dev/local-stack';
+import { followUpListUrl } from '../src/web-ui-view';
 
 function port(value: string): number {
   const number = Number(value);
@@ -56,7 +57,7 @@ async function main(): Promise<void> {
         console.log(`Started follow-up ${workflowId}`);
         console.log(`See it in the Web UI: ${stack.uiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`);
         const query = `AgentJobId="${jobId}"`;
-        console.log(`Every follow-up of this job: ${stack.uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(query)}\n`);
+        console.log(`Every follow-up of this job: ${followUpListUrl(stack.uiUrl as string, 'default', query)}\n`);
         let last = '';
         const outcome = stack.followUps.result(workflowId);
         let finished = false;

@@ -8,6 +8,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../src/send-budget';
 import { ensureTemporalCli } from './dev/temporal-cli';
 import { startLocalStack } from './dev/local-stack';
+import { columnsConsoleSnippet, followUpListUrl } from '../src/web-ui-view';
 
 interface StackOptions {
   temporalPort: number;
@@ -84,7 +85,10 @@ async function main(): Promise<void> {
       `  npx agent-followup schedule create --project ${projectId} --job ${jobId} --prompt "Anything new?" --every 1m`,
       '  npx agent-followup schedule list',
       '  npx agent-followup budget show',
-      `Every follow-up of the job in the Web UI: ${stack.uiUrl}/namespaces/default/workflows?query=${encodeURIComponent(`AgentJobId="${jobId}"`)}`,
+      `Every follow-up of the job in the Web UI: ${followUpListUrl(stack.uiUrl as string, 'default', `AgentJobId="${jobId}"`)}`,
+      `Every follow-up: ${followUpListUrl(stack.uiUrl as string, 'default')}`,
+      "  its columns (docs/WEB-UI.md): paste in the browser's console on that page, then reload:",
+      `  ${columnsConsoleSnippet('default')}`,
       `Seed another job: curl -s -X POST ${stack.simulator.baseUrl}/_simulator/jobs -H 'content-type: application/json' -d '{"projectId":"p","jobId":"j"}'`,
       '',
     ].join('\n'),

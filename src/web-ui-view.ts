@@ -1,0 +1,38 @@
+/**
+ * The Web UI's view of follow-ups, saved once per browser (docs/WEB-UI.md): the list query and the columns that
+ * answer "which job, which project, what happened" without opening each follow-up. The Temporal UI keeps columns in
+ * the browser's localStorage, per namespace, under `namespace-workflow-table-columns`.
+ */
+
+/** Every follow-up, newest first (the UI's default order). Add `AND AgentProjectId="…"` to narrow it. */
+export const FOLLOW_UP_LIST_QUERY = 'WorkflowType="followUpWorkflow"';
+
+/** The columns, in order; the first two stay pinned while scrolling sideways. */
+export const FOLLOW_UP_LIST_COLUMNS = [
+  'Status',
+  'Workflow ID',
+  'AgentProjectId',
+  'AgentJobId',
+  'AgentFollowUpOutcome',
+  'AgentJobStatus',
+  'AgentPrLink',
+  'Start',
+  'End',
+] as const;
+
+/** The localStorage value that sets these columns for `namespace` (keeping other namespaces' columns as they are). */
+export function columnsStorageValue(namespace: string, existing: Record<string, unknown> = {}): string {
+  return JSON.stringify({ ...existing, [namespace]: FOLLOW_UP_LIST_COLUMNS.map((label, index) => ({ label, pinned: index < 2 })) });
+}
+
+/** The line to paste into the browser's console on the Web UI once, then reload: the view's columns. */
+export function columnsConsoleSnippet(namespace: string): string {
+  const key = 'namespace-workflow-table-columns';
+  const columns = JSON.stringify(FOLLOW_UP_LIST_COLUMNS.map((label, index) => ({ label, pinned: index < 2 })));
+  return `localStorage.setItem('${key}', JSON.stringify({ ...JSON.parse(localStorage.getItem('${key}') || '{}'), ${JSON.stringify(namespace)}: ${columns} }))`;
+}
+
+/** The list's address in a Web UI at `uiBase` (e.g. http://localhost:8233). */
+export function followUpListUrl(uiBase: string, namespace: string, query: string = FOLLOW_UP_LIST_QUERY): string {
+  return `${uiBase.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows?query=${encodeURIComponent(query)}`;
+}

@@ -19,7 +19,7 @@ const PHASE_TITLES: Record<FollowUpProgress['phase'], string> = {
 
 const WAITING_FOR: Record<NonNullable<FollowUpProgress['waitingFor']>, string> = {
   work: '',
-  settle: ' (waiting for the settle window: the job was not seen working on this message yet)',
+  settle: ' (not yet seen working on this message: waiting out the settle window)',
   confirmation: ' (reading it once more: it looks exactly as before the send)',
 };
 
@@ -30,23 +30,26 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
   const job = `job \`${progress.jobId}\` in project \`${progress.projectId}\``;
   // A failure's own reason is the headline; the job's last read follows.
   const failedWithReason = progress.phase === 'failed' && progress.lastError !== null;
+  // The UI shows this in a short fixed-height panel: what an operator acts on comes first, the read count last.
   const lines = [
     failedWithReason
       ? `**Failed**: ${progress.lastError}\n\nThe ${job} ${progress.lastStatus === null ? 'was never read' : `was last read as ${status}`}.`
       : `**${PHASE_TITLES[progress.phase]}**: ${job} is ${status}${progress.waitingFor ? WAITING_FOR[progress.waitingFor] : ''}.`,
     '',
-    `- Reads reported: ${progress.polls}${progress.runs > 1 ? `, over ${progress.runs} runs (continued as new)` : ''}; ` +
-      'polls that change nothing show on the pending poll activity',
   ];
+  if (progress.prLink) lines.push(`- Pull request: ${progress.prLink}`);
+  if (progress.outcome) lines.push(`- Outcome: \`${progress.outcome}\` (search attribute AgentFollowUpOutcome)`);
   if (progress.sentAt) {
     lines.push(`- Sent: ${progress.sentAt}${DELIVERY_NOTE[progress.delivery ?? 'response']}, ${plural(progress.sendAttempts, 'attempt')}`);
   } else if (progress.sendAttempts > 0) {
     lines.push(`- Send attempts so far: ${progress.sendAttempts}`);
   }
-  if (progress.prLink) lines.push(`- Pull request: ${progress.prLink}`);
   if (progress.deadline && !FINAL_PHASES.has(progress.phase)) lines.push(`- Gives up at: ${progress.deadline}`);
   if (progress.lastError && !failedWithReason) lines.push(`- Last error: ${progress.lastError}`);
-  if (progress.outcome) lines.push(`- Outcome: \`${progress.outcome}\` (search attribute AgentFollowUpOutcome)`);
+  lines.push(
+    `- Reads reported: ${progress.polls}${progress.runs > 1 ? `, over ${progress.runs} runs (continued as new)` : ''} ` +
+      '(polls that change nothing: see Pending Activities)',
+  );
   return lines.join('\n');
 }
 

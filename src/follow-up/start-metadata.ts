@@ -46,7 +46,6 @@ export function followUpDetails(input: FollowUpRequest): string {
     '',
     `Polling: from ${formatMs(initialIntervalMs)}, ×${backoffCoefficient}, up to ${formatMs(maxIntervalMs)}; gives up after ${formatMs(timeoutMs)}; ` +
       `settle window ${formatMs(settleWindowMs)}; ambiguous sends: ${input.onAmbiguousSend}.`,
-    'The full prompt is in the workflow input; the live state is in "Current details" and the `progress` query.',
   ].join('\n');
 }
 

@@ -26,10 +26,10 @@ describe('the current details shown in the Web UI', () => {
       [
         '**Waiting for the job to end**: job `job-7` in project `proj-1` is `active`.',
         '',
-        '- Reads reported: 3; polls that change nothing show on the pending poll activity',
         '- Sent: 2026-11-23T10:00:00.000Z, 1 attempt',
         '- Gives up at: 2026-11-24T10:00:00.000Z',
         '- Last error: AgentApiServerError: 503',
+        '- Reads reported: 3 (polls that change nothing: see Pending Activities)',
       ].join('\n'),
     );
   });
@@ -68,7 +68,7 @@ describe('the current details shown in the Web UI', () => {
   });
 
   test('a terminal read that is not yet this follow-up’s own says what it waits for', () => {
-    expect(renderProgressDetails({ ...base, lastStatus: 'completed', waitingFor: 'settle' })).toContain('waiting for the settle window');
+    expect(renderProgressDetails({ ...base, lastStatus: 'completed', waitingFor: 'settle' })).toContain('waiting out the settle window');
     expect(renderProgressDetails({ ...base, lastStatus: 'completed', waitingFor: 'confirmation' })).toContain('reading it once more');
   });
 

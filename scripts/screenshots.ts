@@ -10,7 +10,7 @@ import { Command } from 'commander';
 import { chromium, type Page } from 'playwright-core';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { FollowUpClient } from '../src/client';
-import { FOLLOW_UP_LIST_QUERY, columnsStorageValue } from '../src/web-ui-view';
+import { columnsInitScript, followUpListUrl } from '../src/web-ui-view';
 import { ensureTemporalCli } from './dev/temporal-cli';
 import { startLocalStack } from './dev/local-stack';
 
@@ -42,12 +42,10 @@ async function main(): Promise<void> {
     try {
       const context = await browser.newContext({ viewport: { width: 1920, height: 1000 } });
       // The saved view's columns, as a person sets them once (docs/WEB-UI.md).
-      await context.addInitScript({
-        content: `localStorage.setItem('namespace-workflow-table-columns', ${JSON.stringify(columnsStorageValue('default'))});`,
-      });
+      await context.addInitScript({ content: columnsInitScript('default') });
       const page = await context.newPage();
       const ui = stack.uiUrl as string;
-      await shoot(page, `${ui}/namespaces/default/workflows?query=${encodeURIComponent(FOLLOW_UP_LIST_QUERY)}`, ids['follow-up-completed'] as string, join(options.out, 'list.png'));
+      await shoot(page, followUpListUrl(ui, 'default'), ids['follow-up-completed'] as string, join(options.out, 'list.png'));
       for (const [name, workflowId] of Object.entries(ids)) {
         await shoot(page, `${ui}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`, workflowId, join(options.out, `${name}.png`));
       }
@@ -55,7 +53,7 @@ async function main(): Promise<void> {
       for (const name of ['follow-up-waiting', 'follow-up-queued']) {
         await page.goto(`${ui}/namespaces/default/workflows/${encodeURIComponent(ids[name] as string)}`, { waitUntil: 'load' });
         await page.getByText('User Metadata', { exact: true }).filter({ visible: true }).first().click();
-        await shootCurrent(page, 'Current Details', join(options.out, `${name}-details.png`));
+        await capture(page, 'Current Details', join(options.out, `${name}-details.png`));
       }
     } finally {
       await browser.close();
@@ -66,17 +64,14 @@ async function main(): Promise<void> {
   }
 }
 
-/** Waits until `text` shows on the page as it is and saves a full-page screenshot. */
-async function shootCurrent(page: Page, text: string, file: string): Promise<void> {
-  await page.getByText(text, { exact: false }).filter({ visible: true }).first().waitFor({ timeout: 60_000 });
-  await page.waitForTimeout(2_000);
-  await page.screenshot({ path: file, fullPage: true });
-  console.log(`  ${file}`);
-}
-
-/** Opens `url`, waits until `text` shows and the page is quiet, and saves a full-page screenshot. */
+/** Opens `url`, then captures it once `text` shows. */
 async function shoot(page: Page, url: string, text: string, file: string): Promise<void> {
   await page.goto(url, { waitUntil: 'load' });
+  await capture(page, text, file);
+}
+
+/** Waits until `text` shows on the page as it is, lets it settle, and saves a full-page screenshot (and one on failure). */
+async function capture(page: Page, text: string, file: string): Promise<void> {
   try {
     await page.getByText(text, { exact: false }).filter({ visible: true }).first().waitFor({ timeout: 60_000 });
   } catch (error) {

@@ -20,16 +20,28 @@ export const FOLLOW_UP_LIST_COLUMNS = [
   'End',
 ] as const;
 
+/** Where the Temporal UI keeps each namespace's list columns, in the browser's localStorage. */
+const COLUMNS_STORAGE_KEY = 'namespace-workflow-table-columns';
+
+/** The columns as the UI stores them. */
+function storedColumns(): Array<{ label: string; pinned: boolean }> {
+  return FOLLOW_UP_LIST_COLUMNS.map((label, index) => ({ label, pinned: index < 2 }));
+}
+
 /** The localStorage value that sets these columns for `namespace` (keeping other namespaces' columns as they are). */
 export function columnsStorageValue(namespace: string, existing: Record<string, unknown> = {}): string {
-  return JSON.stringify({ ...existing, [namespace]: FOLLOW_UP_LIST_COLUMNS.map((label, index) => ({ label, pinned: index < 2 })) });
+  return JSON.stringify({ ...existing, [namespace]: storedColumns() });
 }
 
 /** The line to paste into the browser's console on the Web UI once, then reload: the view's columns. */
 export function columnsConsoleSnippet(namespace: string): string {
-  const key = 'namespace-workflow-table-columns';
-  const columns = JSON.stringify(FOLLOW_UP_LIST_COLUMNS.map((label, index) => ({ label, pinned: index < 2 })));
-  return `localStorage.setItem('${key}', JSON.stringify({ ...JSON.parse(localStorage.getItem('${key}') || '{}'), ${JSON.stringify(namespace)}: ${columns} }))`;
+  const key = COLUMNS_STORAGE_KEY;
+  return `localStorage.setItem('${key}', JSON.stringify({ ...JSON.parse(localStorage.getItem('${key}') || '{}'), ${JSON.stringify(namespace)}: ${JSON.stringify(storedColumns())} }))`;
+}
+
+/** The script that sets the columns before the UI's own code runs (a browser context's init script). */
+export function columnsInitScript(namespace: string): string {
+  return `localStorage.setItem('${COLUMNS_STORAGE_KEY}', ${JSON.stringify(columnsStorageValue(namespace))});`;
 }
 
 /** The list's address in a Web UI at `uiBase` (e.g. http://localhost:8233). */

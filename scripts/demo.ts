@@ -9,6 +9,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ensureTemporalCli } from './dev/temporal-cli';
 import { startLocalStack } from './dev/local-stack';
 import { followUpListUrl } from '../src/web-ui-view';
+import { describeProgress } from '../src/command-line/render';
 
 function port(value: string): number {
   const number = Number(value);
@@ -65,9 +66,8 @@ async function main(): Promise<void> {
         while (!finished) {
           try {
             const progress = await stack.followUps.progress(workflowId);
-            const polls = progress.polls + (progress.poll?.polls ?? 0);
-            const next = progress.poll?.nextPollAt;
-            const line = `  ${progress.phase}: job status ${progress.poll?.lastStatus ?? progress.lastStatus ?? '?'}, ${polls} poll(s)${next ? `, next poll at ${next}` : ''}`;
+            // The same progress line as `agent-followup send --wait`.
+            const line = describeProgress(progress);
             if (line !== last) console.log(line);
             last = line;
           } catch {

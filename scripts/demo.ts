@@ -6,6 +6,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { demoteRoutineLines } from '../src/observability/logging';
 import { ensureTemporalCli } from './dev/temporal-cli';
 import { startLocalStack } from './dev/local-stack';
 import { followUpListUrl } from '../src/web-ui-view';
@@ -28,7 +29,8 @@ async function main(): Promise<void> {
   program.parse();
   const { keep, uiPort, temporalPort } = program.opts<{ keep?: boolean; uiPort: number; temporalPort?: number }>();
   // Keep the demo's output to what it shows; the worker's own logs go to WARN and above.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // The sends worker's "No workflows registered" and other routine SDK lines are no warning to a person trying it.
+  Runtime.install({ logger: demoteRoutineLines(new DefaultLogger('WARN')) });
   const cli = ensureTemporalCli();
   if (!cli) throw new Error('could not install the Temporal CLI (see above); set TEMPORAL_CLI_PATH to a `temporal` binary');
   process.env.TEMPORAL_CLI_PATH = cli;

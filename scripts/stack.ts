@@ -5,6 +5,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { demoteRoutineLines } from '../src/observability/logging';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../src/send-budget';
 import { ensureTemporalCli } from './dev/temporal-cli';
 import { startLocalStack } from './dev/local-stack';
@@ -51,7 +52,8 @@ async function main(): Promise<void> {
   const options = program.opts<StackOptions>();
   const jobs = options.job.length > 0 ? options.job : ['demo-project/demo-job'];
   // The stack's own output is what it prints below; the worker logs warnings and errors only.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // The sends worker's "No workflows registered" and other routine SDK lines are no warning to a person trying it.
+  Runtime.install({ logger: demoteRoutineLines(new DefaultLogger('WARN')) });
   const cli = ensureTemporalCli();
   if (!cli) throw new Error('could not install the Temporal CLI (see above); set TEMPORAL_CLI_PATH to a `temporal` binary');
   process.env.TEMPORAL_CLI_PATH = cli;

@@ -1,5 +1,6 @@
 /** How the commands print follow-ups, their progress and schedules as text. */
 import type { FollowUpStatus } from '../client';
+import { isTerminal } from '../agent-api/job';
 import { queuedLine } from '../follow-up/progress-details';
 import type { FollowUpProgress, FollowUpResult } from '../follow-up/types';
 import type { FollowUpOutcome } from '../outcome';
@@ -17,9 +18,13 @@ export function describeResult(result: FollowUpResult): string {
 export function describeProgress(progress: FollowUpProgress): string {
   if (progress.phase === 'queued') return `  … ${queuedLine(progress)} (one follow-up at a time per job; nothing is sent until its turn)`;
   const polls = progress.polls + (progress.poll?.polls ?? 0);
-  const parts = [`${progress.phase}`, `status ${progress.poll?.lastStatus ?? progress.lastStatus ?? 'unknown'}`, `${polls} poll(s)`];
-  if (progress.waitingFor === 'settle') parts.push("waiting to confirm the result is this follow-up's");
-  if (progress.waitingFor === 'confirmation') parts.push('reading the result once more to confirm it');
+  const status = progress.poll?.lastStatus ?? progress.lastStatus;
+  const parts = [`${progress.phase}`, `status ${status ?? 'unknown'}`, `${polls} poll(s)`];
+  // Only an ended job is a result to confirm; while it is active there is nothing to confirm yet.
+  if (status !== null && isTerminal(status)) {
+    if (progress.waitingFor === 'settle') parts.push("waiting to confirm the result is this follow-up's");
+    if (progress.waitingFor === 'confirmation') parts.push('reading the result once more to confirm it');
+  }
   if (progress.poll?.nextPollAt) parts.push(`next poll ${progress.poll.nextPollAt}`);
   const lastError = progress.poll?.lastError ?? progress.lastError;
   if (lastError) parts.push(`last error: ${lastError}`);

@@ -2,6 +2,7 @@
  * The follow-up's live state as Markdown for the Web UI's "Current details" (set from workflow code with
  * `setCurrentDetails`, so it is served by the worker and adds nothing to history). Pure: workflow code imports it.
  */
+import { isTerminal } from '../agent-api/job';
 import type { FollowUpProgress } from './types';
 
 const PHASE_TITLES: Record<FollowUpProgress['phase'], string> = {
@@ -34,7 +35,7 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
   const lines = [
     failedWithReason
       ? `**Failed**: ${progress.lastError}\n\nThe ${job} ${progress.lastStatus === null ? 'was never read' : `was last read as ${status}`}.`
-      : `**${PHASE_TITLES[progress.phase]}**: ${job} is ${status}${progress.waitingFor ? WAITING_FOR[progress.waitingFor] : ''}.`,
+      : `**${PHASE_TITLES[progress.phase]}**: ${job} is ${status}${awaitedConfirmation(progress)}.`,
     '',
   ];
   if (progress.prLink) lines.push(`- Pull request: ${progress.prLink}`);
@@ -51,6 +52,11 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
       '(polls that change nothing: see Pending Activities)',
   );
   return lines.join('\n');
+}
+
+/** What an ended job still needs before it is this follow-up's result; nothing while the job is active. */
+function awaitedConfirmation(progress: FollowUpProgress): string {
+  return progress.waitingFor && progress.lastStatus !== null && isTerminal(progress.lastStatus) ? WAITING_FOR[progress.waitingFor] : '';
 }
 
 /** "Waiting behind N follow-up(s) to job J": the lane lets one follow-up at a time send to a job. */

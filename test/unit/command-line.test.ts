@@ -1,7 +1,8 @@
 import { DEFAULT_POLLING, checkFollowUpInput, type FollowUpRequest } from '../../src/follow-up/request';
 import { optionDifferences } from '../../src/follow-up/option-differences';
 import { packageVersion } from '../../src/command-line/program';
-import { timeIn } from '../../src/command-line/render';
+import { describeProgress, timeIn } from '../../src/command-line/render';
+import type { FollowUpProgress } from '../../src/follow-up/types';
 
 function request(input: Record<string, unknown>): FollowUpRequest {
   const checked = checkFollowUpInput({ projectId: 'p', jobId: 'j', prompt: 'x', ...input });
@@ -42,4 +43,18 @@ describe('timeIn', () => {
 
 test('the version comes from package.json', () => {
   expect(packageVersion()).toMatch(/^\d+\.\d+\.\d+/);
+});
+
+describe('describeProgress', () => {
+  const progress: FollowUpProgress = {
+    phase: 'waiting', projectId: 'p', jobId: 'j', lastStatus: 'active', lastStatusUnknown: false, waitingFor: 'settle', ahead: null,
+    polls: 1, lastError: null, sentAt: '2026-11-25T00:00:00.000Z', deadline: null, runs: 1, sendAttempts: 1, delivery: 'response', prLink: null, outcome: null,
+  };
+
+  test('says it is confirming a result only once the job has ended', () => {
+    expect(describeProgress(progress)).not.toContain('confirm');
+    expect(describeProgress({ ...progress, poll: { polls: 2, nextPollAt: null, lastStatus: 'completed', lastError: null } })).toContain(
+      "waiting to confirm the result is this follow-up's",
+    );
+  });
 });

@@ -70,6 +70,8 @@ describe('the current details shown in the Web UI', () => {
   test('a terminal read that is not yet this follow-up’s own says what it waits for', () => {
     expect(renderProgressDetails({ ...base, lastStatus: 'completed', waitingFor: 'settle' })).toContain('waiting out the settle window');
     expect(renderProgressDetails({ ...base, lastStatus: 'completed', waitingFor: 'confirmation' })).toContain('reading it once more');
+    // While the job is still active there is no result to confirm, so nothing is said about confirming one.
+    expect(renderProgressDetails({ ...base, lastStatus: 'active', waitingFor: 'settle' })).not.toContain('settle window');
   });
 
   test('how the message arrived is named when it was not by the send’s answer', () => {

@@ -12,12 +12,13 @@
  */
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { sleepUnlessAborted } from '../abort-signals';
 import { AgentApiErrorType, type ApiFailureDetails } from '../agent-api/errors';
 import type { AgentApiClient, JobRef } from '../agent-api/http-client';
 import { isKnownStatus, isTerminal, jobState, sameJobState, type AgentJob, type JobState } from '../agent-api/job';
 import { FREQUENT_POLL_LIMIT_MS, nextPollAt, type PollSchedule } from '../follow-up/poll-schedule';
 import { FollowUpErrorType } from '../follow-up/types';
-import { ApiMetric, countedApiCall } from './api-metrics';
+import { apiCounters, countedApiCall } from './api-metrics';
 
 /** Consecutive job bodies that break the contract before the follow-up gives up on the API. */
 export const MAX_INVALID_RESPONSES = 3;
@@ -115,7 +116,7 @@ export function createPollAgentJob(api: AgentApiClient, stopping: AbortSignal) {
       checkpoint.lastStatus = job.status;
       const firstActive = job.status === 'active' && !checkpoint.sawActive;
       if (job.status === 'active') checkpoint.sawActive = true;
-      context.metricMeter.createCounter(ApiMetric.polls, '1', 'Get-job reads that returned a job, by status').add(1, { status: statusLabel(job.status) });
+      apiCounters(context).polls.add(1, { status: statusLabel(job.status) });
       if (!isKnownStatus(job.status)) {
         log.warn('Agent job has a status the API contract does not list; treating it as not finished', { status: job.status });
       }
@@ -172,17 +173,9 @@ async function heartbeatingWhile<T>(context: Context, checkpoint: PollCheckpoint
 }
 
 async function sleepUnlessStopping(context: Context, stopping: AbortSignal, ms: number, checkpoint: PollCheckpoint): Promise<void> {
+  await sleepUnlessAborted(ms, [context.cancellationSignal, stopping]);
+  if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
   if (stopping.aborted) throw stoppingFailure(checkpoint);
-  let onStop: (() => void) | undefined;
-  const stopped = new Promise<void>((resolve) => {
-    onStop = resolve;
-    stopping.addEventListener('abort', onStop, { once: true });
-  });
-  try {
-    await Promise.race([context.sleep(ms), stopped]);
-  } finally {
-    if (onStop) stopping.removeEventListener('abort', onStop);
-  }
 }
 
 const ONE_DAY_MS = 24 * 60 * 60 * 1000;

@@ -13,6 +13,7 @@ import {
   type ApiFailureDetails,
   type RequestContext,
 } from './errors';
+import { boundedSignal } from '../abort-signals';
 import { apiKeySecrets, secretRedactor } from '../secrets';
 import { parseRetryAfter } from './retry-after';
 import { formatMs } from '../follow-up/duration';
@@ -122,15 +123,14 @@ export class AgentApiClient {
   ): Promise<string> {
     // Cancelled before anything went out: nothing can have arrived.
     if (cancel?.aborted) throw cancel.reason;
-    const timeout = AbortSignal.timeout(this.config.requestTimeoutMs);
-    const signal = cancel ? AbortSignal.any([cancel, timeout]) : timeout;
+    const bounded = boundedSignal(cancel, this.config.requestTimeoutMs);
     let response: Response;
     let text: string;
     try {
       response = await this.fetchImpl(url, {
         method: init.method,
         body: init.body,
-        signal,
+        signal: bounded.signal,
         // Never follow a redirect: it would carry the key to another address. A 3xx becomes a rejection below.
         redirect: 'manual',
         headers: {
@@ -152,7 +152,9 @@ export class AgentApiClient {
         }
         throw cancel.reason;
       }
-      throw this.transportFailure(error, timeout.aborted, context);
+      throw this.transportFailure(error, bounded.timedOut(), context);
+    } finally {
+      bounded.release();
     }
     if (!response.ok) {
       const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Date.now());

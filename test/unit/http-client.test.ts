@@ -2,6 +2,7 @@
  * The HTTP client against the simulator over real loopback HTTP (no fetch mocks), so URL encoding, headers, status
  * mapping and redaction are tested the way they run in production.
  */
+import { getEventListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
@@ -349,6 +350,14 @@ describe('AgentApiClient.getAgentJob', () => {
     await expect(client.getAgentJob(ref, controller.signal)).rejects.toBe(reason);
     await expect(client.sendFollowUpMessage({ ...ref, prompt: 'x' }, controller.signal)).rejects.toBe(reason);
     expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ gets: 0, messagesAccepted: 0, messagesRejected: 0 });
+  });
+
+  test('a finished request leaves nothing attached to the caller\'s signal (a polling loop reuses one for hours)', async () => {
+    const ref = freshJob();
+    const controller = new AbortController();
+    await client.getAgentJob(ref, controller.signal);
+    await expect(client.getAgentJob({ ...ref, jobId: 'no-such-job' }, controller.signal)).rejects.toBeDefined();
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   test('a signal aborted while the request is in flight rejects with its reason, not a timeout', async () => {

@@ -1,0 +1,54 @@
+/**
+ * Waits and timeouts that let go of everything the moment they end.
+ *
+ * Why not `AbortSignal.timeout` + `AbortSignal.any`, or the activity Context's `sleep()`: each of those stays
+ * attached to something long-lived after the work is done. `AbortSignal.timeout` keeps its signal (and with it the
+ * whole fetch request listening on it) alive until the timeout would have fired; `Context.sleep()` adds a reaction to
+ * the activity's never-settling `cancelled` promise on every call. A polling loop repeats that every few seconds for
+ * hours, per follow-up: measured at N = 2,000 looping polls, about 27 KiB per poll was promoted into the old
+ * generation and the worker's heap grew to 512 MiB (docs/BENCHMARKS.md). Here a listener or timer lives exactly as
+ * long as the wait it serves.
+ */
+
+/** A signal that aborts when `cancel` does or after `timeoutMs`; `release()` detaches it from both once work ends. */
+export interface BoundedSignal {
+  signal: AbortSignal;
+  /** Whether the timeout (not `cancel`) aborted it. */
+  timedOut(): boolean;
+  release(): void;
+}
+
+/** Bounds one piece of work by a timeout and an outer cancellation. Call `release()` when the work has ended. */
+export function boundedSignal(cancel: AbortSignal | undefined, timeoutMs: number): BoundedSignal {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new DOMException(`timed out after ${timeoutMs}ms`, 'TimeoutError'));
+  }, timeoutMs);
+  const onCancel = () => controller.abort(cancel?.reason);
+  if (cancel?.aborted) onCancel();
+  else cancel?.addEventListener('abort', onCancel, { once: true });
+  return {
+    signal: controller.signal,
+    timedOut: () => timedOut,
+    release() {
+      clearTimeout(timer);
+      cancel?.removeEventListener('abort', onCancel);
+    },
+  };
+}
+
+/** Sleeps `ms`, or less if any signal aborts first. Resolves either way; the caller asks the signals why it woke. */
+export function sleepUnlessAborted(ms: number, signals: readonly AbortSignal[]): Promise<void> {
+  if (signals.some((signal) => signal.aborted)) return Promise.resolve();
+  return new Promise((resolve) => {
+    const wake = () => {
+      clearTimeout(timer);
+      for (const signal of signals) signal.removeEventListener('abort', wake);
+      resolve();
+    };
+    const timer = setTimeout(wake, ms);
+    for (const signal of signals) signal.addEventListener('abort', wake, { once: true });
+  });
+}

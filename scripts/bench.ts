@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   if (only.has('scale')) figures.scale = await runScale({ factor: figures.scaleFactor, runs: Number(values.runs), log });
   if (only.has('sizes')) {
     // --env NAME=VALUE sets the worker's environment, e.g. to try another WORKER_MAX_CACHED_WORKFLOWS.
-    const workerEnv = Object.fromEntries(values.env.map((pair) => pair.split('=', 2) as [string, string]));
+    const workerEnv = Object.fromEntries(values.env.map(envPair));
     for (const n of values.n.split(',').map(Number)) figures.sizes.push(await runSize({ n, windowMs: Number(values.window) * 1000, workerEnv, log }));
   }
   if (only.has('recovery')) {
@@ -209,3 +209,10 @@ main().catch((error: unknown) => {
   console.error(error);
   process.exitCode = 1;
 });
+
+/** `NAME=VALUE`, split at the first '=' only: a value such as `NODE_OPTIONS=--flag=value` keeps its own. */
+function envPair(pair: string): [string, string] {
+  const at = pair.indexOf('=');
+  if (at <= 0) throw new Error(`--env takes NAME=VALUE (for example --env WORKER_MAX_CACHED_WORKFLOWS=200), not '${pair}'`);
+  return [pair.slice(0, at), pair.slice(at + 1)];
+}

@@ -64,7 +64,11 @@ export async function startBenchStack(options: { workMs: number; workerEnv?: Rec
       await server.stop();
     },
   };
-  await stack.worker.ready;
+  // A worker that cannot start (a bad --env, say) must not leave the dev server and simulator running.
+  await stack.worker.ready.catch(async (error: unknown) => {
+    await stack.stop();
+    throw error;
+  });
   return stack;
 }
 

@@ -10,6 +10,7 @@ import { workerRuntimeOptions } from './observability/runtime';
 import { createFollowUpWorker } from './follow-up-worker';
 import { checkSearchAttributes, searchAttributeFix } from './search-attribute-check';
 import { checkSendBudget } from './send-budget';
+import { preferSmallHeap } from './small-heap';
 
 /** Everything no log line may contain: the agent API key (whole and its secret part) and a Temporal API key. */
 function secretsOf(config: WorkerConfig): string[] {
@@ -21,6 +22,8 @@ function secretsOf(config: WorkerConfig): string[] {
 let processLogger: Logger | undefined;
 
 async function main(): Promise<void> {
+  // Before the workflow thread and the first activities allocate anything.
+  preferSmallHeap();
   const config = loadWorkerConfig();
   const logger = createLineLogger({
     format: config.observability.logFormat,

@@ -28,8 +28,13 @@ import { joinLaneUpdate, lanePlaceSignal, laneQuery, laneTurnSignal, leaveLaneSi
 
 /** With nobody holding or waiting for this long, the lane ends; the next follow-up starts it again. */
 const IDLE_MS = 5 * 60_000;
-/** How often the lane makes sure its holder still runs (one that was terminated never says it is done). */
-const HOLDER_CHECK_MS = 5 * 60_000;
+/**
+ * How often the lane makes sure its holder still runs (one that was terminated never says it is done): soon while
+ * others wait behind it; rarely while it is alone, when a dead holder blocks nobody and only keeps the lane open.
+ * Each check is a timer, two workflow tasks and an activity, so with one follow-up per job (the usual) a check every
+ * 5 minutes cost more than polling the job every 60s did (docs/BENCHMARKS.md).
+ */
+const HOLDER_CHECK_MS = { othersWaiting: 5 * 60_000, alone: 60 * 60_000 } as const;
 
 const { followUpIsRunning } = proxyActivities<FollowUpActivities>({
   startToCloseTimeout: '30s',
@@ -82,7 +87,8 @@ export async function jobLaneWorkflow(start: LaneStart, ...continued: unknown[])
       continue;
     }
     const check = { summary: `check that ${lane.holder?.workflowId ?? 'the holder'} still runs` };
-    if (!(await condition(() => changed, HOLDER_CHECK_MS, check)) && lane.holder && !(await followUpIsRunning(lane.holder.workflowId))) {
+    const checkInMs = lane.waiting.length > 0 ? HOLDER_CHECK_MS.othersWaiting : HOLDER_CHECK_MS.alone;
+    if (!(await condition(() => changed, checkInMs, check)) && lane.holder && !(await followUpIsRunning(lane.holder.workflowId))) {
       log.warn('The follow-up holding the job is no longer running; the next one may go', { ...start, holder: lane.holder.workflowId });
       leave(lane, lane.holder.workflowId);
     }

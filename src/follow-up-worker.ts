@@ -9,7 +9,7 @@ import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/w
 import { createActivities, jobLogAttributesInterceptor } from './activities';
 import type { AgentApiClient } from './agent-api/http-client';
 import { sendsTaskQueue } from './follow-up/task-queues';
-import { WORKER_DEFAULTS } from './worker-defaults';
+import { pollLoopLimit, WORKER_DEFAULTS } from './worker-defaults';
 
 export interface FollowUpWorkerOptions {
   connection: NativeConnection;
@@ -93,10 +93,12 @@ const MAX_CONCURRENT_SENDS = 50;
  */
 export async function createFollowUpWorker(options: FollowUpWorkerOptions): Promise<FollowUpWorker> {
   const stopping = new AbortController();
+  const maxConcurrentActivities = options.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities;
   const activities = createActivities({
     api: options.api,
     temporal: new Client({ connection: options.connection, namespace: options.namespace }),
     stopping: stopping.signal,
+    maxPollLoops: pollLoopLimit(maxConcurrentActivities),
   });
   const { sendFollowUpMessage, ...reads } = activities;
   const common = {
@@ -114,7 +116,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     ...workflowCode(options),
     maxCachedWorkflows: options.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
     stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
-    maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities,
+    maxConcurrentActivityTaskExecutions: maxConcurrentActivities,
   });
   const sends = await Worker.create({
     ...common,

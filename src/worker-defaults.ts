@@ -4,7 +4,8 @@
  *   thousands of waiting follow-ups buys nothing and costs memory; an evicted one replays a short history;
  * - after a worker dies its sticky queue holds the next task of each cached workflow until this timeout (the SDK's
  *   default is 10s), so it is short;
- * - polls closer than 30s loop inside one activity, which holds an activity slot meanwhile.
+ * - polls closer than 30s loop inside one activity, which holds an activity slot meanwhile; past `pollLoopLimit`
+ *   of them, waits sleep on Temporal's retry timer instead, so reads, retries and lane checks always find a slot.
  */
 export const WORKER_DEFAULTS = {
   maxCachedWorkflows: 500,
@@ -12,3 +13,9 @@ export const WORKER_DEFAULTS = {
   maxConcurrentActivities: 2_000,
 } as const;
 
+
+/** How many polling loops a worker with this many activity slots lets sleep at once: all but a reserve of up to 200. */
+export function pollLoopLimit(maxConcurrentActivities: number): number {
+  const reserve = Math.min(200, Math.max(10, Math.ceil(maxConcurrentActivities / 10)));
+  return Math.max(0, maxConcurrentActivities - reserve);
+}

@@ -20,10 +20,12 @@ export interface ActivityDependencies {
   temporal: Client;
   /** Aborted when the worker begins to stop, so long waits hand over at once instead of at the grace time's end. */
   stopping?: AbortSignal;
+  /** How many waits may sleep in a polling loop at once (poll-agent-job.ts); unlimited if not given. */
+  maxPollLoops?: number;
 }
 
 /** Builds the activities around their dependencies. */
-export function createActivities({ api, temporal, stopping = new AbortController().signal }: ActivityDependencies) {
+export function createActivities({ api, temporal, stopping = new AbortController().signal, maxPollLoops = Number.POSITIVE_INFINITY }: ActivityDependencies) {
   return {
     /**
      * Sends the follow-up message once; the workflow decides about any further attempt. A request cut off by a
@@ -37,7 +39,7 @@ export function createActivities({ api, temporal, stopping = new AbortController
       return result;
     },
 
-    pollAgentJob: createPollAgentJob(api, stopping),
+    pollAgentJob: createPollAgentJob(api, { stopping, maxLoops: maxPollLoops }),
 
     ...createLaneActivities(temporal),
   };

@@ -66,9 +66,37 @@ export function readCheckpoint(details: unknown): PollCheckpoint | undefined {
   return details as PollCheckpoint;
 }
 
-/** Builds the poll activity around one configured API client; `stopping` aborts when the worker begins to stop. */
-export function createPollAgentJob(api: AgentApiClient, stopping: AbortSignal) {
+export interface PollLoopLimits {
+  /** Aborted when the worker begins to stop: loops end at once so another worker carries them on. */
+  stopping: AbortSignal;
+  /**
+   * How many waits may loop in this worker at once. A loop holds an activity slot while it sleeps; past this many,
+   * a wait hands its sleep to the retry timer instead, so reads and retries always find a free slot.
+   */
+  maxLoops: number;
+}
+
+/** Builds the poll activity around one configured API client. */
+export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops }: PollLoopLimits) {
+  let loops = 0;
   return async function pollAgentJob(request: PollRequest): Promise<PollResult> {
+    let holdsLoop = false;
+    const mayLoop = () => {
+      if (!holdsLoop && loops < maxLoops) {
+        holdsLoop = true;
+        loops += 1;
+      }
+      return holdsLoop;
+    };
+    try {
+      return await poll(request, mayLoop);
+    } finally {
+      if (holdsLoop) loops -= 1;
+    }
+  };
+
+  /** One attempt of the wait; `mayLoop()` says whether it may keep sleeping in this worker (and claims a loop). */
+  async function poll(request: PollRequest, mayLoop: () => boolean): Promise<PollResult> {
     const context = Context.current();
     const { attempt } = context.info;
     const carried = readCheckpoint(context.info.heartbeatDetails);
@@ -90,9 +118,8 @@ export function createPollAgentJob(api: AgentApiClient, stopping: AbortSignal) {
       const gap = dueAtMs - now;
       if (gap > 0) {
         checkpoint.nextPollAtMs = dueAtMs;
-        if (gap >= FREQUENT_POLL_LIMIT_MS) throw unchanged(checkpoint, `next poll in ${Math.round(gap / 1000)}s`, gap);
-        context.heartbeat(checkpoint);
-        await sleepUnlessStopping(context, stopping, gap, checkpoint);
+        if (gap >= FREQUENT_POLL_LIMIT_MS || !mayLoop()) throw unchanged(checkpoint, `next poll in ${Math.round(gap / 1000)}s`, gap);
+        await sleepHeartbeating(context, stopping, gap, checkpoint);
       }
       if (stopping.aborted) throw stoppingFailure(checkpoint);
 
@@ -107,7 +134,7 @@ export function createPollAgentJob(api: AgentApiClient, stopping: AbortSignal) {
         // No poll left before the deadline: a retry delay past it makes Temporal end the wait as timed out.
         if (planned === null) throw withRetryDelay(error, ONE_DAY_MS);
         dueAtMs = Math.max(planned, Date.now() + waitMs);
-        if (dueAtMs - Date.now() >= FREQUENT_POLL_LIMIT_MS) throw withRetryDelay(error, dueAtMs - Date.now());
+        if (dueAtMs - Date.now() >= FREQUENT_POLL_LIMIT_MS || !mayLoop()) throw withRetryDelay(error, dueAtMs - Date.now());
         continue;
       }
       const hadInvalid = checkpoint.invalidInARow > 0;
@@ -125,7 +152,7 @@ export function createPollAgentJob(api: AgentApiClient, stopping: AbortSignal) {
       if (hadInvalid || firstActive) context.heartbeat(checkpoint);
       dueAtMs = nextPollAt(request.schedule, Date.now());
     }
-  };
+  }
 }
 
 /** Whether a read answers the workflow's question: it changed, or it is the unchanged terminal read asked for. */
@@ -172,10 +199,18 @@ async function heartbeatingWhile<T>(context: Context, checkpoint: PollCheckpoint
   }
 }
 
-async function sleepUnlessStopping(context: Context, stopping: AbortSignal, ms: number, checkpoint: PollCheckpoint): Promise<void> {
-  await sleepUnlessAborted(ms, [context.cancellationSignal, stopping]);
-  if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
-  if (stopping.aborted) throw stoppingFailure(checkpoint);
+/**
+ * Sleeps until the next poll, heartbeating at least every half heartbeat timeout, so a gap as long as the timeout
+ * does not time the wait out. Core sends at most one heartbeat per 0.8 × the timeout; the rest cost nothing.
+ */
+async function sleepHeartbeating(context: Context, stopping: AbortSignal, ms: number, checkpoint: PollCheckpoint): Promise<void> {
+  const chunkMs = (context.info.heartbeatTimeoutMs ?? 0) > 0 ? (context.info.heartbeatTimeoutMs ?? 0) / 2 : ms;
+  for (let left = ms; left > 0; left -= chunkMs) {
+    context.heartbeat(checkpoint);
+    await sleepUnlessAborted(Math.min(left, chunkMs), [context.cancellationSignal, stopping]);
+    if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
+    if (stopping.aborted) throw stoppingFailure(checkpoint);
+  }
 }
 
 const ONE_DAY_MS = 24 * 60 * 60 * 1000;

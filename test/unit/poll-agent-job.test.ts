@@ -44,11 +44,18 @@ function waitRequest(ref: { projectId: string; jobId: string }, known: PollReque
   };
 }
 
-function run(request: PollRequest, info: Partial<ConstructorParameters<typeof MockActivityEnvironment>[0]> = {}, stopping = new AbortController().signal) {
+type PollActivity = ReturnType<typeof createPollAgentJob>;
+
+function run(
+  request: PollRequest,
+  info: Partial<ConstructorParameters<typeof MockActivityEnvironment>[0]> = {},
+  stopping = new AbortController().signal,
+  activity: PollActivity = createPollAgentJob(api, { stopping, maxLoops: Number.POSITIVE_INFINITY }),
+) {
   const env = new MockActivityEnvironment({ attempt: 1, heartbeatTimeoutMs: 10_000, ...info });
   const heartbeats: PollCheckpoint[] = [];
   env.on('heartbeat', (details: PollCheckpoint) => heartbeats.push(details));
-  const done: Promise<PollResult> = env.run(createPollAgentJob(api, stopping), request);
+  const done: Promise<PollResult> = env.run(activity, request);
   return { env, heartbeats, done };
 }
 
@@ -109,6 +116,37 @@ test('frequent polling: polls loop inside one attempt, heartbeating, until the j
   expect(result.polls).toBeGreaterThanOrEqual(4);
   expect(heartbeats.length).toBeGreaterThanOrEqual(1);
   expect(heartbeats.at(-1)?.sawActive).toBe(true);
+});
+
+test('a gap longer than half the heartbeat timeout is slept in pieces, with a heartbeat between them', async () => {
+  const { ref, job } = freshJob({ busyForMs: 600_000 });
+  const { done, heartbeats } = run(waitRequest(ref, jobState(job), 1_000), { heartbeatTimeoutMs: 200 });
+  await waitUntil(() => simulator.counts(ref.projectId, ref.jobId).gets >= 1);
+  // Before the first read (1s in), a heartbeat at least every 100ms.
+  expect(heartbeats.length).toBeGreaterThanOrEqual(8);
+  simulator.finishJob(ref.projectId, ref.jobId);
+  expect((await done).job.status).toBe('completed');
+});
+
+test('past its loop limit, a worker hands even a frequent wait to the retry timer, and a loop that ends frees its place', async () => {
+  const activity = createPollAgentJob(api, { stopping: new AbortController().signal, maxLoops: 1 });
+  const first = freshJob({ busyForMs: 600_000 });
+  const looping = run(waitRequest(first.ref, jobState(first.job), 100), {}, undefined, activity);
+  await waitUntil(() => simulator.counts(first.ref.projectId, first.ref.jobId).gets >= 1);
+
+  const second = freshJob({ busyForMs: 600_000 });
+  const handedOver = await failureOf(run(waitRequest(second.ref, jobState(second.job), 5_000), {}, undefined, activity).done);
+  expect(handedOver.type).toBe(JOB_UNCHANGED);
+  expect(Number(handedOver.nextRetryDelay)).toBeLessThanOrEqual(5_000);
+  expect(simulator.counts(second.ref.projectId, second.ref.jobId).gets).toBe(0);
+
+  simulator.finishJob(first.ref.projectId, first.ref.jobId);
+  await looping.done;
+  const third = freshJob({ busyForMs: 600_000 });
+  const loopsAgain = run(waitRequest(third.ref, jobState(third.job), 100), {}, undefined, activity);
+  await waitUntil(() => simulator.counts(third.ref.projectId, third.ref.jobId).gets >= 2);
+  simulator.finishJob(third.ref.projectId, third.ref.jobId);
+  expect((await loopsAgain.done).job.status).toBe('completed');
 });
 
 test('an unchanged terminal read is returned once the time asked for has come', async () => {

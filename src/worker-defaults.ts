@@ -13,7 +13,6 @@ export const WORKER_DEFAULTS = {
   maxConcurrentActivities: 2_000,
 } as const;
 
-
 /** How many polling loops a worker with this many activity slots lets sleep at once: all but a reserve of up to 200. */
 export function pollLoopLimit(maxConcurrentActivities: number): number {
   const reserve = Math.min(200, Math.max(10, Math.ceil(maxConcurrentActivities / 10)));

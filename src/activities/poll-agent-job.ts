@@ -204,7 +204,8 @@ async function heartbeatingWhile<T>(context: Context, checkpoint: PollCheckpoint
  * does not time the wait out. Core sends at most one heartbeat per 0.8 × the timeout; the rest cost nothing.
  */
 async function sleepHeartbeating(context: Context, stopping: AbortSignal, ms: number, checkpoint: PollCheckpoint): Promise<void> {
-  const chunkMs = (context.info.heartbeatTimeoutMs ?? 0) > 0 ? (context.info.heartbeatTimeoutMs ?? 0) / 2 : ms;
+  const timeoutMs = context.info.heartbeatTimeoutMs ?? 0;
+  const chunkMs = timeoutMs > 0 ? timeoutMs / 2 : ms;
   for (let left = ms; left > 0; left -= chunkMs) {
     context.heartbeat(checkpoint);
     await sleepUnlessAborted(Math.min(left, chunkMs), [context.cancellationSignal, stopping]);

@@ -1,0 +1,20 @@
+/**
+ * Workflow ids of the project coordinators (workflows/project-coordinator.ts): one per project, holding its send
+ * budget and its jobs' lanes. They live in a space of their own: no follow-up may be started with an id in it (the
+ * client refuses, and the follow-up workflow fails at once if another starter tries), so a follow-up can never occupy
+ * a coordinator's place, and a coordinator checks its own id, so it never occupies a follow-up's. Pure: workflow code
+ * imports it.
+ */
+
+/** Every coordinator's id starts with this; project ids cannot contain '/', so the rest names exactly one project. */
+export const COORDINATOR_ID_PREFIX = 'agent-followup-project/';
+
+/** The workflow id of the coordinator of `projectId`. */
+export function coordinatorWorkflowId(projectId: string): string {
+  return `${COORDINATOR_ID_PREFIX}${projectId}`;
+}
+
+/** Whether `workflowId` falls in the coordinators' space (and so may not be a follow-up's). */
+export function isCoordinatorWorkflowId(workflowId: string): boolean {
+  return workflowId.startsWith(COORDINATOR_ID_PREFIX);
+}

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { checkFollowUpInput } from '../src/client';
 import { startLocalStack, type LocalStack } from './dev/local-stack';
-import { laneWorkflowId } from '../src/follow-up/lane';
+import { coordinatorWorkflowId } from '../src/follow-up/coordinator-id';
 import { followUpStartMetadata } from '../src/follow-up/start-metadata';
 import type { FollowUpInput } from '../src/follow-up/input';
 import type { followUpWorkflow } from '../src/workflows/follow-up';
@@ -49,7 +49,7 @@ const SCENARIOS: Scenario[] = [
   { name: 'reconciled-send', workMs: 2_500, dropSend: true, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
   // A job that outlives the follow-up's timeout.
   { name: 'timed-out', workMs: 600_000, polling: { initialInterval: 200, maxInterval: 500, timeout: '2s' } },
-  // Queued behind two follow-ups to the same job; the lane's own history is recorded beside it.
+  // Queued behind two follow-ups to the same job; the project coordinator's own history is recorded beside it.
   { name: 'queued-in-lane', workMs: 1_000, queuedBehind: 2, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
   // Started without our client: the workflow sets AgentProjectId and AgentJobId itself.
   { name: 'started-without-attributes', workMs: 1_500, bareStart: true, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
@@ -60,8 +60,6 @@ async function main(): Promise<void> {
   for (const scenario of SCENARIOS) {
     const stack = await startLocalStack({
       taskQueue: 'record-histories',
-      // Sends one a second: at 80 an hour a scenario's later sends would wait past its short timeout in the queue.
-      sendsPerProjectPerHour: 3_600,
       ...(scenario.continueAsNewAfterEvents
         ? { serverArgs: ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${scenario.continueAsNewAfterEvents}`] }
         : {}),
@@ -110,9 +108,9 @@ async function record(stack: LocalStack, scenario: Scenario): Promise<void> {
   console.log(`wrote ${file} (${history.events?.length ?? 0} events)`);
   if (ahead.length > 0) {
     await Promise.all(ahead.map((workflowId) => stack.run(stack.followUps.result(workflowId))));
-    // The lane is still running (it ends after a while with nobody in it): a partial history replays all the same.
-    const lane = await stack.env.client.workflow.getHandle(laneWorkflowId(ref.projectId, ref.jobId, 'record-histories')).fetchHistory();
-    const laneFile = join(OUT_DIR, `${HISTORY_VERSION}-lane-served-${ahead.length + 1}.json`);
+    // The coordinator is still running (it keeps its window for an hour): a partial history replays all the same.
+    const lane = await stack.env.client.workflow.getHandle(coordinatorWorkflowId(ref.projectId)).fetchHistory();
+    const laneFile = join(OUT_DIR, `${HISTORY_VERSION}-coordinator-served-${ahead.length + 1}.json`);
     writeFileSync(laneFile, `${JSON.stringify(JSON.parse(historyToJSON(lane)), null, 2)}\n`);
     console.log(`wrote ${laneFile} (${lane.events?.length ?? 0} events)`);
   }

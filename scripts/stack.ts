@@ -6,7 +6,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { demoteRoutineLines } from '../src/observability/logging';
-import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../src/send-budget';
+import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../src/follow-up/project-coordination';
 import { ensureTemporalCli } from './dev/temporal-cli';
 import { startLocalStack } from './dev/local-stack';
 import { columnsConsoleSnippet, followUpListUrl } from '../src/web-ui-view';

@@ -8,6 +8,7 @@ import {
   Client,
   Connection,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
   type WorkflowExecutionDescription,
 } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
@@ -23,12 +24,14 @@ import { describePollActivity } from './describe-poll';
 import { followUpStartMetadata } from './follow-up/start-metadata';
 import type { FollowUpProgress, FollowUpResult } from './follow-up/types';
 import { settleFollowUp, type FollowUpOutcome } from './outcome';
-import { configureSendBudget, readSendBudget, type SendBudget } from './send-budget';
-import { FOLLOW_UP_WORKFLOW_TYPE, progressQuery } from './workflows/definitions';
+import { coordinatorWorkflowId, DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
+import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type ProjectView } from './follow-up/project-coordination';
+import { FOLLOW_UP_WORKFLOW_TYPE, progressQuery, PROJECT_COORDINATOR_WORKFLOW_TYPE, projectQuery, setBudgetSignal } from './workflows/definitions';
 import type { followUpWorkflow } from './workflows/follow-up';
+import type { projectCoordinatorWorkflow } from './workflows/project-coordinator';
 
 export * from './follow-up/types';
-export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type SendBudget } from './send-budget';
+export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type ProjectView } from './follow-up/project-coordination';
 export { failedOutcome, settleFollowUp, type FollowUpDidNotEnd, type FollowUpEnded, type FollowUpOutcome } from './outcome';
 export type { FollowUpInput } from './follow-up/input';
 export type { AgentJob } from './agent-api/schemas';
@@ -42,6 +45,8 @@ export interface FollowUpClientOptions {
   taskQueue: string;
   /** Lower than the default to refuse long prompts earlier. */
   maxPromptLength?: number;
+  /** Where project coordinators run (AGENT_COORDINATOR_TASK_QUEUE); the workers' default when not given. */
+  coordinatorTaskQueue?: string;
 }
 
 export interface StartFollowUpOptions {
@@ -135,6 +140,7 @@ export class FollowUpClient {
     return new FollowUpClient(new Client({ connection, namespace: settings.namespace }), {
       taskQueue: settings.taskQueue,
       maxPromptLength,
+      coordinatorTaskQueue: settings.coordinatorTaskQueue,
     });
   }
 
@@ -259,14 +265,50 @@ export class FollowUpClient {
     return payload ? this.client.options.loadedDataConverter.payloadConverter.fromPayload(payload) : undefined;
   }
 
-  /** The per-project send budget of this deployment's sends queue (null: none set). README, "The send budget". */
-  async sendBudget(): Promise<SendBudget | null> {
-    return readSendBudget(this.client.workflowService, { namespace: this.client.options.namespace, taskQueue: this.options.taskQueue });
+  /**
+   * A project's send budget and its use of the window, from its coordinator (README, "The send budget"). Null when
+   * the project has no coordinator: nothing was sent in the last hour, and it has the workers' default budget.
+   */
+  async projectBudget(projectId: string): Promise<ProjectView | null> {
+    const handle = this.client.workflow.getHandle(coordinatorWorkflowId(projectId));
+    try {
+      if ((await handle.describe()).status.name !== 'RUNNING') return null;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return null;
+      throw error;
+    }
+    return handle.query(projectQuery);
   }
 
-  /** Sets the per-project send budget every worker of this task queue shares, and per-project weights. */
-  async setSendBudget(budget: SendBudget): Promise<void> {
-    await configureSendBudget(this.client.workflowService, { namespace: this.client.options.namespace, taskQueue: this.options.taskQueue }, budget);
+  /** The budgets of every project with a running coordinator (sends in the last hour, a budget of its own, or waits). */
+  async projectBudgets(limit = 200): Promise<ProjectView[]> {
+    const ids: string[] = [];
+    const query = `WorkflowType = '${PROJECT_COORDINATOR_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'`;
+    for await (const execution of this.client.workflow.list({ query })) {
+      ids.push(execution.workflowId);
+      if (ids.length >= limit) break;
+    }
+    const views = await Promise.all(ids.map((id) => this.client.workflow.getHandle(id).query(projectQuery).catch(() => null)));
+    return views.filter((view): view is ProjectView => view !== null).sort((a, b) => a.projectId.localeCompare(b.projectId));
+  }
+
+  /**
+   * Gives a project a budget of its own (sends per rolling hour), kept by its coordinator, which then keeps running;
+   * null returns it to the workers' default (AGENT_SENDS_PER_PROJECT_PER_HOUR).
+   */
+  async setProjectBudget(projectId: string, sendsPerHour: number | null): Promise<void> {
+    checkFollowUpInput({ projectId, jobId: 'budget', prompt: 'budget' });
+    if (sendsPerHour !== null && !(Number.isInteger(sendsPerHour) && sendsPerHour >= 1)) {
+      throw new InvalidFollowUpInputError(`sendsPerHour must be a whole number of at least 1 (got ${sendsPerHour})`);
+    }
+    await this.client.workflow.signalWithStart<typeof projectCoordinatorWorkflow, [{ sendsPerHour: number | null }]>(PROJECT_COORDINATOR_WORKFLOW_TYPE, {
+      workflowId: coordinatorWorkflowId(projectId),
+      taskQueue: this.options.coordinatorTaskQueue ?? DEFAULT_COORDINATOR_TASK_QUEUE,
+      args: [{ projectId, sendsPerHour: DEFAULT_SENDS_PER_PROJECT_PER_HOUR }],
+      signal: setBudgetSignal,
+      signalArgs: [{ sendsPerHour }],
+      staticSummary: `Project ${projectId}: send budget and one follow-up at a time per job`,
+    });
   }
 
   /** Closes the connection this client was built on. */

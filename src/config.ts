@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { DEFAULT_GET_JOB_PATH, DEFAULT_SEND_PATH, type AgentApiClientConfig } from './agent-api/http-client';
 import { formatMs, parseDuration } from './follow-up/duration';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './observability/logging';
-import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './send-budget';
+import { DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
+import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './follow-up/project-coordination';
 import { WORKER_DEFAULTS } from './worker-defaults';
 
 export const DEFAULT_TASK_QUEUE = 'agent-followup';
@@ -145,6 +146,7 @@ const WorkerEnvFields = z.object({
     error: `must be at most ${MAX_REQUEST_TIMEOUT_MS / 1000}s`,
   }),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
+  AGENT_COORDINATOR_TASK_QUEUE: z.string().min(1).default(DEFAULT_COORDINATOR_TASK_QUEUE),
   WORKER_SHUTDOWN_GRACE_TIME: durationMs(30_000),
   WORKER_METRICS_ADDRESS: z
     .string()
@@ -171,12 +173,13 @@ const WorkerEnvFields = z.object({
     .optional()
     .transform((value, ctx) => {
       if (value === undefined || value === '') return DEFAULT_SENDS_PER_PROJECT_PER_HOUR;
-      if (value.trim().toLowerCase() === 'none') return null;
       const number = Number(value);
-      if (Number.isFinite(number) && number > 0 && number <= 1_000_000) return number;
-      ctx.addIssue({ code: 'custom', message: 'must be a number of sends per project per hour (e.g. 80), or none to run without a budget' });
+      if (Number.isInteger(number) && number >= 1 && number <= 1_000_000) return number;
+      ctx.addIssue({ code: 'custom', message: 'must be a whole number of sends per project per hour (e.g. 80), at most the vendor\'s 100 unless your plan allows more' });
       return z.NEVER;
     }),
+  // For tests only, and not in the README: the budget's window, shortened so a test sees it slide in seconds.
+  AGENT_SEND_WINDOW_MS: z.coerce.number().int().min(1_000).optional(),
   WORKER_MAX_CACHED_WORKFLOWS: positiveWhole(WORKER_DEFAULTS.maxCachedWorkflows),
   WORKER_MAX_CONCURRENT_ACTIVITIES: positiveWhole(WORKER_DEFAULTS.maxConcurrentActivities),
   TEMPORAL_WORKER_IDENTITY: z
@@ -229,6 +232,8 @@ export interface TemporalSettings {
   connectionOptions: NativeConnectionOptions;
   namespace: string;
   taskQueue: string;
+  /** Where project coordinators run (AGENT_COORDINATOR_TASK_QUEUE): the same for every worker and client of a namespace. */
+  coordinatorTaskQueue: string;
 }
 
 export interface ObservabilitySettings {
@@ -244,8 +249,10 @@ export interface WorkerConfig {
   shutdownGraceTimeMs: number;
   maxCachedWorkflows: number;
   maxConcurrentActivities: number;
-  /** The per-project send budget the sends queue must have (null: none, and no check). */
-  sendsPerProjectPerHour: number | null;
+  /** A project's send budget unless `budget set` gave it its own. */
+  sendsPerProjectPerHour: number;
+  /** The budget's window for coordinators this worker starts (tests only; an hour otherwise). */
+  sendWindowMs?: number;
   observability: ObservabilitySettings;
   /** The worker's identity in histories (`ActivityTaskStarted.identity`); the SDK's `pid@host` when unset. */
   identity?: string;
@@ -264,6 +271,7 @@ export function loadTemporalSettings(env: Env = process.env): TemporalSettings {
     connectionOptions: { ...connectionOptions, address: connectionOptions.address ?? DEFAULT_TEMPORAL_ADDRESS },
     namespace: namespace ?? 'default',
     taskQueue: env.TEMPORAL_TASK_QUEUE || DEFAULT_TASK_QUEUE,
+    coordinatorTaskQueue: env.AGENT_COORDINATOR_TASK_QUEUE || DEFAULT_COORDINATOR_TASK_QUEUE,
   };
 }
 
@@ -297,6 +305,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     maxCachedWorkflows: vars.WORKER_MAX_CACHED_WORKFLOWS,
     maxConcurrentActivities: vars.WORKER_MAX_CONCURRENT_ACTIVITIES,
     sendsPerProjectPerHour: vars.AGENT_SENDS_PER_PROJECT_PER_HOUR,
+    ...(vars.AGENT_SEND_WINDOW_MS !== undefined ? { sendWindowMs: vars.AGENT_SEND_WINDOW_MS } : {}),
     observability: { metricsAddress: vars.WORKER_METRICS_ADDRESS, logFormat: vars.LOG_FORMAT, logLevel: vars.LOG_LEVEL },
     ...(vars.TEMPORAL_WORKER_IDENTITY !== undefined ? { identity: vars.TEMPORAL_WORKER_IDENTITY } : {}),
   };

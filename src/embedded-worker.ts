@@ -5,5 +5,6 @@
  */
 export { createFollowUpWorker, FollowUpWorker, type FollowUpWorkerOptions } from './follow-up-worker';
 export { AgentApiClient } from './agent-api/http-client';
-export { checkSendBudget, configureSendBudget, readSendBudget, DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type SendBudget } from './send-budget';
+export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './follow-up/project-coordination';
+export { DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
 export { NativeConnection } from '@temporalio/worker';

@@ -6,9 +6,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@temporalio/client';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
-import { createActivities, jobLogAttributesInterceptor } from './activities';
+import { createActivities, jobLogAttributesInterceptor, type CoordinationSettings } from './activities';
+import { DEFAULT_COORDINATION } from './activities/coordination';
 import type { AgentApiClient } from './agent-api/http-client';
-import { sendsTaskQueue } from './follow-up/task-queues';
 import { pollLoopLimit, WORKER_DEFAULTS } from './worker-defaults';
 
 export interface FollowUpWorkerOptions {
@@ -24,6 +24,11 @@ export interface FollowUpWorkerOptions {
   maxCachedWorkflows?: number;
   /** Activities at once; a frequent-polling wait holds one for its whole loop. */
   maxConcurrentActivities?: number;
+  /**
+   * The project coordinators: the task queue they run on (the same for every worker of the namespace) and the budget
+   * a project has unless `budget set` gave it its own (AGENT_SENDS_PER_PROJECT_PER_HOUR, 80 by default).
+   */
+  coordination?: Partial<CoordinationSettings>;
 }
 
 /** Where `npm run build` puts the prebuilt workflow bundle (dist/workflow-bundle.js). */
@@ -37,14 +42,15 @@ function workflowCode(options: FollowUpWorkerOptions): Pick<WorkerOptions, 'work
 }
 
 /**
- * A follow-up worker: two SDK workers in one process, run and stopped together. The main one runs the workflows and
- * the reads on the deployment's task queue; the other runs sends on the sends queue, where the per-project send
- * budget applies (follow-up/task-queues.ts).
+ * A follow-up worker: two SDK workers in one process, run and stopped together. The main one runs the follow-ups and
+ * their activities on the deployment's task queue; the other runs project coordinators on the namespace's
+ * coordinator queue, which every deployment shares, so one project has one budget and one lane per job whichever
+ * service sends to it.
  */
 export class FollowUpWorker {
   constructor(
     readonly main: Worker,
-    readonly sends: Worker,
+    readonly coordinators: Worker,
   ) {}
 
   get options(): Worker['options'] {
@@ -57,18 +63,18 @@ export class FollowUpWorker {
 
   /** Runs both until shut down (SIGINT/SIGTERM through the Runtime, or `shutdown()`); if one fails, both stop. */
   async run(): Promise<void> {
-    await this.together([this.main.run(), this.sends.run()]);
+    await this.together([this.main.run(), this.coordinators.run()]);
   }
 
   /** Runs both until `work` settles, then stops them; resolves as `work` does. */
   async runUntil<R>(work: Promise<R> | (() => Promise<R>)): Promise<R> {
     const promise = typeof work === 'function' ? work() : work;
-    const [result] = await this.together([this.main.runUntil(promise), this.sends.runUntil(promise.catch(() => undefined))]);
+    const [result] = await this.together([this.main.runUntil(promise), this.coordinators.runUntil(promise.catch(() => undefined))]);
     return result as R;
   }
 
   shutdown(): void {
-    for (const worker of [this.main, this.sends]) {
+    for (const worker of [this.main, this.coordinators]) {
       if (worker.getState() === 'RUNNING') worker.shutdown();
     }
   }
@@ -84,8 +90,11 @@ export class FollowUpWorker {
   }
 }
 
-/** Sends at once per worker process; the budget, not this, paces them (README, "The send budget"). */
-const MAX_CONCURRENT_SENDS = 50;
+/**
+ * Coordinators kept in memory between their tasks. A burst to many projects touches each coordinator a few times in
+ * a short while; an evicted one replays its (short, continued-as-new) history.
+ */
+const COORDINATORS_CACHED = 1_000;
 
 /**
  * Creates a worker that runs the follow-ups of one task queue. It uses whatever Runtime the process has: the worker's
@@ -93,14 +102,16 @@ const MAX_CONCURRENT_SENDS = 50;
  */
 export async function createFollowUpWorker(options: FollowUpWorkerOptions): Promise<FollowUpWorker> {
   const stopping = new AbortController();
+  const coordination: CoordinationSettings = { ...DEFAULT_COORDINATION, ...options.coordination };
   const maxConcurrentActivities = options.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities;
   const activities = createActivities({
     api: options.api,
     temporal: new Client({ connection: options.connection, namespace: options.namespace }),
     stopping: stopping.signal,
     maxPollLoops: pollLoopLimit(maxConcurrentActivities),
+    coordination,
   });
-  const { sendFollowUpMessage, ...reads } = activities;
+  const { followUpIsRunning, ...followUpActivities } = activities;
   const common = {
     connection: options.connection,
     namespace: options.namespace,
@@ -112,17 +123,19 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
   const main = await Worker.create({
     ...common,
     taskQueue: options.taskQueue,
-    activities: reads,
+    activities: followUpActivities,
     ...workflowCode(options),
     maxCachedWorkflows: options.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
     stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
     maxConcurrentActivityTaskExecutions: maxConcurrentActivities,
   });
-  const sends = await Worker.create({
+  const coordinators = await Worker.create({
     ...common,
-    taskQueue: sendsTaskQueue(options.taskQueue),
-    activities: { sendFollowUpMessage },
-    maxConcurrentActivityTaskExecutions: MAX_CONCURRENT_SENDS,
+    taskQueue: coordination.taskQueue,
+    activities: { followUpIsRunning },
+    ...workflowCode(options),
+    maxCachedWorkflows: COORDINATORS_CACHED,
+    stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
   });
   // Long waits end their loop as soon as the worker begins to stop, so another worker carries them on at once
   // instead of after the grace time (a send, meanwhile, is left to finish).
@@ -134,6 +147,6 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     }
   }, 250);
   watch.unref();
-  return new FollowUpWorker(main, sends);
+  return new FollowUpWorker(main, coordinators);
 }
 

@@ -9,7 +9,6 @@ import { apiKeySecrets, createLineLogger } from './observability/logging';
 import { workerRuntimeOptions } from './observability/runtime';
 import { createFollowUpWorker } from './follow-up-worker';
 import { checkSearchAttributes, searchAttributeFix } from './search-attribute-check';
-import { checkSendBudget } from './send-budget';
 import { preferSmallHeap } from './small-heap';
 
 /** Everything no log line may contain: the agent API key (whole and its secret part) and a Temporal API key. */
@@ -51,14 +50,6 @@ async function main(): Promise<void> {
         reason: attributes.reason,
       });
     }
-    if (config.sendsPerProjectPerHour !== null) {
-      const where = { namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue };
-      const budget = await checkSendBudget(connection.workflowService, where, config.sendsPerProjectPerHour);
-      if (budget.ok === false) throw new ConfigError(`The per-project send budget is not set up: ${budget.problem}.`);
-      if (budget.ok === 'unknown') {
-        logger.warn('Could not read the sends queue to check the per-project send budget; make sure it is set', { reason: budget.reason });
-      }
-    }
     const worker = await createFollowUpWorker({
       connection,
       namespace: config.temporal.namespace,
@@ -68,6 +59,11 @@ async function main(): Promise<void> {
       maxCachedWorkflows: config.maxCachedWorkflows,
       maxConcurrentActivities: config.maxConcurrentActivities,
       identity: config.identity,
+      coordination: {
+        taskQueue: config.temporal.coordinatorTaskQueue,
+        sendsPerHour: config.sendsPerProjectPerHour,
+        ...(config.sendWindowMs !== undefined ? { windowMs: config.sendWindowMs } : {}),
+      },
     });
     logger.info(
       `agent-followup worker polling task queue '${config.temporal.taskQueue}' on ${config.temporal.connectionOptions.address} ` +

@@ -4,8 +4,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FollowUpClient } from '../../src/client';
-import { SEND_BUDGET_SERVER_ARGS } from '../dev/temporal-cli';
-import { configureSendBudget } from '../../src/send-budget';
 import { AgentApiSimulator, type SimulatedRequest } from '../../src/simulator/simulator';
 import { startDevServer, startWorker, stopChild, type DevServer, type WorkerProcess } from './processes';
 
@@ -25,7 +23,7 @@ export interface BenchStack {
 }
 
 export async function startBenchStack(options: { workMs: number; workerEnv?: Record<string, string>; sendsPerProjectPerHour?: number; sendLimit?: { sends: number; windowMs: number } }): Promise<BenchStack> {
-  const server = await startDevServer(SEND_BUDGET_SERVER_ARGS);
+  const server = await startDevServer([]);
   const requests = new Map<string, SimulatedRequest[]>();
   const simulator = await AgentApiSimulator.start({
     apiKey: BENCH_API_KEY,
@@ -40,7 +38,6 @@ export async function startBenchStack(options: { workMs: number; workerEnv?: Rec
   const taskQueue = `bench-${randomUUID().slice(0, 8)}`;
   // These parts measure waiting, not pacing: a budget that never holds a send back (the budget part sets its own).
   const sendsPerProjectPerHour = options.sendsPerProjectPerHour ?? 360_000;
-  await configureSendBudget(server.client.workflowService, { namespace: 'default', taskQueue }, { sendsPerProjectPerHour, weights: {} });
   const env = {
     AGENT_SENDS_PER_PROJECT_PER_HOUR: String(sendsPerProjectPerHour),
     TEMPORAL_ADDRESS: server.address,

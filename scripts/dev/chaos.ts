@@ -17,8 +17,7 @@ import type { AgentJob, KnownJobStatus, TerminalJobStatus } from '../../src/agen
 import { FollowUpClient, followUpWorkflowId, type FollowUpResult } from '../../src/client';
 import { AgentApiSimulator, type FaultRule, type SimulatedOutcome } from '../../src/simulator/simulator';
 import { mulberry32 } from '../../src/simulator/prng';
-import { configureSendBudget } from '../../src/send-budget';
-import { findTemporalCli, SEND_BUDGET_SERVER_ARGS } from './temporal-cli';
+import { findTemporalCli } from './temporal-cli';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
 
 /** Obviously fake, and only ever sent to the in-process simulator. */
@@ -165,7 +164,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
           ip: '127.0.0.1',
           port,
           dbFilename: join(dir, 'temporal.sqlite'),
-          extraArgs: ['--log-level', 'error', ...SEND_BUDGET_SERVER_ARGS],
+          extraArgs: ['--log-level', 'error'],
           searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
         },
       });
@@ -204,9 +203,6 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       return next;
     };
     connection = await Connection.connect({ address });
-    // Every follow-up here is in one project: a budget that never paces them, checked by the worker all the same.
-    const budget = { sendsPerProjectPerHour: CHAOS_SENDS_PER_HOUR, weights: {} };
-    await configureSendBudget(connection.workflowService, { namespace: 'default', taskQueue }, budget);
     worker = startWorker();
 
     let clientGeneration = 0;

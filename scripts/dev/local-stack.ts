@@ -8,8 +8,7 @@ import { AgentApiClient } from '../../src/agent-api/http-client';
 import { FollowUpClient } from '../../src/client';
 import { AgentApiSimulator, type SimulatorOptions } from '../../src/simulator/simulator';
 import { createFollowUpWorker, type FollowUpWorker } from '../../src/follow-up-worker';
-import { configureSendBudget, DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../../src/send-budget';
-import { findTemporalCli, SEND_BUDGET_SERVER_ARGS } from './temporal-cli';
+import { findTemporalCli } from './temporal-cli';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
 
 /** Obviously fake, and only ever sent to the local simulator. */
@@ -60,7 +59,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(options.ui ? { uiPort } : {}),
       ...(options.temporalPort !== undefined ? { port: options.temporalPort } : {}),
       ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
-      extraArgs: ['--log-level', 'error', ...SEND_BUDGET_SERVER_ARGS, ...(options.serverArgs ?? [])],
+      extraArgs: ['--log-level', 'error', ...(options.serverArgs ?? [])],
       searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
     },
   });
@@ -68,15 +67,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const taskQueue = options.taskQueue ?? 'agent-followup-local';
   let worker: FollowUpWorker;
   try {
-    // The per-project send budget, as a deployment sets it up once (README, "The send budget").
-    const budget = { sendsPerProjectPerHour: options.sendsPerProjectPerHour ?? DEFAULT_SENDS_PER_PROJECT_PER_HOUR, weights: {} };
-    await configureSendBudget(env.client.workflowService, { namespace: 'default', taskQueue }, budget);
     worker = await createFollowUpWorker({
       connection: env.nativeConnection as NativeConnection,
       namespace: 'default',
       taskQueue,
       api: new AgentApiClient({ baseUrl: simulator.baseUrl, apiKey: LOCAL_API_KEY, requestTimeoutMs: 5_000 }),
       shutdownGraceTimeMs: 2_000,
+      ...(options.sendsPerProjectPerHour !== undefined ? { coordination: { sendsPerHour: options.sendsPerProjectPerHour } } : {}),
     });
   } catch (error) {
     await simulator.close();

@@ -10,19 +10,6 @@ import { delimiter, join, resolve } from 'node:path';
 
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 
-/**
- * What a dev server needs for the per-project send budget: task queue fairness, and one partition per task queue so a
- * per-key rate limit is not split four ways (a burst of four, then a quarter of the rate each).
- */
-export const SEND_BUDGET_SERVER_ARGS = [
-  '--dynamic-config-value',
-  'matching.enableFairness=true',
-  '--dynamic-config-value',
-  'matching.numTaskqueueReadPartitions=1',
-  '--dynamic-config-value',
-  'matching.numTaskqueueWritePartitions=1',
-];
-
 /** Where scripts/install-temporal-cli.sh puts the binary: outside the repo, reused across clones. */
 export function cachedCliPath(env: Record<string, string | undefined> = process.env): string {
   const cacheRoot = env.AGENT_FOLLOWUP_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'agent-followup');

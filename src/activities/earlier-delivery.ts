@@ -28,7 +28,8 @@ export function createFindEarlierDelivery(client: Client) {
     for (const run of runs) {
       const { memo } = await client.workflow.getHandle(query.workflowId, run.runId).describe();
       const record = memo?.[DELIVERY_MEMO_KEY];
-      if (isDeliveryRecord(record)) return record;
+      // The newest run with a record knows best: an older one's open send was settled by it.
+      if (isDeliveryRecord(record)) return record.state === 'not-sent' ? null : record;
     }
     return null;
   };
@@ -43,7 +44,7 @@ function isDeliveryRecord(value: unknown): value is DeliveryRecord {
   if (typeof value !== 'object' || value === null) return false;
   const record = value as Partial<DeliveryRecord>;
   return (
-    (record.state === 'sending' || record.state === 'delivered') &&
+    (record.state === 'sending' || record.state === 'not-sent' || record.state === 'delivered') &&
     typeof record.baseline?.status === 'string' &&
     typeof record.attemptStartedAtMs === 'number' &&
     typeof record.sendAttempts === 'number'

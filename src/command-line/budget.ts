@@ -1,68 +1,81 @@
-/** `agent-followup budget show | set`: the per-project send budget every worker of the task queue shares. */
+/** `agent-followup budget show | set`: a project's send budget (sends in any rolling hour), kept by its coordinator. */
 import type { Command } from 'commander';
-import type { SendBudget } from '../client';
+import type { ProjectView } from '../client';
+import { roughDuration } from '../follow-up/progress-details';
 import { ExitCode, UsageError, type CliContext, type CliIo } from './io';
 
 export function registerBudget(program: Command, ctx: CliContext): void {
   const budget = program
     .command('budget')
-    .summary('show or set the per-project send budget shared by every worker (README, "The send budget")')
+    .summary("show or set a project's send budget, shared by every worker and service (README, \"The send budget\")")
     .helpCommand(false);
   budget
     .command('show')
-    .summary('show the budget of TEMPORAL_TASK_QUEUE')
-    .option('--json', 'print one JSON object instead of text')
-    .action(async (options: { json?: boolean }) => {
-      ctx.exitCode = await show(undefined, Boolean(options.json), ctx.io);
+    .summary('show each project\'s use of its budget in the current window (or one project\'s with --project)')
+    .option('--project <id>', 'only this project')
+    .option('--json', 'print JSON instead of text')
+    .action(async (options: { project?: string; json?: boolean }) => {
+      ctx.exitCode = await show(options.project, Boolean(options.json), ctx.io);
     });
   budget
     .command('set')
-    .summary('set the budget (and per-project weights)')
-    .option('--sends-per-hour <n>', 'follow-up messages each project may send per hour, across all workers (default 80)')
-    .option('--weight <project=w>', 'give one project w times the budget (repeatable; w=1 returns it to the default)', collect, [])
-    .option('--json', 'print one JSON object instead of text')
-    .action(async (options: { sendsPerHour?: string; weight: string[]; json?: boolean }) => {
-      ctx.exitCode = await show(budgetFrom(options.sendsPerHour, options.weight), Boolean(options.json), ctx.io);
+    .summary("give a project a budget of its own (the default for every other project is the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR)")
+    .option('--project <id>', 'the project')
+    .option('--sends-per-hour <n>', "sends the project may make in any rolling hour, across every worker (the vendor allows 100); 'default' returns it to the workers' default")
+    .option('--json', 'print JSON instead of text')
+    .action(async (options: { project?: string; sendsPerHour?: string; json?: boolean }) => {
+      const project = options.project;
+      if (project === undefined || project.trim() === '') {
+        throw new UsageError(
+          "budget set needs --project P: a budget is kept per project. The default for every project is the workers' " +
+            'AGENT_SENDS_PER_PROJECT_PER_HOUR (80 unless set).',
+        );
+      }
+      const sendsPerHour = sendsPerHourFrom(options.sendsPerHour);
+      const followUps = await ctx.io.connect();
+      try {
+        await followUps.setProjectBudget(project, sendsPerHour);
+      } finally {
+        await followUps.close();
+      }
+      ctx.exitCode = await show(project, Boolean(options.json), ctx.io);
     });
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+function sendsPerHourFrom(raw: string | undefined): number | null {
+  if (raw === undefined) throw new UsageError('budget set needs --sends-per-hour N (e.g. 80; the vendor allows 100 per project per hour), or default');
+  if (raw.trim().toLowerCase() === 'default') return null;
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isInteger(value) || value < 1) throw new UsageError(`--sends-per-hour must be a whole number of at least 1, or default (got '${raw}')`);
+  return value;
 }
 
-async function show(wanted: SendBudget | undefined, json: boolean, io: CliIo): Promise<number> {
+async function show(projectId: string | undefined, json: boolean, io: CliIo): Promise<number> {
   const followUps = await io.connect();
   try {
-    if (wanted) await followUps.setSendBudget(wanted);
-    const now = await followUps.sendBudget();
-    io.out(json ? `${JSON.stringify({ taskQueue: followUps.options.taskQueue, budget: now })}\n` : describeBudget(now));
+    if (projectId !== undefined) {
+      const view = await followUps.projectBudget(projectId);
+      io.out(json ? `${JSON.stringify({ projectId, budget: view })}\n` : describeProject(projectId, view));
+      return ExitCode.Ok;
+    }
+    const views = await followUps.projectBudgets();
+    io.out(json ? `${JSON.stringify({ projects: views })}\n` : views.length === 0 ? 'No project has sent in the last hour or has a budget of its own.\n' : views.map((view) => describeProject(view.projectId, view)).join(''));
     return ExitCode.Ok;
   } finally {
     await followUps.close();
   }
 }
 
-function budgetFrom(raw: string | undefined, weightPairs: string[]): SendBudget {
-  if (raw === undefined) throw new UsageError('budget set needs --sends-per-hour N (e.g. 80; the vendor allows 100 per project per hour)');
-  const sendsPerProjectPerHour = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(sendsPerProjectPerHour) || sendsPerProjectPerHour <= 0) {
-    throw new UsageError(`--sends-per-hour must be a positive number (got '${raw}')`);
+function describeProject(projectId: string, view: ProjectView | null): string {
+  if (view === null) return `${projectId}: nothing sent in the last hour; the workers' default budget applies.\n`;
+  const window = view.windowMs === 3_600_000 ? 'hour' : roughDuration(view.windowMs);
+  const lines = [
+    `${projectId}: ${view.sentInWindow} of ${view.limit} sends used in the last ${window} (${view.limitSetForProject ? 'set for this project' : "the workers' default"})`,
+  ];
+  if (view.nextSlotAt) lines.push(`  next slot ${view.nextSlotAt.slice(11, 19)} UTC (in ${roughDuration(Math.max(Date.parse(view.nextSlotAt) - Date.now(), 0))})`);
+  if (view.waitingForBudget.length > 0) lines.push(`  waiting for a slot: ${view.waitingForBudget.length}`);
+  for (const lane of view.lanes) {
+    if (lane.waiting.length > 0) lines.push(`  job ${lane.jobId}: ${lane.holder ?? 'nobody'} holds it; ${lane.waiting.length} waiting behind`);
   }
-  const weights: Record<string, number> = {};
-  for (const pair of weightPairs) {
-    const at = pair.lastIndexOf('=');
-    const weight = Number(pair.slice(at + 1));
-    if (at <= 0 || pair.slice(at + 1).trim() === '' || !Number.isFinite(weight) || weight <= 0) {
-      throw new UsageError(`--weight must be PROJECT=W with W a positive number, e.g. --weight my-project=2 (got '${pair}')`);
-    }
-    weights[pair.slice(0, at)] = weight;
-  }
-  return { sendsPerProjectPerHour, weights };
-}
-
-function describeBudget(budget: SendBudget | null): string {
-  if (budget === null) return 'No per-project send budget is set: sends are not paced (set one with: agent-followup budget set --sends-per-hour 80)\n';
-  const lines = [`Each project may send ${budget.sendsPerProjectPerHour} follow-up message(s) per hour, shared by every worker.`];
-  for (const [project, weight] of Object.entries(budget.weights)) lines.push(`  ${project}: weight ${weight} (${budget.sendsPerProjectPerHour * weight} per hour)`);
   return `${lines.join('\n')}\n`;
 }

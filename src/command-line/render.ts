@@ -16,7 +16,7 @@ export function describeResult(result: FollowUpResult): string {
 }
 
 export function describeProgress(progress: FollowUpProgress): string {
-  if (progress.phase === 'queued') return `  … ${queuedLine(progress)} (one follow-up at a time per job; nothing is sent until its turn)`;
+  if (progress.phase === 'queued') return `  … ${queuedLine(progress, Date.now())}`;
   const polls = progress.polls + (progress.poll?.polls ?? 0);
   const status = progress.poll?.lastStatus ?? progress.lastStatus;
   const parts = [`${progress.phase}`, `status ${status ?? 'unknown'}`, `${polls} poll(s)`];

@@ -6,6 +6,13 @@
  * imports it.
  */
 
+/**
+ * The task queue every worker of a namespace runs coordinators on, unless AGENT_COORDINATOR_TASK_QUEUE says
+ * otherwise: one queue for the namespace, so follow-ups of every task queue and service share one coordinator per
+ * project.
+ */
+export const DEFAULT_COORDINATOR_TASK_QUEUE = 'agent-followup-coordinators';
+
 /** Every coordinator's id starts with this; project ids cannot contain '/', so the rest names exactly one project. */
 export const COORDINATOR_ID_PREFIX = 'agent-followup-project/';
 

@@ -3,6 +3,7 @@
  * `setCurrentDetails`, so it is served by the worker and adds nothing to history). Pure: workflow code imports it.
  */
 import { isTerminal } from '../agent-api/job';
+import { formatMs } from './duration';
 import type { FollowUpProgress } from './types';
 
 const PHASE_TITLES: Record<FollowUpProgress['phase'], string> = {
@@ -59,17 +60,42 @@ function awaitedConfirmation(progress: FollowUpProgress): string {
   return progress.waitingFor && progress.lastStatus !== null && isTerminal(progress.lastStatus) ? WAITING_FOR[progress.waitingFor] : '';
 }
 
-/** "Waiting behind N follow-up(s) to job J": the lane lets one follow-up at a time send to a job. */
-export function queuedLine(progress: Pick<FollowUpProgress, 'ahead' | 'jobId'>): string {
-  return progress.ahead === null
-    ? `Joining the lane of job ${progress.jobId}`
-    : `Waiting behind ${progress.ahead} follow-up(s) to job ${progress.jobId}`;
+/**
+ * Why a queued follow-up waits, in words: "waiting behind 2 follow-ups to job J", or "waiting for the project's send
+ * budget: 80 of 80 sent in the last hour, next slot 14:05:07 UTC (in 3m12s)". `nowMs` makes the relative time.
+ */
+export function queuedLine(progress: Pick<FollowUpProgress, 'queue' | 'jobId' | 'projectId'>, nowMs: number): string {
+  const queue = progress.queue;
+  if (queue === null) return `Checking in with the coordinator of project ${progress.projectId}`;
+  if (queue.reason === 'lane') return `Waiting behind ${plural(queue.ahead, 'follow-up')} to job ${queue.jobId}`;
+  const window = queue.windowMs === 3_600_000 ? 'hour' : formatMs(queue.windowMs);
+  let line = `Waiting for the project's send budget: ${queue.sentInWindow} of ${queue.limit} sent in the last ${window}`;
+  if (queue.nextSlotAt !== null) {
+    const atMs = Date.parse(queue.nextSlotAt);
+    line += `, next slot ${queue.nextSlotAt.slice(11, 19)} UTC (in ${roughDuration(Math.max(atMs - nowMs, 0))})`;
+  }
+  if (queue.ahead > 0) line += `; ${plural(queue.ahead, 'follow-up')} ahead`;
+  return line;
+}
+
+/** "3m12s", "1h2m", "45s": to the second, for people. */
+export function roughDuration(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m${seconds % 60 ? `${seconds % 60}s` : ''}`;
+  return `${Math.floor(minutes / 60)}h${minutes % 60 ? `${minutes % 60}m` : ''}`;
 }
 
 function renderQueued(progress: FollowUpProgress): string {
+  const why =
+    progress.queue?.reason === 'budget'
+      ? `at most ${progress.queue.limit} sends per project in any ${progress.queue.windowMs === 3_600_000 ? 'hour' : formatMs(progress.queue.windowMs)}; nothing is sent until a slot is free.`
+      : "one follow-up at a time per job, in arrival order; nothing is sent until it is this one's turn.";
   return [
-    `**${queuedLine(progress)}** in project \`${progress.projectId}\`: one follow-up at a time per job, in arrival order; nothing is sent until it is this one's turn.`,
+    `**${queuedLine(progress, Date.now())}** in project \`${progress.projectId}\`: ${why}`,
     '',
+    ...(progress.sendAttempts > 0 ? [`- Send attempts so far: ${progress.sendAttempts}`] : []),
     ...(progress.deadline ? [`- Gives up at: ${progress.deadline}`] : []),
   ].join('\n');
 }

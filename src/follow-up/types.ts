@@ -59,8 +59,11 @@ export interface FollowUpProgress {
   lastStatusUnknown: boolean;
   /** Why the follow-up is still waiting on a terminal read: not yet its own, or being read a second time. */
   waitingFor: 'work' | 'settle' | 'confirmation' | null;
-  /** While queued in the job's lane: how many follow-ups to the job go first (null: not known yet, or not queued). */
-  ahead: number | null;
+  /**
+   * While queued: what for. Behind other follow-ups to the job, or for a slot of the project's send budget (null:
+   * checking in with the project's coordinator, or not queued).
+   */
+  queue: QueuePlace | null;
   /** Get-job reads the workflow has heard back about (the running poll activity's own are in `poll`). */
   polls: number;
   lastError: string | null;
@@ -77,6 +80,21 @@ export interface FollowUpProgress {
   /** The poll activity under way, as Temporal describes it (filled in by the client, not by the workflow). */
   poll?: PollActivityProgress;
 }
+
+/** Why a queued follow-up waits, as its project's coordinator told it. Times are ISO 8601 strings. */
+export type QueuePlace =
+  | { reason: 'lane'; jobId: string; ahead: number }
+  | {
+      reason: 'budget';
+      /** Sends counted in the window now, and the most it allows. */
+      sentInWindow: number;
+      limit: number;
+      windowMs: number;
+      /** When this follow-up can expect its slot (null: not known). */
+      nextSlotAt: string | null;
+      /** Follow-ups of the project waiting for a slot before this one. */
+      ahead: number;
+    };
 
 /** The running poll activity, from `describe()`: the workflow does not hear about polls that change nothing. */
 export interface PollActivityProgress {
@@ -101,15 +119,28 @@ export interface FollowUpTimeoutDetails {
   timeoutMs: number;
 }
 
+/** The failure type of a send refused because its slot's lease ran out before the request could leave. */
+export const SEND_SLOT_EXPIRED = 'SendSlotExpired';
+
+/** What a send failure says about its request, beyond the API's own details (agent-api/errors.ts). */
+export interface SendFailureDetails {
+  delivery?: 'not-delivered' | 'ambiguous';
+  /** `not-sent`: no request left (refused before it, or cancelled before it). */
+  request?: 'not-sent';
+  /** When the request left, as the worker's clock said. */
+  requestStartedAtMs?: number;
+}
+
 /** The memo key under which a run records its delivery, so a later run of the same follow-up never sends twice. */
 export const DELIVERY_MEMO_KEY = 'agentFollowUpDelivery';
 
 /**
  * A run's record of its message, in its memo: `sending` before each attempt (the outcome of an interrupted attempt
- * is unknown), `delivered` once known. A new run under the same workflow id resumes from it instead of sending.
+ * is unknown), `not-sent` when the attempt certainly sent nothing, `delivered` once known. A new run under the same
+ * workflow id resumes from it instead of sending.
  */
 export interface DeliveryRecord {
-  state: 'sending' | 'delivered';
+  state: 'sending' | 'not-sent' | 'delivered';
   /** The idle job just before the send. */
   baseline: JobState;
   /** When the last attempt began (workflow time). */

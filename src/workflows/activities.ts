@@ -2,11 +2,9 @@
  * The follow-up's activities as the workflow calls them, one timeout profile each. Types only from the activities
  * module: its code (HTTP, zod) never enters the workflow bundle.
  */
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { CheckedIn, CheckInRequest, FollowUpActivities, PollRequest, PollResult } from '../activities';
-import type { MessageRequest, SendResult } from '../agent-api/http-client';
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import type { CheckedIn, CheckInRequest, FollowUpActivities, PollRequest, PollResult, SendRequest, SentMessage } from '../activities';
 import { pollHeartbeatTimeoutMs } from '../follow-up/poll-schedule';
-import { sendsTaskQueue } from '../follow-up/task-queues';
 
 /** Room after the deadline for the last poll, planned on the deadline itself, to finish. */
 const LAST_POLL_GRACE_MS = 30_000;
@@ -30,34 +28,35 @@ export function pollAgentJob(request: PollRequest, deadlineMs: number, summary: 
 }
 
 /**
- * Sends the follow-up message once: a resend is the workflow's decision, never Temporal's (README, "Never sending
- * twice"). The send waits its turn on the sends task queue, whose per-project rate limit is the send budget shared by
- * every worker (README, "The send budget"): `fairnessKey` is the project, and eager dispatch (which would bypass the
- * limit) is off. It may wait there until the follow-up's deadline; once picked up, a request gives up well within
- * 30s (AGENT_API_REQUEST_TIMEOUT is at most 25s), so a start-to-close timeout means a lost worker.
+ * Sends the follow-up message once, under a slot of the project's send budget: a resend is the workflow's decision,
+ * never Temporal's (README, "Never sending twice"). No deadline cuts it off: the workflow checks the deadline before
+ * it asks for a slot, and a request that has left is carried to its answer (AGENT_API_REQUEST_TIMEOUT is at most
+ * 25s, so a start-to-close timeout means a lost worker). Cancelling the follow-up waits for the send's own outcome,
+ * so it always knows whether its message went out.
  */
-export function sendFollowUpMessage(request: MessageRequest, deadlineMs: number): Promise<SendResult> {
-  const { sendFollowUpMessage: sendOnce } = proxyActivities<FollowUpActivities>({
-    taskQueue: sendsTaskQueue(workflowInfo().taskQueue),
-    priority: { fairnessKey: request.projectId },
-    allowEagerDispatch: false,
-    scheduleToCloseTimeout: Math.max(deadlineMs - Date.now(), 1_000),
-    startToCloseTimeout: '30s',
-    // A worker that dies mid-send is noticed this soon, so the reconciliation reads come within its trust window.
-    heartbeatTimeout: '10s',
-    retry: { maximumAttempts: 1 },
-    summary: 'send the follow-up message (one attempt, within the project\'s send budget)',
-  });
-  return sendOnce(request);
+export function sendFollowUpMessage(request: SendRequest): Promise<SentMessage> {
+  return send(request);
 }
 
-const { checkIn: check } = proxyActivities<FollowUpActivities>({
+const { sendFollowUpMessage: send } = proxyActivities<FollowUpActivities>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', maximumInterval: '30s' },
-  summary: "join the job's lane and look for an earlier run that sent the message",
+  // A worker that dies mid-send is noticed this soon, so the reconciliation reads come within its trust window.
+  heartbeatTimeout: '10s',
+  retry: { maximumAttempts: 1 },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  summary: 'send the follow-up message (one attempt, under a slot of the project\'s send budget)',
 });
 
-/** Joins the job's lane (one follow-up at a time per job) and finds what earlier runs of this follow-up sent. */
+/**
+ * Checks in with the project's coordinator: joins the job's lane, asks for a send slot, and (first time) finds what
+ * earlier runs of this follow-up sent. Retried until the follow-up's deadline, never past it.
+ */
 export function checkIn(request: CheckInRequest): Promise<CheckedIn> {
+  const { checkIn: check } = proxyActivities<FollowUpActivities>({
+    scheduleToCloseTimeout: Math.max(request.deadlineMs - Date.now(), 1_000),
+    startToCloseTimeout: '30s',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+    summary: request.findEarlier ? "check in with the project's coordinator and look for an earlier run that sent the message" : "ask the project's coordinator for a send slot",
+  });
   return check(request);
 }

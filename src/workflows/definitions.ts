@@ -1,24 +1,30 @@
 /** Message definitions shared by the workflows and their callers. */
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { LaneJoined, LaneView } from '../follow-up/lane';
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { EnterRequest, ProjectView, QueueNotice, TurnGrant } from '../follow-up/project-coordination';
 import type { FollowUpProgress } from '../follow-up/types';
 
 export const FOLLOW_UP_WORKFLOW_TYPE = 'followUpWorkflow';
-export const JOB_LANE_WORKFLOW_TYPE = 'jobLaneWorkflow';
+export const PROJECT_COORDINATOR_WORKFLOW_TYPE = 'projectCoordinatorWorkflow';
 
-/** Where the follow-up stands: phase, last status, place in its job's lane, reads, last error. */
+/** Where the follow-up stands: phase, last status, place in a queue, reads, last error. */
 export const progressQuery = defineQuery<FollowUpProgress>('progress');
 
 /**
- * To a job's lane, sent with update-with-start: a follow-up takes its place at the end of the line (or keeps the one it
- * has) and learns at once whether the job is its own now, or how many follow-ups go first.
+ * To a project's coordinator, sent with signal-with-start (a short call, unlike an update, so a burst of starts never
+ * waits on Temporal's limit of long-running calls): a follow-up takes its place in its job's lane, or keeps it, and
+ * asks for a send slot.
  */
-export const joinLaneUpdate = defineUpdate<LaneJoined, [{ workflowId: string }]>('joinLane');
-/** To a job's lane: a follow-up is done with the job, or gives up its place. */
-export const leaveLaneSignal = defineSignal<[{ workflowId: string }]>('leaveLane');
-/** To a follow-up: the job is yours; send. */
-export const laneTurnSignal = defineSignal('laneTurn');
-/** To a follow-up: this many follow-ups to the job are ahead of you. */
-export const lanePlaceSignal = defineSignal<[{ ahead: number }]>('lanePlace');
-/** The lane as it stands: who holds the job, who waits, in order. */
-export const laneQuery = defineQuery<LaneView>('lane');
+export const enterSignal = defineSignal<[EnterRequest]>('enter');
+/** To a coordinator: a follow-up is done with its job, or gives up waiting. */
+export const leaveSignal = defineSignal<[{ workflowId: string }]>('leave');
+/** To a coordinator: a slot under which no request left (the job was busy, the lease ran out), so it does not count. */
+export const returnSlotSignal = defineSignal<[{ workflowId: string; slot: string }]>('returnSlot');
+/** To a coordinator: the project's own budget (sends per hour), or null to follow the workers' default again. */
+export const setBudgetSignal = defineSignal<[{ sendsPerHour: number | null }]>('setBudget');
+/** The coordinator as it stands: budget, use of the window, lanes. */
+export const projectQuery = defineQuery<ProjectView>('project');
+
+/** To a follow-up: the job is yours, and maybe a send slot with it. */
+export const turnSignal = defineSignal<[TurnGrant]>('turn');
+/** To a follow-up that waits: for whom or for what. */
+export const queueNoticeSignal = defineSignal<[QueueNotice]>('queueNotice');

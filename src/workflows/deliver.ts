@@ -4,14 +4,17 @@
  * job before the send is a finished result this follow-up's own can be told apart from; then it sends once, and after
  * a failure decides whether another attempt is safe.
  */
-import { ApplicationFailure, log, sleep, workflowInfo } from '@temporalio/workflow';
+import { TimeoutFailure, TimeoutType } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, CancelledFailure, isCancellation, log, sleep, workflowInfo } from '@temporalio/workflow';
+import { SEND_SLOT_EXPIRED, type SendFailureDetails } from '../follow-up/types';
 import type { ApiFailureDetails } from '../agent-api/errors';
 import { isTerminal, jobState, type AgentJob, type JobState } from '../agent-api/job';
 import type { Delivered } from '../follow-up/checkpoint';
 import { classifySendFailure, decideDelivery } from '../follow-up/decisions';
 import { FollowUpErrorType, type DeliveryRecord, type FollowUpDeliveryUnknownDetails } from '../follow-up/types';
 import { pollAgentJob, sendFollowUpMessage } from './activities';
-import { describeFailure, isDeadline, type FollowUpRun } from './follow-up-run';
+import { describeFailure, type FollowUpRun } from './follow-up-run';
+import type { ProjectTurn } from './project-turn';
 
 /** Wait before reading the job after an ambiguous send, so a request still being processed can show its effect. */
 const RECONCILE_DELAY_MS = 2_000;
@@ -19,14 +22,15 @@ const RECONCILE_DELAY_MS = 2_000;
 const RECONCILE_READS = 2;
 const SEND_BACKOFF = { initialMs: 1_000, maxMs: 60_000 };
 
-/** An attempt whose outcome is open: the job before it, and when it began. */
+/** An attempt whose outcome is open: the job before it, when its request left (or could have), and why it is open. */
 interface OpenAttempt {
   baseline: JobState;
   startedAtMs: number;
+  cause: string;
 }
 
 /** Delivers the message, or resumes from an earlier run's record of it; returns how we know it arrived. */
-export async function deliver(run: FollowUpRun, earlier: DeliveryRecord | null): Promise<Delivered> {
+export async function deliver(run: FollowUpRun, turn: ProjectTurn, earlier: DeliveryRecord | null): Promise<Delivered> {
   if (earlier?.state === 'delivered' && earlier.sentAtMs !== undefined) {
     run.resumeSendAttempts(earlier.sendAttempts);
     const { baseline, sentAtMs, sawActive } = earlier;
@@ -35,7 +39,11 @@ export async function deliver(run: FollowUpRun, earlier: DeliveryRecord | null):
   let open: OpenAttempt | null = null;
   if (earlier) {
     run.resumeSendAttempts(earlier.sendAttempts);
-    open = { baseline: earlier.baseline, startedAtMs: earlier.attemptStartedAtMs };
+    open = {
+      baseline: earlier.baseline,
+      startedAtMs: earlier.attemptStartedAtMs,
+      cause: `an earlier run of this follow-up ended while its send of ${new Date(earlier.attemptStartedAtMs).toISOString()} was in flight`,
+    };
   }
   // The same on every attempt and every run of this follow-up, so an API that honours it never applies it twice.
   const idempotencyKey = `agent-followup:${workflowInfo().workflowId}`;
@@ -49,18 +57,27 @@ export async function deliver(run: FollowUpRun, earlier: DeliveryRecord | null):
     // A message sent after the deadline would start work nobody waits for.
     if (Date.now() >= run.deadlineMs) throw run.timedOut('the follow-up message could not be sent');
     const baseline = await readIdleJob(run);
-    const startedAtMs = Date.now();
+    const slot = await turn.sendSlot();
+    // The earliest the request can have left; the activity says when it really did.
+    const scheduledAtMs = Date.now();
     run.sending(baseline);
     let waitMs: number;
     try {
-      const { job } = await sendFollowUpMessage({ ...run.ref, prompt: run.request.prompt, idempotencyKey }, run.deadlineMs);
+      const { job, requestStartedAtMs } = await sendFollowUpMessage({ ...run.ref, prompt: run.request.prompt, idempotencyKey, sendByMs: slot.sendByMs });
+      turn.spent();
       if (job) run.observe(job, 0);
       // The answer is what the next read is compared with; it is no proof of work on this message (only a read is).
-      return run.delivered({ baseline: jobState(baseline), sentAtMs: startedAtMs, via: 'response', sawActive: false, known: jobState(job ?? baseline), previous: null });
+      return run.delivered({ baseline: jobState(baseline), sentAtMs: requestStartedAtMs, via: 'response', sawActive: false, known: jobState(job ?? baseline), previous: null });
     } catch (error) {
-      // Still queued behind the project's send budget at the deadline, or cut off by it mid-request: the record of
-      // this attempt says `sending`, so a new run of the follow-up reconciles instead of sending blind.
-      if (isDeadline(error)) throw run.timedOut('the deadline came while the message was waiting to be sent');
+      if (!requestLeft(error)) {
+        // Certainly nothing went out: the slot does not count, and a later run has nothing open to settle.
+        await turn.giveBack();
+        run.notSent();
+        if (isCancellation(error)) throw error;
+        if (isSlotExpired(error)) continue;
+      } else {
+        turn.spent();
+      }
       const kind = classifySendFailure(error);
       if (kind === 'final') throw error;
       run.noteError(describeFailure(error));
@@ -70,9 +87,10 @@ export async function deliver(run: FollowUpRun, earlier: DeliveryRecord | null):
         error: run.progress.lastError,
       });
       if (kind === 'ambiguous') {
-        if (run.request.onAmbiguousSend === 'fail') throw deliveryUnknown(run, jobState(baseline), null);
+        const cause = run.progress.lastError ?? 'the send failed without saying why';
+        if (run.request.onAmbiguousSend === 'fail') throw deliveryUnknown(run, cause, jobState(baseline), null);
         if (run.request.onAmbiguousSend === 'reconcile') {
-          open = { baseline: jobState(baseline), startedAtMs };
+          open = { baseline: jobState(baseline), startedAtMs: requestStartOf(error) ?? scheduledAtMs, cause };
           continue;
         }
       }
@@ -132,7 +150,7 @@ async function settleOpenAttempt(run: FollowUpRun, open: OpenAttempt): Promise<D
       const known = jobState(job);
       return run.delivered({ baseline: open.baseline, sentAtMs: open.startedAtMs, via: 'reconciled', sawActive: job.status === 'active', known, previous: null });
     }
-    if (decision === 'unknown') throw deliveryUnknown(run, open.baseline, jobState(job));
+    if (decision === 'unknown') throw deliveryUnknown(run, open.cause, open.baseline, jobState(job));
   }
   return null;
 }
@@ -151,13 +169,13 @@ function retryAfterOf(error: unknown): number | undefined {
   return typeof details?.retryAfterMs === 'number' ? details.retryAfterMs : undefined;
 }
 
-function deliveryUnknown(run: FollowUpRun, before: JobState, after: JobState | null): ApplicationFailure {
+function deliveryUnknown(run: FollowUpRun, cause: string, before: JobState, after: JobState | null): ApplicationFailure {
   const details: FollowUpDeliveryUnknownDetails = { before, after, sendAttempts: run.progress.sendAttempts };
   return ApplicationFailure.create({
     type: FollowUpErrorType.DeliveryUnknown,
     message:
       `The follow-up to project '${run.ref.projectId}', job '${run.ref.jobId}' may or may not have reached the agent: a send ` +
-      `failed ambiguously (${run.progress.lastError ?? 'the run that sent it ended mid-send'}) and ` +
+      `failed ambiguously (${cause}) and ` +
       (after
         ? `the job (status ${after.status}, before the send ${before.status}) cannot show whether it was taken. `
         : 'the policy is not to resend. ') +
@@ -165,4 +183,35 @@ function deliveryUnknown(run: FollowUpRun, before: JobState, after: JobState | n
     nonRetryable: true,
     details: [details],
   });
+}
+
+/** What a failed send's own report says about its request: its details, or the last heartbeat of a lost worker. */
+function sendReport(error: unknown): SendFailureDetails | undefined {
+  const cause = error instanceof ActivityFailure ? error.cause : undefined;
+  if (cause instanceof ApplicationFailure) return cause.details?.[0] as SendFailureDetails | undefined;
+  if (cause instanceof TimeoutFailure) return cause.lastHeartbeatDetails as SendFailureDetails | undefined;
+  return undefined;
+}
+
+/** When the failed send's request left, when it says. */
+function requestStartOf(error: unknown): number | undefined {
+  const at = sendReport(error)?.requestStartedAtMs;
+  return typeof at === 'number' ? at : undefined;
+}
+
+/**
+ * Whether a failed send may have put a request on the wire. Certainly not when the activity refused before it (its
+ * details say `not-sent`), was cancelled (it is cancelled only before its request: one that has left is carried to
+ * its answer), or never started (no worker picked it up in time).
+ */
+function requestLeft(error: unknown): boolean {
+  if (!(error instanceof ActivityFailure)) return !(error instanceof CancelledFailure);
+  const cause = error.cause;
+  if (cause instanceof CancelledFailure) return false;
+  if (cause instanceof TimeoutFailure && cause.timeoutType === TimeoutType.SCHEDULE_TO_START) return false;
+  return sendReport(error)?.request !== 'not-sent';
+}
+
+function isSlotExpired(error: unknown): boolean {
+  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === SEND_SLOT_EXPIRED;
 }

@@ -18,6 +18,7 @@ import {
 } from '@temporalio/workflow';
 import { isKnownStatus, jobState, type AgentJob, type TerminalJobStatus } from '../agent-api/job';
 import type { Delivered, FollowUpCheckpoint } from '../follow-up/checkpoint';
+import type { QueueNotice } from '../follow-up/project-coordination';
 import { renderProgressDetails } from '../follow-up/progress-details';
 import type { FollowUpRequest } from '../follow-up/request';
 import { formatMs } from '../follow-up/duration';
@@ -39,6 +40,7 @@ import {
   type FollowUpProgress,
   type FollowUpResult,
   type FollowUpTimeoutDetails,
+  type QueuePlace,
 } from '../follow-up/types';
 import { progressQuery } from './definitions';
 import { recordFinished, recordStarted, recordTimeToTerminal } from './metrics';
@@ -74,7 +76,7 @@ export class FollowUpRun {
       lastStatus: this.lastJob?.status ?? null,
       lastStatusUnknown: this.lastJob ? !isKnownStatus(this.lastJob.status) : false,
       waitingFor: null,
-      ahead: null,
+      queue: null,
       polls: this.polls,
       lastError: null,
       sentAt: delivered ? new Date(delivered.sentAtMs).toISOString() : null,
@@ -98,17 +100,22 @@ export class FollowUpRun {
     this.publish();
   }
 
-  /** Waiting in the job's lane: `ahead` follow-ups go first (null until the lane says). */
-  queued(ahead: number | null): void {
-    if (this.holdsLane) return;
-    this.progress.ahead = ahead;
+  /** Waiting behind other follow-ups to the job, or for a send slot, as the coordinator said (null: checking in). */
+  queued(notice: QueueNotice | null): void {
+    this.progress.queue = notice === null ? null : queuePlace(notice);
     this.enter('queued');
   }
 
-  /** The lane gave this follow-up the job. */
+  /** The coordinator gave this follow-up the job. */
   tookLane(): void {
     this.holdsLane = true;
-    this.progress.ahead = null;
+    this.progress.queue = null;
+  }
+
+  /** A send slot came: no longer queued. */
+  gotSlot(): void {
+    this.progress.queue = null;
+    if (this.progress.phase === 'queued') this.enter('starting');
   }
 
   /** A read came back: keep it, count its polls, show it. */
@@ -131,6 +138,11 @@ export class FollowUpRun {
     this.record({ state: 'sending', baseline: jobState(baseline), attemptStartedAtMs: Date.now(), sendAttempts: this.sendAttempts, sawActive: false });
     this.enter('sending');
     return this.sendAttempts;
+  }
+
+  /** The last attempt certainly sent nothing: a later run of this follow-up has nothing open to settle. */
+  notSent(): void {
+    this.record({ state: 'not-sent', baseline: this.lastJob ? jobState(this.lastJob) : { status: 'unknown', prLink: null, archivedAt: null }, attemptStartedAtMs: Date.now(), sendAttempts: this.sendAttempts, sawActive: false });
   }
 
   /** The message is known to have arrived. */
@@ -300,4 +312,10 @@ export function describeFailure(error: unknown): string {
 export function withoutStack(error: unknown): unknown {
   if (error instanceof ApplicationFailure) error.stack = '';
   return error;
+}
+
+function queuePlace(notice: QueueNotice): QueuePlace {
+  if (notice.reason === 'lane') return notice;
+  const { nextSlotAtMs, ...rest } = notice;
+  return { ...rest, nextSlotAt: nextSlotAtMs === null ? null : new Date(nextSlotAtMs).toISOString() };
 }

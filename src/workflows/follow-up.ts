@@ -2,7 +2,8 @@
  * followUpWorkflow: send one follow-up message to an agent job, then follow the job until it ends, and return the
  * job as it ended after this message, with its pull-request link.
  *
- * The story: admit the input; take the job's lane (one follow-up at a time per job: lane-turn.ts); deliver the message
+ * The story: admit the input; take the job from its project's coordinator (one follow-up at a time per job, sends
+ * within the project's budget: project-turn.ts); deliver the message
  * (once: deliver.ts); wait for this follow-up's own result (wait.ts); give the job back. Every decision is a pure function in follow-up/decisions.ts; everything the follow-up shows
  * (query, UI details, search attributes, memo, metrics) is kept in follow-up-run.ts.
  *
@@ -16,16 +17,17 @@ import { checkFollowUpInput, describeProblems, type FollowUpRequest } from '../f
 import { FollowUpErrorType, type FollowUpResult } from '../follow-up/types';
 import { deliver } from './deliver';
 import { FollowUpRun, withoutStack } from './follow-up-run';
-import { withJobLane } from './lane-turn';
+import { ProjectTurn } from './project-turn';
 import { waitForResult } from './wait';
 
 /** Sends the follow-up once, follows the job to a terminal status and returns the final job with its `prLink`. */
 export async function followUpWorkflow(input: FollowUpInput, ...continued: unknown[]): Promise<FollowUpResult> {
   const { request, checkpoint } = admit(input, continued);
   const run = new FollowUpRun(request, input, checkpoint);
+  const turn = new ProjectTurn(run);
   try {
-    return await withJobLane(run, async (earlier) => {
-      const delivered = checkpoint?.delivered ?? (await deliver(run, earlier));
+    return await turn.hold(async (earlier) => {
+      const delivered = checkpoint?.delivered ?? (await deliver(run, turn, earlier));
       const job = await waitForResult(run, delivered);
       return run.finish(job, delivered);
     });

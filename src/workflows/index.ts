@@ -1,3 +1,3 @@
 // The workflow bundle's entry point: every export here is a workflow type the worker registers.
 export { followUpWorkflow } from './follow-up';
-export { jobLaneWorkflow } from './job-lane';
+export { projectCoordinatorWorkflow } from './project-coordinator';

@@ -27,7 +27,7 @@ test('the worker process runs a follow-up end to end and drains on SIGTERM', asy
   h.simulator.addJob(ref);
   const taskQueue = h.taskQueue();
   const worker = start('worker.js', [], {
-    ...(await h.sendBudget(taskQueue)),
+    ...h.workerEnv(),
     AGENT_API_KEY: TEST_API_KEY,
     AGENT_API_BASE_URL: h.simulator.baseUrl,
     TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',

@@ -3,7 +3,6 @@
  * runtime metrics and ours with the right labels and values, and every log line it writes is one JSON object that
  * carries the workflow, project and job, and never the key.
  */
-import { sendsTaskQueue } from '../../src/follow-up/task-queues';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { FollowUpClient, type FollowUpInput } from '../../src/client';
@@ -64,7 +63,7 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
   const taskQueue = h.taskQueue();
   const port = await freePort();
   const worker = startBuiltScript('worker.js', [], {
-    ...(await h.sendBudget(taskQueue)),
+    ...h.workerEnv(),
     AGENT_API_KEY: TEST_API_KEY,
     AGENT_API_BASE_URL: h.simulator.baseUrl,
     TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
@@ -129,8 +128,8 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
   expect(valueOf(samples, 'temporal_workflow_completed', { task_queue: taskQueue, workflow_type: 'followUpWorkflow' })).toBe(3);
   expect(valueOf(samples, 'temporal_workflow_failed', { task_queue: taskQueue, workflow_type: 'followUpWorkflow' })).toBe(2);
   expect(
-    // Sends run on the deployment's sends queue, where the per-project budget applies.
-    valueOf(samples, 'temporal_activity_execution_latency_count', { task_queue: sendsTaskQueue(taskQueue), activity_type: 'sendFollowUpMessage' }),
+    // Sends run on the deployment's own task queue, under slots of the project's coordinator.
+    valueOf(samples, 'temporal_activity_execution_latency_count', { task_queue: taskQueue, activity_type: 'sendFollowUpMessage' }),
   ).toBeGreaterThan(0);
 
   // The follow-ups' own metrics, from workflow code.
@@ -163,7 +162,7 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
     0,
   );
   const api = (name: string, labels: Record<string, string>) =>
-    valueOf(samples, name, { ...ours, ...(labels.operation === 'send' ? { taskQueue: sendsTaskQueue(taskQueue) } : {}), ...labels });
+    valueOf(samples, name, { ...ours, ...labels });
   expect({
     sendOk: api('agent_followup_api_requests', { operation: 'send', outcome: 'ok', activityType: 'sendFollowUpMessage' }),
     sendError: api('agent_followup_api_requests', { operation: 'send', outcome: 'error' }),
@@ -233,7 +232,7 @@ test('a metrics address already in use stops the worker with exit code 1 and a m
   const port = await freePort();
   const taskQueue = h.taskQueue();
   const first = startBuiltScript('worker.js', [], {
-    ...(await h.sendBudget(taskQueue)),
+    ...h.workerEnv(),
     AGENT_API_KEY: TEST_API_KEY,
     AGENT_API_BASE_URL: h.simulator.baseUrl,
     TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',

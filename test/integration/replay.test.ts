@@ -29,7 +29,7 @@ test('there are committed histories to replay, one per way a follow-up runs', ()
   expect(historyFiles.sort()).toEqual([
     'baseline-completed-after-poll-error.json',
     'baseline-continued-as-new.json',
-    'baseline-lane-served-3.json',
+    'baseline-coordinator-served-3.json',
     'baseline-queued-in-lane.json',
     'baseline-reconciled-send.json',
     'baseline-resumed-from-earlier-run.json',

@@ -69,7 +69,7 @@ function sendRunner(description: WorkflowExecutionDescription): string | undefin
 test('two worker processes on one task queue both take tasks, and SIGTERM drains an in-flight send before exit', async () => {
   const taskQueue = h.taskQueue();
   const run = randomUUID().slice(0, 8);
-  const budget = await h.sendBudget(taskQueue);
+  const budget = h.workerEnv();
   const workers = [startWorker(taskQueue, `scale-a-${run}`, budget), startWorker(taskQueue, `scale-b-${run}`, budget)];
   const anyDied = Promise.race(
     workers.map((worker) =>

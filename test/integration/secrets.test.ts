@@ -125,7 +125,7 @@ test.each(['text', 'json'] as const)('the API key never appears in histories, fa
 
   const taskQueue = h.taskQueue();
   const followUps = new FollowUpClient(h.client, { taskQueue });
-  const worker = startWorker(taskQueue, logFormat, await h.sendBudget(taskQueue));
+  const worker = startWorker(taskQueue, logFormat, h.workerEnv());
   // If the worker dies, fail with its output instead of waiting for results that will never come.
   const workerDied = worker.exited.then((exit) => {
     throw new Error(`the worker exited early (code ${exit.code}):\n${exit.output}`);

@@ -9,7 +9,6 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { ensureTemporalCli } from '../../scripts/dev/temporal-cli';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
-import { SEND_BUDGET_SERVER_ARGS } from '../../scripts/dev/temporal-cli';
 import { TEST_SERVER_CONTINUE_AS_NEW_AFTER, TEST_SERVER_HISTORY_LIMIT } from './server-limits';
 
 export default async function globalSetup(): Promise<void> {
@@ -30,8 +29,6 @@ export default async function globalSetup(): Promise<void> {
         `limit.historyCount.warn=${TEST_SERVER_HISTORY_LIMIT - 100}`,
         '--dynamic-config-value',
         `limit.historyCount.suggestContinueAsNew=${TEST_SERVER_CONTINUE_AS_NEW_AFTER}`,
-        // The send budget: per-fairness-key rate limits, exact with one partition per queue (README, "The send budget").
-        ...SEND_BUDGET_SERVER_ARGS,
       ],
       searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
     },

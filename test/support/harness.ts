@@ -7,7 +7,6 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { AgentApiClient } from '../../src/agent-api/http-client';
 import { FollowUpClient } from '../../src/client';
-import { configureSendBudget } from '../../src/send-budget';
 import { AgentApiSimulator, type SimulatorOptions } from '../../src/simulator/simulator';
 import { createFollowUpWorker, type FollowUpWorker, type FollowUpWorkerOptions } from '../../src/follow-up-worker';
 import { installQuietRuntime } from './quiet-runtime';
@@ -15,8 +14,6 @@ import { installQuietRuntime } from './quiet-runtime';
 export { TEST_SERVER_CONTINUE_AS_NEW_AFTER, TEST_SERVER_HISTORY_LIMIT } from './server-limits';
 
 export const TEST_API_KEY = 'mint_test_not_a_real_key_0001';
-/** A send budget no test comes near: 100 sends per second per project. */
-export const UNPACED_SENDS_PER_HOUR = 360_000;
 
 export interface Harness {
   client: Client;
@@ -28,10 +25,12 @@ export interface Harness {
   worker(taskQueue: string, api?: AgentApiClient, options?: Partial<FollowUpWorkerOptions>): Promise<FollowUpWorker>;
   followUps(taskQueue: string): FollowUpClient;
   /**
-   * Sets a per-project send budget on the task queue's sends queue and returns the worker environment that expects it
-   * (a built worker checks it at start-up). The default is high enough that tests are never paced by it.
+   * The coordinator task queue of this test file's workers: its own, so no other file's worker runs its
+   * coordinators (every worker of a real namespace shares one).
    */
-  sendBudget(taskQueue: string, sendsPerProjectPerHour?: number): Promise<{ AGENT_SENDS_PER_PROJECT_PER_HOUR: string }>;
+  coordinatorTaskQueue: string;
+  /** The environment a worker process needs to share this file's coordinators. */
+  workerEnv(): { AGENT_COORDINATOR_TASK_QUEUE: string };
   api(overrides?: Partial<ConstructorParameters<typeof AgentApiClient>[0]>): AgentApiClient;
   close(): Promise<void>;
 }
@@ -49,10 +48,13 @@ export async function createHarness(simulatorOptions: SimulatorOptions = {}): Pr
   const simulator = await AgentApiSimulator.start({ apiKey: TEST_API_KEY, defaultWorkMs: 300, ...simulatorOptions });
   const api = (overrides: Partial<ConstructorParameters<typeof AgentApiClient>[0]> = {}) =>
     new AgentApiClient({ baseUrl: simulator.baseUrl, apiKey: TEST_API_KEY, requestTimeoutMs: 5_000, ...overrides });
+  const coordinatorTaskQueue = `test-coordinators-${randomUUID()}`;
   return {
     client,
     nativeConnection,
     simulator,
+    coordinatorTaskQueue,
+    workerEnv: () => ({ AGENT_COORDINATOR_TASK_QUEUE: coordinatorTaskQueue }),
     taskQueue: () => `test-${randomUUID()}`,
     worker: (taskQueue, customApi, options = {}) =>
       createFollowUpWorker({
@@ -63,12 +65,9 @@ export async function createHarness(simulatorOptions: SimulatorOptions = {}): Pr
         workflowBundle: { codePath: bundlePath },
         shutdownGraceTimeMs: 2_000,
         ...options,
+        coordination: { taskQueue: coordinatorTaskQueue, ...options.coordination },
       }),
-    followUps: (taskQueue) => new FollowUpClient(client, { taskQueue }),
-    async sendBudget(taskQueue, sendsPerProjectPerHour = UNPACED_SENDS_PER_HOUR) {
-      await configureSendBudget(connection.workflowService, { namespace: 'default', taskQueue }, { sendsPerProjectPerHour, weights: {} });
-      return { AGENT_SENDS_PER_PROJECT_PER_HOUR: String(sendsPerProjectPerHour) };
-    },
+    followUps: (taskQueue) => new FollowUpClient(client, { taskQueue, coordinatorTaskQueue }),
     api,
     async close() {
       await simulator.close();

@@ -47,7 +47,7 @@ test('the version comes from package.json', () => {
 
 describe('describeProgress', () => {
   const progress: FollowUpProgress = {
-    phase: 'waiting', projectId: 'p', jobId: 'j', lastStatus: 'active', lastStatusUnknown: false, waitingFor: 'settle', ahead: null,
+    phase: 'waiting', projectId: 'p', jobId: 'j', lastStatus: 'active', lastStatusUnknown: false, waitingFor: 'settle', queue: null,
     polls: 1, lastError: null, sentAt: '2026-11-25T00:00:00.000Z', deadline: null, runs: 1, sendAttempts: 1, delivery: 'response', prLink: null, outcome: null,
   };
 

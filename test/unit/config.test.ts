@@ -143,6 +143,8 @@ describe('loadWorkerConfig', () => {
         connectionOptions: { address: 'localhost:7233' },
         namespace: 'default',
         taskQueue: 'agent-followup',
+      coordinatorTaskQueue: 'agent-followup-coordinators',
+        coordinatorTaskQueue: 'agent-followup-coordinators',
       },
       shutdownGraceTimeMs: 30_000,
       maxCachedWorkflows: 500,
@@ -153,9 +155,10 @@ describe('loadWorkerConfig', () => {
     });
   });
 
-  test('a send budget of none turns the start-up check off', () => {
-    expect(loadWorkerConfig({ AGENT_API_KEY: KEY, AGENT_SENDS_PER_PROJECT_PER_HOUR: 'none' }).sendsPerProjectPerHour).toBeNull();
-    expect(loadWorkerConfig({ AGENT_API_KEY: KEY, AGENT_SENDS_PER_PROJECT_PER_HOUR: '45.5' }).sendsPerProjectPerHour).toBe(45.5);
+  test("a project's default send budget is a whole number of sends per hour; there is no way to turn it off", () => {
+    expect(loadWorkerConfig({ AGENT_API_KEY: KEY, AGENT_SENDS_PER_PROJECT_PER_HOUR: '45' }).sendsPerProjectPerHour).toBe(45);
+    expect(configErrorOf({ AGENT_API_KEY: KEY, AGENT_SENDS_PER_PROJECT_PER_HOUR: 'none' }).message).toContain('AGENT_SENDS_PER_PROJECT_PER_HOUR must be a whole number');
+    expect(configErrorOf({ AGENT_API_KEY: KEY, AGENT_SENDS_PER_PROJECT_PER_HOUR: '45.5' }).message).toContain('AGENT_SENDS_PER_PROJECT_PER_HOUR must be a whole number');
   });
 
   test('every documented variable overrides its default', () => {
@@ -305,7 +308,7 @@ describe('loadWorkerConfig', () => {
     ['a grace time shorter than the request timeout', { WORKER_SHUTDOWN_GRACE_TIME: '5s', AGENT_API_REQUEST_TIMEOUT: '15s' }, 'WORKER_SHUTDOWN_GRACE_TIME (5s) must be at least AGENT_API_REQUEST_TIMEOUT (15s)'],
     ['a cache size that is not a whole number', { WORKER_MAX_CACHED_WORKFLOWS: 'many' }, 'WORKER_MAX_CACHED_WORKFLOWS must be a whole number of at least 1'],
     ['no activity slots', { WORKER_MAX_CONCURRENT_ACTIVITIES: '0' }, 'WORKER_MAX_CONCURRENT_ACTIVITIES must be a whole number of at least 1'],
-    ['a send budget that is not a number', { AGENT_SENDS_PER_PROJECT_PER_HOUR: 'lots' }, 'AGENT_SENDS_PER_PROJECT_PER_HOUR must be a number of sends per project per hour (e.g. 80), or none'],
+    ['a send budget that is not a number', { AGENT_SENDS_PER_PROJECT_PER_HOUR: 'lots' }, 'AGENT_SENDS_PER_PROJECT_PER_HOUR must be a whole number of sends per project per hour (e.g. 80)'],
     ['an insecure-http flag that is not a boolean', { AGENT_API_ALLOW_INSECURE_HTTP: 'yes' }, 'AGENT_API_ALLOW_INSECURE_HTTP must be true or false'],
     ['a get-job path without {id}', { AGENT_API_GET_JOB_PATH: '/v2/agent/{projectId}/job' }, 'AGENT_API_GET_JOB_PATH must contain {projectId} and {id}'],
     ['a key prefix with an underscore', { AGENT_API_KEY_PREFIX: 'mint_' }, 'AGENT_API_KEY_PREFIX must be letters and digits only'],
@@ -361,6 +364,7 @@ describe('loadTemporalSettings', () => {
       connectionOptions: { address: 'localhost:7233' },
       namespace: 'default',
       taskQueue: 'agent-followup',
+      coordinatorTaskQueue: 'agent-followup-coordinators',
     });
   });
 

@@ -1,4 +1,4 @@
-import { renderProgressDetails } from '../../src/follow-up/progress-details';
+import { queuedLine, renderProgressDetails } from '../../src/follow-up/progress-details';
 import type { FollowUpProgress } from '../../src/follow-up/types';
 
 const base: FollowUpProgress = {
@@ -8,7 +8,7 @@ const base: FollowUpProgress = {
   lastStatus: 'active',
   lastStatusUnknown: false,
   waitingFor: 'work',
-  ahead: null,
+  queue: null,
   polls: 3,
   lastError: 'AgentApiServerError: 503',
   sentAt: '2026-11-23T10:00:00.000Z',
@@ -80,10 +80,21 @@ describe('the current details shown in the Web UI', () => {
   });
 
   test('a follow-up queued in its job\'s lane says how many go first', () => {
-    const text = renderProgressDetails({ ...base, phase: 'queued', ahead: 2, sentAt: null, sendAttempts: 0, lastStatus: null });
-    expect(text).toContain('**Waiting behind 2 follow-up(s) to job job-7** in project `proj-1`');
+    const text = renderProgressDetails({ ...base, phase: 'queued', queue: { reason: 'lane', jobId: 'job-7', ahead: 2 }, sentAt: null, sendAttempts: 0, lastStatus: null });
+    expect(text).toContain('**Waiting behind 2 follow-ups to job job-7** in project `proj-1`');
     expect(text).toContain('Gives up at: 2026-11-24T10:00:00.000Z');
-    expect(renderProgressDetails({ ...base, phase: 'queued', ahead: null })).toContain('Joining the lane of job job-7');
+    expect(renderProgressDetails({ ...base, phase: 'queued', queue: null })).toContain('Checking in with the coordinator of project proj-1');
+  });
+
+  test("a follow-up waiting for the project's send budget says how full the window is and when its slot comes", () => {
+    const queue = { reason: 'budget', sentInWindow: 80, limit: 80, windowMs: 3_600_000, nextSlotAt: '2026-11-24T14:05:00.000Z', ahead: 2 } as const;
+    const nowMs = Date.parse('2026-11-24T14:01:48.000Z');
+    expect(queuedLine({ projectId: 'proj-1', jobId: 'job-7', queue }, nowMs)).toBe(
+      "Waiting for the project's send budget: 80 of 80 sent in the last hour, next slot 14:05:00 UTC (in 3m12s); 2 follow-ups ahead",
+    );
+    const text = renderProgressDetails({ ...base, phase: 'queued', queue, sentAt: null, sendAttempts: 1 });
+    expect(text).toContain('at most 80 sends per project in any hour');
+    expect(text).toContain('Send attempts so far: 1');
   });
 
   test('before the first read, a busy job, and an undocumented status', () => {

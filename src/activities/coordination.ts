@@ -1,0 +1,89 @@
+/**
+ * What a follow-up's coordination needs from outside workflow code: checking in with its project's coordinator
+ * (signal-with-start: the coordinator may not be running, and only a client call can start it; a short call, so a
+ * burst of follow-ups never queues on Temporal's limit of long-running calls), looking up what earlier runs of the
+ * follow-up did with the message, and, for the coordinator, asking whether a follow-up still runs.
+ */
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { coordinatorWorkflowId, DEFAULT_COORDINATOR_TASK_QUEUE } from '../follow-up/coordinator-id';
+import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type EnterRequest } from '../follow-up/project-coordination';
+import type { DeliveryRecord } from '../follow-up/types';
+import { enterSignal, PROJECT_COORDINATOR_WORKFLOW_TYPE } from '../workflows/definitions';
+import type { projectCoordinatorWorkflow } from '../workflows/project-coordinator';
+import { createFindEarlierDelivery } from './earlier-delivery';
+
+export interface CoordinationSettings {
+  /** Where coordinators run: one queue for the namespace, so follow-ups of every task queue share them. */
+  taskQueue: string;
+  /** The default budget of a project (AGENT_SENDS_PER_PROJECT_PER_HOUR). */
+  sendsPerHour: number;
+  /** The window's length for coordinators this worker starts; only tests shorten it. */
+  windowMs?: number;
+}
+
+export const DEFAULT_COORDINATION: CoordinationSettings = {
+  taskQueue: DEFAULT_COORDINATOR_TASK_QUEUE,
+  sendsPerHour: DEFAULT_SENDS_PER_PROJECT_PER_HOUR,
+};
+
+export interface CheckInRequest {
+  projectId: string;
+  jobId: string;
+  /** The follow-up checking in. */
+  workflowId: string;
+  runId: string;
+  deadlineMs: number;
+  /** The send attempt to ask a slot for, unless an earlier run delivered the message. */
+  slotFor: string | null;
+  /** Look up what earlier runs under this workflow id did (the first check-in of a run). */
+  findEarlier: boolean;
+}
+
+export interface CheckedIn {
+  /** What an earlier run under this workflow id did with the message (null: none sent it). */
+  earlier: DeliveryRecord | null;
+}
+
+/** Builds the coordination activities around a Temporal client of the worker's connection. */
+export function createCoordinationActivities(client: Client, settings: CoordinationSettings) {
+  const findEarlierDelivery = createFindEarlierDelivery(client);
+  return {
+    /**
+     * Takes the follow-up's place in its job's lane and asks for a send slot (starting the coordinator if need be);
+     * on the first check-in of a run, first finds what earlier runs sent, which decides whether a slot is needed.
+     */
+    async checkIn(request: CheckInRequest): Promise<CheckedIn> {
+      const earlier = request.findEarlier ? await findEarlierDelivery({ workflowId: request.workflowId, runId: request.runId }) : null;
+      await client.workflow.signalWithStart<typeof projectCoordinatorWorkflow, [EnterRequest]>(
+        PROJECT_COORDINATOR_WORKFLOW_TYPE,
+        {
+          workflowId: coordinatorWorkflowId(request.projectId),
+          taskQueue: settings.taskQueue,
+          args: [{ projectId: request.projectId, sendsPerHour: settings.sendsPerHour, ...(settings.windowMs ? { windowMs: settings.windowMs } : {}) }],
+          signal: enterSignal,
+          signalArgs: [
+            {
+              workflowId: request.workflowId,
+              jobId: request.jobId,
+              deadlineMs: request.deadlineMs,
+              slotFor: earlier?.state === 'delivered' ? null : request.slotFor,
+              defaultLimit: settings.sendsPerHour,
+            },
+          ],
+          staticSummary: `Project ${request.projectId}: send budget and one follow-up at a time per job`,
+        },
+      );
+      return { earlier };
+    },
+
+    /** Whether the follow-up with this workflow id has a running run. */
+    async followUpIsRunning(workflowId: string): Promise<boolean> {
+      try {
+        return (await client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return false;
+        throw error;
+      }
+    },
+  };
+}

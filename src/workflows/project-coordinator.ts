@@ -1,0 +1,208 @@
+/**
+ * projectCoordinatorWorkflow: one project's send budget and its jobs' lanes, in one workflow per project (a "virtual
+ * object"). Follow-ups check in with signal-with-start; the coordinator hands each job to one follow-up at a time, in
+ * arrival order, and grants send slots so that at most N sends leave in any rolling window, all at once while the
+ * window has room (the way the vendor counts "100 uses per project per hour"). The decisions are pure functions in
+ * follow-up/project-coordination.ts; this module turns them into signals and timers.
+ *
+ * It is keyed by project only, so every worker, task queue and service on the namespace shares it. It outlives worker
+ * and server restarts like any workflow, keeps its history bounded with continue-as-new, and ends only when nothing
+ * is left to keep: no lane, no request, no send still in its window and no budget of its own.
+ */
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { FollowUpActivities } from '../activities';
+import { coordinatorWorkflowId } from '../follow-up/coordinator-id';
+import { formatMs } from '../follow-up/duration';
+import {
+  emptyCoordinator,
+  enter,
+  holdersToCheck,
+  HOUR_MS,
+  isCoordinatorState,
+  isIdle,
+  leave,
+  limitOf,
+  markChecked,
+  nextHolderCheckAtMs,
+  returnSlot,
+  schedule,
+  viewOf,
+  windowEmptiesAtMs,
+  type CoordinatorState,
+  type ProjectView,
+  type QueueNotice,
+  type TurnGrant,
+} from '../follow-up/project-coordination';
+import { identifierProblem } from '../follow-up/request';
+import { FollowUpErrorType } from '../follow-up/types';
+import { enterSignal, leaveSignal, projectQuery, queueNoticeSignal, returnSlotSignal, setBudgetSignal, turnSignal } from './definitions';
+
+/** Signals a run takes before it continues as new, far below Temporal's 10,000 per run. */
+const SIGNALS_PER_RUN = 4_000;
+
+const { followUpIsRunning } = proxyActivities<FollowUpActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', maximumInterval: '30s' },
+  summary: 'check that the follow-up holding a job still runs',
+});
+
+export interface CoordinatorStart {
+  projectId: string;
+  /** Sends per window until a worker or `budget set` says otherwise. */
+  sendsPerHour: number;
+  /** The window's length: an hour, as the vendor counts; shorter only in tests. */
+  windowMs?: number;
+}
+
+/** Coordinates one project's follow-ups: its send budget and one lane per job. */
+export async function projectCoordinatorWorkflow(start: CoordinatorStart, ...continued: unknown[]): Promise<ProjectView> {
+  const state = admit(start, continued);
+  let changed = true;
+  let signals = 0;
+  const heard = () => {
+    signals += 1;
+    changed = true;
+  };
+  setHandler(enterSignal, (request) => {
+    if (!isEnterRequest(request)) return void log.warn('Ignored a malformed enter signal', { projectId: state.projectId });
+    enter(state, { ...request, defaultLimit: perWindow(request.defaultLimit, state.windowMs) }, Date.now());
+    heard();
+  });
+  setHandler(leaveSignal, ({ workflowId }) => {
+    leave(state, workflowId);
+    heard();
+  });
+  setHandler(returnSlotSignal, ({ workflowId, slot }) => {
+    returnSlot(state, workflowId, slot);
+    heard();
+  });
+  setHandler(setBudgetSignal, ({ sendsPerHour }) => {
+    state.limitOverride = sendsPerHour === null ? null : perWindow(sendsPerHour, state.windowMs);
+    heard();
+  });
+  setHandler(projectQuery, () => viewOf(state, Date.now()));
+
+  for (;;) {
+    changed = false;
+    const { grants, notices, wakeAtMs } = schedule(state, Date.now());
+    await tell(state, grants, notices);
+    await checkHolders(state);
+    setCurrentDetails(describe(state));
+    if (workflowInfo().continueAsNewSuggested || signals >= SIGNALS_PER_RUN) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof projectCoordinatorWorkflow>(start, { ...state, runs: state.runs + 1 });
+    }
+    if (changed) continue;
+    if (isIdle(state, Date.now())) return viewOf(state, Date.now());
+    const wakes = [wakeAtMs, nextHolderCheckAtMs(state), windowEmptiesAtMs(state)].filter((time): time is number => time !== null);
+    const wakeIn = wakes.length > 0 ? Math.max(Math.min(...wakes) - Date.now(), 1_000) : undefined;
+    if (wakeIn === undefined) await condition(() => changed);
+    else await condition(() => changed, wakeIn, { summary: wakeSummary(state, wakeAtMs) });
+  }
+}
+
+/** Signals the grants and notices at once; a follow-up that cannot be reached is gone, and loses its place. */
+async function tell(state: CoordinatorState, grants: TurnGrant[], notices: Array<{ workflowId: string; notice: QueueNotice }>): Promise<void> {
+  const sends = [
+    ...grants.map((grant) => ({ workflowId: grant.workflowId, send: () => getExternalWorkflowHandle(grant.workflowId).signal(turnSignal, grant) })),
+    ...notices.map(({ workflowId, notice }) => ({ workflowId, send: () => getExternalWorkflowHandle(workflowId).signal(queueNoticeSignal, notice) })),
+  ];
+  const gone = await Promise.all(
+    sends.map(async ({ workflowId, send }) => {
+      try {
+        await send();
+        return null;
+      } catch (error) {
+        log.info('A follow-up is gone; dropping it', { projectId: state.projectId, workflowId, reason: error instanceof Error ? error.message : String(error) });
+        return workflowId;
+      }
+    }),
+  );
+  for (const workflowId of new Set(gone)) if (workflowId !== null) leave(state, workflowId);
+}
+
+/** Frees the jobs of holders that no longer run (terminated, or reset without leaving). */
+async function checkHolders(state: CoordinatorState): Promise<void> {
+  const due = holdersToCheck(state, Date.now());
+  if (due.length === 0) return;
+  const running = await Promise.all(due.map((workflowId) => followUpIsRunning(workflowId)));
+  due.forEach((workflowId, index) => {
+    markChecked(state, workflowId, Date.now());
+    if (!running[index]) {
+      log.warn('The follow-up holding a job is no longer running; the next one may go', { projectId: state.projectId, holder: workflowId });
+      leave(state, workflowId);
+    }
+  });
+}
+
+/** A budget per hour as a budget per window (the same unless a test shortened the window). */
+function perWindow(sendsPerHour: number, windowMs: number): number {
+  return windowMs === HOUR_MS ? sendsPerHour : Math.max(1, Math.round((sendsPerHour * windowMs) / HOUR_MS));
+}
+
+function wakeSummary(state: CoordinatorState, wakeAtMs: number | null): string {
+  if (state.slotRequests.length > 0 && wakeAtMs !== null) return `next send slot of project ${state.projectId}`;
+  if (Object.keys(state.lanes).length > 0) return 'check on the follow-ups holding jobs';
+  return `keep the send window until its last send leaves it`;
+}
+
+function describe(state: CoordinatorState): string {
+  const now = Date.now();
+  const view = viewOf(state, now);
+  const windowName = state.windowMs === HOUR_MS ? 'hour' : formatMs(state.windowMs);
+  const lines = [
+    `**Project \`${state.projectId}\`**: ${view.sentInWindow} of ${limitOf(state)} sends used in the last ${windowName}` +
+      (view.nextSlotAt ? `; next slot ${view.nextSlotAt}` : '') +
+      ` (${state.limitOverride === null ? "the workers' default" : 'set for this project'}).`,
+    '',
+    `- Waiting for the budget: ${view.waitingForBudget.length}`,
+    `- Jobs with a follow-up: ${view.lanes.length} (${view.lanes.reduce((sum, lane) => sum + lane.waiting.length, 0)} waiting behind another)`,
+    `- Over its life: ${state.totals.granted} sends granted, ${state.totals.served} follow-ups served`,
+  ];
+  return lines.join('\n');
+}
+
+function isEnterRequest(value: unknown): value is Parameters<typeof enter>[1] {
+  const request = value as Partial<Parameters<typeof enter>[1]> | null;
+  return (
+    typeof request === 'object' &&
+    request !== null &&
+    typeof request.workflowId === 'string' &&
+    typeof request.jobId === 'string' &&
+    typeof request.deadlineMs === 'number' &&
+    (request.slotFor === null || typeof request.slotFor === 'string') &&
+    typeof request.defaultLimit === 'number' &&
+    request.defaultLimit >= 1
+  );
+}
+
+function admit(start: CoordinatorStart, continued: unknown[]): CoordinatorState {
+  const problems = [identifierProblem('projectId', start?.projectId)].filter((problem): problem is string => problem !== undefined);
+  if (typeof start?.sendsPerHour !== 'number' || !(start.sendsPerHour >= 1)) problems.push('sendsPerHour must be a number of at least 1');
+  const windowMs = start?.windowMs ?? HOUR_MS;
+  if (typeof windowMs !== 'number' || !(windowMs >= 1_000)) problems.push('windowMs must be at least 1000');
+  if (problems.length === 0 && workflowInfo().workflowId !== coordinatorWorkflowId(start.projectId)) {
+    // Only the coordinator's own id may hold it: never a follow-up's, never another project's.
+    problems.push(`a project coordinator runs only under the id '${coordinatorWorkflowId(start.projectId)}'`);
+  }
+  const carried = continued[0];
+  if (continued.length > 1 || (continued.length === 1 && (workflowInfo().continuedFromExecutionRunId === undefined || !isCoordinatorState(carried)))) {
+    problems.push('the coordinator takes one argument, { projectId, sendsPerHour }');
+  }
+  if (problems.length > 0) {
+    throw ApplicationFailure.create({ type: FollowUpErrorType.InvalidInput, message: `Invalid project coordinator input: ${problems.join('; ')}`, nonRetryable: true });
+  }
+  if (isCoordinatorState(carried)) return carried;
+  return emptyCoordinator(start.projectId, perWindow(start.sendsPerHour, windowMs), windowMs);
+}

@@ -1,0 +1,128 @@
+/**
+ * A follow-up's side of its project's coordinator (project-coordinator.ts): check in (take a place in the job's lane,
+ * ask for a send slot, learn what earlier runs of this follow-up sent), wait for the job, get a slot before each send
+ * attempt, give back a slot no request left under, and leave. Leaving happens on every way out except
+ * continue-as-new, where the next run keeps the job.
+ */
+import { CancellationScope, condition, ContinueAsNew, getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
+import { coordinatorWorkflowId } from '../follow-up/coordinator-id';
+import type { DeliveryRecord } from '../follow-up/types';
+import { checkIn } from './activities';
+import { leaveSignal, queueNoticeSignal, returnSlotSignal, turnSignal } from './definitions';
+import type { FollowUpRun } from './follow-up-run';
+
+/** A slot with less of its lease left than this is given back and a new one asked for: the request might not make it. */
+const LEASE_LEFT_MS = 1_000;
+
+export interface SendSlot {
+  key: string;
+  sendByMs: number;
+}
+
+/** The job and the send slots of one follow-up run. */
+export class ProjectTurn {
+  private holds: boolean;
+  private slot: SendSlot | null = null;
+  /** The slot asked for and not yet granted. */
+  private awaited: string | null = null;
+  private asked = 0;
+
+  constructor(private readonly run: FollowUpRun) {
+    this.holds = run.holdsLane;
+    setHandler(turnSignal, (grant) => {
+      this.holds = true;
+      if (grant.slot !== null && grant.sendByMs !== null && grant.slot === this.awaited) {
+        this.slot = { key: grant.slot, sendByMs: grant.sendByMs };
+        this.awaited = null;
+      }
+    });
+    setHandler(queueNoticeSignal, (notice) => {
+      if (notice.reason === 'lane' ? !this.holds : this.awaited !== null) run.queued(notice);
+    });
+  }
+
+  /** Runs `work` holding the job; `work` gets what an earlier run under this workflow id did with the message. */
+  async hold<T>(work: (earlier: DeliveryRecord | null) => Promise<T>): Promise<T> {
+    try {
+      const earlier = await this.take();
+      const result = await work(earlier);
+      await this.leave();
+      return result;
+    } catch (error) {
+      // The next run of a continued follow-up keeps the job; every other way out gives it up.
+      if (!(error instanceof ContinueAsNew)) await this.leave();
+      throw error;
+    }
+  }
+
+  /** A slot to send under now: the one that came with the turn while its lease lasts, else a new one. */
+  async sendSlot(): Promise<SendSlot> {
+    if (this.slot && this.slot.sendByMs - Date.now() >= LEASE_LEFT_MS) return this.slot;
+    await this.giveBack();
+    if (this.awaited === null) {
+      this.awaited = this.nextKey();
+      await checkIn(this.checkInRequest(this.awaited, false));
+    }
+    const deadline = { summary: `wait for a send slot of project ${this.run.ref.projectId} until the follow-up's deadline` };
+    if (!(await condition(() => this.slot !== null, Math.max(this.run.deadlineMs - Date.now(), 1), deadline))) {
+      throw this.run.timedOut("the project's send budget had no free slot before the deadline; nothing was sent");
+    }
+    this.run.gotSlot();
+    return this.slot as unknown as SendSlot;
+  }
+
+  /** The slot was sent under, or may have been: it counts in the window. */
+  spent(): void {
+    this.slot = null;
+  }
+
+  /** No request left under the slot: it must not count. */
+  async giveBack(): Promise<void> {
+    const slot = this.slot;
+    this.slot = null;
+    if (slot) await this.tell((handle) => handle.signal(returnSlotSignal, { workflowId: workflowInfo().workflowId, slot: slot.key }));
+  }
+
+  private async take(): Promise<DeliveryRecord | null> {
+    if (this.holds) return null;
+    this.run.queued(null);
+    this.awaited = this.nextKey();
+    const { earlier } = await checkIn(this.checkInRequest(this.awaited, true));
+    if (earlier?.state === 'delivered') this.awaited = null;
+    const deadline = { summary: `wait for job ${this.run.ref.jobId} until the follow-up's deadline` };
+    if (!(await condition(() => this.holds, Math.max(this.run.deadlineMs - Date.now(), 1), deadline))) {
+      throw this.run.timedOut('earlier follow-ups to the job were still running; nothing was sent');
+    }
+    this.run.tookLane();
+    return earlier;
+  }
+
+  private checkInRequest(slotFor: string, findEarlier: boolean) {
+    const { workflowId, runId } = workflowInfo();
+    return { ...this.run.ref, workflowId, runId, deadlineMs: this.run.deadlineMs, slotFor, findEarlier };
+  }
+
+  /** A name for the next slot asked for, unique over every run of this follow-up. */
+  private nextKey(): string {
+    this.asked += 1;
+    return `${workflowInfo().runId}#${this.asked}`;
+  }
+
+  /** Tells the coordinator this follow-up is done with the job (or no longer waits), even while being cancelled. */
+  private async leave(): Promise<void> {
+    await this.giveBack();
+    await this.tell((handle) => handle.signal(leaveSignal, { workflowId: workflowInfo().workflowId }));
+  }
+
+  private async tell(send: (handle: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>): Promise<void> {
+    const id = coordinatorWorkflowId(this.run.ref.projectId);
+    await CancellationScope.nonCancellable(async () => {
+      try {
+        await send(getExternalWorkflowHandle(id));
+      } catch (error) {
+        // The coordinator has ended (nothing left to keep) or was terminated: there is nothing to tell.
+        log.info('The project coordinator could not be told', { coordinator: id, reason: error instanceof Error ? error.message : String(error) });
+      }
+    });
+  }
+}

@@ -1,0 +1,172 @@
+import { coordinatorWorkflowId, isCoordinatorWorkflowId } from '../../src/follow-up/coordinator-id';
+import {
+  emptyCoordinator,
+  enter,
+  holdersToCheck,
+  isIdle,
+  leave,
+  nextSlotAtMs,
+  returnSlot,
+  schedule,
+  sendLeaseMs,
+  sentInWindow,
+  viewOf,
+  type CoordinatorState,
+  type EnterRequest,
+} from '../../src/follow-up/project-coordination';
+
+const HOUR = 3_600_000;
+const request = (workflowId: string, jobId: string, slotFor: string | null = `${workflowId}#1`, deadlineMs = 10 * HOUR): EnterRequest => ({
+  workflowId,
+  jobId,
+  deadlineMs,
+  slotFor,
+  defaultLimit: 80,
+});
+
+function burst(state: CoordinatorState, count: number, nowMs: number): void {
+  for (let index = 0; index < count; index += 1) enter(state, request(`f${index}`, `job-${index}`), nowMs);
+}
+
+describe("a project's send budget counts the way the vendor does: at most N in any rolling hour", () => {
+  test('a burst up to the budget is granted at once, together with each job', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    burst(state, 20, 0);
+    const { grants, notices } = schedule(state, 0);
+    expect(grants).toHaveLength(20);
+    expect(grants.every((grant) => grant.sendByMs === sendLeaseMs(HOUR))).toBe(true);
+    expect(notices).toEqual([]);
+    expect(sentInWindow(state, 0)).toBe(20);
+  });
+
+  test('past the budget the rest wait, each told how full the window is and when its slot comes; a slot frees when its send leaves the window', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    burst(state, 150, 0);
+    const first = schedule(state, 0);
+    expect(first.grants).toHaveLength(80);
+    expect(first.notices).toHaveLength(70);
+    expect(first.notices[0]?.notice).toEqual({ reason: 'budget', sentInWindow: 80, limit: 80, windowMs: HOUR, nextSlotAtMs: sendLeaseMs(HOUR) + HOUR, ahead: 0 });
+    expect(first.notices[69]?.notice).toMatchObject({ ahead: 69 });
+    expect(first.wakeAtMs).toBe(sendLeaseMs(HOUR) + HOUR);
+    // Nothing frees before the oldest send has been counted for a whole hour.
+    expect(schedule(state, HOUR).grants).toHaveLength(0);
+    const second = schedule(state, sendLeaseMs(HOUR) + HOUR);
+    expect(second.grants).toHaveLength(70);
+    expect(second.grants[0]?.workflowId).toBe('f80');
+  });
+
+  test('a slot given back (no request left under it) does not count; one sent under counts for the whole window', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    state.limitOverride = 2;
+    burst(state, 3, 0);
+    schedule(state, 0);
+    expect(nextSlotAtMs(state, 0)).toBe(sendLeaseMs(HOUR) + HOUR);
+    expect(returnSlot(state, 'f0', 'f0#1')).toBe(true);
+    expect(schedule(state, 1).grants.map((grant) => grant.workflowId)).toEqual(['f2']);
+  });
+
+  test('a repeated request for the same attempt is not granted twice; the next attempt gets a slot of its own', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    enter(state, request('a', 'j'), 0);
+    schedule(state, 0);
+    enter(state, request('a', 'j'), 1);
+    expect(schedule(state, 1).grants).toEqual([]);
+    enter(state, request('a', 'j', 'a#2'), 2);
+    expect(schedule(state, 2).grants).toEqual([{ workflowId: 'a', slot: 'a#2', sendByMs: 2 + sendLeaseMs(HOUR) }]);
+    expect(sentInWindow(state, 2)).toBe(2);
+  });
+
+  test('a budget set for the project wins over the default and keeps the coordinator from ending', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    state.limitOverride = 1;
+    burst(state, 2, 0);
+    expect(schedule(state, 0).grants).toHaveLength(1);
+    expect(viewOf(state, 0)).toMatchObject({ limit: 1, limitSetForProject: true, sentInWindow: 1, waitingForBudget: ['f1'] });
+    leave(state, 'f0');
+    leave(state, 'f1');
+    expect(isIdle(state, 2 * HOUR)).toBe(false);
+    state.limitOverride = null;
+    expect(isIdle(state, 2 * HOUR)).toBe(true);
+  });
+
+  test('the coordinator stays while a send is still in its window, so a new one can never let more through', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    enter(state, request('a', 'j'), 0);
+    schedule(state, 0);
+    leave(state, 'a');
+    expect(isIdle(state, HOUR)).toBe(false);
+    expect(isIdle(state, HOUR + sendLeaseMs(HOUR))).toBe(true);
+  });
+});
+
+test("the workers' default comes with each check-in: the latest one counts", () => {
+  const state = emptyCoordinator('p', 80, HOUR);
+  enter(state, { ...request('a', 'j'), defaultLimit: 1 }, 0);
+  enter(state, { ...request('b', 'k'), defaultLimit: 1 }, 0);
+  expect(schedule(state, 0).grants.filter((grant) => grant.slot !== null)).toHaveLength(1);
+});
+
+describe("a job's lane: one follow-up at a time, the others in arrival order", () => {
+  test('the first gets the job; the next wait in arrival order and are told their place, then told again as it changes', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    for (const id of ['a', 'b', 'c']) enter(state, request(id, 'j'), 0);
+    const first = schedule(state, 0);
+    expect(first.grants.map((grant) => grant.workflowId)).toEqual(['a']);
+    expect(first.notices).toEqual([
+      { workflowId: 'b', notice: { reason: 'lane', jobId: 'j', ahead: 1 } },
+      { workflowId: 'c', notice: { reason: 'lane', jobId: 'j', ahead: 2 } },
+    ]);
+    expect(schedule(state, 1).notices).toEqual([]);
+    leave(state, 'a');
+    const second = schedule(state, 2);
+    expect(second.grants.map((grant) => grant.workflowId)).toEqual(['b']);
+    expect(second.notices).toEqual([{ workflowId: 'c', notice: { reason: 'lane', jobId: 'j', ahead: 1 } }]);
+  });
+
+  test('a follow-up that waited past its own deadline loses its place; the deadline is a wake-up time', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    enter(state, request('a', 'j'), 0);
+    enter(state, request('b', 'j', 'b#1', 5_000), 0);
+    enter(state, request('c', 'j'), 0);
+    expect(schedule(state, 0).wakeAtMs).toBe(5_000);
+    leave(state, 'a');
+    expect(schedule(state, 6_000).grants.map((grant) => grant.workflowId)).toEqual(['c']);
+  });
+
+  test('a re-run under the same workflow id keeps the place of the run before it', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    enter(state, request('a', 'j'), 0);
+    enter(state, request('b', 'j'), 0);
+    schedule(state, 0);
+    enter(state, request('a', 'j', 'run2#1'), 1);
+    enter(state, request('b', 'j', 'run2#1'), 1);
+    const next = schedule(state, 1);
+    expect(next.grants).toEqual([{ workflowId: 'a', slot: 'run2#1', sendByMs: 1 + sendLeaseMs(HOUR) }]);
+    expect(viewOf(state, 1).lanes).toEqual([{ jobId: 'j', holder: 'a', waiting: ['b'] }]);
+  });
+
+  test('a re-run whose message an earlier run delivered gets the job without a slot', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    enter(state, request('a', 'j', null), 0);
+    expect(schedule(state, 0).grants).toEqual([{ workflowId: 'a', slot: null, sendByMs: null }]);
+    expect(sentInWindow(state, 0)).toBe(0);
+  });
+
+  test('holders are checked when others wait behind them, and when they outstay their own deadline', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    enter(state, request('a', 'j', 'a#1', 10 * 60_000), 0);
+    schedule(state, 0);
+    expect(holdersToCheck(state, 4 * 60_000)).toEqual([]);
+    expect(holdersToCheck(state, 11 * 60_000 + 1)).toEqual(['a']);
+    enter(state, request('x', 'k'), 0);
+    enter(state, request('y', 'k'), 0);
+    schedule(state, 0);
+    expect(holdersToCheck(state, 5 * 60_000)).toEqual(['x']);
+  });
+});
+
+test('coordinator ids have a space of their own that no project id can fall outside of', () => {
+  expect(coordinatorWorkflowId('acme')).toBe('agent-followup-project/acme');
+  expect(isCoordinatorWorkflowId('agent-followup-project/acme')).toBe(true);
+  expect(isCoordinatorWorkflowId('followup/acme/job/abc')).toBe(false);
+});

@@ -22,6 +22,14 @@ import {
 } from './follow-up/input';
 import { describePollActivity } from './describe-poll';
 import { followUpStartMetadata } from './follow-up/start-metadata';
+import {
+  describeReservedWorkflowId,
+  describeWorkflowIdInUse,
+  reservedWorkflowIdProblem,
+  workflowIdMismatches,
+  type ExistingWorkflow,
+  type WorkflowIdMismatch,
+} from './follow-up/workflow-id-owner';
 import type { FollowUpProgress, FollowUpResult } from './follow-up/types';
 import { settleFollowUp, type FollowUpOutcome } from './outcome';
 import { coordinatorWorkflowId, DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
@@ -34,11 +42,40 @@ export * from './follow-up/types';
 export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type ProjectView } from './follow-up/project-coordination';
 export { failedOutcome, settleFollowUp, type FollowUpDidNotEnd, type FollowUpEnded, type FollowUpOutcome } from './outcome';
 export type { FollowUpInput } from './follow-up/input';
+export type { WorkflowIdMismatch } from './follow-up/workflow-id-owner';
 export type { AgentJob } from './agent-api/schemas';
 
 /** The input broke a rule; `message` lists every problem with its field. Nothing was started. */
 export class InvalidFollowUpInputError extends Error {
   override readonly name = 'InvalidFollowUpInputError';
+}
+
+/**
+ * The workflow id is taken by a follow-up to another project, job or prompt, or by a workflow that is no follow-up
+ * (`mismatches` says which). Nothing was sent and nothing started; the workflow under the id goes on.
+ */
+export class WorkflowIdInUseError extends Error {
+  override readonly name = 'WorkflowIdInUseError';
+  constructor(
+    readonly workflowId: string,
+    readonly mismatches: readonly WorkflowIdMismatch[],
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The workflow id starts with `agent-followup-project/`, the project coordinators' space. Nothing was started. */
+export class ReservedWorkflowIdError extends Error {
+  override readonly name = 'ReservedWorkflowIdError';
+  constructor(readonly workflowId: string) {
+    super(describeReservedWorkflowId(workflowId));
+  }
+}
+
+/** Throws ReservedWorkflowIdError when no follow-up may run under `workflowId`; checks nothing else. */
+export function checkFollowUpWorkflowId(workflowId: string): void {
+  if (reservedWorkflowIdProblem(workflowId) !== undefined) throw new ReservedWorkflowIdError(workflowId);
 }
 
 export interface FollowUpClientOptions {
@@ -50,13 +87,20 @@ export interface FollowUpClientOptions {
 }
 
 export interface StartFollowUpOptions {
-  /** Overrides the deterministic id; pass a fresh one to send the same prompt to the same job again on purpose. */
+  /**
+   * Overrides the deterministic id; pass a fresh one to send the same prompt to the same job again on purpose. A taken
+   * id attaches only to a follow-up with the same project, job and prompt (else WorkflowIdInUseError); ids starting
+   * with `agent-followup-project/` are reserved (ReservedWorkflowIdError).
+   */
   workflowId?: string;
 }
 
 export interface StartedFollowUp {
   workflowId: string;
-  /** True when a follow-up with this id already existed (running, or completed) and no new message was sent. */
+  /**
+   * True when a follow-up with this id and the same project, job and prompt already existed (running, or completed)
+   * and no new message was sent.
+   */
   attached: boolean;
 }
 
@@ -149,10 +193,14 @@ export class FollowUpClient {
     return checkFollowUpInput(input, this.options.maxPromptLength);
   }
 
-  /** Starts a follow-up, or attaches to the one with the same id. */
+  /**
+   * Starts a follow-up, or attaches to the one with the same id when it has the same project, job and prompt. Throws
+   * WorkflowIdInUseError when the id belongs to anything else, ReservedWorkflowIdError for a coordinator's id.
+   */
   async start(input: FollowUpInput, options: StartFollowUpOptions = {}): Promise<StartedFollowUp> {
     const parsed = this.validate(input);
     const workflowId = options.workflowId ?? followUpWorkflowId(parsed);
+    checkFollowUpWorkflowId(workflowId);
     try {
       await this.client.workflow.start<typeof followUpWorkflow>(FOLLOW_UP_WORKFLOW_TYPE, {
         taskQueue: this.options.taskQueue,
@@ -167,8 +215,14 @@ export class FollowUpClient {
       });
       return { workflowId, attached: false };
     } catch (error) {
-      if (error instanceof WorkflowExecutionAlreadyStartedError) return { workflowId, attached: true };
-      throw error;
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      // Checked even for the deterministic id: anyone may have started anything under it with an explicit id.
+      const existing = await this.startedAs(workflowId);
+      const mismatches = workflowIdMismatches(parsed, existing, FOLLOW_UP_WORKFLOW_TYPE);
+      if (mismatches.length > 0) {
+        throw new WorkflowIdInUseError(workflowId, mismatches, describeWorkflowIdInUse(workflowId, parsed, existing, mismatches));
+      }
+      return { workflowId, attached: true };
     }
   }
 
@@ -256,13 +310,22 @@ export class FollowUpClient {
 
   /** The input a follow-up was started with (the current run's, which continue-as-new carries unchanged). */
   async inputOf(workflowId: string): Promise<unknown> {
+    return (await this.startedAs(workflowId)).input;
+  }
+
+  /** The type and first argument of the workflow under `workflowId` (its current run), from its first history event. */
+  private async startedAs(workflowId: string): Promise<ExistingWorkflow> {
     const response = await this.client.workflowService.getWorkflowExecutionHistory({
       namespace: this.client.options.namespace,
       execution: { workflowId },
       maximumPageSize: 1,
     });
-    const payload = response.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-    return payload ? this.client.options.loadedDataConverter.payloadConverter.fromPayload(payload) : undefined;
+    const started = response.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
+    const payload = started?.input?.payloads?.[0];
+    return {
+      workflowType: started?.workflowType?.name ?? '',
+      input: payload ? this.client.options.loadedDataConverter.payloadConverter.fromPayload(payload) : undefined,
+    };
   }
 
   /**

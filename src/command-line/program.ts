@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
-import { InvalidFollowUpInputError } from '../client';
+import { InvalidFollowUpInputError, ReservedWorkflowIdError, WorkflowIdInUseError } from '../client';
 import { InvalidScheduleError } from '../schedules';
 import { registerBudget } from './budget';
 import { registerCancel } from './cancel';
@@ -85,7 +85,14 @@ function report(error: unknown, io: CliIo): number {
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return ExitCode.Ok;
     return ExitCode.BadInput;
   }
-  if (error instanceof UsageError || error instanceof InvalidFollowUpInputError || error instanceof InvalidScheduleError) {
+  if (
+    error instanceof UsageError ||
+    error instanceof InvalidFollowUpInputError ||
+    error instanceof InvalidScheduleError ||
+    // A start refused for its workflow id: bad input too, and nothing was sent.
+    error instanceof WorkflowIdInUseError ||
+    error instanceof ReservedWorkflowIdError
+  ) {
     io.err(`agent-followup: ${error.message}\n`);
     return ExitCode.BadInput;
   }

@@ -1,6 +1,6 @@
 /** `agent-followup send`: start a follow-up (or attach to the same one), and with --wait follow it to its end. */
 import type { Command } from 'commander';
-import { checkFollowUpInput, type FollowUpClient, maxPromptLengthFromEnv } from '../client';
+import { checkFollowUpInput, checkFollowUpWorkflowId, type FollowUpClient, maxPromptLengthFromEnv } from '../client';
 import { checkFollowUpInput as checkRequest } from '../follow-up/request';
 import { optionDifferences } from '../follow-up/option-differences';
 import type { FollowUpRequest } from '../follow-up/request';
@@ -27,7 +27,11 @@ export function registerSend(program: Command, ctx: CliContext): void {
     .usage('--project ID --job ID (--prompt TEXT | --prompt-file PATH) [options]')
     .option('--wait', 'wait for the job to end and print the final job (the exit code says how it ended)')
     .option('--json', 'print one JSON object instead of text')
-    .option('--workflow-id <id>', 'use this id instead of the deterministic one (to send the same prompt again on purpose)')
+    .option(
+      '--workflow-id <id>',
+      'use this id instead of the deterministic one (to send the same prompt again on purpose); a taken id attaches only ' +
+        "to a follow-up with the same project, job and prompt; ids starting with 'agent-followup-project/' are reserved",
+    )
     .allowExcessArguments()
     .action(async (options: SendOptions, command: Command) => {
       ctx.exitCode = await send(options, command.args, ctx.io);
@@ -40,6 +44,7 @@ async function send(options: SendOptions, extra: string[], io: CliIo): Promise<n
   if (options.workflowId !== undefined && options.workflowId.trim() === '') throw new UsageError('--workflow-id must not be empty');
   // Validate before connecting: bad input never reaches Temporal.
   const given = checkFollowUpInput(input, maxPromptLengthFromEnv(io.env));
+  if (options.workflowId !== undefined) checkFollowUpWorkflowId(options.workflowId);
   const followUps = await io.connect();
   try {
     const started = await followUps.start(input, { workflowId: options.workflowId }).catch((error: unknown) => {

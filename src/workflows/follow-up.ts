@@ -15,6 +15,7 @@ import { isCheckpoint, type FollowUpCheckpoint } from '../follow-up/checkpoint';
 import type { FollowUpInput } from '../follow-up/input';
 import { checkFollowUpInput, describeProblems, type FollowUpRequest } from '../follow-up/request';
 import { FollowUpErrorType, type FollowUpResult } from '../follow-up/types';
+import { reservedWorkflowIdProblem } from '../follow-up/workflow-id-owner';
 import { deliver } from './deliver';
 import { FollowUpRun, withoutStack } from './follow-up-run';
 import { ProjectTurn } from './project-turn';
@@ -38,13 +39,17 @@ export async function followUpWorkflow(input: FollowUpInput, ...continued: unkno
 
 /**
  * Checks every argument before anything uses it. The input must follow the rules of request.ts; a second argument is
- * a checkpoint, taken only from our own continue-as-new (a starter passing one could otherwise skip the send). Bad
- * arguments fail the workflow with InvalidFollowUpInput, never the workflow task.
+ * a checkpoint, taken only from our own continue-as-new (a starter passing one could otherwise skip the send). The id
+ * must not be a coordinator's: the client refuses one, but another starter (temporal CLI, another SDK) may not, and a
+ * follow-up there would keep that project's coordinator from starting. Bad arguments fail the workflow with
+ * InvalidFollowUpInput, never the workflow task.
  */
 function admit(input: unknown, continued: unknown[]): { request: FollowUpRequest; checkpoint?: FollowUpCheckpoint } {
   const problems: string[] = [];
   const checked = checkFollowUpInput(input);
   if (!checked.ok) problems.push(describeProblems(checked.problems));
+  const reserved = reservedWorkflowIdProblem(workflowInfo().workflowId);
+  if (reserved !== undefined) problems.push(`${reserved}; start the follow-up under another id`);
   let checkpoint: FollowUpCheckpoint | undefined;
   if (continued.length > 0) {
     if (continued.length > 1 || workflowInfo().continuedFromExecutionRunId === undefined) {

@@ -89,6 +89,12 @@ expect_json "by default the worker uses the local Temporal and the simulator" '
   c.services.worker.environment.LOG_FORMAT === "json" &&
   !("TEMPORAL_API_KEY" in c.services.worker.environment && c.services.worker.environment.TEMPORAL_API_KEY !== null)'
 
+expect_json "every worker polls the coordinators' queue with the default send budget; the set-up sets no budget" '
+  c.services.worker.environment.AGENT_COORDINATOR_TASK_QUEUE === "agent-followup-coordinators" &&
+  c.services.worker.environment.AGENT_SENDS_PER_PROJECT_PER_HOUR === "80" &&
+  !("AGENT_SENDS_PER_PROJECT_PER_HOUR" in c.services["temporal-setup"].environment) &&
+  !("TEMPORAL_TASK_QUEUE" in c.services["temporal-setup"].environment)'
+
 expect_json "the worker can be scaled: no container_name, no host port" '
   !c.services.worker.container_name && !(c.services.worker.ports || []).length && c.services.worker.deploy.replicas === 3' \
   WORKER_REPLICAS=3
@@ -96,13 +102,16 @@ expect_json "the worker can be scaled: no container_name, no host port" '
 expect_json "the worker stops later than its drain" '
   c.services.worker.stop_grace_period === "45s"'
 
-expect_json "environment overrides reach the services (another Temporal, version, namespace)" '
+expect_json "environment overrides reach the services (another Temporal, version, namespace, budget, queues)" '
   c.services.worker.environment.TEMPORAL_ADDRESS === "temporal.internal:7233" &&
   c.services.worker.environment.TEMPORAL_NAMESPACE === "followups" &&
+  c.services.worker.environment.AGENT_COORDINATOR_TASK_QUEUE === "followups-coordinators" &&
+  c.services.worker.environment.AGENT_SENDS_PER_PROJECT_PER_HOUR === "40" &&
   c.services["temporal-setup"].environment.TEMPORAL_NAMESPACE === "followups" &&
   c.services.temporal.image === "temporalio/server:1.32.2" &&
   c.services["temporal-schema"].image === "temporalio/admin-tools:1.32.2"' \
-  TEMPORAL_ADDRESS=temporal.internal:7233 TEMPORAL_NAMESPACE=followups TEMPORAL_VERSION=1.32.2
+  TEMPORAL_ADDRESS=temporal.internal:7233 TEMPORAL_NAMESPACE=followups TEMPORAL_VERSION=1.32.2 \
+  AGENT_COORDINATOR_TASK_QUEUE=followups-coordinators AGENT_SENDS_PER_PROJECT_PER_HOUR=40
 
 cloud=(-f docker-compose.yml -f deploy/compose.cloud.yml)
 expect_json "Temporal Cloud override: only the worker, TLS by API key, the real API over https" '

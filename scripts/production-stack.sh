@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the topology of docker-compose.yml without Docker, for machines with no container engine (and for the CI
 # smoke test, scripts/production-smoke.ts): PostgreSQL, Temporal server 1.32.1 on it with its schema set up by
-# deploy/temporal/setup-schema.sh, the one-shot deploy/temporal/setup-namespace.sh (namespace, search attributes, send
-# budget), the agent API simulator and N workers. The server is configured by the same environment variables the
+# deploy/temporal/setup-schema.sh, the one-shot deploy/temporal/setup-namespace.sh (namespace, search attributes), the
+# agent API simulator and N workers. The server is configured by the same environment variables the
 # compose file gives the temporalio/server image (its embedded config template reads them), with the same dynamic
 # config file. There is no Web UI here: the UI server ships only as an image.
 #
@@ -27,6 +27,7 @@ frontend_port=$((base + 233))
 simulator_port=$((base + 787))
 namespace="${TEMPORAL_NAMESPACE:-default}"
 task_queue="${TEMPORAL_TASK_QUEUE:-agent-followup}"
+coordinator_queue="${AGENT_COORDINATOR_TASK_QUEUE:-agent-followup-coordinators}"
 sends_per_hour="${AGENT_SENDS_PER_PROJECT_PER_HOUR:-80}"
 pg_user="${POSTGRES_USER:-temporal}"
 pg_password="${POSTGRES_PASSWORD:-temporal}"
@@ -140,7 +141,8 @@ start_simulator() {
 start_worker() {
   local index="$1"
   launch "worker-$index" env TEMPORAL_ADDRESS="127.0.0.1:$frontend_port" TEMPORAL_NAMESPACE="$namespace" \
-    TEMPORAL_TASK_QUEUE="$task_queue" AGENT_API_BASE_URL="http://127.0.0.1:$simulator_port" \
+    TEMPORAL_TASK_QUEUE="$task_queue" AGENT_COORDINATOR_TASK_QUEUE="$coordinator_queue" \
+    AGENT_API_BASE_URL="http://127.0.0.1:$simulator_port" \
     AGENT_API_KEY="${AGENT_API_KEY:-mint_compose-simulator-only}" AGENT_API_REQUEST_TIMEOUT="${AGENT_API_REQUEST_TIMEOUT:-15s}" \
     AGENT_SENDS_PER_PROJECT_PER_HOUR="$sends_per_hour" WORKER_SHUTDOWN_GRACE_TIME="${WORKER_SHUTDOWN_GRACE_TIME:-30s}" \
     WORKER_METRICS_ADDRESS="127.0.0.1:$((base + 464 + index))" LOG_FORMAT=json LOG_LEVEL="${LOG_LEVEL:-INFO}" \
@@ -167,7 +169,6 @@ up() {
   start_temporal
   # temporal-setup, as in compose.
   TEMPORAL_CLI="$cli" TEMPORAL_ADDRESS="127.0.0.1:$frontend_port" TEMPORAL_NAMESPACE="$namespace" \
-    TEMPORAL_TASK_QUEUE="$task_queue" AGENT_SENDS_PER_PROJECT_PER_HOUR="$sends_per_hour" \
     bash "$repo/deploy/temporal/setup-namespace.sh" >>"$dir/logs/temporal-setup.log" 2>&1 ||
     die "the namespace set-up failed; see $dir/logs/temporal-setup.log"
   start_simulator
@@ -202,7 +203,7 @@ down() {
 case "${1:-}" in
   up) shift && up "$@" ;;
   down) shift && down "$@" ;;
-  env) echo "export TEMPORAL_ADDRESS=127.0.0.1:$frontend_port TEMPORAL_NAMESPACE=$namespace TEMPORAL_TASK_QUEUE=$task_queue" ;;
+  env) echo "export TEMPORAL_ADDRESS=127.0.0.1:$frontend_port TEMPORAL_NAMESPACE=$namespace TEMPORAL_TASK_QUEUE=$task_queue AGENT_COORDINATOR_TASK_QUEUE=$coordinator_queue" ;;
   status)
     for pidfile in "$dir"/run/*.pid; do
       [[ -e "$pidfile" ]] || continue

@@ -50,7 +50,9 @@ function workflowCode(options: FollowUpWorkerOptions): Pick<WorkerOptions, 'work
 export class FollowUpWorker {
   constructor(
     readonly main: Worker,
-    readonly coordinators: Worker,
+    /** Null when another FollowUpWorker of this process already runs the coordinator queue (a queue is polled once per process). */
+    readonly coordinators: Worker | null,
+    private readonly release: () => void = () => undefined,
   ) {}
 
   get options(): Worker['options'] {
@@ -63,18 +65,22 @@ export class FollowUpWorker {
 
   /** Runs both until shut down (SIGINT/SIGTERM through the Runtime, or `shutdown()`); if one fails, both stop. */
   async run(): Promise<void> {
-    await this.together([this.main.run(), this.coordinators.run()]);
+    await this.together([this.main.run(), ...(this.coordinators ? [this.coordinators.run()] : [])]);
   }
 
   /** Runs both until `work` settles, then stops them; resolves as `work` does. */
   async runUntil<R>(work: Promise<R> | (() => Promise<R>)): Promise<R> {
     const promise = typeof work === 'function' ? work() : work;
-    const [result] = await this.together([this.main.runUntil(promise), this.coordinators.runUntil(promise.catch(() => undefined))]);
+    const [result] = await this.together([
+      this.main.runUntil(promise),
+      ...(this.coordinators ? [this.coordinators.runUntil(promise.catch(() => undefined))] : []),
+    ]);
     return result as R;
   }
 
   shutdown(): void {
     for (const worker of [this.main, this.coordinators]) {
+      if (worker === null) continue;
       if (worker.getState() === 'RUNNING') worker.shutdown();
     }
   }
@@ -86,6 +92,8 @@ export class FollowUpWorker {
       this.shutdown();
       await Promise.allSettled(runs);
       throw error;
+    } finally {
+      this.release();
     }
   }
 }
@@ -95,6 +103,12 @@ export class FollowUpWorker {
  * a short while; an evicted one replays its (short, continued-as-new) history.
  */
 const COORDINATORS_CACHED = 1_000;
+
+/**
+ * Coordinator queues some FollowUpWorker of this process polls. The SDK lets a process poll a task queue once, so a
+ * service that embeds workers for several task queues runs the coordinators in the first of them.
+ */
+const coordinatorQueuesPolled = new Set<string>();
 
 /**
  * Creates a worker that runs the follow-ups of one task queue. It uses whatever Runtime the process has: the worker's
@@ -129,14 +143,18 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
     maxConcurrentActivityTaskExecutions: maxConcurrentActivities,
   });
-  const coordinators = await Worker.create({
-    ...common,
-    taskQueue: coordination.taskQueue,
-    activities: { followUpIsRunning },
-    ...workflowCode(options),
-    maxCachedWorkflows: COORDINATORS_CACHED,
-    stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
-  });
+  const coordinatorsKey = `${options.namespace}\u0000${coordination.taskQueue}`;
+  const coordinators = coordinatorQueuesPolled.has(coordinatorsKey)
+    ? null
+    : await Worker.create({
+        ...common,
+        taskQueue: coordination.taskQueue,
+        activities: { followUpIsRunning },
+        ...workflowCode(options),
+        maxCachedWorkflows: COORDINATORS_CACHED,
+        stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
+      });
+  if (coordinators) coordinatorQueuesPolled.add(coordinatorsKey);
   // Long waits end their loop as soon as the worker begins to stop, so another worker carries them on at once
   // instead of after the grace time (a send, meanwhile, is left to finish).
   const watch = setInterval(() => {
@@ -147,6 +165,8 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     }
   }, 250);
   watch.unref();
-  return new FollowUpWorker(main, coordinators);
+  return new FollowUpWorker(main, coordinators, () => {
+    if (coordinators) coordinatorQueuesPolled.delete(coordinatorsKey);
+  });
 }
 

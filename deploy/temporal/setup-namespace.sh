@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
 # One-shot set-up of a self-hosted Temporal for agent-followup: waits until the frontend answers, creates the
 # namespace if it does not exist, registers our search attributes with scripts/register-search-attributes.sh (the one
-# list of them), and sets the per-project send budget on the sends task queue. Safe to run on every
-# `docker compose up`: nothing that exists is changed, and the budget is set to the value given.
+# list of them). Safe to run on every `docker compose up`: nothing that exists is changed. Nothing else needs
+# setting up: the per-project send budget is kept by each project's coordinator workflow (README, "The send budget").
 #
 # Runs in the image's `temporal-setup` target (bash, the official `temporal` CLI and the register script beside this
 # one) and from a checkout (scripts/production-stack.sh), where the register script is in ../../scripts. Not for
-# Temporal Cloud: there, namespaces and search attributes are created with `tcld` or the Cloud UI and fairness is a
-# namespace setting (see docs/DEPLOYMENT.md).
+# Temporal Cloud: there, namespaces and search attributes are created with `tcld` or the Cloud UI (see
+# docs/DEPLOYMENT.md).
 #
 #   TEMPORAL_ADDRESS (temporal:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_NAMESPACE_RETENTION (72h),
-#   TEMPORAL_TASK_QUEUE (agent-followup), AGENT_SENDS_PER_PROJECT_PER_HOUR (80; none to set no budget),
 #   TEMPORAL_CLI (else `temporal` on PATH), SETUP_ATTEMPTS (60; one every 2s)
 set -euo pipefail
 
@@ -31,8 +30,6 @@ export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-temporal:7233}"
 export TEMPORAL_NAMESPACE="${TEMPORAL_NAMESPACE:-default}"
 retention="${TEMPORAL_NAMESPACE_RETENTION:-72h}"
 attempts="${SETUP_ATTEMPTS:-60}"
-sends_queue="${TEMPORAL_TASK_QUEUE:-agent-followup}-sends"
-sends_per_hour="${AGENT_SENDS_PER_PROJECT_PER_HOUR:-80}"
 
 log() { echo "setup-namespace: $*" >&2; }
 
@@ -73,19 +70,5 @@ if grep -q ': registered' <<<"$registered"; then
   # started with these attributes would be refused, so the worker starts after it.
   log "waiting 5s for the server's namespace cache to pick up the new attributes"
   sleep 5
-fi
-# The per-project send budget (README, "The send budget"): a per-fairness-key rate limit on the sends queue, which the
-# worker checks at start-up. The server needs fairness on that queue (dynamicconfig.yaml).
-if [[ "$sends_per_hour" == "none" ]]; then
-  log "AGENT_SENDS_PER_PROJECT_PER_HOUR=none: no send budget set on '$sends_queue'"
-else
-  rps="$(awk -v n="$sends_per_hour" 'BEGIN { if (n + 0 <= 0) exit 1; printf "%.10g", n / 3600 }')" || {
-    log "AGENT_SENDS_PER_PROJECT_PER_HOUR must be a positive number or none (got '$sends_per_hour')"
-    exit 2
-  }
-  log "send budget: $sends_per_hour sends per project per hour ($rps per second per fairness key) on '$sends_queue'"
-  retry "setting the send budget" temporal task-queue config set --address "$TEMPORAL_ADDRESS" --namespace "$TEMPORAL_NAMESPACE" \
-    --task-queue "$sends_queue" --task-queue-type activity --fairness-key-rps-limit-default "$rps" \
-    --fairness-key-rps-limit-reason "agent-followup: $sends_per_hour sends per project per hour" >/dev/null
 fi
 log "done"

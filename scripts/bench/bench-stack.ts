@@ -26,6 +26,8 @@ export async function startBenchStack(options: { workMs: number; workerEnv?: Rec
   const server = await startDevServer([]);
   const requests = new Map<string, SimulatedRequest[]>();
   const simulator = await AgentApiSimulator.start({
+    // Many sends to one project on purpose: the vendor's hourly limit is not what this measures.
+    sendsPerProjectPerHour: null,
     apiKey: BENCH_API_KEY,
     defaultWorkMs: options.workMs,
     ...(options.sendLimit ? { sendLimit: options.sendLimit } : {}),

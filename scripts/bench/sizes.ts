@@ -106,6 +106,8 @@ async function measureOurs({ n, intervalMs, windowMs, workerEnv, log }: { n: num
 async function measureVendor({ n, windowMs, log }: { n: number; windowMs: number; log: (line: string) => void }): Promise<SizeRow['vendor']> {
   const requests = new Map<string, number[]>();
   const simulator = await AgentApiSimulator.start({
+    // Many sends to one project on purpose: the vendor's hourly limit is not what this measures.
+    sendsPerProjectPerHour: null,
     apiKey: BENCH_API_KEY,
     defaultWorkMs: 24 * 3_600_000,
     onRequest: (request: SimulatedRequest) => {

@@ -19,7 +19,7 @@ export const HOUR_MS = 3_600_000;
  * refuses to start a request after it). Shorter with a test's short window, so such tests stay short.
  */
 export function sendLeaseMs(windowMs: number): number {
-  return Math.min(60_000, Math.max(1_000, Math.floor(windowMs / 10)));
+  return Math.min(60_000, Math.max(5_000, Math.floor(windowMs / 10)));
 }
 
 /** A grant of one send: counted in the window from `countsFromMs` (the end of its lease) for a window's length. */
@@ -240,10 +240,9 @@ export function schedule(state: CoordinatorState, nowMs: number): Schedule {
     }
   }
   state.slotRequests = stillWaiting;
-  // A turn without a slot: the follow-up needs none (its message went out in an earlier run), or it waits for one.
-  for (const workflowId of turns) {
-    if (!state.slotRequests.some((request) => request.workflowId === workflowId)) grants.push({ workflowId, slot: null, sendByMs: null });
-  }
+  // A turn without a slot: the follow-up needs none (its message went out in an earlier run), or waits for one,
+  // holding the job meanwhile (it reads the job before it sends).
+  for (const workflowId of turns) grants.push({ workflowId, slot: null, sendByMs: null });
 
   const limit = limitOf(state);
   const nextSlot = nextSlotAtMs(state, nowMs);
@@ -360,7 +359,8 @@ export function viewOf(state: CoordinatorState, nowMs: number): ProjectView {
     windowMs: state.windowMs,
     sentInWindow: sentInWindow(state, nowMs),
     nextSlotAt: next === null ? null : new Date(next).toISOString(),
-    waitingForBudget: state.slotRequests.map((request) => request.workflowId),
+    // Only those holding their job wait for the budget; the others wait in their job's lane first.
+    waitingForBudget: state.slotRequests.filter((request) => state.lanes[request.jobId]?.holder?.workflowId === request.workflowId).map((request) => request.workflowId),
     lanes: Object.entries(state.lanes).map(([jobId, lane]) => ({ jobId, holder: lane.holder?.workflowId ?? null, waiting: lane.waiting.map((entry) => entry.workflowId) })),
     totals: { ...state.totals },
   };

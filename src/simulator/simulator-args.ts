@@ -12,7 +12,7 @@ export const SIMULATOR_USAGE = `Usage: npm run simulator -- [options]
   --port N                  port to listen on (default 8787; 0 picks a free one)
   --host HOST               address to listen on (default 127.0.0.1)
   --work-ms N               how long the agent works on each follow-up (default 3000)
-  --rate-limit N            sends allowed per project per hour (default: no limit)
+  --rate-limit N|none       sends allowed per project per rolling hour (default: the vendor's 100)
   --job PROJECT/JOB[=OUTCOME]   seed a job (repeatable; default demo-project/demo-job); OUTCOME is one of
                             ${SIMULATED_OUTCOMES.join(', ')}
   --fault OPERATION:KIND[:RATE[:PARAM]]   a global fault rule (repeatable); OPERATION send|get|any, RATE 0..1
@@ -37,7 +37,8 @@ export interface SimulatorArgs {
   host: string;
   port: number;
   workMs: number;
-  sendsPerProjectPerHour: number | undefined;
+  /** undefined: the vendor's 100; null: no limit. */
+  sendsPerProjectPerHour: number | null | undefined;
   jobs: SeededJob[];
   faults: FaultRule[];
   seed: number | undefined;
@@ -63,7 +64,7 @@ export function parseSimulatorArgs(argv: string[]): SimulatorArgs {
   const port = integer('port', values.port, 0, 65_535);
   const workMs = integer('work-ms', values['work-ms'], 0, 24 * 3_600_000);
   const rateLimit = values['rate-limit'];
-  const sendsPerProjectPerHour = rateLimit === undefined ? undefined : integer('rate-limit', rateLimit, 1, 1_000_000);
+  const sendsPerProjectPerHour = rateLimit === undefined ? undefined : rateLimit.trim().toLowerCase() === 'none' ? null : integer('rate-limit', rateLimit, 1, 1_000_000);
   const seed = values.seed === undefined ? undefined : integer('seed', values.seed, 0, MAX_SEED);
 
   const jobs: SeededJob[] = [];

@@ -78,6 +78,9 @@ export interface SimulatorStats {
   jobs: Array<{ projectId: string; jobId: string; status: string; counts: JobCounts }>;
 }
 
+/** "100 uses per project per hour" (VENDOR-FACTS.md): what the simulator enforces unless told otherwise. */
+export const VENDOR_SENDS_PER_PROJECT_PER_HOUR = 100;
+
 export interface SimulatorOptions {
   host?: string;
   port?: number;
@@ -86,8 +89,8 @@ export interface SimulatorOptions {
   keyPrefix?: string;
   /** Default time the agent works on a follow-up (2 s). */
   defaultWorkMs?: number;
-  /** Documented vendor limit: 100 uses per project per hour. Off unless set. */
-  sendsPerProjectPerHour?: number;
+  /** The vendor's documented limit: 100 uses per project per rolling hour, the default; null turns it off. */
+  sendsPerProjectPerHour?: number | null;
   /** The same limit on another time scale, for tests: at most `sends` per project in any `windowMs`. */
   sendLimit?: { sends: number; windowMs: number };
   /** Clock, for deterministic unit tests. */
@@ -156,6 +159,7 @@ const CLOSED: unique symbol = Symbol('simulator closed');
 export class AgentApiSimulator {
   private readonly jobs = new Map<string, JobRecord>();
   private readonly sendTimes = new Map<string, number[]>();
+  private readonly projectLimits = new Map<string, { sends: number; windowMs: number } | null>();
   private readonly pendingDelays = new Set<PendingDelay>();
   private globalRules: ActiveRule[] = [];
   private server: Server | undefined;
@@ -242,6 +246,19 @@ export class AgentApiSimulator {
       beforeLastFollowUp: null,
     });
     return { ...job };
+  }
+
+  /** One project's own send limit (null: none), in place of the simulator's; for tests on a shortened window. */
+  setSendLimit(projectId: string, limit: { sends: number; windowMs: number } | null): void {
+    this.projectLimits.set(projectId, limit);
+  }
+
+  private sendLimitOf(projectId: string): { sends: number; windowMs: number } | null {
+    const own = this.projectLimits.get(projectId);
+    if (own !== undefined) return own;
+    if (this.options.sendLimit) return this.options.sendLimit;
+    const perHour = this.options.sendsPerProjectPerHour === undefined ? VENDOR_SENDS_PER_PROJECT_PER_HOUR : this.options.sendsPerProjectPerHour;
+    return perHour === null ? null : { sends: perHour, windowMs: 3_600_000 };
   }
 
   /** Queues scripted answers for a job's next requests. */
@@ -466,10 +483,8 @@ export class AgentApiSimulator {
       return { ok: true, job: this.advance(record) };
     }
 
-    const limit =
-      this.options.sendLimit ??
-      (this.options.sendsPerProjectPerHour !== undefined ? { sends: this.options.sendsPerProjectPerHour, windowMs: 3_600_000 } : undefined);
-    if (limit !== undefined) {
+    const limit = this.sendLimitOf(projectId);
+    if (limit !== null) {
       const windowStart = this.now() - limit.windowMs;
       const times = (this.sendTimes.get(projectId) ?? []).filter((time) => time > windowStart);
       this.sendTimes.set(projectId, times);

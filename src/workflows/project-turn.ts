@@ -6,6 +6,7 @@
  */
 import { CancellationScope, condition, ContinueAsNew, getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
 import { coordinatorWorkflowId } from '../follow-up/coordinator-id';
+import type { QueueNotice } from '../follow-up/project-coordination';
 import type { DeliveryRecord } from '../follow-up/types';
 import { checkIn } from './activities';
 import { leaveSignal, queueNoticeSignal, returnSlotSignal, turnSignal } from './definitions';
@@ -26,6 +27,9 @@ export class ProjectTurn {
   /** The slot asked for and not yet granted. */
   private awaited: string | null = null;
   private asked = 0;
+  /** What the coordinator last said about the budget, shown while this run waits for a slot. */
+  private budgetNotice: QueueNotice | null = null;
+  private waitingForSlot = false;
 
   constructor(private readonly run: FollowUpRun) {
     this.holds = run.holdsLane;
@@ -37,7 +41,12 @@ export class ProjectTurn {
       }
     });
     setHandler(queueNoticeSignal, (notice) => {
-      if (notice.reason === 'lane' ? !this.holds : this.awaited !== null) run.queued(notice);
+      if (notice.reason === 'lane') {
+        if (!this.holds) run.queued(notice);
+        return;
+      }
+      this.budgetNotice = notice;
+      if (this.waitingForSlot) run.queued(notice);
     });
   }
 
@@ -63,10 +72,15 @@ export class ProjectTurn {
       this.awaited = this.nextKey();
       await checkIn(this.checkInRequest(this.awaited, false));
     }
-    const deadline = { summary: `wait for a send slot of project ${this.run.ref.projectId} until the follow-up's deadline` };
-    if (!(await condition(() => this.slot !== null, Math.max(this.run.deadlineMs - Date.now(), 1), deadline))) {
-      throw this.run.timedOut("the project's send budget had no free slot before the deadline; nothing was sent");
+    if (this.slot === null) {
+      this.waitingForSlot = true;
+      if (this.budgetNotice) this.run.queued(this.budgetNotice);
+      const deadline = { summary: `wait for a send slot of project ${this.run.ref.projectId} until the follow-up's deadline` };
+      const granted = await condition(() => this.slot !== null, Math.max(this.run.deadlineMs - Date.now(), 1), deadline);
+      this.waitingForSlot = false;
+      if (!granted) throw this.run.timedOut("the project's send budget had no free slot before the deadline; nothing was sent");
     }
+    this.budgetNotice = null;
     this.run.gotSlot();
     return this.slot as unknown as SendSlot;
   }

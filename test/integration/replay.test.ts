@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { Worker } from '@temporalio/worker';
+import { coordinatorWorkflowId } from '../../src/follow-up/coordinator-id';
 import { installQuietRuntime } from '../support/quiet-runtime';
 
 installQuietRuntime();
@@ -40,7 +41,9 @@ test('there are committed histories to replay, one per way a follow-up runs', ()
 });
 
 test('the workflow replays every committed history without a determinism error (one replay worker for all)', async () => {
-  const histories = historyFiles.map((file) => ({ workflowId: file, history: loadHistory(file) }));
+  // A coordinator checks that it runs under its own project's id, so its history replays under that id.
+  const workflowIdOf = (file: string) => (file.includes('-coordinator-') ? coordinatorWorkflowId('history-project') : file);
+  const histories = historyFiles.map((file) => ({ workflowId: workflowIdOf(file), history: loadHistory(file) }));
   const failures: string[] = [];
   for await (const result of Worker.runReplayHistories({ workflowBundle: bundle() }, histories)) {
     if (result.error) failures.push(`${result.workflowId}: ${String(result.error)}`);

@@ -143,7 +143,6 @@ describe('loadWorkerConfig', () => {
         connectionOptions: { address: 'localhost:7233' },
         namespace: 'default',
         taskQueue: 'agent-followup',
-      coordinatorTaskQueue: 'agent-followup-coordinators',
         coordinatorTaskQueue: 'agent-followup-coordinators',
       },
       shutdownGraceTimeMs: 30_000,

@@ -1,0 +1,267 @@
+/**
+ * The project's send budget as the vendor counts it: at most N sends per project in any rolling window, a burst of
+ * up to N at once, the rest as the window slides; shared by every task queue; told truthfully to whoever waits; and a
+ * send that waited for it is never "delivery unknown" for that. Tests that watch the window slide shorten it (a worker
+ * option the README does not advertise); the simulator enforces the vendor's rule on the same window.
+ */
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { FollowUpClient } from '../../src/client';
+import { coordinatorWorkflowId } from '../../src/follow-up/coordinator-id';
+import type { ProjectView } from '../../src/follow-up/project-coordination';
+import { FollowUpErrorType } from '../../src/follow-up/types';
+import { describeProgress } from '../../src/command-line/render';
+import { projectQuery } from '../../src/workflows/definitions';
+import { createHarness, FAST_POLLING, TEST_API_KEY, uniqueJob, waitFor, type Harness } from '../support/harness';
+import { startBuiltScript } from '../support/processes';
+import { maxInAnyWindow } from '../support/windows';
+
+jest.setTimeout(300_000);
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness({ honourIdempotencyKey: false });
+});
+afterAll(async () => {
+  await h.close();
+});
+
+/** Sends per hour that make `sends` per window of `windowMs` (the worker option is per hour, scaled to the window). */
+const perHour = (sends: number, windowMs: number) => (sends * 3_600_000) / windowMs;
+
+function jobsOf(projectId: string, count: number, prefix = 'job'): Array<{ projectId: string; jobId: string }> {
+  return Array.from({ length: count }, (_, index) => ({ projectId, jobId: `${prefix}-${index + 1}` }));
+}
+
+async function project(projectId: string): Promise<ProjectView> {
+  return h.client.workflow.getHandle(coordinatorWorkflowId(projectId)).query(projectQuery);
+}
+
+function acceptedTimes(jobs: Array<{ projectId: string; jobId: string }>): number[] {
+  return jobs.flatMap((job) => h.simulator.counts(job.projectId, job.jobId).acceptedAtMs);
+}
+
+function rateLimited(jobs: Array<{ projectId: string; jobId: string }>): number {
+  return jobs.reduce((sum, job) => sum + h.simulator.counts(job.projectId, job.jobId).rateLimited, 0);
+}
+
+async function startAll(followUps: FollowUpClient, jobs: Array<{ projectId: string; jobId: string }>, extra: object = {}): Promise<string[]> {
+  return Promise.all(jobs.map(async (job) => (await followUps.start({ ...job, prompt: `Follow up on ${job.jobId}`, polling: FAST_POLLING, ...extra })).workflowId));
+}
+
+test('a burst of 20 follow-ups to one project is sent at once: nobody waits for the default budget', async () => {
+  const { projectId } = uniqueJob('burst');
+  const jobs = jobsOf(projectId, 20);
+  for (const job of jobs) h.simulator.addJob(job);
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue);
+  const followUps = h.followUps(taskQueue);
+  await worker.runUntil(async () => {
+    const ids = await startAll(followUps, jobs);
+    const results = await Promise.all(ids.map((id) => followUps.result(id)));
+    expect(results.map((result) => result.outcome)).toEqual(jobs.map(() => 'completed'));
+    const view = await project(projectId);
+    expect(view).toMatchObject({ limit: 80, limitSetForProject: false, sentInWindow: 20, nextSlotAt: null, waitingForBudget: [] });
+    expect(view.totals).toMatchObject({ granted: 20, waitedForBudget: 0, served: 20 });
+  });
+  expect(jobs.map((job) => h.simulator.counts(job.projectId, job.jobId).messagesAccepted)).toEqual(jobs.map(() => 1));
+  expect(rateLimited(jobs)).toBe(0);
+});
+
+test('150 at once with a budget of 80: 80 go at once, the rest as the window slides; never more than 80 in a window, no 429', async () => {
+  const windowMs = 30_000;
+  const simulator = h.simulator;
+  const { projectId } = uniqueJob('many');
+  const jobs = jobsOf(projectId, 150);
+  // The vendor's 100 per window, on the test's short window: a send past our budget would still get through, but
+  // one past the vendor's would be refused.
+  simulator.setSendLimit(projectId, { sends: 100, windowMs });
+  for (const job of jobs) simulator.addJob(job);
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: perHour(80, windowMs), windowMs } });
+  const followUps = h.followUps(taskQueue);
+  await worker.runUntil(async () => {
+    const ids = await startAll(followUps, jobs, { polling: { ...FAST_POLLING, timeout: '4m' } });
+    const results = await Promise.all(ids.map((id) => followUps.result(id)));
+    expect(results.every((result) => result.outcome === 'completed')).toBe(true);
+    // A slot whose short lease ran out before its send could start (a busy machine) is given back and asked for again.
+    const { totals } = await project(projectId);
+    expect(totals.granted - totals.returned).toBe(150);
+    expect(totals.waitedForBudget).toBeGreaterThanOrEqual(70);
+  });
+  const times = acceptedTimes(jobs).sort((a, b) => a - b);
+  expect(times).toHaveLength(150);
+  expect(maxInAnyWindow(times, windowMs)).toBeLessThanOrEqual(80);
+  // The 81st went only once the first had left the window: the first 80 were the burst.
+  expect((times[80] as number) - (times[0] as number)).toBeGreaterThanOrEqual(windowMs);
+  expect(rateLimited(jobs)).toBe(0);
+});
+
+test('two workers on two task queues share one budget per project and one lane per job', async () => {
+  const windowMs = 20_000;
+  const { projectId } = uniqueJob('shared');
+  const shared = { projectId, jobId: 'shared-job' };
+  const jobs = [shared, ...jobsOf(projectId, 3)];
+  for (const job of jobs) h.simulator.addJob({ ...job, workMs: 1_000 });
+  const [queueA, queueB] = [h.taskQueue(), h.taskQueue()];
+  const workerA = await h.worker(queueA, undefined, { coordination: { sendsPerHour: perHour(3, windowMs), windowMs } });
+  // The second service: its own process (one process polls a task queue once), its own task queue, the same namespace.
+  const workerB = startBuiltScript('worker.js', [], {
+    ...h.workerEnv(),
+    AGENT_API_KEY: TEST_API_KEY,
+    AGENT_API_BASE_URL: h.simulator.baseUrl,
+    TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS as string,
+    TEMPORAL_TASK_QUEUE: queueB,
+    AGENT_SENDS_PER_PROJECT_PER_HOUR: String(perHour(3, windowMs)),
+    AGENT_SEND_WINDOW_MS: String(windowMs),
+    WORKER_SHUTDOWN_GRACE_TIME: '2s',
+    AGENT_API_REQUEST_TIMEOUT: '2s',
+  });
+  const workerBDied = workerB.exited.then((exit) => {
+    throw new Error(`service B's worker exited early (code ${exit.code}):\n${exit.output}`);
+  });
+  workerBDied.catch(() => undefined);
+  const [a, b] = [h.followUps(queueA), h.followUps(queueB)];
+  const polling = { ...FAST_POLLING, timeout: '3m' };
+  try {
+    await workerA.runUntil(async () => {
+      await Promise.race([workerBDied, waitFor(async () => (await b.workers()).length > 0, "service B's worker to poll")]);
+      const started = await Promise.all([
+        a.start({ ...shared, prompt: 'From service A', polling }),
+        b.start({ ...shared, prompt: 'From service B', polling }),
+        a.start({ ...(jobs[1] as typeof shared), prompt: 'A to job 1', polling }),
+        b.start({ ...(jobs[2] as typeof shared), prompt: 'B to job 2', polling }),
+        b.start({ ...(jobs[3] as typeof shared), prompt: 'B to job 3', polling }),
+      ]);
+      await Promise.all(started.map(({ workflowId }) => a.result(workflowId)));
+      const view = await project(projectId);
+      expect(view.totals).toMatchObject({ granted: 5, served: 5 });
+      expect(view.totals.waitedForBudget).toBeGreaterThanOrEqual(2);
+    });
+  } finally {
+    workerB.child.kill('SIGTERM');
+    await workerB.exited;
+  }
+  const sharedCounts = h.simulator.counts(shared.projectId, shared.jobId);
+  expect([...sharedCounts.prompts].sort()).toEqual(['From service A', 'From service B']);
+  // One lane for the job whichever queue the follow-up came from: never sent while the job worked on the other's.
+  expect(sharedCounts.statusesAtSend.every((status) => status !== 'active')).toBe(true);
+  expect(maxInAnyWindow(acceptedTimes(jobs), windowMs)).toBeLessThanOrEqual(3);
+});
+
+test("a follow-up waiting for the budget says so, with the window's use and its slot; one behind another says how many go first", async () => {
+  const { projectId } = uniqueJob('told');
+  const [first, second] = jobsOf(projectId, 2) as [{ projectId: string; jobId: string }, { projectId: string; jobId: string }];
+  h.simulator.addJob({ ...first, workMs: 20_000 });
+  h.simulator.addJob(second);
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: 1 } });
+  const followUps = h.followUps(taskQueue);
+  const polling = { ...FAST_POLLING, timeout: '1m' };
+  await worker.runUntil(async () => {
+    const holder = await followUps.start({ ...first, prompt: 'First', polling });
+    await waitFor(() => h.simulator.counts(first.projectId, first.jobId).messagesAccepted === 1, 'the first send');
+    const behind = await followUps.start({ ...first, prompt: 'Second, same job', polling });
+    const waiting = await followUps.start({ ...second, prompt: 'Other job', polling });
+    await waitFor(async () => (await followUps.progress(waiting.workflowId)).queue?.reason === 'budget', 'the budget notice');
+    await waitFor(async () => (await followUps.progress(behind.workflowId)).queue?.reason === 'lane', 'the lane notice');
+
+    const budget = await followUps.progress(waiting.workflowId);
+    expect(budget).toMatchObject({ phase: 'queued', queue: { reason: 'budget', sentInWindow: 1, limit: 1, windowMs: 3_600_000, ahead: 0 } });
+    expect(budget.queue?.reason === 'budget' && Date.parse(budget.queue.nextSlotAt ?? '') - Date.now()).toBeGreaterThan(50 * 60_000);
+    expect(describeProgress(budget)).toMatch(/Waiting for the project's send budget: 1 of 1 sent in the last hour, next slot \d\d:\d\d:\d\d UTC \(in (1h\d*m?|\d+m\d*s?)\)/);
+    const lane = await followUps.progress(behind.workflowId);
+    expect(lane.queue).toEqual({ reason: 'lane', jobId: first.jobId, ahead: 1 });
+    expect(describeProgress(lane)).toContain(`Waiting behind 1 follow-up to job ${first.jobId}`);
+    const status = await followUps.status(waiting.workflowId);
+    expect(status.progress?.queue?.reason).toBe('budget');
+    // The coordinator's own account, as `budget show` prints it.
+    expect(await followUps.projectBudget(projectId)).toMatchObject({ limit: 1, sentInWindow: 1, waitingForBudget: [waiting.workflowId] });
+    for (const id of [holder.workflowId, behind.workflowId, waiting.workflowId]) await followUps.cancel(id);
+  });
+});
+
+test('a budget set for one project lets its waiting follow-up go; `budget show` tells it', async () => {
+  const { projectId } = uniqueJob('set');
+  const [first, second] = jobsOf(projectId, 2) as [{ projectId: string; jobId: string }, { projectId: string; jobId: string }];
+  for (const job of [first, second]) h.simulator.addJob(job);
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: 1 } });
+  const followUps = h.followUps(taskQueue);
+  await worker.runUntil(async () => {
+    const ids = await startAll(followUps, [first, second]);
+    await waitFor(async () => (await followUps.projectBudget(projectId))?.waitingForBudget.length === 1, 'one to wait for the budget');
+    await followUps.setProjectBudget(projectId, 5);
+    await Promise.all(ids.map((id) => followUps.result(id)));
+    expect(await followUps.projectBudget(projectId)).toMatchObject({ limit: 5, limitSetForProject: true, sentInWindow: 2 });
+    expect((await followUps.projectBudgets()).map((view) => view.projectId)).toContain(projectId);
+  });
+});
+
+test('the deadline while waiting for the budget ends the follow-up timed out with nothing sent; a re-run then sends once', async () => {
+  const { projectId } = uniqueJob('deadline');
+  const [first, second] = jobsOf(projectId, 2) as [{ projectId: string; jobId: string }, { projectId: string; jobId: string }];
+  for (const job of [first, second]) h.simulator.addJob(job);
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: 1 } });
+  const followUps = h.followUps(taskQueue);
+  const input = { ...second, prompt: 'Waits past its deadline', polling: { ...FAST_POLLING, timeout: '4s' } };
+  await worker.runUntil(async () => {
+    await followUps.startAndWait({ ...first, prompt: 'Takes the only slot', polling: FAST_POLLING });
+    const { workflowId } = await followUps.start(input);
+    const error = await followUps.result(workflowId).then(() => null, (caught: unknown) => caught);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    const cause = (error as WorkflowFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe(FollowUpErrorType.TimedOut);
+    expect((cause as ApplicationFailure).message).toContain("the project's send budget had no free slot before the deadline; nothing was sent");
+    expect(h.simulator.counts(second.projectId, second.jobId).messagesAccepted).toBe(0);
+    // Nothing is open: with room in the budget the same follow-up, started again, sends once.
+    await followUps.setProjectBudget(projectId, 10);
+    const again = await followUps.startAndWait({ ...input, polling: FAST_POLLING });
+    expect(again.attached).toBe(false);
+    expect(again.result).toMatchObject({ outcome: 'completed', delivery: 'response', sendAttempts: 1 });
+  });
+  expect(h.simulator.counts(second.projectId, second.jobId).messagesAccepted).toBe(1);
+});
+
+test('a follow-up cancelled while waiting for the budget sent nothing, and a re-run sends once (never "delivery unknown")', async () => {
+  const { projectId } = uniqueJob('cancel');
+  const [first, second] = jobsOf(projectId, 2) as [{ projectId: string; jobId: string }, { projectId: string; jobId: string }];
+  for (const job of [first, second]) h.simulator.addJob(job);
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: 1 } });
+  const followUps = h.followUps(taskQueue);
+  const input = { ...second, prompt: 'Cancelled in the queue', polling: FAST_POLLING };
+  await worker.runUntil(async () => {
+    await followUps.startAndWait({ ...first, prompt: 'Takes the only slot', polling: FAST_POLLING });
+    const { workflowId } = await followUps.start(input);
+    await waitFor(async () => (await followUps.progress(workflowId)).queue?.reason === 'budget', 'the wait for the budget');
+    await followUps.cancel(workflowId);
+    expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
+    expect(await followUps.projectBudget(projectId)).toMatchObject({ waitingForBudget: [] });
+    await followUps.setProjectBudget(projectId, 10);
+    const again = await followUps.startAndWait(input);
+    expect(again.result).toMatchObject({ outcome: 'completed', sendAttempts: 1 });
+  });
+  expect(h.simulator.counts(second.projectId, second.jobId).messagesAccepted).toBe(1);
+});
+
+test('a send that waited over 30 s for the budget and then met a 502 before the API took it is sent again, once', async () => {
+  const windowMs = 35_000;
+  const { projectId } = uniqueJob('late');
+  const jobs = jobsOf(projectId, 3);
+  const last = jobs[2] as { projectId: string; jobId: string };
+  for (const job of jobs) h.simulator.addJob(job);
+  h.simulator.injectFaults(last.projectId, last.jobId, [{ operation: 'send', status: 502, times: 1 }]);
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: perHour(2, windowMs), windowMs } });
+  const followUps = h.followUps(taskQueue);
+  await worker.runUntil(async () => {
+    const ids = await startAll(followUps, jobs.slice(0, 2));
+    await Promise.all(ids.map((id) => followUps.result(id)));
+    const { result } = await followUps.startAndWait({ ...last, prompt: 'Waits, then meets a 502', polling: { ...FAST_POLLING, timeout: '3m' } });
+    expect(result).toMatchObject({ outcome: 'completed', sendAttempts: 2 });
+  });
+  expect(h.simulator.counts(last.projectId, last.jobId)).toMatchObject({ messagesAccepted: 1, messagesRejected: 1 });
+});

@@ -81,7 +81,7 @@ test('a job body of 2 MB with one large unknown field completes, keeping only th
   expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
 });
 
-test('a send cut off by a worker that stops is ambiguous: it is reconciled, never sent a second time', async () => {
+test('a send under way when its worker stops is carried to its answer: sent once, known by the response, never sent again', async () => {
   const ref = uniqueJob();
   // The API takes 3s to answer (it processes the message all the same); the worker stops after 0.2s of grace.
   h.simulator.addJob({ ...ref, workMs: 3_000, faults: [{ operation: 'send', kind: 'latency', latencyMs: 3_000, times: 1 }] });
@@ -93,7 +93,8 @@ test('a send cut off by a worker that stops is ambiguous: it is reconciled, neve
   const second = await h.worker(taskQueue);
   const result = await second.runUntil(followUps.result(workflowId));
   expect(result.outcome).toBe('completed');
-  expect(result.delivery).toBe('reconciled');
+  // A request that has left is never cut off (it would leave delivery open): the stopping worker lets it answer.
+  expect(result.delivery).toBe('response');
   expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
 });
 
@@ -140,7 +141,7 @@ describe('a follow-up started again after its message went out resumes instead o
     expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
   });
 
-  test('after it was cancelled while the send was on the wire: the open attempt is reconciled', async () => {
+  test('after it was cancelled while the send was on the wire: the cancel waited for the send, so the re-run resumes from its record', async () => {
     const ref = uniqueJob();
     h.simulator.addJob({ ...ref, workMs: 4_000, faults: [{ operation: 'send', kind: 'latency', latencyMs: 1_500, times: 1 }] });
     const taskQueue = h.taskQueue();
@@ -158,7 +159,7 @@ describe('a follow-up started again after its message went out resumes instead o
     });
     expect((first as WorkflowFailedError).cause).toBeInstanceOf(CancelledFailure);
     expect(result.outcome).toBe('completed');
-    expect(result.delivery).toBe('reconciled');
+    expect(result.delivery).toBe('earlier-run');
     expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
   });
 

@@ -4,6 +4,7 @@
  * test, then run against the run's dev server: the two library snippets with a worker of ours serving their follow-ups,
  * the jest test with its own embedded worker and simulator from the package's `worker` and `testing` entries.
  */
+import { DEFAULT_COORDINATOR_TASK_QUEUE } from '../../src/follow-up/coordinator-id';
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,7 +87,9 @@ describe('and run as a service would run them', () => {
   ])('%s starts a follow-up and reports its pull request', async (file, jobId, prompt) => {
     h.simulator.addJob({ projectId: 'my-project', jobId, workMs: 300 });
     const taskQueue = h.taskQueue();
-    const worker = await h.worker(taskQueue);
+    // The namespace's coordinator queue, as the jest snippet's worker polls it: one project's coordinator lives on
+    // the queue it was started on, and the snippets all send to 'my-project'.
+    const worker = await h.worker(taskQueue, undefined, { coordination: { taskQueue: DEFAULT_COORDINATOR_TASK_QUEUE } });
     // Its own process, as a service would be; our worker in this one serves its follow-up.
     const { stdout } = await worker.runUntil(
       execFileAsync(NODE, [join('out', file)], {

@@ -193,14 +193,14 @@ describe('the Web UI shows what a follow-up is at a glance', () => {
       // One summary per kind of step; a wait names the status it waits to see change.
       expect([...activitySummaries]).toEqual(
         expect.arrayContaining([
-          '"join the job\'s lane and look for an earlier run that sent the message"',
+          '"check in with the project\'s coordinator and look for an earlier run that sent the message"',
           `"read job ${ref.jobId} before sending"`,
-          '"send the follow-up message (one attempt, within the project\'s send budget)"',
+          '"send the follow-up message (one attempt, under a slot of the project\'s send budget)"',
           `"wait for job ${ref.jobId} to change from active"`,
         ]),
       );
       for (const summary of activitySummaries) {
-        expect(summary).toMatch(new RegExp(`^"(join the job's lane|read job ${ref.jobId}|send the follow-up message|wait for job ${ref.jobId} to change from (active|completed))`));
+        expect(summary).toMatch(new RegExp(`^"(check in with the project's coordinator|read job ${ref.jobId}|send the follow-up message|wait for job ${ref.jobId} to change from (active|completed))`));
       }
     });
   });

@@ -32,9 +32,18 @@ import {
 } from './follow-up/workflow-id-owner';
 import type { FollowUpProgress, FollowUpResult } from './follow-up/types';
 import { settleFollowUp, type FollowUpOutcome } from './outcome';
-import { coordinatorWorkflowId, DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
+import { BUDGET_DEFAULTS_WORKFLOW_ID, coordinatorWorkflowId, DEFAULT_BUDGET_MEMO_KEY, DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type ProjectView } from './follow-up/project-coordination';
-import { FOLLOW_UP_WORKFLOW_TYPE, progressQuery, PROJECT_COORDINATOR_WORKFLOW_TYPE, projectQuery, setBudgetSignal } from './workflows/definitions';
+import {
+  BUDGET_DEFAULTS_WORKFLOW_TYPE,
+  FOLLOW_UP_WORKFLOW_TYPE,
+  progressQuery,
+  PROJECT_COORDINATOR_WORKFLOW_TYPE,
+  projectQuery,
+  setBudgetSignal,
+  setDefaultBudgetSignal,
+} from './workflows/definitions';
+import type { budgetDefaultsWorkflow } from './workflows/budget-defaults';
 import type { followUpWorkflow } from './workflows/follow-up';
 import type { projectCoordinatorWorkflow } from './workflows/project-coordinator';
 
@@ -353,6 +362,37 @@ export class FollowUpClient {
     }
     const views = await Promise.all(ids.map((id) => this.client.workflow.getHandle(id).query(projectQuery).catch(() => null)));
     return views.filter((view): view is ProjectView => view !== null).sort((a, b) => a.projectId.localeCompare(b.projectId));
+  }
+
+  /** The namespace's default budget per project, if one was set (`setDefaultBudget`); null: the workers' setting. */
+  async defaultBudget(): Promise<number | null> {
+    try {
+      const description = await this.client.workflow.getHandle(BUDGET_DEFAULTS_WORKFLOW_ID).describe();
+      const value = description.memo?.[DEFAULT_BUDGET_MEMO_KEY];
+      return description.status.name === 'RUNNING' && typeof value === 'number' ? value : null;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * Sets every project's budget (sends per rolling hour) unless a project has its own, kept durably by the budget
+   * defaults workflow; null returns to the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR. Workers pick it up within 30 s,
+   * and a project's coordinator with its next follow-up.
+   */
+  async setDefaultBudget(sendsPerHour: number | null): Promise<void> {
+    if (sendsPerHour !== null && !(Number.isInteger(sendsPerHour) && sendsPerHour >= 1)) {
+      throw new InvalidFollowUpInputError(`sendsPerHour must be a whole number of at least 1 (got ${sendsPerHour})`);
+    }
+    await this.client.workflow.signalWithStart<typeof budgetDefaultsWorkflow, [{ sendsPerHour: number | null }]>(BUDGET_DEFAULTS_WORKFLOW_TYPE, {
+      workflowId: BUDGET_DEFAULTS_WORKFLOW_ID,
+      taskQueue: this.options.coordinatorTaskQueue ?? DEFAULT_COORDINATOR_TASK_QUEUE,
+      args: [{ sendsPerHour }],
+      signal: setDefaultBudgetSignal,
+      signalArgs: [{ sendsPerHour }],
+      staticSummary: 'The default send budget of every project',
+    });
   }
 
   /**

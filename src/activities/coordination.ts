@@ -5,7 +5,7 @@
  * follow-up did with the message, and, for the coordinator, asking whether a follow-up still runs.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { coordinatorWorkflowId, DEFAULT_COORDINATOR_TASK_QUEUE } from '../follow-up/coordinator-id';
+import { BUDGET_DEFAULTS_WORKFLOW_ID, coordinatorWorkflowId, DEFAULT_BUDGET_MEMO_KEY, DEFAULT_COORDINATOR_TASK_QUEUE } from '../follow-up/coordinator-id';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type EnterRequest } from '../follow-up/project-coordination';
 import type { DeliveryRecord } from '../follow-up/types';
 import { enterSignal, PROJECT_COORDINATOR_WORKFLOW_TYPE } from '../workflows/definitions';
@@ -47,19 +47,23 @@ export interface CheckedIn {
 /** Builds the coordination activities around a Temporal client of the worker's connection. */
 export function createCoordinationActivities(client: Client, settings: CoordinationSettings) {
   const findEarlierDelivery = createFindEarlierDelivery(client);
+  const defaultSendsPerHour = createDefaultBudgetReader(client, settings.sendsPerHour);
   return {
     /**
      * Takes the follow-up's place in its job's lane and asks for a send slot (starting the coordinator if need be);
      * on the first check-in of a run, first finds what earlier runs sent, which decides whether a slot is needed.
      */
     async checkIn(request: CheckInRequest): Promise<CheckedIn> {
-      const earlier = request.findEarlier ? await findEarlierDelivery({ workflowId: request.workflowId, runId: request.runId }) : null;
+      const [earlier, sendsPerHour] = await Promise.all([
+        request.findEarlier ? findEarlierDelivery({ workflowId: request.workflowId, runId: request.runId }) : null,
+        defaultSendsPerHour(),
+      ]);
       await client.workflow.signalWithStart<typeof projectCoordinatorWorkflow, [EnterRequest]>(
         PROJECT_COORDINATOR_WORKFLOW_TYPE,
         {
           workflowId: coordinatorWorkflowId(request.projectId),
           taskQueue: settings.taskQueue,
-          args: [{ projectId: request.projectId, sendsPerHour: settings.sendsPerHour, ...(settings.windowMs ? { windowMs: settings.windowMs } : {}) }],
+          args: [{ projectId: request.projectId, sendsPerHour, ...(settings.windowMs ? { windowMs: settings.windowMs } : {}) }],
           signal: enterSignal,
           signalArgs: [
             {
@@ -67,7 +71,7 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
               jobId: request.jobId,
               deadlineMs: request.deadlineMs,
               slotFor: earlier?.state === 'delivered' ? null : request.slotFor,
-              defaultLimit: settings.sendsPerHour,
+              defaultLimit: sendsPerHour,
             },
           ],
           staticSummary: `Project ${request.projectId}: send budget and one follow-up at a time per job`,
@@ -85,5 +89,41 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
         throw error;
       }
     },
+  };
+}
+
+/** How long a worker trusts its last read of the namespace's default budget. */
+const DEFAULT_BUDGET_CACHE_MS = 30_000;
+
+/**
+ * The namespace's default budget per project (`budget set` without `--project`, kept by the budget defaults
+ * workflow), read from that workflow's memo at most every 30 s per worker; the worker's own setting when none is set
+ * or it cannot be read.
+ */
+function createDefaultBudgetReader(client: Client, workerDefault: number): () => Promise<number> {
+  let cached: { value: number; atMs: number } | null = null;
+  let reading: Promise<number> | null = null;
+  const read = async (): Promise<number> => {
+    try {
+      const description = await client.workflow.getHandle(BUDGET_DEFAULTS_WORKFLOW_ID).describe();
+      const value = description.memo?.[DEFAULT_BUDGET_MEMO_KEY];
+      return description.status.name === 'RUNNING' && typeof value === 'number' && value >= 1 ? value : workerDefault;
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+      return workerDefault;
+    }
+  };
+  return async () => {
+    if (cached && Date.now() - cached.atMs < DEFAULT_BUDGET_CACHE_MS) return cached.value;
+    reading ??= read()
+      .then((value) => {
+        cached = { value, atMs: Date.now() };
+        return value;
+      })
+      .catch(() => cached?.value ?? workerDefault)
+      .finally(() => {
+        reading = null;
+      });
+    return reading;
   };
 }

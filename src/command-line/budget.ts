@@ -19,22 +19,18 @@ export function registerBudget(program: Command, ctx: CliContext): void {
     });
   budget
     .command('set')
-    .summary("give a project a budget of its own (the default for every other project is the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR)")
-    .option('--project <id>', 'the project')
-    .option('--sends-per-hour <n>', "sends the project may make in any rolling hour, across every worker (the vendor allows 100); 'default' returns it to the workers' default")
+    .summary("set every project's budget, or with --project one project's own")
+    .option('--project <id>', 'only this project (without it: the default of every project without a budget of its own)')
+    .option('--sends-per-hour <n>', "sends a project may make in any rolling hour, across every worker (the vendor allows 100); 'default' returns to the default (for all: the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR)")
     .option('--json', 'print JSON instead of text')
     .action(async (options: { project?: string; sendsPerHour?: string; json?: boolean }) => {
       const project = options.project;
-      if (project === undefined || project.trim() === '') {
-        throw new UsageError(
-          "budget set needs --project P: a budget is kept per project. The default for every project is the workers' " +
-            'AGENT_SENDS_PER_PROJECT_PER_HOUR (80 unless set).',
-        );
-      }
+      if (project !== undefined && project.trim() === '') throw new UsageError('--project must not be empty');
       const sendsPerHour = sendsPerHourFrom(options.sendsPerHour);
       const followUps = await ctx.io.connect();
       try {
-        await followUps.setProjectBudget(project, sendsPerHour);
+        if (project === undefined) await followUps.setDefaultBudget(sendsPerHour);
+        else await followUps.setProjectBudget(project, sendsPerHour);
       } finally {
         await followUps.close();
       }
@@ -58,8 +54,13 @@ async function show(projectId: string | undefined, json: boolean, io: CliIo): Pr
       io.out(json ? `${JSON.stringify({ projectId, budget: view })}\n` : describeProject(projectId, view));
       return ExitCode.Ok;
     }
-    const views = await followUps.projectBudgets();
-    io.out(json ? `${JSON.stringify({ projects: views })}\n` : views.length === 0 ? 'No project has sent in the last hour or has a budget of its own.\n' : views.map((view) => describeProject(view.projectId, view)).join(''));
+    const [defaultSendsPerHour, views] = await Promise.all([followUps.defaultBudget(), followUps.projectBudgets()]);
+    const header =
+      defaultSendsPerHour === null
+        ? "Default for every project: the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR (80 unless set).\n"
+        : `Default for every project: ${defaultSendsPerHour} sends per hour (set with budget set).\n`;
+    const body = views.length === 0 ? 'No project has sent in the last hour or has a budget of its own.\n' : views.map((view) => describeProject(view.projectId, view)).join('');
+    io.out(json ? `${JSON.stringify({ defaultSendsPerHour, projects: views })}\n` : header + body);
     return ExitCode.Ok;
   } finally {
     await followUps.close();

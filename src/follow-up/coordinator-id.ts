@@ -21,6 +21,15 @@ export function coordinatorWorkflowId(projectId: string): string {
   return `${COORDINATOR_ID_PREFIX}${projectId}`;
 }
 
+/**
+ * The workflow that keeps the namespace's default budget (`budget set` without `--project`). In the coordinators'
+ * space, under a name no project id can have ('*' is not allowed in one).
+ */
+export const BUDGET_DEFAULTS_WORKFLOW_ID = `${COORDINATOR_ID_PREFIX}*`;
+
+/** The memo key under which it shows its default, so workers read it without a query. */
+export const DEFAULT_BUDGET_MEMO_KEY = 'sendsPerProjectPerHour';
+
 /** Whether `workflowId` falls in the coordinators' space (and so may not be a follow-up's). */
 export function isCoordinatorWorkflowId(workflowId: string): boolean {
   return workflowId.startsWith(COORDINATOR_ID_PREFIX);

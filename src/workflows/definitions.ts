@@ -5,6 +5,7 @@ import type { FollowUpProgress } from '../follow-up/types';
 
 export const FOLLOW_UP_WORKFLOW_TYPE = 'followUpWorkflow';
 export const PROJECT_COORDINATOR_WORKFLOW_TYPE = 'projectCoordinatorWorkflow';
+export const BUDGET_DEFAULTS_WORKFLOW_TYPE = 'budgetDefaultsWorkflow';
 
 /** Where the follow-up stands: phase, last status, place in a queue, reads, last error. */
 export const progressQuery = defineQuery<FollowUpProgress>('progress');
@@ -21,6 +22,10 @@ export const leaveSignal = defineSignal<[{ workflowId: string }]>('leave');
 export const returnSlotSignal = defineSignal<[{ workflowId: string; slot: string }]>('returnSlot');
 /** To a coordinator: the project's own budget (sends per hour), or null to follow the workers' default again. */
 export const setBudgetSignal = defineSignal<[{ sendsPerHour: number | null }]>('setBudget');
+/** To the budget defaults: every project's budget unless set for the project (null: the workers' setting again). */
+export const setDefaultBudgetSignal = defineSignal<[{ sendsPerHour: number | null }]>('setDefaultBudget');
+/** The budget defaults: the namespace's default budget per project, or null (the workers' setting). */
+export const defaultBudgetQuery = defineQuery<{ sendsPerHour: number | null }>('defaultBudget');
 /** The coordinator as it stands: budget, use of the window, lanes. */
 export const projectQuery = defineQuery<ProjectView>('project');
 

@@ -1,3 +1,4 @@
 // The workflow bundle's entry point: every export here is a workflow type the worker registers.
 export { followUpWorkflow } from './follow-up';
 export { projectCoordinatorWorkflow } from './project-coordinator';
+export { budgetDefaultsWorkflow } from './budget-defaults';

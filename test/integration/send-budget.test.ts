@@ -265,3 +265,29 @@ test('a send that waited over 30 s for the budget and then met a 502 before the 
   });
   expect(h.simulator.counts(last.projectId, last.jobId)).toMatchObject({ messagesAccepted: 1, messagesRejected: 1 });
 });
+
+test("a default budget for every project, kept durably, holds a project without its own; cleared, the workers' setting applies again", async () => {
+  const { projectId } = uniqueJob('default');
+  const jobs = jobsOf(projectId, 2);
+  for (const job of jobs) h.simulator.addJob(job);
+  const taskQueue = h.taskQueue();
+  const followUps = h.followUps(taskQueue);
+  const worker = await h.worker(taskQueue);
+  await worker.runUntil(async () => {
+    // The default is namespace-wide: set, used and cleared while this test's worker runs, so no other test sees it.
+    await followUps.setDefaultBudget(1);
+    try {
+      await waitFor(async () => (await followUps.defaultBudget()) === 1, 'the default to be kept');
+      const ids = await startAll(followUps, jobs);
+      await waitFor(async () => (await followUps.projectBudget(projectId))?.waitingForBudget.length === 1, 'one to wait under the default of 1');
+      expect(await followUps.projectBudget(projectId)).toMatchObject({ limit: 1, limitSetForProject: false, sentInWindow: 1 });
+      // A project's own budget wins over the default.
+      await followUps.setProjectBudget(projectId, 2);
+      await Promise.all(ids.map((id) => followUps.result(id)));
+    } finally {
+      await followUps.setDefaultBudget(null);
+      await waitFor(async () => (await followUps.defaultBudget()) === null, 'the default to be cleared');
+    }
+  });
+  expect(jobs.map((job) => h.simulator.counts(job.projectId, job.jobId).messagesAccepted)).toEqual([1, 1]);
+});

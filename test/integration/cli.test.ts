@@ -294,3 +294,26 @@ describe('the built command in a terminal', () => {
     await h.client.workflow.getHandle(workflowId).terminate('test done');
   });
 });
+
+test("budget set gives a project its own budget, budget show tells its use, 'default' gives it back; a bad number exits 2", async () => {
+  const { projectId } = uniqueJob('budget');
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue);
+  const budget = (args: string[]) => cli(['budget', ...args], taskQueue, 100, h.coordinatorTaskQueue);
+  const runs = await worker.runUntil(async () => ({
+    set: await budget(['set', '--project', projectId, '--sends-per-hour', '5']),
+    show: await budget(['show', '--project', projectId, '--json']),
+    all: await budget(['show']),
+    bad: await budget(['set', '--project', projectId, '--sends-per-hour', 'lots']),
+    back: await budget(['set', '--project', projectId, '--sends-per-hour', 'default']),
+  }));
+  expect(runs.set.code).toBe(ExitCode.Ok);
+  expect(runs.set.out).toContain(`${projectId}: 0 of 5 sends used in the last hour (set for this project)`);
+  expect(JSON.parse(runs.show.out)).toMatchObject({ projectId, budget: { limit: 5, limitSetForProject: true, sentInWindow: 0 } });
+  expect(runs.all.out).toContain("Default for every project: the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR");
+  expect(runs.all.out).toContain(`${projectId}: 0 of 5 sends used`);
+  expect(runs.bad).toMatchObject({ code: ExitCode.BadInput, connected: false });
+  expect(runs.bad.err).toContain("--sends-per-hour must be a whole number of at least 1, or default (got 'lots')");
+  expect(runs.back.code).toBe(ExitCode.Ok);
+  expect(runs.back.out).toContain("default");
+});

@@ -11,7 +11,7 @@ export interface CliRun {
   connected: boolean;
 }
 
-export async function runCliOn(args: string[], taskQueue: string, progressIntervalMs = 100): Promise<CliRun> {
+export async function runCliOn(args: string[], taskQueue: string, progressIntervalMs = 100, coordinatorTaskQueue?: string): Promise<CliRun> {
   const run: CliRun = { code: -1, out: '', err: '', connected: false };
   const io: CliIo = {
     env: {},
@@ -20,7 +20,7 @@ export async function runCliOn(args: string[], taskQueue: string, progressInterv
     connect: async () => {
       run.connected = true;
       const connection = await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS });
-      return new FollowUpClient(new Client({ connection }), { taskQueue });
+      return new FollowUpClient(new Client({ connection }), { taskQueue, ...(coordinatorTaskQueue ? { coordinatorTaskQueue } : {}) });
     },
     progressIntervalMs,
     workerCheckIntervalMs: 200,

@@ -136,8 +136,11 @@ test('two worker processes on one task queue both take tasks, and SIGTERM drains
     const results = await Promise.race([Promise.all(started.map(({ workflowId }) => followUps.result(workflowId))), survivorDied]);
     const firstSend = (await takers(firstId)).activities.filter((activity) => activity.type === 'sendFollowUpMessage');
     expect(firstSend).toEqual([{ type: 'sendFollowUpMessage', identity: drained.identity, completedBy: drained.identity }]);
-    // Every follow-up completed, each with exactly one message delivered and no duplicate.
-    expect(results.map((result) => [result.outcome, result.sendAttempts])).toEqual(slow.map(() => ['completed', 1]));
+    // Every follow-up completed, each with exactly one message delivered and no duplicate. A send the stopping worker
+    // picked up but refused before its request (it was draining) is sent again, so a follow-up may count a second
+    // attempt; the simulator's count of requests below proves that attempt sent nothing.
+    expect(results.map((result) => result.outcome)).toEqual(slow.map(() => 'completed'));
+    expect(results.every((result) => result.sendAttempts >= 1 && result.sendAttempts <= 2)).toBe(true);
     for (const ref of slow) {
       const counts = h.simulator.counts(ref.projectId, ref.jobId);
       expect({ accepted: counts.messagesAccepted, duplicates: counts.duplicatesSuppressed, sends: counts.idempotencyKeys.length }).toEqual({

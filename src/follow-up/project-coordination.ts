@@ -19,7 +19,7 @@ export const HOUR_MS = 3_600_000;
  * refuses to start a request after it). Shorter with a test's short window, so such tests stay short.
  */
 export function sendLeaseMs(windowMs: number): number {
-  return Math.min(60_000, Math.max(5_000, Math.floor(windowMs / 10)));
+  return Math.min(60_000, Math.max(15_000, Math.floor(windowMs / 4)));
 }
 
 /** A grant of one send: counted in the window from `countsFromMs` (the end of its lease) for a window's length. */

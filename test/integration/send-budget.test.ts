@@ -81,9 +81,10 @@ test('150 at once with a budget of 80: 80 go at once, the rest as the window sli
   const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: perHour(80, windowMs), windowMs } });
   const followUps = h.followUps(taskQueue);
   await worker.runUntil(async () => {
-    const ids = await startAll(followUps, jobs, { polling: { ...FAST_POLLING, timeout: '4m' } });
-    const results = await Promise.all(ids.map((id) => followUps.result(id)));
-    expect(results.every((result) => result.outcome === 'completed')).toBe(true);
+    const ids = await startAll(followUps, jobs, { polling: { ...FAST_POLLING, timeout: '8m' } });
+    // Every one ended with its job: a follow-up that did not is shown with its type and message.
+    const outcomes = await Promise.all(ids.map((id) => followUps.outcome(id)));
+    expect(outcomes.filter((outcome) => outcome.kind !== 'completed')).toEqual([]);
     // A slot whose short lease ran out before its send could start (a busy machine) is given back and asked for again.
     const { totals } = await project(projectId);
     expect(totals.granted - totals.returned).toBe(150);
@@ -95,7 +96,7 @@ test('150 at once with a budget of 80: 80 go at once, the rest as the window sli
   // The 81st went only once the first had left the window: the first 80 were the burst.
   expect((times[80] as number) - (times[0] as number)).toBeGreaterThanOrEqual(windowMs);
   expect(rateLimited(jobs)).toBe(0);
-});
+}, 600_000);
 
 test('two workers on two task queues share one budget per project and one lane per job', async () => {
   const windowMs = 20_000;

@@ -21,6 +21,7 @@ import {
   type FollowUpRequest,
 } from './follow-up/input';
 import { describePollActivity } from './describe-poll';
+import { identifierProblem } from './follow-up/request';
 import { followUpStartMetadata } from './follow-up/start-metadata';
 import {
   describeReservedWorkflowId,
@@ -400,7 +401,8 @@ export class FollowUpClient {
    * null returns it to the workers' default (AGENT_SENDS_PER_PROJECT_PER_HOUR).
    */
   async setProjectBudget(projectId: string, sendsPerHour: number | null): Promise<void> {
-    checkFollowUpInput({ projectId, jobId: 'budget', prompt: 'budget' });
+    const problem = identifierProblem('projectId', projectId);
+    if (problem) throw new InvalidFollowUpInputError(problem);
     if (sendsPerHour !== null && !(Number.isInteger(sendsPerHour) && sendsPerHour >= 1)) {
       throw new InvalidFollowUpInputError(`sendsPerHour must be a whole number of at least 1 (got ${sendsPerHour})`);
     }

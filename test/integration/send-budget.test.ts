@@ -49,6 +49,15 @@ async function startAll(followUps: FollowUpClient, jobs: Array<{ projectId: stri
   return Promise.all(jobs.map(async (job) => (await followUps.start({ ...job, prompt: `Follow up on ${job.jobId}`, polling: FAST_POLLING, ...extra })).workflowId));
 }
 
+/** Two jobs of one project, and a worker whose default budget is one send an hour. */
+async function twoJobsOneSendAnHour(projectId: string) {
+  const [first, second] = jobsOf(projectId, 2) as [{ projectId: string; jobId: string }, { projectId: string; jobId: string }];
+  for (const job of [first, second]) h.simulator.addJob(job);
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: 1 } });
+  return { first, second, worker, followUps: h.followUps(taskQueue) };
+}
+
 test('a burst of 20 follow-ups to one project is sent at once: nobody waits for the default budget', async () => {
   const { projectId } = uniqueJob('burst');
   const jobs = jobsOf(projectId, 20);
@@ -184,11 +193,7 @@ test("a follow-up waiting for the budget says so, with the window's use and its 
 
 test('a budget set for one project lets its waiting follow-up go; `budget show` tells it', async () => {
   const { projectId } = uniqueJob('set');
-  const [first, second] = jobsOf(projectId, 2) as [{ projectId: string; jobId: string }, { projectId: string; jobId: string }];
-  for (const job of [first, second]) h.simulator.addJob(job);
-  const taskQueue = h.taskQueue();
-  const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: 1 } });
-  const followUps = h.followUps(taskQueue);
+  const { first, second, worker, followUps } = await twoJobsOneSendAnHour(projectId);
   await worker.runUntil(async () => {
     const ids = await startAll(followUps, [first, second]);
     await waitFor(async () => (await followUps.projectBudget(projectId))?.waitingForBudget.length === 1, 'one to wait for the budget');
@@ -201,11 +206,7 @@ test('a budget set for one project lets its waiting follow-up go; `budget show` 
 
 test('the deadline while waiting for the budget ends the follow-up timed out with nothing sent; a re-run then sends once', async () => {
   const { projectId } = uniqueJob('deadline');
-  const [first, second] = jobsOf(projectId, 2) as [{ projectId: string; jobId: string }, { projectId: string; jobId: string }];
-  for (const job of [first, second]) h.simulator.addJob(job);
-  const taskQueue = h.taskQueue();
-  const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: 1 } });
-  const followUps = h.followUps(taskQueue);
+  const { first, second, worker, followUps } = await twoJobsOneSendAnHour(projectId);
   const input = { ...second, prompt: 'Waits past its deadline', polling: { ...FAST_POLLING, timeout: '4s' } };
   await worker.runUntil(async () => {
     await followUps.startAndWait({ ...first, prompt: 'Takes the only slot', polling: FAST_POLLING });
@@ -228,11 +229,7 @@ test('the deadline while waiting for the budget ends the follow-up timed out wit
 
 test('a follow-up cancelled while waiting for the budget sent nothing, and a re-run sends once (never "delivery unknown")', async () => {
   const { projectId } = uniqueJob('cancel');
-  const [first, second] = jobsOf(projectId, 2) as [{ projectId: string; jobId: string }, { projectId: string; jobId: string }];
-  for (const job of [first, second]) h.simulator.addJob(job);
-  const taskQueue = h.taskQueue();
-  const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: 1 } });
-  const followUps = h.followUps(taskQueue);
+  const { first, second, worker, followUps } = await twoJobsOneSendAnHour(projectId);
   const input = { ...second, prompt: 'Cancelled in the queue', polling: FAST_POLLING };
   await worker.runUntil(async () => {
     await followUps.startAndWait({ ...first, prompt: 'Takes the only slot', polling: FAST_POLLING });

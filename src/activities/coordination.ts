@@ -6,7 +6,7 @@
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { BUDGET_DEFAULTS_WORKFLOW_ID, coordinatorWorkflowId, DEFAULT_BUDGET_MEMO_KEY, DEFAULT_COORDINATOR_TASK_QUEUE } from '../follow-up/coordinator-id';
-import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type EnterRequest } from '../follow-up/project-coordination';
+import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, HOUR_MS, recheckAfterMs, type EnterRequest } from '../follow-up/project-coordination';
 import type { DeliveryRecord } from '../follow-up/types';
 import { enterSignal, PROJECT_COORDINATOR_WORKFLOW_TYPE } from '../workflows/definitions';
 import type { projectCoordinatorWorkflow } from '../workflows/project-coordinator';
@@ -42,6 +42,8 @@ export interface CheckInRequest {
 export interface CheckedIn {
   /** What an earlier run under this workflow id did with the message (null: none sent it). */
   earlier: DeliveryRecord | null;
+  /** How long the follow-up may hear nothing from the coordinator while it waits before it checks in again. */
+  recheckAfterMs: number;
 }
 
 /** Builds the coordination activities around a Temporal client of the worker's connection. */
@@ -77,7 +79,7 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
           staticSummary: `Project ${request.projectId}: send budget and one follow-up at a time per job`,
         },
       );
-      return { earlier };
+      return { earlier, recheckAfterMs: recheckAfterMs(settings.windowMs ?? HOUR_MS) };
     },
 
     /** Whether the follow-up with this workflow id has a running run. */

@@ -22,6 +22,15 @@ export function sendLeaseMs(windowMs: number): number {
   return Math.min(60_000, Math.max(15_000, Math.floor(windowMs / 4)));
 }
 
+/**
+ * How long a follow-up waiting on its coordinator (for its job or a send slot) may hear nothing before it checks in
+ * again: five minutes on the hour's window, ten seconds on a test's short one. A coordinator that lost it (terminated,
+ * reset) takes it back in line then; one that knows it changes nothing.
+ */
+export function recheckAfterMs(windowMs: number): number {
+  return Math.min(5 * 60_000, Math.max(10_000, Math.floor(windowMs / 12)));
+}
+
 /** A grant of one send: counted in the window from `countsFromMs` (the end of its lease) for a window's length. */
 export interface SendSlot {
   workflowId: string;
@@ -103,6 +112,8 @@ export interface Schedule {
   notices: Array<{ workflowId: string; notice: QueueNotice }>;
   /** When the state next changes by itself (a slot leaves the window, a waiting follow-up's deadline), if ever. */
   wakeAtMs: number | null;
+  /** Some grants or notices were left for the next round (more than `maxMessages` were due). */
+  more: boolean;
 }
 
 export function emptyCoordinator(projectId: string, defaultLimit: number, windowMs: number): CoordinatorState {
@@ -160,11 +171,20 @@ function askForSlot(state: CoordinatorState, request: SlotRequest): void {
   if (state.slots.some((slot) => slot.workflowId === request.workflowId && slot.key === request.key)) return;
   const queued = state.slotRequests.find((entry) => entry.workflowId === request.workflowId);
   if (queued) {
+    // A late, repeated check-in for an attempt the follow-up has since given up on must not replace the newer one.
+    if (isOlderAttempt(request.key, queued.key)) return;
     queued.key = request.key;
     queued.deadlineMs = request.deadlineMs;
     return;
   }
   state.slotRequests.push(request);
+}
+
+/** Whether `key` names an earlier attempt of the same run than `than` (keys are `<run id>#<attempt>`). */
+function isOlderAttempt(key: string, than: string): boolean {
+  const [run, attempt] = key.split('#');
+  const [thanRun, thanAttempt] = than.split('#');
+  return run === thanRun && Number(attempt) < Number(thanAttempt);
 }
 
 /** A follow-up gives back a slot it never sent under (no request left), so it does not count. */
@@ -201,18 +221,28 @@ export function leave(state: CoordinatorState, workflowId: string): 'released' |
  * its line, grants send slots in the order they were asked for while the window has room, and says what each
  * waiting follow-up should be told. Changes the state; the caller signals the grants and notices.
  */
-export function schedule(state: CoordinatorState, nowMs: number): Schedule {
+export function schedule(state: CoordinatorState, nowMs: number, maxMessages = Number.POSITIVE_INFINITY): Schedule {
   const grants: TurnGrant[] = [];
   const notices: Schedule['notices'] = [];
+  // Every grant and notice is a signal, two events in the coordinator's history: a round says at most `maxMessages`
+  // and leaves the rest for the next, so the coordinator can continue as new between rounds, however big a burst.
+  let messages = 0;
+  let more = false;
+  const canSay = () => {
+    if (messages < maxMessages) return true;
+    more = true;
+    return false;
+  };
   state.slots = countedSlots(state, nowMs);
   state.slotRequests = state.slotRequests.filter((request) => request.deadlineMs > nowMs);
 
   const turns = new Set<string>();
   for (const [jobId, lane] of Object.entries(state.lanes)) {
     lane.waiting = lane.waiting.filter((entry) => entry.deadlineMs > nowMs);
-    if (lane.holder === null) {
+    if (lane.holder === null && lane.waiting.length > 0 && canSay()) {
       const next = lane.waiting.shift();
       if (next) {
+        messages += 1;
         lane.holder = { workflowId: next.workflowId, sinceMs: nowMs, deadlineMs: next.deadlineMs, checkedAtMs: nowMs };
         turns.add(next.workflowId);
       }
@@ -224,12 +254,18 @@ export function schedule(state: CoordinatorState, nowMs: number): Schedule {
   const holders = new Set(Object.values(state.lanes).flatMap((lane) => (lane.holder ? [lane.holder.workflowId] : [])));
   const lease = sendLeaseMs(state.windowMs);
   const stillWaiting: SlotRequest[] = [];
+  // Slots keep the order they were asked in: once one waits for the next round, so do those after it.
+  let deferred = false;
   for (const request of state.slotRequests) {
     if (!holders.has(request.workflowId)) {
       stillWaiting.push(request);
       continue;
     }
-    if (state.slots.length < limitOf(state)) {
+    // A slot that comes with a turn rides on the turn's signal; any other is a signal of its own.
+    const ridesOnTurn = turns.has(request.workflowId);
+    if (!deferred && !ridesOnTurn && state.slots.length < limitOf(state) && !canSay()) deferred = true;
+    if (!deferred && state.slots.length < limitOf(state)) {
+      if (!ridesOnTurn) messages += 1;
       state.slots.push({ workflowId: request.workflowId, key: request.key, countsFromMs: nowMs + lease });
       state.totals.granted += 1;
       if (request.told) state.totals.waitedForBudget += 1;
@@ -250,7 +286,8 @@ export function schedule(state: CoordinatorState, nowMs: number): Schedule {
   let ahead = 0;
   for (const request of state.slotRequests) {
     if (!holders.has(request.workflowId)) continue;
-    if (!request.told) {
+    if (!request.told && canSay()) {
+      messages += 1;
       // The slot this one can expect: the one freed after those of the follow-ups ahead of it.
       const expected = counted[counted.length - limit + ahead];
       notices.push({
@@ -271,7 +308,8 @@ export function schedule(state: CoordinatorState, nowMs: number): Schedule {
   for (const [jobId, lane] of Object.entries(state.lanes)) {
     lane.waiting.forEach((entry, index) => {
       const place = index + (lane.holder ? 1 : 0);
-      if (entry.toldAhead !== place) {
+      if (entry.toldAhead !== place && canSay()) {
+        messages += 1;
         notices.push({ workflowId: entry.workflowId, notice: { reason: 'lane', jobId, ahead: place } });
         entry.toldAhead = place;
       }
@@ -282,7 +320,7 @@ export function schedule(state: CoordinatorState, nowMs: number): Schedule {
   if (state.slotRequests.length > 0 && nextSlot !== null) wakes.push(nextSlot);
   for (const lane of Object.values(state.lanes)) for (const entry of lane.waiting) wakes.push(entry.deadlineMs);
   for (const request of state.slotRequests) wakes.push(request.deadlineMs);
-  return { grants, notices, wakeAtMs: wakes.length > 0 ? Math.min(...wakes) : null };
+  return { grants, notices, wakeAtMs: wakes.length > 0 ? Math.min(...wakes) : null, more };
 }
 
 /** How often a holder with others behind it is checked, and how long after its own deadline one alone is. */

@@ -50,6 +50,14 @@ import { enterSignal, leaveSignal, projectQuery, queueNoticeSignal, returnSlotSi
 
 /** Signals a run takes before it continues as new, far below Temporal's 10,000 per run. */
 const SIGNALS_PER_RUN = 4_000;
+/** Events a run grows to before it continues as new, far below Temporal's 51,200 (a server may suggest it sooner). */
+const EVENTS_PER_RUN = 10_000;
+/**
+ * Grants and notices signalled per round (two events each). A burst is told in rounds, with a chance to continue as
+ * new between them, so no burst can grow one run past the server's history limit: a coordinator the server
+ * terminated would strand every follow-up waiting on it until it checks in again.
+ */
+const MESSAGES_PER_ROUND = 50;
 
 const { followUpIsRunning } = proxyActivities<FollowUpActivities>({
   startToCloseTimeout: '30s',
@@ -95,15 +103,16 @@ export async function projectCoordinatorWorkflow(start: CoordinatorStart, ...con
 
   for (;;) {
     changed = false;
-    const { grants, notices, wakeAtMs } = schedule(state, Date.now());
+    const { grants, notices, wakeAtMs, more } = schedule(state, Date.now(), MESSAGES_PER_ROUND);
     await tell(state, grants, notices);
     await checkHolders(state);
     setCurrentDetails(describe(state));
-    if (workflowInfo().continueAsNewSuggested || signals >= SIGNALS_PER_RUN) {
+    const info = workflowInfo();
+    if (info.continueAsNewSuggested || signals >= SIGNALS_PER_RUN || info.historyLength >= EVENTS_PER_RUN) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof projectCoordinatorWorkflow>(start, { ...state, runs: state.runs + 1 });
     }
-    if (changed) continue;
+    if (changed || more) continue;
     if (isIdle(state, Date.now())) return viewOf(state, Date.now());
     const wakes = [wakeAtMs, nextHolderCheckAtMs(state), windowEmptiesAtMs(state)].filter((time): time is number => time !== null);
     const wakeIn = wakes.length > 0 ? Math.max(Math.min(...wakes) - Date.now(), 1_000) : undefined;

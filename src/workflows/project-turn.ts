@@ -8,12 +8,15 @@ import { CancellationScope, condition, ContinueAsNew, getExternalWorkflowHandle,
 import { coordinatorWorkflowId } from '../follow-up/coordinator-id';
 import type { QueueNotice } from '../follow-up/project-coordination';
 import type { DeliveryRecord } from '../follow-up/types';
+import type { CheckedIn } from '../activities';
 import { checkIn } from './activities';
 import { leaveSignal, queueNoticeSignal, returnSlotSignal, turnSignal } from './definitions';
 import type { FollowUpRun } from './follow-up-run';
 
 /** A slot with less of its lease left than this is given back and a new one asked for: the request might not make it. */
 const LEASE_LEFT_MS = 1_000;
+/** Until the first check-in says otherwise (an hour's window): how long a waiting follow-up trusts silence. */
+const DEFAULT_RECHECK_AFTER_MS = 5 * 60_000;
 
 export interface SendSlot {
   key: string;
@@ -30,17 +33,31 @@ export class ProjectTurn {
   /** What the coordinator last said about the budget, shown while this run waits for a slot. */
   private budgetNotice: QueueNotice | null = null;
   private waitingForSlot = false;
+  /** Every slot this run was granted, so a repeated grant is never mistaken for a stray one. */
+  private readonly granted = new Set<string>();
+  /** Slots granted for an attempt this run no longer waits for, being given back. */
+  private readonly strays: Array<Promise<void>> = [];
+  /** Counts what the coordinator said: silence is measured from the last word. */
+  private heard = 0;
+  private recheckAfterMs = DEFAULT_RECHECK_AFTER_MS;
 
   constructor(private readonly run: FollowUpRun) {
     this.holds = run.holdsLane;
     setHandler(turnSignal, (grant) => {
+      this.heard += 1;
       this.holds = true;
-      if (grant.slot !== null && grant.sendByMs !== null && grant.slot === this.awaited) {
+      if (grant.slot === null || grant.sendByMs === null || this.granted.has(grant.slot)) return;
+      this.granted.add(grant.slot);
+      if (grant.slot === this.awaited) {
         this.slot = { key: grant.slot, sendByMs: grant.sendByMs };
         this.awaited = null;
+      } else {
+        // For an attempt given up on (a late, repeated check-in asked for it again): it must not count.
+        this.strays.push(this.returnSlot(grant.slot));
       }
     });
     setHandler(queueNoticeSignal, (notice) => {
+      this.heard += 1;
       if (notice.reason === 'lane') {
         if (!this.holds) run.queued(notice);
         return;
@@ -70,13 +87,12 @@ export class ProjectTurn {
     await this.giveBack();
     if (this.awaited === null) {
       this.awaited = this.nextKey();
-      await checkIn(this.checkInRequest(this.awaited, false));
+      this.noteCheckIn(await checkIn(this.checkInRequest(this.awaited, false)));
     }
     if (this.slot === null) {
       this.waitingForSlot = true;
       if (this.budgetNotice) this.run.queued(this.budgetNotice);
-      const deadline = { summary: `wait for a send slot of project ${this.run.ref.projectId} until the follow-up's deadline` };
-      const granted = await condition(() => this.slot !== null, Math.max(this.run.deadlineMs - Date.now(), 1), deadline);
+      const granted = await this.waitFor(() => this.slot !== null, `a send slot of project ${this.run.ref.projectId}`);
       this.waitingForSlot = false;
       if (!granted) throw this.run.timedOut("the project's send budget had no free slot before the deadline; nothing was sent");
     }
@@ -94,24 +110,51 @@ export class ProjectTurn {
   async giveBack(): Promise<void> {
     const slot = this.slot;
     this.slot = null;
-    if (slot) await this.tell((handle) => handle.signal(returnSlotSignal, { workflowId: workflowInfo().workflowId, slot: slot.key }));
+    if (slot) await this.returnSlot(slot.key);
+  }
+
+  private returnSlot(key: string): Promise<void> {
+    return this.tell((handle) => handle.signal(returnSlotSignal, { workflowId: workflowInfo().workflowId, slot: key }));
   }
 
   private async take(): Promise<DeliveryRecord | null> {
     if (this.holds) return null;
     this.run.queued(null);
     this.awaited = this.nextKey();
-    const { earlier } = await checkIn(this.checkInRequest(this.awaited, true));
+    const checkedIn = await checkIn(this.checkInRequest(this.awaited, true));
+    this.noteCheckIn(checkedIn);
+    const { earlier } = checkedIn;
     if (earlier?.state === 'delivered') this.awaited = null;
-    const deadline = { summary: `wait for job ${this.run.ref.jobId} until the follow-up's deadline` };
-    if (!(await condition(() => this.holds, Math.max(this.run.deadlineMs - Date.now(), 1), deadline))) {
+    if (!(await this.waitFor(() => this.holds, `job ${this.run.ref.jobId}`))) {
       throw this.run.timedOut('earlier follow-ups to the job were still running; nothing was sent');
     }
     this.run.tookLane();
     return earlier;
   }
 
-  private checkInRequest(slotFor: string, findEarlier: boolean) {
+  private noteCheckIn(checkedIn: CheckedIn): void {
+    if (typeof checkedIn.recheckAfterMs === 'number' && checkedIn.recheckAfterMs > 0) this.recheckAfterMs = checkedIn.recheckAfterMs;
+  }
+
+  /**
+   * Waits until `ready` or the follow-up's deadline (false). After a silence from the coordinator it checks in again,
+   * which changes nothing while the coordinator knows of it, and puts it back in line if the coordinator lost it (it
+   * was terminated, or reset to before this follow-up checked in): no waiting follow-up is stranded.
+   */
+  private async waitFor(ready: () => boolean, what: string): Promise<boolean> {
+    for (;;) {
+      const leftMs = this.run.deadlineMs - Date.now();
+      if (ready()) return true;
+      if (leftMs <= 0) return false;
+      const heard = this.heard;
+      const waitMs = Math.min(leftMs, this.recheckAfterMs);
+      const summary = waitMs === leftMs ? `wait for ${what} until the follow-up's deadline` : `wait for ${what}; check in again after ${waitMs / 1_000}s of silence`;
+      if (await condition(() => ready() || this.heard !== heard, waitMs, { summary })) continue;
+      if (waitMs < leftMs) this.noteCheckIn(await checkIn(this.checkInRequest(this.awaited, false)));
+    }
+  }
+
+  private checkInRequest(slotFor: string | null, findEarlier: boolean) {
     const { workflowId, runId } = workflowInfo();
     return { ...this.run.ref, workflowId, runId, deadlineMs: this.run.deadlineMs, slotFor, findEarlier };
   }
@@ -125,6 +168,7 @@ export class ProjectTurn {
   /** Tells the coordinator this follow-up is done with the job (or no longer waits), even while being cancelled. */
   private async leave(): Promise<void> {
     await this.giveBack();
+    await Promise.all(this.strays);
     await this.tell((handle) => handle.signal(leaveSignal, { workflowId: workflowInfo().workflowId }));
   }
 

@@ -37,6 +37,12 @@ async function project(projectId: string): Promise<ProjectView> {
   return h.client.workflow.getHandle(coordinatorWorkflowId(projectId)).query(projectQuery);
 }
 
+async function coordinatorRunStatuses(projectId: string): Promise<string[]> {
+  const statuses: string[] = [];
+  for await (const run of h.client.workflow.list({ query: `WorkflowId = '${coordinatorWorkflowId(projectId)}'` })) statuses.push(run.status.name);
+  return statuses;
+}
+
 function acceptedTimes(jobs: Array<{ projectId: string; jobId: string }>): number[] {
   return jobs.flatMap((job) => h.simulator.counts(job.projectId, job.jobId).acceptedAtMs);
 }
@@ -77,9 +83,7 @@ test('a burst of 20 follow-ups to one project is sent at once: nobody waits for 
   expect(rateLimited(jobs)).toBe(0);
 });
 
-// KNOWN BUG, found in the last clean-clone CI run (closing note of this stop): under load, some of the 70 follow-ups
-// waiting for the window to slide never got a slot and timed out after 8m. Skipped so the rest lands; fix it first.
-test.skip('150 at once with a budget of 80: 80 go at once, the rest as the window slides; never more than 80 in a window, no 429', async () => {
+test('150 at once with a budget of 80: 80 go at once, the rest as the window slides; never more than 80 in a window, no 429', async () => {
   const windowMs = 30_000;
   const simulator = h.simulator;
   const { projectId } = uniqueJob('many');
@@ -96,6 +100,9 @@ test.skip('150 at once with a budget of 80: 80 go at once, the rest as the windo
     // Every one ended with its job: a follow-up that did not is shown with its type and message.
     const outcomes = await Promise.all(ids.map((id) => followUps.outcome(id)));
     expect(outcomes.filter((outcome) => outcome.kind !== 'completed')).toEqual([]);
+    // The burst was told in rounds, continuing as new between them: no run outgrew the test server's history limit
+    // of 400 events (the server terminates such a run, and every follow-up waiting on it with it).
+    expect(await coordinatorRunStatuses(projectId)).not.toContain('TERMINATED');
     // A slot whose short lease ran out before its send could start (a busy machine) is given back and asked for again.
     const { totals } = await project(projectId);
     expect(totals.granted - totals.returned).toBe(150);
@@ -108,6 +115,25 @@ test.skip('150 at once with a budget of 80: 80 go at once, the rest as the windo
   expect((times[80] as number) - (times[0] as number)).toBeGreaterThanOrEqual(windowMs);
   expect(rateLimited(jobs)).toBe(0);
 }, 600_000);
+
+test('follow-ups waiting on a coordinator that was terminated check in again after a silence and are all sent, once each', async () => {
+  const windowMs = 30_000;
+  const { projectId } = uniqueJob('orphaned');
+  const jobs = jobsOf(projectId, 3);
+  for (const job of jobs) h.simulator.addJob(job);
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: perHour(1, windowMs), windowMs } });
+  const followUps = h.followUps(taskQueue);
+  await worker.runUntil(async () => {
+    const ids = await startAll(followUps, jobs, { polling: { ...FAST_POLLING, timeout: '5m' } });
+    await waitFor(async () => (await project(projectId).catch(() => null))?.waitingForBudget.length === 2, 'two follow-ups to wait for the budget');
+    // What an operator's mistake or a server's history limit does: the coordinator and all it knew are gone.
+    await h.client.workflow.getHandle(coordinatorWorkflowId(projectId)).terminate('test: the coordinator is lost');
+    const outcomes = await Promise.all(ids.map((id) => followUps.outcome(id)));
+    expect(outcomes.filter((outcome) => outcome.kind !== 'completed')).toEqual([]);
+  });
+  for (const job of jobs) expect(h.simulator.counts(job.projectId, job.jobId).messagesAccepted).toBe(1);
+});
 
 test('two workers on two task queues share one budget per project and one lane per job', async () => {
   const windowMs = 20_000;

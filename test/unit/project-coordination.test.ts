@@ -6,6 +6,7 @@ import {
   isIdle,
   leave,
   nextSlotAtMs,
+  recheckAfterMs,
   returnSlot,
   schedule,
   sendLeaseMs,
@@ -76,6 +77,42 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     enter(state, request('a', 'j', 'a#2'), 2);
     expect(schedule(state, 2).grants).toEqual([{ workflowId: 'a', slot: 'a#2', sendByMs: 2 + sendLeaseMs(HOUR) }]);
     expect(sentInWindow(state, 2)).toBe(2);
+  });
+
+  test('a late repeat of an attempt the follow-up has given up on does not replace its newer request', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    state.limitOverride = 1;
+    enter(state, request('x', 'other'), 0);
+    enter(state, request('a', 'j', 'run#1'), 0);
+    schedule(state, 0);
+    enter(state, request('a', 'j', 'run#2'), 1);
+    enter(state, request('a', 'j', 'run#1'), 2);
+    const later = schedule(state, sendLeaseMs(HOUR) + HOUR);
+    expect(later.grants).toEqual([expect.objectContaining({ workflowId: 'a', slot: 'run#2' })]);
+  });
+
+  test('a burst is told in rounds of at most so many signals, in order, so the coordinator can continue as new between them', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    burst(state, 150, 0);
+    const rounds = [];
+    for (let round = schedule(state, 0, 50); ; round = schedule(state, 0, 50)) {
+      rounds.push(round);
+      expect(round.grants.length + round.notices.length).toBeLessThanOrEqual(50);
+      if (!round.more) break;
+    }
+    expect(rounds.length).toBeGreaterThan(1);
+    const grants = rounds.flatMap((round) => round.grants);
+    const notices = rounds.flatMap((round) => round.notices);
+    // Everything one unbounded round would have said, and no more: a job each, 80 slots in arrival order, 70 told why.
+    expect(new Set(grants.map((grant) => grant.workflowId)).size).toBe(150);
+    expect(grants.filter((grant) => grant.slot !== null).map((grant) => grant.workflowId)).toEqual(Array.from({ length: 80 }, (_, index) => `f${index}`));
+    expect(notices.filter(({ notice }) => notice.reason === 'budget').map(({ workflowId }) => workflowId)).toEqual(Array.from({ length: 70 }, (_, index) => `f${index + 80}`));
+    expect(sentInWindow(state, 0)).toBe(80);
+  });
+
+  test('a waiting follow-up checks in again after five minutes of silence on the hour window, ten seconds on a short one', () => {
+    expect(recheckAfterMs(HOUR)).toBe(5 * 60_000);
+    expect(recheckAfterMs(30_000)).toBe(10_000);
   });
 
   test('a budget set for the project wins over the default and keeps the coordinator from ending', () => {

@@ -12,9 +12,10 @@ import { runScale, type ScaleRow } from './bench/scale';
 import { runSize, type SizeRow } from './bench/sizes';
 import { runLane, type LaneFigures } from './bench/lane';
 import { runBurst, type BurstRow } from './bench/burst';
+import { runImportTime, type ImportRow } from './bench/import-time';
 import { fmt } from './bench/stats';
 
-const PARTS = ['scale', 'sizes', 'recovery', 'burst', 'lane'] as const;
+const PARTS = ['scale', 'sizes', 'recovery', 'burst', 'lane', 'import'] as const;
 type Part = (typeof PARTS)[number];
 
 interface Figures {
@@ -25,6 +26,7 @@ interface Figures {
   recoveryRestartMs: number;
   burst?: BurstRow[];
   lane?: LaneFigures;
+  imports?: ImportRow[];
 }
 
 async function main(): Promise<void> {
@@ -74,6 +76,7 @@ async function main(): Promise<void> {
     }
   }
   if (only.has('lane')) figures.lane = await runLane({ followUps: 20, workMs: 2_000, log });
+  if (only.has('import')) figures.imports = runImportTime({ runs: 21, log });
 
   const report = render(figures);
   console.log(`\n${report}`);
@@ -187,6 +190,21 @@ function render(figures: Figures): string {
       '',
     );
   }
+  if (figures.imports) {
+    const [base, ours] = figures.imports;
+    lines.push(
+      '## Loading the library',
+      '',
+      'What `require` costs a service that only starts follow-ups: 21 fresh Node processes each, alternating, Node\'s own start-up excluded.',
+      '',
+      '| entry | require p50 / max (ms) | modules loaded | loads the worker SDK or its native bridge |',
+      '|---|---|---|---|',
+      ...figures.imports.map((row) => `| ${row.label} | ${fmt(row.p50Ms, 0)} / ${fmt(row.maxMs, 0)} | ${row.modules} | ${row.loadsWorker ? 'yes' : 'no'} |`),
+      '',
+      base && ours ? `Ours takes ${fmt(ours.p50Ms / base.p50Ms, 2)}× the time of \`@temporalio/client\` and zod alone (target: at most 1.2×).` : '',
+      '',
+    );
+  }
   if (figures.lane) {
     const l = figures.lane;
     lines.push(
@@ -239,6 +257,11 @@ function targets(figures: Figures): string[] {
   if (hour) {
     rows.push(['≥ 10× fewer GETs than the 5 s poller on a 1 h job', `${fmt(hour.vendor.gets / hour.ours.gets)}×`, check(hour.vendor.gets / hour.ours.gets, (value) => value >= 10)]);
     rows.push(['mean detection delay ≤ 30 s at defaults (1 h job)', `${fmt(hour.ours.meanDelayS)} s`, check(hour.ours.meanDelayS, (value) => value <= 30)]);
+  }
+  const [importBase, importOurs] = figures.imports ?? [];
+  if (importBase && importOurs) {
+    const ratio = importOurs.p50Ms / importBase.p50Ms;
+    rows.push(['the library loads within 1.2× the time of `@temporalio/client` and zod alone, without the worker SDK', `${fmt(ratio, 2)}× (${fmt(importOurs.p50Ms, 0)} vs ${fmt(importBase.p50Ms, 0)} ms)`, ratio <= 1.2 && !importOurs.loadsWorker]);
   }
   const fiveThousand = figures.burst?.find((row) => row.followUps === 5000 && row.projects === 5000);
   if (fiveThousand) {

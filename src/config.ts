@@ -7,8 +7,9 @@ import type { NativeConnectionOptions } from '@temporalio/worker';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { z } from 'zod';
 import { DEFAULT_GET_JOB_PATH, DEFAULT_SEND_PATH, type AgentApiClientConfig } from './agent-api/http-client';
+import { nonAdminKeyKind } from './agent-api/key-kinds';
 import { formatMs, parseDuration } from './follow-up/duration';
-import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './observability/logging';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './observability/log-settings';
 import { DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './follow-up/project-coordination';
 import { WORKER_DEFAULTS } from './worker-defaults';
@@ -27,15 +28,6 @@ export class ConfigError extends Error {
 }
 
 /**
- * The vendor's other key kinds (VENDOR-FACTS.md, "API keys"): same prefix, a longer one after it, refused by the
- * agent endpoints. Caught here, at start-up, instead of at the first follow-up.
- */
-const NON_ADMIN_KEY_KINDS = [
-  { infix: 'dsc', name: 'an assistant' },
-  { infix: 'us', name: 'a search/index' },
-] as const;
-
-/**
  * Checks the documented key form (seed §5): a fixed prefix, an underscore, then the secret. Returns a problem or
  * null; the problem never quotes the key.
  */
@@ -46,7 +38,8 @@ export function apiKeyProblem(key: string | undefined, prefix: string): string |
   if (!key.startsWith(`${prefix}_`)) {
     return `AGENT_API_KEY does not start with "${prefix}_": ${fix} (or set AGENT_API_KEY_PREFIX if your service uses another prefix)`;
   }
-  const kind = prefix === 'mint' ? NON_ADMIN_KEY_KINDS.find((other) => key.startsWith(`${prefix}_${other.infix}_`)) : undefined;
+  // Another key kind of the vendor's (agent-api/key-kinds.ts), caught here at start-up instead of at the first follow-up.
+  const kind = nonAdminKeyKind(key, prefix);
   if (kind) {
     return `AGENT_API_KEY is ${kind.name} key ("${prefix}_${kind.infix}_..."), which the agent endpoints refuse: ${fix}`;
   }

@@ -11,10 +11,8 @@ import { secretRedactor } from '../secrets';
 
 export { apiKeySecrets, REDACTED, secretRedactor } from '../secrets';
 
-export const LOG_FORMATS = ['text', 'json'] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
-
-export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const satisfies readonly LogLevel[];
+export { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './log-settings';
+import type { LogFormat } from './log-settings';
 
 
 /** Objects nested deeper than this are cut (a failure's cause chain is far shallower). */

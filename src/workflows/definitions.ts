@@ -1,5 +1,5 @@
 /** Message definitions shared by the workflows and their callers. */
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { QueryDefinition, SignalDefinition } from '@temporalio/common';
 import type { EnterRequest, ProjectView, QueueNotice, TurnGrant } from '../follow-up/project-coordination';
 import type { FollowUpProgress } from '../follow-up/types';
 
@@ -8,28 +8,42 @@ export const PROJECT_COORDINATOR_WORKFLOW_TYPE = 'projectCoordinatorWorkflow';
 export const BUDGET_DEFAULTS_WORKFLOW_TYPE = 'budgetDefaultsWorkflow';
 
 /** Where the follow-up stands: phase, last status, place in a queue, reads, last error. */
-export const progressQuery = defineQuery<FollowUpProgress>('progress');
+export const progressQuery = queryNamed<FollowUpProgress>('progress');
+/** To a follow-up: read the job now (the caller knows it changed), instead of at the next point of the schedule. */
+export const pollNowSignal = signalNamed<[]>('pollNow');
 
 /**
  * To a project's coordinator, sent with signal-with-start (a short call, unlike an update, so a burst of starts never
  * waits on Temporal's limit of long-running calls): a follow-up takes its place in its job's lane, or keeps it, and
  * asks for a send slot.
  */
-export const enterSignal = defineSignal<[EnterRequest]>('enter');
+export const enterSignal = signalNamed<[EnterRequest]>('enter');
 /** To a coordinator: a follow-up is done with its job, or gives up waiting. */
-export const leaveSignal = defineSignal<[{ workflowId: string }]>('leave');
+export const leaveSignal = signalNamed<[{ workflowId: string }]>('leave');
 /** To a coordinator: a slot under which no request left (the job was busy, the lease ran out), so it does not count. */
-export const returnSlotSignal = defineSignal<[{ workflowId: string; slot: string }]>('returnSlot');
+export const returnSlotSignal = signalNamed<[{ workflowId: string; slot: string }]>('returnSlot');
 /** To a coordinator: the project's own budget (sends per hour), or null to follow the workers' default again. */
-export const setBudgetSignal = defineSignal<[{ sendsPerHour: number | null }]>('setBudget');
+export const setBudgetSignal = signalNamed<[{ sendsPerHour: number | null }]>('setBudget');
 /** To the budget defaults: every project's budget unless set for the project (null: the workers' setting again). */
-export const setDefaultBudgetSignal = defineSignal<[{ sendsPerHour: number | null }]>('setDefaultBudget');
+export const setDefaultBudgetSignal = signalNamed<[{ sendsPerHour: number | null }]>('setDefaultBudget');
 /** The budget defaults: the namespace's default budget per project, or null (the workers' setting). */
-export const defaultBudgetQuery = defineQuery<{ sendsPerHour: number | null }>('defaultBudget');
+export const defaultBudgetQuery = queryNamed<{ sendsPerHour: number | null }>('defaultBudget');
 /** The coordinator as it stands: budget, use of the window, lanes. */
-export const projectQuery = defineQuery<ProjectView>('project');
+export const projectQuery = queryNamed<ProjectView>('project');
 
 /** To a follow-up: the job is yours, and maybe a send slot with it. */
-export const turnSignal = defineSignal<[TurnGrant]>('turn');
+export const turnSignal = signalNamed<[TurnGrant]>('turn');
 /** To a follow-up that waits: for whom or for what. */
-export const queueNoticeSignal = defineSignal<[QueueNotice]>('queueNotice');
+export const queueNoticeSignal = signalNamed<[QueueNotice]>('queueNotice');
+
+/**
+ * The plain objects the SDK's `defineSignal` and `defineQuery` return (a type and a name), made here so that the
+ * client, which shares these definitions with the workflows, does not load the workflow SDK to get them.
+ */
+function signalNamed<Args extends unknown[]>(name: string): SignalDefinition<Args> {
+  return { type: 'signal', name } as SignalDefinition<Args>;
+}
+
+function queryNamed<Result>(name: string): QueryDefinition<Result> {
+  return { type: 'query', name } as QueryDefinition<Result>;
+}

@@ -2,6 +2,8 @@
  * The real entry points as separate processes, built by `npm test` into dist/: the worker (`npm run worker`) and the
  * `agent-followup` binary.
  */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { startBuiltScript as start } from '../support/processes';
 import { createHarness, FAST_POLLING, TEST_API_KEY, uniqueJob, type Harness } from '../support/harness';
 
@@ -52,4 +54,13 @@ test('the agent-followup binary prints its help', async () => {
   const exit = await start('cli.js', ['--help'], {}).exited;
   expect(exit.code).toBe(0);
   expect(exit.stdout).toContain('Usage:');
+});
+
+test('the library entry loads no worker code: a service that only starts follow-ups never loads the worker SDK or its native bridge', () => {
+  const entry = join(__dirname, '..', '..', 'dist', 'src', 'index.js');
+  const script = `require(${JSON.stringify(entry)}); console.log(JSON.stringify(Object.keys(require.cache)));`;
+  const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })) as string[];
+  // The check itself works: the entry was loaded, through the client SDK.
+  expect(loaded.some((path) => path.includes('@temporalio/client'))).toBe(true);
+  expect(loaded.filter((path) => /@temporalio[\\/](worker|core-bridge|workflow)[\\/]/.test(path))).toEqual([]);
 });

@@ -2,8 +2,9 @@
  * `agent-followup/testing`: the agent API simulator for your own tests, the same one this project's tests, demo and
  * compose stack use. It speaks the vendor's API over real HTTP on loopback: script jobs (how long the agent works,
  * how the job ends, its pull request) and faults (status codes, latency, dropped connections, 429s), then read what
- * it saw. Point a worker's AgentApiClient at `url`; any key of the documented form (`mint_` and 8+ characters) is
- * accepted unless `apiKey` asks for one exact key.
+ * it saw. Point a worker's AgentApiClient at `url`; any admin key of the documented form (`mint_` and 8+ characters)
+ * is accepted unless `apiKey` asks for one exact key. As strict as the vendor unless an option says otherwise: 100
+ * sends per project per rolling hour, no `Idempotency-Key` honoured, the non-admin key kinds refused.
  */
 import { AgentApiSimulator, type SimulatedRequest, type SimulatorOptions } from './simulator/simulator';
 

@@ -11,6 +11,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
+import { nonAdminKeyKind } from '../agent-api/key-kinds';
 import { FollowUpMessageSchema, describeSchemaProblem, type AgentJob, type KnownJobStatus } from '../agent-api/schemas';
 import { SimulatedFaultsSchema, SimulatedJobSpecSchema } from './control-schemas';
 import { FaultRulesSchema, describeIssues, parseFaultRules, type FaultRule } from './faults';
@@ -97,8 +98,16 @@ export interface SimulatorOptions {
   now?: () => number;
   /** Seed of the generator behind fault rates, so a run can be repeated request for request (default: fixed). */
   seed?: number;
-  /** Whether a repeated `Idempotency-Key` on a send suppresses the duplicate (default true). */
+  /**
+   * Whether a repeated `Idempotency-Key` on a send suppresses the duplicate. Default false, as the vendor documents no
+   * such support: a client that resends blindly sends twice here as it would there.
+   */
   honourIdempotencyKey?: boolean;
+  /**
+   * Accept the vendor's non-admin key kinds (`mint_dsc_...`, `mint_us_...`), which its agent endpoints refuse
+   * (default false: refused with 401, as the vendor does).
+   */
+  acceptNonAdminKeys?: boolean;
   /** Echo the received Authorization header in error messages, like a careless API, to test redaction. */
   echoAuthorizationInErrors?: boolean;
   /** Called for every request that reaches a known job, before any fault applies (benchmarks time polls with it). */
@@ -476,7 +485,7 @@ export class AgentApiSimulator {
     const message = FollowUpMessageSchema.safeParse(json);
     if (!message.success) return reject(400, describeSchemaProblem(message.error));
 
-    const dedupeKey = this.options.honourIdempotencyKey === false || !idempotencyKey ? undefined : idempotencyKey;
+    const dedupeKey = this.options.honourIdempotencyKey !== true || !idempotencyKey ? undefined : idempotencyKey;
     // Checked before the rate limit: replaying a request that already succeeded must not use up a slot or fail.
     if (dedupeKey !== undefined && record.acceptedKeys.has(dedupeKey)) {
       record.counts.duplicatesSuppressed += 1;
@@ -520,6 +529,8 @@ export class AgentApiSimulator {
     if (!token.startsWith(`${this.keyPrefix}_`) || token.length < this.keyPrefix.length + 9) {
       return `the API key must have the form ${this.keyPrefix}_<secret>`;
     }
+    const kind = this.options.acceptNonAdminKeys ? undefined : nonAdminKeyKind(token, this.keyPrefix);
+    if (kind) return `this is ${kind.name} key (${this.keyPrefix}_${kind.infix}_...); the agent endpoints take an admin key (${this.keyPrefix}_...)`;
     if (this.options.apiKey !== undefined && token !== this.options.apiKey) return 'invalid API key';
     return null;
   }

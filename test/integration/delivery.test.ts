@@ -96,7 +96,7 @@ test('a job busy with earlier work is waited for: the message goes out once it i
 });
 
 test("with onAmbiguousSend 'retry' the resend carries the same Idempotency-Key, and an API that honours it applies it once", async () => {
-  const honouring = await AgentApiSimulator.start({ apiKey: TEST_API_KEY, defaultWorkMs: 300 });
+  const honouring = await AgentApiSimulator.start({ apiKey: TEST_API_KEY, defaultWorkMs: 300, honourIdempotencyKey: true });
   try {
     const ref = uniqueJob();
     honouring.addJob({ ...ref, faults: [{ operation: 'send', kind: 'drop-after-processing', times: 1 }] });

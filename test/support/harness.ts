@@ -45,7 +45,8 @@ export async function createHarness(simulatorOptions: SimulatorOptions = {}): Pr
   const connection = await Connection.connect({ address });
   const nativeConnection = await NativeConnection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });
-  const simulator = await AgentApiSimulator.start({ apiKey: TEST_API_KEY, defaultWorkMs: 300, ...simulatorOptions });
+  // Our tests of the `retry` policy count on a duplicate being suppressed; the vendor-true default is off.
+  const simulator = await AgentApiSimulator.start({ apiKey: TEST_API_KEY, defaultWorkMs: 300, honourIdempotencyKey: true, ...simulatorOptions });
   const api = (overrides: Partial<ConstructorParameters<typeof AgentApiClient>[0]> = {}) =>
     new AgentApiClient({ baseUrl: simulator.baseUrl, apiKey: TEST_API_KEY, requestTimeoutMs: 5_000, ...overrides });
   const coordinatorTaskQueue = `test-coordinators-${randomUUID()}`;

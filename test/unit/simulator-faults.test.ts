@@ -19,7 +19,7 @@ let jobCounter = 0;
 const extraSimulators: AgentApiSimulator[] = [];
 
 beforeAll(async () => {
-  simulator = await AgentApiSimulator.start({ apiKey: API_KEY, defaultWorkMs: WORK_MS, now: () => clock });
+  simulator = await AgentApiSimulator.start({ apiKey: API_KEY, defaultWorkMs: WORK_MS, now: () => clock, honourIdempotencyKey: true });
 });
 
 afterAll(async () => {
@@ -28,7 +28,7 @@ afterAll(async () => {
 
 /** A simulator of the test's own, for options or global rules that must not leak into other tests. */
 async function ownSimulator(options: SimulatorOptions = {}): Promise<AgentApiSimulator> {
-  const own = await AgentApiSimulator.start({ apiKey: API_KEY, defaultWorkMs: WORK_MS, now: () => clock, ...options });
+  const own = await AgentApiSimulator.start({ apiKey: API_KEY, defaultWorkMs: WORK_MS, now: () => clock, honourIdempotencyKey: true, ...options });
   extraSimulators.push(own);
   return own;
 }
@@ -373,8 +373,11 @@ describe('Idempotency-Key', () => {
     expect(own.counts(second.projectId, second.jobId)).toMatchObject({ messagesAccepted: 1, messagesRejected: 1, duplicatesSuppressed: 0 });
   });
 
-  test('with honourIdempotencyKey false the key is recorded but every send is processed', async () => {
-    const own = await ownSimulator({ honourIdempotencyKey: false });
+  test.each([
+    ['by default, as the vendor documents no Idempotency-Key support', {}],
+    ['with honourIdempotencyKey false', { honourIdempotencyKey: false }],
+  ])('%s, the key is recorded but every send is processed', async (_name, options) => {
+    const own = await ownSimulator({ honourIdempotencyKey: undefined, ...options });
     const ref = freshJob({}, own);
     await send(ref, 'Again.', { on: own, idempotencyKey: 'key-ignored' });
     await send(ref, 'Again.', { on: own, idempotencyKey: 'key-ignored' });

@@ -57,6 +57,25 @@ describe('AgentApiSimulator requests', () => {
     expect(response.status).toBe(401);
   });
 
+  test("the vendor's non-admin key kinds are refused with 401 as its agent endpoints do, unless leniency is asked for", async () => {
+    const strict = await AgentApiSimulator.start({ defaultWorkMs: WORK_MS });
+    const lenient = await AgentApiSimulator.start({ defaultWorkMs: WORK_MS, acceptNonAdminKeys: true });
+    try {
+      const ref = freshJob();
+      for (const sim of [strict, lenient]) sim.addJob(ref);
+      const read = (sim: AgentApiSimulator, key: string) =>
+        fetch(`${sim.baseUrl}/v2/agent/${ref.projectId}/job/${ref.jobId}`, { headers: { Authorization: `Bearer ${key}` } });
+      const assistant = await read(strict, 'mint_dsc_assistant-key-1234');
+      expect(assistant.status).toBe(401);
+      expect(((await assistant.json()) as { error: string }).error).toBe('this is an assistant key (mint_dsc_...); the agent endpoints take an admin key (mint_...)');
+      expect((await read(strict, 'mint_us_search-key-12345')).status).toBe(401);
+      expect((await read(strict, 'mint_admin-key-12345')).status).toBe(200);
+      expect((await read(lenient, 'mint_dsc_assistant-key-1234')).status).toBe(200);
+    } finally {
+      await Promise.all([strict.close(), lenient.close()]);
+    }
+  });
+
   test('an empty prompt is refused with 400, naming the prompt, and counted as rejected', async () => {
     const ref = freshJob();
     const response = await postMessage(ref, JSON.stringify({ prompt: '' }));

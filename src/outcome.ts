@@ -7,13 +7,27 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
 import { failureKind, type DidNotEndKind, type EndedKind } from './follow-up/outcome-kind';
-import type { FollowUpResult } from './follow-up/types';
+import type { AgentApiErrorType } from './agent-api/errors';
+import type { FollowUpErrorType, FollowUpResult } from './follow-up/types';
 
-/** The follow-up ran to the job's end: the job's final status says how the agent did. */
-export interface FollowUpEnded {
-  kind: EndedKind;
-  result: FollowUpResult;
-}
+/**
+ * The follow-up ran to the job's end: the job's final status says how the agent did. One member per kind, so a check
+ * of `kind` narrows in an if-chain as it does in a switch.
+ */
+export type FollowUpEnded = { [K in EndedKind]: { kind: K; result: FollowUpResult } }[EndedKind];
+
+/**
+ * The failure type of a follow-up that did not end: ours, the agent API's, what Temporal reports for a cancelled,
+ * terminated or timed-out workflow, or any other type a failure carried (kept as a string, still offered by editors).
+ */
+export type FollowUpFailureType =
+  | (typeof FollowUpErrorType)[keyof typeof FollowUpErrorType]
+  | AgentApiErrorType
+  | 'Cancelled'
+  | 'Terminated'
+  | 'WorkflowTimeout'
+  | 'WorkflowFailed'
+  | (string & Record<never, never>);
 
 /**
  * The follow-up did not return a final job.
@@ -25,12 +39,14 @@ export interface FollowUpEnded {
  * - `cancelled`: cancelled or terminated.
  * - `error`: anything else (`type` is the failure type).
  */
-export interface FollowUpDidNotEnd {
-  kind: DidNotEndKind;
-  /** The failure type: one of FollowUpErrorType, an agent API error type such as `AgentJobNotFound`, or Temporal's. */
-  type: string;
-  message: string;
-}
+export type FollowUpDidNotEnd = {
+  [K in DidNotEndKind]: {
+    kind: K;
+    /** The failure type: one of FollowUpErrorType, an agent API error type such as `AgentJobNotFound`, or Temporal's. */
+    type: FollowUpFailureType;
+    message: string;
+  };
+}[DidNotEndKind];
 
 export type FollowUpOutcome = FollowUpEnded | FollowUpDidNotEnd;
 

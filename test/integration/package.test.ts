@@ -47,8 +47,8 @@ beforeAll(async () => {
   writeFileSync(
     join(project, 'tsconfig.json'),
     JSON.stringify({
-      // skipLibCheck: @temporalio/common's own declarations import `ms`, whose types nodenext cannot find.
-      compilerOptions: { strict: true, skipLibCheck: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'ES2022', outDir: 'out', rootDir: 'src', types: ['node', 'jest'] },
+      // No skipLibCheck: the declarations of the package and of everything it brings must compile in a strict consumer.
+      compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'ES2022', outDir: 'out', rootDir: 'src', types: ['node', 'jest'] },
       include: ['src'],
     }),
   );
@@ -70,8 +70,8 @@ const consumer = () => join(dir, 'consumer');
 
 test('the tarball ships the built library, its declarations and the workflow bundle, nothing else', () => {
   const paths = packed.files.map((file) => file.path);
-  expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'dist/workflow-bundle.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/embedded-worker.d.ts', 'dist/src/testing.d.ts', 'dist/src/cli.js']));
-  expect(paths.filter((path) => !/^(package\.json|README\.md|dist\/workflow-bundle\.js|dist\/src\/.+\.(js|d\.ts))$/.test(path))).toEqual([]);
+  expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/workflow-bundle.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/embedded-worker.d.ts', 'dist/src/testing.d.ts', 'dist/src/cli.js']));
+  expect(paths.filter((path) => !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/workflow-bundle\.js|dist\/src\/.+\.(js|d\.ts))$/.test(path))).toEqual([]);
   expect(paths.filter((path) => /\/(dev|scripts|test)\/|\.test\./.test(path))).toEqual([]);
 });
 

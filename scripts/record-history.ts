@@ -2,7 +2,7 @@
  * `npm run histories:record`: runs follow-ups on a local stack and writes their histories to test/histories/, for
  * the replay test. Until the first release (v1.0.0) these are the one baseline set, re-recorded when the workflow
  * changes. From the release on, keep every recorded file: running follow-ups have those histories, and a change that
- * would not replay them must be guarded with `patched()` (README, "Versioning").
+ * would not replay them must be guarded with `patched()` (README, "Upgrading"; docs/DEVELOPMENT.md).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,6 +33,8 @@ interface Scenario {
   continueAsNewAfterEvents?: number;
   /** Other follow-ups to the same job started just before: this one waits its turn in the job's lane. */
   queuedBehind?: number;
+  /** Past the settle window after the send, a caller asks for a read now (its next poll is far off). */
+  readNow?: boolean;
   polling: FollowUpInput['polling'];
 }
 
@@ -52,6 +54,8 @@ const SCENARIOS: Scenario[] = [
   // Queued behind two follow-ups to the same job; the project coordinator's own history is recorded beside it.
   { name: 'queued-in-lane', workMs: 1_000, queuedBehind: 2, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
   // Started without our client: the workflow sets AgentProjectId and AgentJobId itself.
+  // The wait after the send is cancelled and started again with a read at once: it finds the result.
+  { name: 'read-now', workMs: 300, readNow: true, polling: { initialInterval: '10m', maxInterval: '10m', settleWindow: '1s', timeout: '30m' } },
   { name: 'started-without-attributes', workMs: 1_500, bareStart: true, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
 ];
 
@@ -100,6 +104,16 @@ async function record(stack: LocalStack, scenario: Scenario): Promise<void> {
   if (scenario.earlierRunFailed) {
     await stack.run(handle.result().catch(() => undefined));
     handle = await start();
+  }
+  if (scenario.readNow) {
+    const { workflowId } = handle;
+    await stack.run(
+      (async () => {
+        while (stack.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 0) await new Promise((r) => setTimeout(r, 50));
+        await new Promise((r) => setTimeout(r, 2_500));
+        await stack.followUps.pollNow(workflowId);
+      })(),
+    );
   }
   await stack.run(handle.result().catch(() => undefined));
   const history = await stack.env.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory();

@@ -3,7 +3,6 @@
  * and gives each follow-up a deterministic workflow id, so a caller that retries its own call attaches to the
  * follow-up already under way instead of sending the message twice.
  */
-import { createHash } from 'node:crypto';
 import {
   Client,
   Connection,
@@ -21,6 +20,7 @@ import {
   type FollowUpRequest,
 } from './follow-up/input';
 import { describePollActivity } from './describe-poll';
+import { NamespaceNotFoundError, NamespaceNotReadyError } from './namespace-errors';
 import { identifierProblem } from './follow-up/request';
 import { followUpStartMetadata } from './follow-up/start-metadata';
 import {
@@ -38,6 +38,7 @@ import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type ProjectView } from './follow-u
 import {
   BUDGET_DEFAULTS_WORKFLOW_TYPE,
   FOLLOW_UP_WORKFLOW_TYPE,
+  pollNowSignal,
   progressQuery,
   PROJECT_COORDINATOR_WORKFLOW_TYPE,
   projectQuery,
@@ -50,7 +51,7 @@ import type { projectCoordinatorWorkflow } from './workflows/project-coordinator
 
 export * from './follow-up/types';
 export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type ProjectView } from './follow-up/project-coordination';
-export { failedOutcome, settleFollowUp, type FollowUpDidNotEnd, type FollowUpEnded, type FollowUpOutcome } from './outcome';
+export { failedOutcome, settleFollowUp, type FollowUpDidNotEnd, type FollowUpEnded, type FollowUpFailureType, type FollowUpOutcome } from './outcome';
 export type { FollowUpInput } from './follow-up/input';
 export type { WorkflowIdMismatch } from './follow-up/workflow-id-owner';
 export type { AgentJob } from './agent-api/schemas';
@@ -127,24 +128,28 @@ export interface FollowUpStatus {
   progressUnavailable?: string;
 }
 
+export { NamespaceNotFoundError, NamespaceNotReadyError } from './namespace-errors';
+
 /** Temporal could not be reached; the message names the address, the namespace and what to check. */
 export class TemporalUnreachableError extends Error {
   override readonly name = 'TemporalUnreachableError';
 }
 
-/**
- * The default workflow id: the same (project, job, prompt) always maps to the same id, so a retried call attaches.
- * `/` separates the parts because no project or job id may contain one (follow-up/request.ts), so two different jobs
- * never share an id (`acme` + `web-X` and `acme-web` + `X` would with `-`); the hash covers the whole tuple too.
- */
-export function followUpWorkflowId(input: Pick<FollowUpRequest, 'projectId' | 'jobId' | 'prompt'>): string {
-  return `followup/${input.projectId}/${input.jobId}/${tupleDigest(input)}`;
+/** The server's refusal to start, as one of the typed errors above when it is one of theirs; else as it came. */
+function explainStartRefusal(error: unknown, namespace: string): unknown {
+  if (!(error instanceof Error)) return error;
+  const cause = error.cause instanceof Error ? error.cause : undefined;
+  const text = `${error.message} ${cause?.message ?? ''}`;
+  const code = (cause as { code?: number } | undefined)?.code ?? (error as { code?: number }).code;
+  if (/search attribute/i.test(text)) return new NamespaceNotReadyError(namespace, [cause?.message ?? error.message]);
+  // gRPC NOT_FOUND naming the namespace: the server has no such namespace.
+  if (code === 5 && /namespace/i.test(text)) return new NamespaceNotFoundError(namespace);
+  return error;
 }
 
-/** 16 hex characters of sha256 over the exact (project, job, prompt) tuple. */
-export function tupleDigest(input: Pick<FollowUpRequest, 'projectId' | 'jobId' | 'prompt'>): string {
-  return createHash('sha256').update(JSON.stringify([input.projectId, input.jobId, input.prompt]), 'utf8').digest('hex').slice(0, 16);
-}
+import { followUpWorkflowId } from './ids';
+
+export { followUpWorkflowId, tupleDigest } from './ids';
 
 /** Checks input without starting anything; throws InvalidFollowUpInputError naming every bad field. */
 export function checkFollowUpInput(input: unknown, maxPromptLength: number = DEFAULT_MAX_PROMPT_LENGTH): FollowUpRequest {
@@ -225,7 +230,7 @@ export class FollowUpClient {
       });
       return { workflowId, attached: false };
     } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw explainStartRefusal(error, this.client.options.namespace);
       // Checked even for the deterministic id: anyone may have started anything under it with an explicit id.
       const existing = await this.startedAs(workflowId);
       const mismatches = workflowIdMismatches(parsed, existing, FOLLOW_UP_WORKFLOW_TYPE);
@@ -299,6 +304,20 @@ export class FollowUpClient {
     const executionStatus = (await handle.describe()).status.name;
     if (executionStatus !== 'RUNNING') return { requested: false, executionStatus };
     await handle.cancel();
+    return { requested: true, executionStatus };
+  }
+
+  /**
+   * Asks a running follow-up to read its job now rather than at the next point of its poll schedule: for a caller
+   * who knows the job changed (its own webhook, a person in a UI). The read is an ordinary poll; when it shows the
+   * job ended, the follow-up ends as it would have at its next poll. A follow-up that has ended is left alone
+   * (`requested: false`).
+   */
+  async pollNow(workflowId: string): Promise<{ requested: boolean; executionStatus: string }> {
+    const handle = this.client.workflow.getHandle(workflowId);
+    const executionStatus = (await handle.describe()).status.name;
+    if (executionStatus !== 'RUNNING') return { requested: false, executionStatus };
+    await handle.signal(pollNowSignal);
     return { requested: true, executionStatus };
   }
 

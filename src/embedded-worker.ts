@@ -8,3 +8,4 @@ export { AgentApiClient } from './agent-api/http-client';
 export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './follow-up/project-coordination';
 export { DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
 export { NativeConnection } from '@temporalio/worker';
+export { NamespaceNotReadyError } from './namespace-errors';

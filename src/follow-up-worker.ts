@@ -5,10 +5,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@temporalio/client';
-import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, jobLogAttributesInterceptor, type CoordinationSettings } from './activities';
 import { DEFAULT_COORDINATION } from './activities/coordination';
 import type { AgentApiClient } from './agent-api/http-client';
+import { NamespaceNotReadyError } from './namespace-errors';
+import { checkSearchAttributes } from './search-attribute-check';
 import { pollLoopLimit, WORKER_DEFAULTS } from './worker-defaults';
 
 export interface FollowUpWorkerOptions {
@@ -99,6 +101,23 @@ export class FollowUpWorker {
 }
 
 /**
+ * The one start-up check of every worker (the process, an embedded one, the tests'): the namespace answers and has the
+ * follow-up's search attributes. Without them each follow-up's workflow task would fail over and over, so the worker
+ * refuses to start with the fix (NamespaceNotReadyError); a server that will not say (an API key without operator
+ * rights) gets a warning, and the worker starts.
+ */
+async function checkNamespace(connection: NativeConnection, namespace: string): Promise<void> {
+  const attributes = await checkSearchAttributes(connection.operatorService, namespace);
+  if (attributes.ok === false) throw new NamespaceNotReadyError(namespace, attributes.problems);
+  if (attributes.ok === 'unknown') {
+    Runtime.instance().logger.warn('Could not check the namespace for the follow-up search attributes; make sure they are registered (npx agent-followup setup)', {
+      namespace,
+      reason: attributes.reason,
+    });
+  }
+}
+
+/**
  * Coordinators kept in memory between their tasks. A burst to many projects touches each coordinator a few times in
  * a short while; an evicted one replays its (short, continued-as-new) history.
  */
@@ -115,6 +134,7 @@ const coordinatorQueuesPolled = new Set<string>();
  * `main` installs ours (logger, metrics); tests and services that embed it install their own.
  */
 export async function createFollowUpWorker(options: FollowUpWorkerOptions): Promise<FollowUpWorker> {
+  await checkNamespace(options.connection, options.namespace);
   const stopping = new AbortController();
   const coordination: CoordinationSettings = { ...DEFAULT_COORDINATION, ...options.coordination };
   const maxConcurrentActivities = options.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities;

@@ -7,7 +7,7 @@
  *
  * Set from code because NODE_OPTIONS refuses this flag, so every way of starting the worker gets it. The heap reads
  * it at each collection, which is why setting it after start-up works. It is process-wide, so the library's embedded
- * worker leaves the choice to the process that hosts it (README, "How a follow-up waits, and what it costs").
+ * worker leaves the choice to the process that hosts it (docs/HOW-IT-WORKS.md, "How a follow-up waits, and what it costs").
  */
 import { setFlagsFromString } from 'node:v8';
 

@@ -8,7 +8,7 @@ import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config';
 import { apiKeySecrets, createLineLogger } from './observability/logging';
 import { workerRuntimeOptions } from './observability/runtime';
 import { createFollowUpWorker } from './follow-up-worker';
-import { checkSearchAttributes, searchAttributeFix } from './search-attribute-check';
+import { NamespaceNotReadyError } from './namespace-errors';
 import { preferSmallHeap } from './small-heap';
 
 /** Everything no log line may contain: the agent API key (whole and its secret part) and a Temporal API key. */
@@ -42,14 +42,6 @@ async function main(): Promise<void> {
   processLogger = logger;
   const connection = await NativeConnection.connect(config.temporal.connectionOptions);
   try {
-    const attributes = await checkSearchAttributes(connection.operatorService, config.temporal.namespace);
-    if (attributes.ok === false) throw new ConfigError(searchAttributeFix(config.temporal.namespace, attributes.problems));
-    if (attributes.ok === 'unknown') {
-      logger.warn('Could not check the namespace for the follow-up search attributes; make sure they are registered', {
-        namespace: config.temporal.namespace,
-        reason: attributes.reason,
-      });
-    }
     const worker = await createFollowUpWorker({
       connection,
       namespace: config.temporal.namespace,
@@ -93,7 +85,8 @@ function reportEarly(message: string): void {
 if (require.main === module) {
   main().catch((error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);
-    if (error instanceof ConfigError) {
+    // Both are fixed outside this process (the environment, the namespace): exit 2 with the fix, no stack.
+    if (error instanceof ConfigError || error instanceof NamespaceNotReadyError) {
       reportEarly(message);
       process.exitCode = 2;
       return;

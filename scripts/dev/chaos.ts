@@ -2,7 +2,7 @@
  * The chaos runner behind `npm run chaos` and test/integration/chaos.test.ts. It runs many follow-ups through the
  * real worker process while everything around them misbehaves: the agent API simulator injects faults, the worker is
  * killed with SIGKILL at random moments and restarted, and the Temporal dev server is torn down and started again on
- * the same port and SQLite file. Then it checks what the README promises: every follow-up ends with its job's real
+ * the same port and SQLite file. Then it checks what docs/RELIABILITY.md promises: every follow-up ends with its job's real
  * result, no message is delivered twice and none is lost. Not used in production.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -25,7 +25,7 @@ export const CHAOS_API_KEY = 'mint_chaos_test_key_0001';
 /** Every chaos follow-up is in one project: a budget of 100 sends a second never paces them. */
 const CHAOS_SENDS_PER_HOUR = 360_000;
 
-/** The default faults: each one is a way the README's decision tables say a real API or network can go wrong. */
+/** The default faults: each one is a way the decision tables of docs/RELIABILITY.md say a real API or network can go wrong. */
 export const DEFAULT_CHAOS_FAULTS: FaultRule[] = [
   { operation: 'any', kind: 'latency', rate: 0.1, latencyMs: 1_500 },
   { operation: 'get', kind: 'status', status: 503, rate: 0.1 },
@@ -35,7 +35,7 @@ export const DEFAULT_CHAOS_FAULTS: FaultRule[] = [
 ];
 
 /**
- * Replica lag as the README describes it: right after a follow-up is accepted, the next read of the job still shows
+ * Replica lag as docs/RELIABILITY.md describes it: right after a follow-up is accepted, the next read of the job still shows
  * its previous result. Set on every job (so it hits polls and reconciliation reads alike).
  */
 export const LAGGING_READ_AFTER_SEND: FaultRule = { operation: 'get', kind: 'stale-terminal', times: 1 };

@@ -2,7 +2,7 @@
  * pollAgentJob: reads the job on the wait's schedule until it differs from what the workflow already knows, so a
  * poll that finds "still active, nothing changed" costs no workflow task and no history event.
  *
- * Temporal's polling guidance, both halves (README, "How a follow-up waits"):
+ * Temporal's polling guidance, both halves (docs/HOW-IT-WORKS.md, "How a follow-up waits, and what it costs"):
  * - polls closer together than FREQUENT_POLL_LIMIT_MS run in a loop inside one attempt, heartbeating (frequent
  *   polling: one activity task for many polls);
  * - a longer gap ends the attempt with a BENIGN failure whose `nextRetryDelay` is the gap, so Temporal's retry timer

@@ -1,6 +1,6 @@
 /**
  * How the agent API's answers become Temporal failures. The seed shows no errors (§7), so this is our decision,
- * written in the README: definite rejections are non-retryable with a message that says what to fix; rate limits,
+ * written in docs/RELIABILITY.md ("Failure types"): definite rejections are non-retryable with a message that says what to fix; rate limits,
  * server errors and network trouble are retried.
  */
 import { ApplicationFailure } from '@temporalio/common';
@@ -129,7 +129,7 @@ export function failureForStatus(
   }
   if (status >= 500) {
     // A 503 with Retry-After is the server asking us to come back: it did not process the request. Any other 5xx may
-    // have come after the work was done, so for a send it is ambiguous (see README, "Never sending twice").
+    // have come after the work was done, so for a send it is ambiguous (see docs/RELIABILITY.md, "Never sending twice").
     if (context.operation === 'send follow-up message' && !(status === 503 && retryAfterMs !== undefined)) {
       return sendAmbiguous(
         `The agent API failed with HTTP ${status} on send follow-up message for ${where}; the message may or may not have been taken.${reason}`,

@@ -38,7 +38,7 @@ function durationValue(value: string): string | number {
   return /^\d+$/.test(value) ? Number(value) : value;
 }
 
-/** The follow-up input the options describe; the input's own rules are checked by the caller (checkFollowUpInput). */
+/** The follow-up input the options describe; the input's own rules are checked by the caller (checkFollowUpInput of the library). */
 export function buildInput(options: FollowUpInputOptions): FollowUpInput {
   if (options.prompt !== undefined && options.promptFile !== undefined) throw new UsageError('give --prompt or --prompt-file, not both');
   let prompt = options.prompt;

@@ -11,6 +11,8 @@ import { InvalidFollowUpInputError, ReservedWorkflowIdError, WorkflowIdInUseErro
 import { InvalidScheduleError } from '../schedules';
 import { registerBudget } from './budget';
 import { registerCancel } from './cancel';
+import { registerPollNow } from './poll-now';
+import { registerSetup } from './setup';
 import { ExitCode, UsageError, type CliContext, type CliIo } from './io';
 import { registerSchedule } from './schedule';
 import { registerSend } from './send';
@@ -57,6 +59,8 @@ function buildProgram(ctx: CliContext): Command {
   registerSend(program, ctx);
   registerStatus(program, ctx);
   registerCancel(program, ctx);
+  registerPollNow(program, ctx);
+  registerSetup(program, ctx);
   registerSchedule(program, ctx);
   registerBudget(program, ctx);
   return program;

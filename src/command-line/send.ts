@@ -1,10 +1,9 @@
 /** `agent-followup send`: start a follow-up (or attach to the same one), and with --wait follow it to its end. */
 import type { Command } from 'commander';
 import { checkFollowUpInput, checkFollowUpWorkflowId, type FollowUpClient, maxPromptLengthFromEnv } from '../client';
-import { checkFollowUpInput as checkRequest } from '../follow-up/request';
+import { inspectFollowUpInput } from '../follow-up/request';
 import { optionDifferences } from '../follow-up/option-differences';
 import type { FollowUpRequest } from '../follow-up/request';
-import { searchAttributeFix } from '../search-attribute-check';
 import { addFollowUpInputOptions, buildInput, type FollowUpInputOptions } from './follow-up-options';
 import { ExitCode, UsageError, type CliContext, type CliIo } from './io';
 import { classifyFailure, exitCodeForOutcome } from './outcome-codes';
@@ -47,9 +46,7 @@ async function send(options: SendOptions, extra: string[], io: CliIo): Promise<n
   if (options.workflowId !== undefined) checkFollowUpWorkflowId(options.workflowId);
   const followUps = await io.connect();
   try {
-    const started = await followUps.start(input, { workflowId: options.workflowId }).catch((error: unknown) => {
-      throw explainStartFailure(error, followUps);
-    });
+    const started = await followUps.start(input, { workflowId: options.workflowId });
     if (started.attached) {
       for (const line of await attachedWarnings(followUps, started.workflowId, given)) io.err(`${line}\n`);
     }
@@ -79,19 +76,9 @@ async function send(options: SendOptions, extra: string[], io: CliIo): Promise<n
   }
 }
 
-/** A start refused because the namespace lacks our search attributes says which namespace and how to fix it. */
-function explainStartFailure(error: unknown, followUps: FollowUpClient): unknown {
-  const message = error instanceof Error ? error.message : String(error);
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : '';
-  if (/search attribute/i.test(`${message} ${cause}`)) {
-    return new Error(searchAttributeFix(followUps.client.options.namespace, [cause || message]));
-  }
-  return error;
-}
-
 /** When `send` attached to a follow-up already under way: which of its options differ from the ones given now. */
 async function attachedWarnings(followUps: FollowUpClient, workflowId: string, given: FollowUpRequest): Promise<string[]> {
-  const checked = checkRequest(await followUps.inputOf(workflowId));
+  const checked = inspectFollowUpInput(await followUps.inputOf(workflowId));
   if (!checked.ok) return [];
   const differences = optionDifferences(given, checked.request);
   if (differences.length === 0) return [];

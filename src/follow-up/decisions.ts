@@ -1,7 +1,7 @@
 /**
  * Every decision a follow-up takes, as pure functions: how a failed send leaves the message, whether an ambiguous
  * send arrived, and whether a read is this follow-up's result. Kept apart from the workflow so each reads as the
- * README's tables and is unit-tested on its own. Workflow-safe (no zod, no I/O).
+ * tables in docs/RELIABILITY.md and is unit-tested on its own. Workflow-safe (no zod, no I/O).
  */
 import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { isTerminal, sameJobState, type JobState } from '../agent-api/job';

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import {
-  checkFollowUpInput,
+  inspectFollowUpInput,
   DEFAULT_MAX_PROMPT_LENGTH,
   type AmbiguousSendPolicy,
   type FollowUpRequest,
@@ -18,7 +18,7 @@ export { formatMs } from './duration';
 /** A duration as Temporal spells it ("5s", "10m", "1.5h") or a number of milliseconds. */
 export type DurationInput = string | number;
 
-/** How often and how long to poll the job (all optional; README "Polling"). */
+/** How often and how long to poll the job (all optional; docs/LIBRARY.md, "The input"). */
 export interface PollingOptions {
   initialInterval?: DurationInput;
   backoffCoefficient?: number;
@@ -39,7 +39,7 @@ export interface FollowUpInput {
 /** Builds the input schema; `maxPromptLength` lets a deployment lower the prompt limit. */
 export function createFollowUpInputSchema(maxPromptLength: number = DEFAULT_MAX_PROMPT_LENGTH) {
   return z.custom<FollowUpInput>().transform((raw, ctx): FollowUpRequest => {
-    const checked = checkFollowUpInput(raw, maxPromptLength);
+    const checked = inspectFollowUpInput(raw, maxPromptLength);
     if (checked.ok) return checked.request;
     for (const problem of checked.problems) {
       ctx.addIssue({ code: 'custom', message: problem.message, path: problem.field === 'input' ? [] : problem.field.split('.') });

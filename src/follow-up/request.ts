@@ -121,8 +121,11 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Checks a follow-up's input and applies the defaults; every problem is listed, each naming its field. */
-export function checkFollowUpInput(raw: unknown, maxPromptLength: number = DEFAULT_MAX_PROMPT_LENGTH): InputCheck {
+/**
+ * Checks a follow-up's input and applies the defaults; every problem is listed, each naming its field. Never throws (the
+ * workflow and the CLI decide what a problem means); the library's `checkFollowUpInput` throws InvalidFollowUpInputError.
+ */
+export function inspectFollowUpInput(raw: unknown, maxPromptLength: number = DEFAULT_MAX_PROMPT_LENGTH): InputCheck {
   if (!isPlainObject(raw)) {
     return { ok: false, problems: [{ field: 'input', message: 'input must be a JSON object with projectId, jobId and prompt' }] };
   }

@@ -2,7 +2,6 @@
  * What a caller may ask for, and the checks a request passes before Temporal is called: the defaults (and why), the
  * zod request schema, the default schedule id and `checkScheduleRequest`.
  */
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import {
   createFollowUpInputSchema,
@@ -96,11 +95,9 @@ export interface CheckedScheduleRequest {
   pauseOnFailure: boolean;
 }
 
-/** The default schedule id: one schedule per (project, job, prompt), unambiguous like the follow-up's own id. */
-export function followUpScheduleId(input: Pick<FollowUpRequest, 'projectId' | 'jobId' | 'prompt'>): string {
-  const digest = createHash('sha256').update(JSON.stringify([input.projectId, input.jobId, input.prompt]), 'utf8').digest('hex').slice(0, 16);
-  return `followup-schedule/${input.projectId}/${input.jobId}/${digest}`;
-}
+import { followUpScheduleId } from '../ids';
+
+export { followUpScheduleId } from '../ids';
 
 /** True when `timezone` is an IANA zone this runtime knows (the server's tz database may lag behind Node's). */
 export function isKnownTimeZone(timezone: string): boolean {

@@ -29,7 +29,7 @@ export function pollAgentJob(request: PollRequest, deadlineMs: number, summary: 
 
 /**
  * Sends the follow-up message once, under a slot of the project's send budget: a resend is the workflow's decision,
- * never Temporal's (README, "Never sending twice"). No deadline cuts it off: the workflow checks the deadline before
+ * never Temporal's (docs/RELIABILITY.md, "Never sending twice"). No deadline cuts it off: the workflow checks the deadline before
  * it asks for a slot, and a request that has left is carried to its answer (AGENT_API_REQUEST_TIMEOUT is at most
  * 25s, so a start-to-close timeout means a lost worker). Cancelling the follow-up waits for the send's own outcome,
  * so it always knows whether its message went out.

@@ -15,6 +15,7 @@ import { FollowUpErrorType, type DeliveryRecord, type FollowUpDeliveryUnknownDet
 import { pollAgentJob, sendFollowUpMessage } from './activities';
 import { describeFailure, type FollowUpRun } from './follow-up-run';
 import type { ProjectTurn } from './project-turn';
+import type { ReadNow } from './read-now';
 
 /** Wait before reading the job after an ambiguous send, so a request still being processed can show its effect. */
 const RECONCILE_DELAY_MS = 2_000;
@@ -30,7 +31,7 @@ interface OpenAttempt {
 }
 
 /** Delivers the message, or resumes from an earlier run's record of it; returns how we know it arrived. */
-export async function deliver(run: FollowUpRun, turn: ProjectTurn, earlier: DeliveryRecord | null): Promise<Delivered> {
+export async function deliver(run: FollowUpRun, turn: ProjectTurn, readNow: ReadNow, earlier: DeliveryRecord | null): Promise<Delivered> {
   if (earlier?.state === 'delivered' && earlier.sentAtMs !== undefined) {
     run.resumeSendAttempts(earlier.sendAttempts);
     const { baseline, sentAtMs, sawActive } = earlier;
@@ -56,7 +57,7 @@ export async function deliver(run: FollowUpRun, turn: ProjectTurn, earlier: Deli
     }
     // A message sent after the deadline would start work nobody waits for.
     if (Date.now() >= run.deadlineMs) throw run.timedOut('the follow-up message could not be sent');
-    const baseline = await readIdleJob(run);
+    const baseline = await readIdleJob(run, readNow);
     const slot = await turn.sendSlot();
     // The earliest the request can have left; the activity says when it really did.
     const scheduledAtMs = Date.now();
@@ -108,7 +109,7 @@ export async function deliver(run: FollowUpRun, turn: ProjectTurn, earlier: Deli
  * Reads the job and, while it is working on something else, waits until it is idle: a message sent to a busy job
  * would leave this follow-up unable to tell its own result from the earlier work's.
  */
-async function readIdleJob(run: FollowUpRun): Promise<AgentJob> {
+async function readIdleJob(run: FollowUpRun, readNow: ReadNow): Promise<AgentJob> {
   run.enter('starting');
   let read = await pollAgentJob(
     { ...run.ref, known: null, acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce: true },
@@ -118,10 +119,13 @@ async function readIdleJob(run: FollowUpRun): Promise<AgentJob> {
   run.observe(read.job, read.polls);
   while (!isTerminal(read.job.status)) {
     run.enter('waiting-for-idle');
-    read = await pollAgentJob(
-      { ...run.ref, known: jobState(read.job), acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce: false },
-      run.deadlineMs,
-      `wait for job ${run.ref.jobId} to finish its ${read.job.status} work before sending`,
+    const busy = read.job;
+    read = await readNow.poll((readAtOnce) =>
+      pollAgentJob(
+        { ...run.ref, known: jobState(busy), acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce },
+        run.deadlineMs,
+        `${readAtOnce ? 'read now (asked for), then ' : ''}wait for job ${run.ref.jobId} to finish its ${busy.status} work before sending`,
+      ),
     );
     run.observe(read.job, read.polls);
     await run.continueAsNewIfSuggested(undefined);

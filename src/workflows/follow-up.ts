@@ -13,12 +13,13 @@
 import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import { isCheckpoint, type FollowUpCheckpoint } from '../follow-up/checkpoint';
 import type { FollowUpInput } from '../follow-up/input';
-import { checkFollowUpInput, describeProblems, type FollowUpRequest } from '../follow-up/request';
+import { describeProblems, inspectFollowUpInput, type FollowUpRequest } from '../follow-up/request';
 import { FollowUpErrorType, type FollowUpResult } from '../follow-up/types';
 import { reservedWorkflowIdProblem } from '../follow-up/workflow-id-owner';
 import { deliver } from './deliver';
 import { FollowUpRun, withoutStack } from './follow-up-run';
 import { ProjectTurn } from './project-turn';
+import { ReadNow } from './read-now';
 import { waitForResult } from './wait';
 
 /** Sends the follow-up once, follows the job to a terminal status and returns the final job with its `prLink`. */
@@ -26,10 +27,11 @@ export async function followUpWorkflow(input: FollowUpInput, ...continued: unkno
   const { request, checkpoint } = admit(input, continued);
   const run = new FollowUpRun(request, input, checkpoint);
   const turn = new ProjectTurn(run);
+  const readNow = new ReadNow();
   try {
     return await turn.hold(async (earlier) => {
-      const delivered = checkpoint?.delivered ?? (await deliver(run, turn, earlier));
-      const job = await waitForResult(run, delivered);
+      const delivered = checkpoint?.delivered ?? (await deliver(run, turn, readNow, earlier));
+      const job = await waitForResult(run, readNow, delivered);
       return run.finish(job, delivered);
     });
   } catch (error) {
@@ -46,7 +48,7 @@ export async function followUpWorkflow(input: FollowUpInput, ...continued: unkno
  */
 function admit(input: unknown, continued: unknown[]): { request: FollowUpRequest; checkpoint?: FollowUpCheckpoint } {
   const problems: string[] = [];
-  const checked = checkFollowUpInput(input);
+  const checked = inspectFollowUpInput(input);
   if (!checked.ok) problems.push(describeProblems(checked.problems));
   const reserved = reservedWorkflowIdProblem(workflowInfo().workflowId);
   if (reserved !== undefined) problems.push(`${reserved}; start the follow-up under another id`);

@@ -9,11 +9,12 @@ import { judgeRead, watchAfter, type ReadVerdict, type ResultWatch } from '../fo
 import { pollAgentJob } from './activities';
 import { scheduleFrom } from './deliver';
 import type { FollowUpRun } from './follow-up-run';
+import type { ReadNow } from './read-now';
 
 const WAITING_FOR = { working: 'work', settling: 'settle', confirming: 'confirmation' } as const;
 
 /** Waits for the job as it ended after this follow-up's message. */
-export async function waitForResult(run: FollowUpRun, delivered: Delivered): Promise<AgentJob> {
+export async function waitForResult(run: FollowUpRun, readNow: ReadNow, delivered: Delivered): Promise<AgentJob> {
   let state = delivered;
   const watch = (): ResultWatch => ({ ...state, settleWindowMs: run.request.polling.settleWindowMs });
   // Until a read says otherwise, what the follow-up knows is the send's answer (or the job before it).
@@ -25,10 +26,13 @@ export async function waitForResult(run: FollowUpRun, delivered: Delivered): Pro
   };
   for (;;) {
     run.enter('waiting', WAITING_FOR[verdict.why]);
-    const { job, readAtMs, polls, sawActive } = await pollAgentJob(
-      { ...run.ref, known: verdict.known, acceptUnchangedFromMs: verdict.acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce: false },
-      run.deadlineMs,
-      `wait for job ${run.ref.jobId} to change from ${verdict.known.status}`,
+    const { known, acceptUnchangedFromMs } = verdict;
+    const { job, readAtMs, polls, sawActive } = await readNow.poll((readAtOnce) =>
+      pollAgentJob(
+        { ...run.ref, known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce },
+        run.deadlineMs,
+        readAtOnce ? `read job ${run.ref.jobId} now (asked for), then wait for it to change from ${known.status}` : `wait for job ${run.ref.jobId} to change from ${known.status}`,
+      ),
     );
     run.observe(job, polls);
     // Reads that found the job `active` as already known still prove the agent took this message.

@@ -264,7 +264,7 @@ describe('send says what it cannot do silently', () => {
     });
     expect(code).toBe(ExitCode.Error);
     expect(run.err).toContain(`Namespace '${namespace}' lacks agent-followup's search attributes`);
-    expect(run.err).toContain('scripts/register-search-attributes.sh');
+    expect(run.err).toContain('npx agent-followup setup');
   });
 });
 

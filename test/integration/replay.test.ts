@@ -32,6 +32,7 @@ test('there are committed histories to replay, one per way a follow-up runs', ()
     'baseline-continued-as-new.json',
     'baseline-coordinator-served-3.json',
     'baseline-queued-in-lane.json',
+    'baseline-read-now.json',
     'baseline-reconciled-send.json',
     'baseline-resumed-from-earlier-run.json',
     'baseline-started-without-attributes.json',

@@ -1,11 +1,11 @@
-import { DEFAULT_POLLING, checkFollowUpInput, type FollowUpRequest } from '../../src/follow-up/request';
+import { DEFAULT_POLLING, inspectFollowUpInput, type FollowUpRequest } from '../../src/follow-up/request';
 import { optionDifferences } from '../../src/follow-up/option-differences';
 import { packageVersion } from '../../src/command-line/program';
 import { describeProgress, timeIn } from '../../src/command-line/render';
 import type { FollowUpProgress } from '../../src/follow-up/types';
 
 function request(input: Record<string, unknown>): FollowUpRequest {
-  const checked = checkFollowUpInput({ projectId: 'p', jobId: 'j', prompt: 'x', ...input });
+  const checked = inspectFollowUpInput({ projectId: 'p', jobId: 'j', prompt: 'x', ...input });
   if (!checked.ok) throw new Error(JSON.stringify(checked.problems));
   return checked.request;
 }

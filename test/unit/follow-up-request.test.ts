@@ -4,25 +4,25 @@
  * runs every row through both.
  */
 import { createFollowUpInputSchema } from '../../src/follow-up/input';
-import { checkFollowUpInput, DEFAULT_POLLING, describeProblems, type FollowUpRequest } from '../../src/follow-up/request';
+import { inspectFollowUpInput, DEFAULT_POLLING, describeProblems, type FollowUpRequest } from '../../src/follow-up/request';
 
 const valid = { projectId: 'proj-1', jobId: 'job-1', prompt: 'Please also update the changelog.' };
 
 /** The checked request of an input that must be valid. */
 function parsed(input: unknown, maxPromptLength?: number): FollowUpRequest {
-  const result = checkFollowUpInput(input, maxPromptLength);
+  const result = inspectFollowUpInput(input, maxPromptLength);
   if (!result.ok) throw new Error(`expected a valid input, got: ${describeProblems(result.problems)}`);
   return result.request;
 }
 
 /** The problem text of an input that must be refused. */
 function problemsOf(input: unknown, maxPromptLength?: number): string {
-  const result = checkFollowUpInput(input, maxPromptLength);
+  const result = inspectFollowUpInput(input, maxPromptLength);
   if (result.ok) throw new Error(`expected the input to be refused: ${JSON.stringify(input)}`);
   return describeProblems(result.problems);
 }
 
-describe('checkFollowUpInput with valid input', () => {
+describe('inspectFollowUpInput with valid input', () => {
   test('a minimal input gets every default', () => {
     expect(parsed(valid)).toEqual({ ...valid, polling: { ...DEFAULT_POLLING }, onAmbiguousSend: 'reconcile' });
   });
@@ -66,7 +66,7 @@ describe('checkFollowUpInput with valid input', () => {
   });
 });
 
-describe('checkFollowUpInput with bad input', () => {
+describe('inspectFollowUpInput with bad input', () => {
   const withPolling = (polling: unknown) => ({ ...valid, polling });
 
   /** [what is wrong, the input, the field the problem must name first, a fragment of the problem]. */
@@ -169,7 +169,7 @@ describe('checkFollowUpInput with bad input', () => {
     const schema = createFollowUpInputSchema();
     const rows: unknown[] = [...badInputs.map((row) => row[1]), valid, { ...valid, polling: { initialInterval: '2s', timeout: '10m' } }];
     for (const input of rows) {
-      const checked = checkFollowUpInput(input);
+      const checked = inspectFollowUpInput(input);
       const viaZod = schema.safeParse(input);
       expect({ input, ok: viaZod.success }).toEqual({ input, ok: checked.ok });
       if (checked.ok && viaZod.success) expect(viaZod.data).toEqual(checked.request);

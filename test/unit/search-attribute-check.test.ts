@@ -17,10 +17,10 @@ describe('compareSearchAttributes', () => {
     ]);
   });
 
-  test('the fix names the script and the Cloud command', () => {
+  test('the fix names the setup command and the Cloud command', () => {
     const message = searchAttributeFix('prod', ['AgentJobStatus is not registered']);
     expect(message).toContain("Namespace 'prod'");
-    expect(message).toContain('scripts/register-search-attributes.sh');
+    expect(message).toContain('npx agent-followup setup');
     expect(message).toContain('tcld namespace search-attributes add');
   });
 });

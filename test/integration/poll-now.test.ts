@@ -1,0 +1,84 @@
+/**
+ * Reading now: a caller who knows the job changed asks a follow-up to read it at once (`pollNow` in the library,
+ * `agent-followup poll-now` in the CLI) instead of at the next point of its poll schedule.
+ */
+import { ExitCode } from '../../src/cli';
+import { runCliOn as cli } from '../support/cli-runner';
+import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+/**
+ * Waits until the follow-up waits for its result and its settle window (1 s) has passed: a read inside the window
+ * cannot be the result yet (it may be a lagging replica), so the follow-up would rightly go on waiting.
+ */
+async function waitPastSettleWindow(followUps: ReturnType<Harness['followUps']>, workflowId: string): Promise<void> {
+  await waitFor(async () => {
+    const progress = await followUps.progress(workflowId).catch(() => null);
+    return progress?.phase === 'waiting' && progress.sentAt !== null && Date.now() - Date.parse(progress.sentAt) > 2_000;
+  }, 'the follow-up to wait for its result, past its settle window');
+}
+
+// The next poll after the send is ten minutes away: only a read asked for can end these follow-ups within the test.
+const SLOW = ['--initial-interval', '10m', '--max-interval', '10m', '--settle-window', '1s', '--timeout', '30m'];
+
+test('poll-now reads the job at once: the follow-up ends with the result without waiting for its next poll', async () => {
+  const ref = uniqueJob('poll-now');
+  h.simulator.addJob({ ...ref, workMs: 300 });
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue);
+  const followUps = h.followUps(taskQueue);
+  await worker.runUntil(async () => {
+    const sent = await cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Read me now', '--json', ...SLOW], taskQueue);
+    expect(sent.code).toBe(ExitCode.Ok);
+    const { workflowId } = JSON.parse(sent.out) as { workflowId: string };
+    await waitPastSettleWindow(followUps, workflowId);
+    await waitFor(async () => h.simulator.job(ref.projectId, ref.jobId).status === 'completed', 'the agent to finish');
+    const readsBefore = h.simulator.counts(ref.projectId, ref.jobId).gets;
+
+    const asked = await cli(['poll-now', workflowId], taskQueue);
+    expect(asked.code).toBe(ExitCode.Ok);
+    expect(asked.out).toContain(`Asked follow-up ${workflowId} to read its job now`);
+    const outcome = await followUps.outcome(workflowId);
+    expect(outcome.kind).toBe('completed');
+    // The read asked for, and at most one more that the cancelled wait had under way.
+    expect(h.simulator.counts(ref.projectId, ref.jobId).gets - readsBefore).toBeGreaterThanOrEqual(1);
+    expect(h.simulator.counts(ref.projectId, ref.jobId).gets - readsBefore).toBeLessThanOrEqual(2);
+
+    // Once it has ended there is nothing to read for: said so, exit 2, and the library says the same.
+    const again = await cli(['poll-now', workflowId], taskQueue);
+    expect(again.code).toBe(ExitCode.BadInput);
+    expect(again.err).toContain(`follow-up ${workflowId} already ended (COMPLETED)`);
+    expect(await followUps.pollNow(workflowId)).toEqual({ requested: false, executionStatus: 'COMPLETED' });
+  });
+});
+
+test('a read asked for while the job is still working changes nothing: the follow-up goes on waiting, then ends on a later read', async () => {
+  const ref = uniqueJob('poll-now-early');
+  h.simulator.addJob({ ...ref, workMs: 60 * 60_000 });
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue);
+  const followUps = h.followUps(taskQueue);
+  await worker.runUntil(async () => {
+    const { workflowId } = await followUps.start({
+      ...ref,
+      prompt: 'Still working',
+      polling: { initialInterval: '10m', maxInterval: '10m', settleWindow: '1s', timeout: '30m' },
+    });
+    await waitPastSettleWindow(followUps, workflowId);
+    const readsBefore = h.simulator.counts(ref.projectId, ref.jobId).gets;
+    expect(await followUps.pollNow(workflowId)).toEqual({ requested: true, executionStatus: 'RUNNING' });
+    await waitFor(async () => h.simulator.counts(ref.projectId, ref.jobId).gets > readsBefore, 'the read asked for');
+    expect((await followUps.progress(workflowId)).phase).toBe('waiting');
+    // The agent finishes; a second read asked for ends the follow-up.
+    h.simulator.finishJob(ref.projectId, ref.jobId);
+    await followUps.pollNow(workflowId);
+    expect((await followUps.outcome(workflowId)).kind).toBe('completed');
+  });
+});

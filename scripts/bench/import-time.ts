@@ -4,7 +4,8 @@
  * a fresh Node process, the two alternating, so both see the same machine.
  */
 import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { percentile } from './stats';
 
 export interface ImportRow {
@@ -17,7 +18,15 @@ export interface ImportRow {
   loadsWorker: boolean;
 }
 
-const ROOT = join(__dirname, '..', '..');
+/** The repository: the nearest directory up from here with our package.json (this file runs from dist/scripts/bench). */
+function repositoryRoot(): string {
+  for (let dir = __dirname; dir !== dirname(dir); dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'src', 'index.ts'))) return dir;
+  }
+  throw new Error(`no repository root above ${__dirname}`);
+}
+
+const ROOT = repositoryRoot();
 
 function measureOnce(requires: string[]): { ms: number; modules: number; loadsWorker: boolean } {
   const script = [

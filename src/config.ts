@@ -130,6 +130,11 @@ const WorkerEnvFields = z.object({
   AGENT_API_ALLOW_INSECURE_HTTP: booleanFlag,
   AGENT_API_GET_JOB_PATH: z
     .string()
+    // A path under AGENT_API_BASE_URL: an absolute URL would be appended to the base, and every read would then fail
+    // as "job not found", which points at the job instead of at this setting.
+    .refine((path) => path.startsWith('/') && !path.startsWith('//'), {
+      error: 'must be a path under AGENT_API_BASE_URL that starts with one /, e.g. /v2/agent/{projectId}/job/{id}, not a URL',
+    })
     .refine((path) => path.includes('{projectId}') && path.includes('{id}'), {
       error: 'must contain {projectId} and {id}',
     })

@@ -310,6 +310,12 @@ describe('loadWorkerConfig', () => {
     ['a send budget that is not a number', { AGENT_SENDS_PER_PROJECT_PER_HOUR: 'lots' }, 'AGENT_SENDS_PER_PROJECT_PER_HOUR must be a whole number of sends per project per hour (e.g. 80)'],
     ['an insecure-http flag that is not a boolean', { AGENT_API_ALLOW_INSECURE_HTTP: 'yes' }, 'AGENT_API_ALLOW_INSECURE_HTTP must be true or false'],
     ['a get-job path without {id}', { AGENT_API_GET_JOB_PATH: '/v2/agent/{projectId}/job' }, 'AGENT_API_GET_JOB_PATH must contain {projectId} and {id}'],
+    [
+      'a get-job path that is an absolute URL',
+      { AGENT_API_GET_JOB_PATH: 'https://api.example.com/v2/agent/{projectId}/job/{id}' },
+      'AGENT_API_GET_JOB_PATH must be a path under AGENT_API_BASE_URL that starts with one /',
+    ],
+    ['a get-job path that is protocol-relative', { AGENT_API_GET_JOB_PATH: '//evil.example/{projectId}/{id}' }, 'AGENT_API_GET_JOB_PATH must be a path under AGENT_API_BASE_URL'],
     ['a key prefix with an underscore', { AGENT_API_KEY_PREFIX: 'mint_' }, 'AGENT_API_KEY_PREFIX must be letters and digits only'],
     ['an empty task queue', { TEMPORAL_TASK_QUEUE: '' }, 'TEMPORAL_TASK_QUEUE'],
   ])('%s is refused naming the variable', (_title, env, fragment) => {

@@ -1,6 +1,6 @@
 /** `agent-followup cancel`: stop a follow-up that is still running. */
 import type { Command } from 'commander';
-import { ExitCode, type CliContext, type CliIo } from './io';
+import { checkWorkflowIdArgument, ExitCode, type CliContext, type CliIo } from './io';
 
 export function registerCancel(program: Command, ctx: CliContext): void {
   program
@@ -8,7 +8,7 @@ export function registerCancel(program: Command, ctx: CliContext): void {
     .summary('stop a running follow-up (a message already sent stays sent)')
     .argument('<workflowId>', 'the id send printed')
     .action(async (workflowId: string) => {
-      ctx.exitCode = await cancel(workflowId, ctx.io);
+      ctx.exitCode = await cancel(checkWorkflowIdArgument(workflowId), ctx.io);
     });
 }
 

@@ -33,6 +33,18 @@ export interface CliIo {
 /** The command line itself is wrong: exit 2, with the message. */
 export class UsageError extends Error {}
 
+/** Temporal's longest workflow id (the server's default `limit.maxIDLength`). */
+const MAX_WORKFLOW_ID_LENGTH = 1_000;
+
+/** A workflow id given on the command line, checked before connecting: an empty or over-long one is exit 2, said plainly. */
+export function checkWorkflowIdArgument(workflowId: string, name = 'the workflow id'): string {
+  if (workflowId.trim() === '') throw new UsageError(`${name} must not be empty: give the id \`send\` printed (agent-followup send ... prints it)`);
+  if (workflowId.length > MAX_WORKFLOW_ID_LENGTH) {
+    throw new UsageError(`${name} is ${workflowId.length} characters long; Temporal allows at most ${MAX_WORKFLOW_ID_LENGTH}`);
+  }
+  return workflowId;
+}
+
 /** A command's context: the io, and where its action leaves the exit code. */
 export interface CliContext {
   io: CliIo;

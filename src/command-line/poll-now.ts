@@ -1,6 +1,6 @@
 /** `agent-followup poll-now`: have a follow-up read its job now, for whoever knows the job just changed. */
 import type { Command } from 'commander';
-import { ExitCode, type CliContext, type CliIo } from './io';
+import { checkWorkflowIdArgument, ExitCode, type CliContext, type CliIo } from './io';
 
 export function registerPollNow(program: Command, ctx: CliContext): void {
   program
@@ -8,7 +8,7 @@ export function registerPollNow(program: Command, ctx: CliContext): void {
     .summary('have a running follow-up read its job now instead of at its next poll (you know the job changed)')
     .argument('<workflowId>', 'the id send printed')
     .action(async (workflowId: string) => {
-      ctx.exitCode = await pollNow(workflowId, ctx.io);
+      ctx.exitCode = await pollNow(checkWorkflowIdArgument(workflowId), ctx.io);
     });
 }
 

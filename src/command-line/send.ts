@@ -5,7 +5,7 @@ import { inspectFollowUpInput } from '../follow-up/request';
 import { optionDifferences } from '../follow-up/option-differences';
 import type { FollowUpRequest } from '../follow-up/request';
 import { addFollowUpInputOptions, buildInput, type FollowUpInputOptions } from './follow-up-options';
-import { ExitCode, UsageError, type CliContext, type CliIo } from './io';
+import { checkWorkflowIdArgument, ExitCode, UsageError, type CliContext, type CliIo } from './io';
 import { classifyFailure, exitCodeForOutcome } from './outcome-codes';
 import { describeProgress, describeResult } from './render';
 import { noWorkerWarning } from './workers';
@@ -40,7 +40,7 @@ export function registerSend(program: Command, ctx: CliContext): void {
 async function send(options: SendOptions, extra: string[], io: CliIo): Promise<number> {
   if (extra.length > 0) throw new UsageError(`unexpected argument '${String(extra[0])}' (quote the prompt: --prompt "...")`);
   const input = buildInput(options);
-  if (options.workflowId !== undefined && options.workflowId.trim() === '') throw new UsageError('--workflow-id must not be empty');
+  if (options.workflowId !== undefined) checkWorkflowIdArgument(options.workflowId, '--workflow-id');
   // Validate before connecting: bad input never reaches Temporal.
   const given = checkFollowUpInput(input, maxPromptLengthFromEnv(io.env));
   if (options.workflowId !== undefined) checkFollowUpWorkflowId(options.workflowId);

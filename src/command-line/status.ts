@@ -1,6 +1,6 @@
 /** `agent-followup status`: how a follow-up stands or how it ended, with the exit code of its outcome. */
 import type { Command } from 'commander';
-import { ExitCode, type CliContext, type CliIo } from './io';
+import { checkWorkflowIdArgument, ExitCode, type CliContext, type CliIo } from './io';
 import { exitCodeFor } from './outcome-codes';
 import { describeStatus } from './render';
 
@@ -15,7 +15,7 @@ export function registerStatus(program: Command, ctx: CliContext): void {
     .argument('<workflowId>', 'the id send printed')
     .option('--json', 'print one JSON object instead of text')
     .action(async (workflowId: string, options: { json?: boolean }) => {
-      ctx.exitCode = await status(workflowId, Boolean(options.json), ctx.io);
+      ctx.exitCode = await status(checkWorkflowIdArgument(workflowId), Boolean(options.json), ctx.io);
     });
 }
 

@@ -142,6 +142,23 @@ const rows: Row[] = [
     exitCode: ExitCode.BadInput,
   },
   { surface: 'cli', name: 'empty --workflow-id', args: sendArgs({}, '--workflow-id', ' '), fragment: '--workflow-id must not be empty', exitCode: ExitCode.BadInput },
+  {
+    surface: 'cli',
+    name: '--workflow-id over 1,000 characters',
+    args: sendArgs({}, '--workflow-id', 'w'.repeat(2_000)),
+    fragment: '--workflow-id is 2000 characters long; Temporal allows at most 1000',
+    exitCode: ExitCode.BadInput,
+  },
+  { surface: 'cli', name: "cancel ''", args: ['cancel', ''], fragment: 'the workflow id must not be empty', exitCode: ExitCode.BadInput },
+  { surface: 'cli', name: "status ''", args: ['status', ' '], fragment: 'the workflow id must not be empty', exitCode: ExitCode.BadInput },
+  { surface: 'cli', name: "poll-now ''", args: ['poll-now', ''], fragment: 'the workflow id must not be empty', exitCode: ExitCode.BadInput },
+  {
+    surface: 'cli',
+    name: 'status of a 2,000-character id',
+    args: ['status', 'x'.repeat(2_000)],
+    fragment: 'the workflow id is 2000 characters long; Temporal allows at most 1000',
+    exitCode: ExitCode.BadInput,
+  },
 
   // The library client: nothing reaches Temporal.
   { surface: 'client', name: 'empty prompt', input: { ...valid, prompt: '' }, fragment: 'prompt must not be empty (the API needs at least 1 character)' },

@@ -113,6 +113,10 @@ export interface StartedFollowUp {
    * and no new message was sent.
    */
   attached: boolean;
+  /** When attached: when the follow-up attached to was first started (ISO 8601), before any continue-as-new. */
+  startedAt?: string;
+  /** When attached: its Temporal status at that moment (RUNNING, or how it ended). */
+  executionStatus?: string;
 }
 
 export interface FollowUpStatus {
@@ -237,7 +241,7 @@ export class FollowUpClient {
       if (mismatches.length > 0) {
         throw new WorkflowIdInUseError(workflowId, mismatches, describeWorkflowIdInUse(workflowId, parsed, existing, mismatches));
       }
-      return { workflowId, attached: true };
+      return { workflowId, attached: true, ...(await this.attachedTo(workflowId)) };
     }
   }
 
@@ -340,6 +344,14 @@ export class FollowUpClient {
   /** The input a follow-up was started with (the current run's, which continue-as-new carries unchanged). */
   async inputOf(workflowId: string): Promise<unknown> {
     return (await this.startedAs(workflowId)).input;
+  }
+
+  /** When the follow-up under `workflowId` was first started, and its status now: what an attached caller is told. */
+  private async attachedTo(workflowId: string): Promise<Pick<StartedFollowUp, 'startedAt' | 'executionStatus'>> {
+    const description = await this.client.workflow.getHandle(workflowId).describe();
+    const original = description.raw.workflowExtendedInfo?.originalStartTime;
+    const startedAt = original?.seconds != null ? new Date(Number(original.seconds) * 1000 + Math.floor((original.nanos ?? 0) / 1e6)) : description.startTime;
+    return { startedAt: startedAt.toISOString(), executionStatus: description.status.name };
   }
 
   /** The type and first argument of the workflow under `workflowId` (its current run), from its first history event. */

@@ -1,7 +1,7 @@
 /** How the commands print follow-ups, their progress and schedules as text. */
 import type { FollowUpStatus } from '../client';
 import { isTerminal } from '../agent-api/job';
-import { queuedLine } from '../follow-up/progress-details';
+import { queuedLine, roughDuration } from '../follow-up/progress-details';
 import type { FollowUpProgress, FollowUpResult } from '../follow-up/types';
 import type { FollowUpOutcome } from '../outcome';
 import type { FollowUpScheduleSpecView, ScheduledFollowUpRun } from '../schedules';
@@ -15,17 +15,26 @@ export function describeResult(result: FollowUpResult): string {
   return `${lines.filter(Boolean).join('\n')}\n`;
 }
 
-export function describeProgress(progress: FollowUpProgress): string {
-  if (progress.phase === 'queued') return `  … ${queuedLine(progress, Date.now())}`;
+export function describeProgress(progress: FollowUpProgress, nowMs: number = Date.now()): string {
+  if (progress.phase === 'queued') return `  … ${queuedLine(progress, nowMs)}`;
   const polls = progress.polls + (progress.poll?.polls ?? 0);
   const status = progress.poll?.lastStatus ?? progress.lastStatus;
   const parts = [`${progress.phase}`, `status ${status ?? 'unknown'}`, `${polls} poll(s)`];
+  // Times for people: how long ago, how soon, how much is left; the ISO times stay in --json.
+  if (progress.sentAt) parts.push(`sent ${roughDuration(Math.max(0, nowMs - Date.parse(progress.sentAt)))} ago`);
   // Only an ended job is a result to confirm; while it is active there is nothing to confirm yet.
   if (status !== null && isTerminal(status)) {
     if (progress.waitingFor === 'settle') parts.push("waiting to confirm the result is this follow-up's");
     if (progress.waitingFor === 'confirmation') parts.push('reading the result once more to confirm it');
   }
-  if (progress.poll?.nextPollAt) parts.push(`next poll ${progress.poll.nextPollAt}`);
+  if (progress.poll?.nextPollAt) {
+    const inMs = Date.parse(progress.poll.nextPollAt) - nowMs;
+    parts.push(inMs > 0 ? `next poll in ${roughDuration(inMs)}` : 'next poll due now');
+  }
+  if (progress.deadline) {
+    const leftMs = Date.parse(progress.deadline) - nowMs;
+    if (leftMs > 0) parts.push(`${roughDuration(leftMs)} left before the deadline`);
+  }
   const lastError = progress.poll?.lastError ?? progress.lastError;
   if (lastError) parts.push(`last error: ${lastError}`);
   return `  … ${parts.join(', ')}`;

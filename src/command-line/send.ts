@@ -1,6 +1,7 @@
 /** `agent-followup send`: start a follow-up (or attach to the same one), and with --wait follow it to its end. */
 import type { Command } from 'commander';
-import { checkFollowUpInput, checkFollowUpWorkflowId, type FollowUpClient, maxPromptLengthFromEnv } from '../client';
+import { checkFollowUpInput, checkFollowUpWorkflowId, type FollowUpClient, maxPromptLengthFromEnv, type StartedFollowUp } from '../client';
+import { roughDuration } from '../follow-up/progress-details';
 import { inspectFollowUpInput } from '../follow-up/request';
 import { optionDifferences } from '../follow-up/option-differences';
 import type { FollowUpRequest } from '../follow-up/request';
@@ -48,6 +49,7 @@ async function send(options: SendOptions, extra: string[], io: CliIo): Promise<n
   try {
     const started = await followUps.start(input, { workflowId: options.workflowId });
     if (started.attached) {
+      io.err(`${reuseNotice(started)}\n`);
       for (const line of await attachedWarnings(followUps, started.workflowId, given)) io.err(`${line}\n`);
     }
     const idle = await noWorkerWarning(followUps);
@@ -67,7 +69,7 @@ async function send(options: SendOptions, extra: string[], io: CliIo): Promise<n
     }
     io.waitingOn?.(started.workflowId);
     try {
-      return await waitForEnd(followUps, started.workflowId, Boolean(options.json), io, idle !== null);
+      return await waitForEnd(followUps, started, Boolean(options.json), io, idle !== null);
     } finally {
       io.waitingOn?.(null);
     }
@@ -89,21 +91,32 @@ async function attachedWarnings(followUps: FollowUpClient, workflowId: string, g
   ];
 }
 
-async function waitForEnd(followUps: FollowUpClient, workflowId: string, json: boolean, io: CliIo, warnedIdle: boolean): Promise<number> {
+/** Said on stderr whenever `send` attached instead of starting: nothing was sent this time, and what it is waiting on. */
+function reuseNotice(started: StartedFollowUp): string {
+  const since = started.startedAt ? ` was started ${roughDuration(Math.max(0, Date.now() - Date.parse(started.startedAt)))} ago (${started.startedAt})` : ' was started earlier';
+  const state = started.executionStatus === 'RUNNING' ? 'and is still running' : started.executionStatus ? `and has ended (${started.executionStatus})` : '';
+  return (
+    `No new message was sent: follow-up ${started.workflowId}, with the same project, job and prompt,${since} ${state}. ` +
+    'This command follows that one; to send the same prompt again on purpose, pass a new --workflow-id.'
+  );
+}
+
+async function waitForEnd(followUps: FollowUpClient, started: StartedFollowUp, json: boolean, io: CliIo, warnedIdle: boolean): Promise<number> {
+  const { workflowId, attached } = started;
   let done = false;
   const reporter = reportProgress(followUps, workflowId, io, () => done, json, warnedIdle);
   try {
     const result = await followUps.result(workflowId);
     done = true;
     await reporter;
-    if (json) io.out(`${JSON.stringify({ workflowId, result })}\n`);
+    if (json) io.out(`${JSON.stringify({ workflowId, attached, result })}\n`);
     else io.out(describeResult(result));
     return exitCodeForOutcome(result);
   } catch (error) {
     done = true;
     await reporter;
     const { code, type, message } = classifyFailure(error);
-    if (json) io.out(`${JSON.stringify({ workflowId, error: { type, message, exitCode: code } })}\n`);
+    if (json) io.out(`${JSON.stringify({ workflowId, attached, error: { type, message, exitCode: code } })}\n`);
     else io.err(`agent-followup: ${type}: ${message}\n`);
     return code;
   }

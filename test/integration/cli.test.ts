@@ -96,6 +96,10 @@ test('send without --wait prints the workflow id; status and cancel work on it',
 
     const again = await cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Later', ...fast], taskQueue);
     expect(again.out).toContain('Attached to the existing follow-up');
+    // Said aloud: nothing was sent this time, and since when the one it follows has run.
+    expect(again.err).toContain(`No new message was sent: follow-up ${workflowId}, with the same project, job and prompt, was started `);
+    expect(again.err).toContain('ago');
+    expect(again.err).toContain('and is still running');
 
     const cancelled = await cli(['cancel', workflowId], taskQueue);
     expect(cancelled.code).toBe(ExitCode.Ok);

@@ -81,12 +81,12 @@ test('starting the same follow-up again attaches to it instead of sending a seco
   const first = await followUps.start(input);
   const retried = await followUps.start(input);
   expect(first).toEqual({ workflowId: followUpWorkflowId(input), attached: false });
-  expect(retried).toEqual({ workflowId: first.workflowId, attached: true });
+  expect(retried).toEqual({ workflowId: first.workflowId, attached: true, startedAt: expect.any(String), executionStatus: 'RUNNING' });
 
   const worker = await h.worker(taskQueue);
   const result = await worker.runUntil(followUps.result(first.workflowId));
   const afterCompletion = await followUps.startAndWait(input);
-  expect(afterCompletion.attached).toBe(true);
+  expect(afterCompletion).toMatchObject({ attached: true, executionStatus: 'COMPLETED', startedAt: retried.startedAt });
   expect(afterCompletion.result).toEqual(result);
   expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
 });

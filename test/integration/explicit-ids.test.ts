@@ -81,12 +81,12 @@ describe('a taken explicit id attaches only to the same follow-up', () => {
     const result = await worker.runUntil(async () => {
       expect(await followUps.start(input, { workflowId })).toEqual({ workflowId, attached: false });
       const again = await followUps.start({ ...input, polling: { ...FAST_POLLING, timeout: '1h' } }, { workflowId });
-      expect(again).toEqual({ workflowId, attached: true });
+      expect(again).toMatchObject({ workflowId, attached: true });
       return followUps.result(workflowId);
     });
     expect(result.outcome).toBe('completed');
     // Once completed, the same id still attaches rather than sending again.
-    expect(await followUps.start(input, { workflowId })).toEqual({ workflowId, attached: true });
+    expect(await followUps.start(input, { workflowId })).toMatchObject({ workflowId, attached: true });
     expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
   });
 

@@ -51,6 +51,16 @@ describe('describeProgress', () => {
     polls: 1, lastError: null, sentAt: '2026-11-25T00:00:00.000Z', deadline: null, runs: 1, sendAttempts: 1, delivery: 'response', prLink: null, outcome: null,
   };
 
+  test('tells times as people read them: how long ago it was sent, when the next poll comes, how much time is left', () => {
+    const now = Date.parse('2026-11-25T00:03:12.000Z');
+    const line = describeProgress(
+      { ...progress, deadline: '2026-11-25T02:00:00.000Z', poll: { polls: 4, nextPollAt: '2026-11-25T00:03:52.000Z', lastStatus: 'active', lastError: null } },
+      now,
+    );
+    expect(line).toBe('  … waiting, status active, 5 poll(s), sent 3m12s ago, next poll in 40s, 1h56m left before the deadline');
+    expect(describeProgress({ ...progress, poll: { polls: 0, nextPollAt: '2026-11-25T00:03:00.000Z', lastStatus: null, lastError: null } }, now)).toContain('next poll due now');
+  });
+
   test('says it is confirming a result only once the job has ended', () => {
     expect(describeProgress(progress)).not.toContain('confirm');
     expect(describeProgress({ ...progress, poll: { polls: 2, nextPollAt: null, lastStatus: 'completed', lastError: null } })).toContain(

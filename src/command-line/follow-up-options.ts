@@ -1,7 +1,8 @@
 /** The options that make a follow-up's input, shared by `send` and `schedule create`, and the input they build. */
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { FollowUpInput } from '../follow-up/input';
+import { DEFAULT_MAX_PROMPT_LENGTH } from '../follow-up/request';
 import { UsageError } from './io';
 
 export interface FollowUpInputOptions {
@@ -38,16 +39,46 @@ function durationValue(value: string): string | number {
   return /^\d+$/.test(value) ? Number(value) : value;
 }
 
+/**
+ * The prompt in a file, read no further than the longest prompt allowed could need (4 bytes a character): a file past
+ * that is refused without reading it whole, so `--prompt-file /dev/zero` or a mistaken log file costs nothing.
+ */
+export function readPromptFile(path: string, maxCharacters: number = DEFAULT_MAX_PROMPT_LENGTH): string {
+  const maxBytes = maxCharacters * 4;
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (error) {
+    throw new UsageError(`cannot read --prompt-file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  try {
+    const buffer = Buffer.alloc(maxBytes + 1);
+    let length = 0;
+    for (;;) {
+      const read = readSync(fd, buffer, length, buffer.length - length, null);
+      if (read === 0) break;
+      length += read;
+      if (length > maxBytes) {
+        throw new UsageError(
+          `--prompt-file ${path} is longer than any prompt may be (${maxCharacters.toLocaleString('en-US')} characters): give a shorter file, or the part of it to send`,
+        );
+      }
+    }
+    return buffer.toString('utf8', 0, length);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`cannot read --prompt-file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The follow-up input the options describe; the input's own rules are checked by the caller (checkFollowUpInput of the library). */
 export function buildInput(options: FollowUpInputOptions): FollowUpInput {
   if (options.prompt !== undefined && options.promptFile !== undefined) throw new UsageError('give --prompt or --prompt-file, not both');
   let prompt = options.prompt;
   if (options.promptFile !== undefined) {
-    try {
-      prompt = readFileSync(options.promptFile, 'utf8');
-    } catch (error) {
-      throw new UsageError(`cannot read --prompt-file ${options.promptFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-    }
+    prompt = readPromptFile(options.promptFile);
   }
   const polling: Record<string, string | number> = {};
   if (options.initialInterval !== undefined) polling.initialInterval = durationValue(options.initialInterval);

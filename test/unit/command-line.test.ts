@@ -1,3 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readPromptFile } from '../../src/command-line/follow-up-options';
+import { UsageError } from '../../src/command-line/io';
 import { DEFAULT_POLLING, inspectFollowUpInput, type FollowUpRequest } from '../../src/follow-up/request';
 import { optionDifferences } from '../../src/follow-up/option-differences';
 import { packageVersion } from '../../src/command-line/program';
@@ -66,5 +71,27 @@ describe('describeProgress', () => {
     expect(describeProgress({ ...progress, poll: { polls: 2, nextPollAt: null, lastStatus: 'completed', lastError: null } })).toContain(
       "waiting to confirm the result is this follow-up's",
     );
+  });
+});
+
+describe('--prompt-file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'prompt-file-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('reads a prompt file whole, in UTF-8', () => {
+    const path = join(dir, 'prompt.txt');
+    writeFileSync(path, 'Ajoute des tests ✓\n');
+    expect(readPromptFile(path)).toBe('Ajoute des tests ✓\n');
+  });
+
+  test('refuses a file longer than any prompt may be without reading it whole: /dev/zero ends at once', () => {
+    expect(() => readPromptFile('/dev/zero')).toThrow('--prompt-file /dev/zero is longer than any prompt may be (100,000 characters)');
+    const path = join(dir, 'long.txt');
+    writeFileSync(path, 'x'.repeat(13));
+    expect(() => readPromptFile(path, 3)).toThrow(UsageError);
+  });
+
+  test('a file that cannot be read names the file and the reason', () => {
+    expect(() => readPromptFile(join(dir, 'missing.txt'))).toThrow(`cannot read --prompt-file ${join(dir, 'missing.txt')}: ENOENT`);
   });
 });

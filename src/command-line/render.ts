@@ -28,8 +28,9 @@ export function describeProgress(progress: FollowUpProgress, nowMs: number = Dat
     if (progress.waitingFor === 'confirmation') parts.push('reading the result once more to confirm it');
   }
   if (progress.poll?.nextPollAt) {
+    // A time already past is a loop's last heartbeat, not yet refreshed: the poll is under way, so nothing is said.
     const inMs = Date.parse(progress.poll.nextPollAt) - nowMs;
-    parts.push(inMs > 0 ? `next poll in ${roughDuration(inMs)}` : 'next poll due now');
+    if (inMs >= 1_000) parts.push(`next poll in ${roughDuration(inMs)}`);
   }
   if (progress.deadline) {
     const leftMs = Date.parse(progress.deadline) - nowMs;

@@ -21,6 +21,7 @@ import {
 } from './follow-up/input';
 import { describePollActivity } from './describe-poll';
 import { NamespaceNotFoundError, NamespaceNotReadyError } from './namespace-errors';
+import { AgentJobStatus, AgentPrLink } from './follow-up/search-attributes';
 import { identifierProblem } from './follow-up/request';
 import { followUpStartMetadata } from './follow-up/start-metadata';
 import {
@@ -128,8 +129,24 @@ export interface FollowUpStatus {
   /** What the follow-up last knew (status, polls, last error, PR): read from a worker, so absent without one. */
   progress?: FollowUpProgress;
   result?: FollowUpResult;
-  /** Why `progress` is missing, when it is (no worker polls the task queue, so nothing can answer the query). */
+  /** Why `progress` is missing, when it is (no worker polls the task queue, or none answered in time). */
   progressUnavailable?: string;
+  /**
+   * When no worker answered: what the server itself keeps of the follow-up (its search attributes), so a dead worker
+   * never leaves the caller with nothing.
+   */
+  lastKnown?: { jobStatus: string | null; prLink: string | null };
+}
+
+/** How long `status` waits for a worker to answer the progress query before it says what the server keeps instead. */
+export const PROGRESS_QUERY_DEADLINE_MS = 5_000;
+
+/** gRPC DEADLINE_EXCEEDED, on the error or the cause the client wrapped it in. */
+function isDeadlineExceeded(error: unknown): boolean {
+  for (let current: unknown = error; current instanceof Error; current = (current as Error & { cause?: unknown }).cause) {
+    if ((current as { code?: number }).code === 4) return true;
+  }
+  return false;
 }
 
 export { NamespaceNotFoundError, NamespaceNotReadyError } from './namespace-errors';
@@ -291,8 +308,20 @@ export class FollowUpClient {
       return status;
     }
     try {
-      status.progress = executionStatus === 'RUNNING' ? await this.progress(workflowId) : await handle.query(progressQuery);
+      // A worker that just died is still listed as polling for a while: the query would wait for the RPC's own
+      // deadline (about a minute) and fail. A short deadline, then what the server keeps, answers at once.
+      status.progress = await this.client.connection.withDeadline(Date.now() + PROGRESS_QUERY_DEADLINE_MS, () =>
+        executionStatus === 'RUNNING' ? this.progress(workflowId) : handle.query(progressQuery),
+      );
     } catch (error) {
+      if (isDeadlineExceeded(error)) {
+        status.progressUnavailable = `no worker answered within ${PROGRESS_QUERY_DEADLINE_MS / 1000}s (the workers listed on task queue '${this.options.taskQueue}' may have stopped)`;
+        status.lastKnown = {
+          jobStatus: description.typedSearchAttributes.get(AgentJobStatus) ?? null,
+          prLink: description.typedSearchAttributes.get(AgentPrLink) ?? null,
+        };
+        return status;
+      }
       if (executionStatus === 'RUNNING') throw error;
       status.progressUnavailable = `its last progress could not be read: ${error instanceof Error ? error.message : String(error)}`;
     }

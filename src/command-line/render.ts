@@ -53,6 +53,10 @@ export function describeStatus(status: FollowUpStatus): string {
     else lines.push(describeProgress(progress));
   }
   if (status.progressUnavailable) lines.push(`Progress: not available (${status.progressUnavailable})`);
+  if (status.lastKnown) {
+    const { jobStatus, prLink } = status.lastKnown;
+    lines.push(`Last known (kept by the server): job status ${jobStatus ?? 'not read yet'}${prLink ? `, ${prLink}` : ''}`);
+  }
   return `${lines.join('\n')}\n`;
 }
 

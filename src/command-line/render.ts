@@ -18,8 +18,10 @@ export function describeResult(result: FollowUpResult): string {
 export function describeProgress(progress: FollowUpProgress, nowMs: number = Date.now()): string {
   if (progress.phase === 'queued') return `  … ${queuedLine(progress, nowMs)}`;
   const polls = progress.polls + (progress.poll?.polls ?? 0);
-  const status = progress.poll?.lastStatus ?? progress.lastStatus;
-  const parts = [`${progress.phase}`, `status ${status ?? 'unknown'}`, `${polls} poll(s)`];
+  const status = progress.sentAt === null ? null : (progress.poll?.lastStatus ?? progress.lastStatus);
+  // Before the message the job's status is that of earlier work: it is not this follow-up's to show.
+  const shown = status !== null ? `status ${status}` : progress.sentAt === null ? 'message not sent yet' : 'not read since the message';
+  const parts = [`${progress.phase}`, shown, `${polls} poll(s)`];
   // Times for people: how long ago, how soon, how much is left; the ISO times stay in --json.
   if (progress.sentAt) parts.push(`sent ${roughDuration(Math.max(0, nowMs - Date.parse(progress.sentAt)))} ago`);
   // Only an ended job is a result to confirm; while it is active there is nothing to confirm yet.
@@ -49,7 +51,8 @@ export function describeStatus(status: FollowUpStatus): string {
   else if (outcome) lines.push(`Outcome: ${outcome.kind} (${outcome.type}): ${outcome.message}`);
   const progress = status.progress;
   if (progress && !(outcome && 'result' in outcome)) {
-    if (outcome) lines.push(`Last known: job ${progress.jobId} ${progress.lastStatus ?? 'never read'}, ${progress.polls} poll(s)${progress.prLink ? `, ${progress.prLink}` : ''}`);
+    const last = progress.lastStatus ?? (progress.sentAt === null ? 'not sent the message' : 'not read since the message');
+    if (outcome) lines.push(`Last known: job ${progress.jobId} ${last}, ${progress.polls} poll(s)${progress.prLink ? `, ${progress.prLink}` : ''}`);
     else lines.push(describeProgress(progress));
   }
   if (status.progressUnavailable) lines.push(`Progress: not available (${status.progressUnavailable})`);

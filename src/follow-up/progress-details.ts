@@ -27,16 +27,22 @@ const WAITING_FOR: Record<NonNullable<FollowUpProgress['waitingFor']>, string> =
 
 export function renderProgressDetails(progress: FollowUpProgress): string {
   if (progress.phase === 'queued') return renderQueued(progress);
-  const status =
-    progress.lastStatus === null ? 'not read yet' : `\`${progress.lastStatus}\`${progress.lastStatusUnknown ? ' (undocumented)' : ''}`;
+  const status = `\`${progress.lastStatus}\`${progress.lastStatusUnknown ? ' (undocumented)' : ''}`;
+  // Only reads after this follow-up's message are shown: before it, the job's status is that of earlier work.
+  const state =
+    progress.lastStatus !== null
+      ? ` is ${status}${awaitedConfirmation(progress)}`
+      : progress.sentAt === null
+        ? ", before this follow-up's message"
+        : ', not read since the message';
   const job = `job \`${progress.jobId}\` in project \`${progress.projectId}\``;
   // A failure's own reason is the headline; the job's last read follows.
   const failedWithReason = progress.phase === 'failed' && progress.lastError !== null;
   // The UI shows this in a short fixed-height panel: what an operator acts on comes first, the read count last.
   const lines = [
     failedWithReason
-      ? `**Failed**: ${progress.lastError}\n\nThe ${job} ${progress.lastStatus === null ? 'was never read' : `was last read as ${status}`}.`
-      : `**${PHASE_TITLES[progress.phase]}**: ${job} is ${status}${awaitedConfirmation(progress)}.`,
+      ? `**Failed**: ${progress.lastError}\n\nThe ${job} ${progress.lastStatus === null ? (progress.sentAt === null ? 'was not sent the message' : 'was not read after the message') : `was last read as ${status}`}.`
+      : `**${PHASE_TITLES[progress.phase]}**: ${job}${state}.`,
     '',
   ];
   if (progress.prLink) lines.push(`- Pull request: ${progress.prLink}`);

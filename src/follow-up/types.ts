@@ -53,7 +53,7 @@ export interface FollowUpProgress {
   phase: FollowUpPhase;
   projectId: string;
   jobId: string;
-  /** Last status the follow-up saw; may be a value outside the documented four. */
+  /** The status of the last read after this follow-up's message (null before one); may be outside the documented four. */
   lastStatus: string | null;
   /** True when `lastStatus` is not one of the four documented statuses. */
   lastStatusUnknown: boolean;
@@ -114,6 +114,7 @@ export interface FollowUpDeliveryUnknownDetails {
 
 /** The details of a `FollowUpTimedOut` failure. */
 export interface FollowUpTimeoutDetails {
+  /** The job as last read after this follow-up's message; null when none was (or nothing was sent). */
   lastJob: AgentJob | null;
   polls: number;
   timeoutMs: number;

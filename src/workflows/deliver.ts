@@ -66,9 +66,11 @@ export async function deliver(run: FollowUpRun, turn: ProjectTurn, readNow: Read
     try {
       const { job, requestStartedAtMs } = await sendFollowUpMessage({ ...run.ref, prompt: run.request.prompt, idempotencyKey, sendByMs: slot.sendByMs });
       turn.spent();
-      if (job) run.observe(job, 0);
       // The answer is what the next read is compared with; it is no proof of work on this message (only a read is).
-      return run.delivered({ baseline: jobState(baseline), sentAtMs: requestStartedAtMs, via: 'response', sawActive: false, known: jobState(job ?? baseline), previous: null });
+      const delivered = run.delivered({ baseline: jobState(baseline), sentAtMs: requestStartedAtMs, via: 'response', sawActive: false, known: jobState(job ?? baseline), previous: null });
+      // The job as the API answered this message: the first state this follow-up shows.
+      if (job) run.observe(job, 0);
+      return delivered;
     } catch (error) {
       if (!requestLeft(error)) {
         // Certainly nothing went out: the slot does not count, and a later run has nothing open to settle.
@@ -152,7 +154,10 @@ async function settleOpenAttempt(run: FollowUpRun, open: OpenAttempt): Promise<D
     log.info('Reconciling an open send', { ...run.ref, decision, before: open.baseline.status, after: job.status });
     if (decision === 'delivered') {
       const known = jobState(job);
-      return run.delivered({ baseline: open.baseline, sentAtMs: open.startedAtMs, via: 'reconciled', sawActive: job.status === 'active', known, previous: null });
+      const delivered = run.delivered({ baseline: open.baseline, sentAtMs: open.startedAtMs, via: 'reconciled', sawActive: job.status === 'active', known, previous: null });
+      // The read that showed the message arrived is a read after it: shown.
+      run.observe(job, 0);
+      return delivered;
     }
     if (decision === 'unknown') throw deliveryUnknown(run, open.cause, open.baseline, jobState(job));
   }

@@ -49,7 +49,13 @@ export class FollowUpRun {
   readonly ref: { projectId: string; jobId: string };
   readonly deadlineMs: number;
   readonly progress: FollowUpProgress;
+  /** The job as last read, before the message too: what a send is compared with. */
   lastJob: AgentJob | null;
+  /**
+   * The job as last read after this follow-up's message: all it shows (progress, search attributes, failure details).
+   * A read before the message is the job's earlier state, often an earlier result, and would look like this one's.
+   */
+  private shown: AgentJob | null;
   /** This run holds its job's lane (a continued run keeps the turn of the run before it). */
   holdsLane: boolean;
   private polls: number;
@@ -70,11 +76,13 @@ export class FollowUpRun {
     this.runs = checkpoint?.runs ?? 1;
     this.holdsLane = checkpoint?.holdsLane === true;
     const delivered = checkpoint?.delivered;
+    // A run continued after the message carries reads made after it; one continued before carries none to show.
+    this.shown = delivered ? this.lastJob : null;
     this.progress = {
       phase: delivered ? 'waiting' : 'starting',
       ...this.ref,
-      lastStatus: this.lastJob?.status ?? null,
-      lastStatusUnknown: this.lastJob ? !isKnownStatus(this.lastJob.status) : false,
+      lastStatus: this.shown?.status ?? null,
+      lastStatusUnknown: this.shown ? !isKnownStatus(this.shown.status) : false,
       waitingFor: null,
       queue: null,
       polls: this.polls,
@@ -84,7 +92,7 @@ export class FollowUpRun {
       runs: this.runs,
       sendAttempts: this.sendAttempts,
       delivery: delivered?.via ?? null,
-      prLink: this.lastJob?.prLink ?? null,
+      prLink: this.shown?.prLink ?? null,
       outcome: null,
     };
     setHandler(progressQuery, () => this.progress);
@@ -123,11 +131,15 @@ export class FollowUpRun {
     this.lastJob = job;
     this.polls += polls;
     this.progress.polls = this.polls;
-    this.progress.lastStatus = job.status;
-    this.progress.lastStatusUnknown = !isKnownStatus(job.status);
-    this.progress.prLink = job.prLink;
     this.progress.lastError = null;
-    this.updateSearchAttributes();
+    // Shown only once the message is out: before it, the job's status belongs to earlier work.
+    if (this.progress.sentAt !== null) {
+      this.shown = job;
+      this.progress.lastStatus = job.status;
+      this.progress.lastStatusUnknown = !isKnownStatus(job.status);
+      this.progress.prLink = job.prLink;
+      this.updateSearchAttributes();
+    }
     this.publish();
   }
 
@@ -218,7 +230,7 @@ export class FollowUpRun {
 
   /** How the follow-up ends when something was thrown: shown, counted, and turned into its own failure type. */
   failed(error: unknown): unknown {
-    if (isDeadline(error)) error = this.timedOut(this.progress.sentAt ? `last status: ${this.lastJob?.status ?? 'never read'}` : 'the message was not sent');
+    if (isDeadline(error)) error = this.timedOut(this.progress.sentAt ? `last status: ${this.shown?.status ?? 'not read since the message'}` : 'the message was not sent');
     const phase = isCancellation(error) ? 'cancelled' : isType(error, FollowUpErrorType.TimedOut) ? 'timed-out' : 'failed';
     if (phase === 'failed') this.progress.lastError = describeFailure(error);
     log.warn('Follow-up ended without a result', { ...this.ref, phase, reason: describeFailure(error) });
@@ -230,7 +242,7 @@ export class FollowUpRun {
   }
 
   timedOut(why: string): ApplicationFailure {
-    const details: FollowUpTimeoutDetails = { lastJob: this.lastJob, polls: this.polls, timeoutMs: this.request.polling.timeoutMs };
+    const details: FollowUpTimeoutDetails = { lastJob: this.shown, polls: this.polls, timeoutMs: this.request.polling.timeoutMs };
     return ApplicationFailure.create({
       type: FollowUpErrorType.TimedOut,
       message: `The agent job did not reach completed, archived or failed within ${this.timeoutAsGiven()} (${why}).`,
@@ -259,7 +271,7 @@ export class FollowUpRun {
   /** Keeps AgentJobStatus and AgentPrLink current, so a visibility query by status finds the follow-up. */
   private updateSearchAttributes(): void {
     const attributes = workflowInfo().typedSearchAttributes;
-    const updates = jobAttributeUpdates(this.ref, this.lastJob, {
+    const updates = jobAttributeUpdates(this.ref, this.shown, {
       projectId: attributes.get(AgentProjectId),
       jobId: attributes.get(AgentJobId),
       status: attributes.get(AgentJobStatus),

@@ -174,7 +174,7 @@ describe('status and cancel tell the truth', () => {
       expect(text.code).toBe(ExitCode.Rejected);
       expect(text.out).toContain(`Follow-up ${workflowId}: FAILED`);
       expect(text.out).toMatch(/Outcome: rejected \(AgentJobNotFound\): .*job-/);
-      expect(text.out).toContain(`Last known: job ${ref.jobId} never read, 0 poll(s)`);
+      expect(text.out).toContain(`Last known: job ${ref.jobId} not sent the message, 0 poll(s)`);
       const json = JSON.parse((await cli(['status', workflowId, '--json'], taskQueue)).out) as { outcome: { kind: string; type: string } };
       expect(json.outcome).toMatchObject({ kind: 'rejected', type: 'AgentJobNotFound' });
     });

@@ -128,6 +128,27 @@ describe('follow-ups are found by visibility queries', () => {
     expect(await list(`AgentJobId IN (${jobs}) AND AgentJobStatus="active"`)).toEqual([]);
   });
 
+  test("before its message a follow-up shows nothing of the job: the earlier result is not this follow-up's status", async () => {
+    // The job finished earlier work with a pull request, and is busy again: the follow-up waits to send.
+    const ref = uniqueJob('before-send');
+    h.simulator.addJob({ ...ref, busyForMs: 10 * 60_000 });
+    const followUps = h.followUps(taskQueue);
+    const { workflowId } = await followUps.start({ ...ref, prompt: 'After the current work', polling: { ...FAST_POLLING, timeout: '10m' } });
+    await waitFor(async () => (await followUps.progress(workflowId).catch(() => null))?.phase === 'waiting-for-idle', 'the follow-up to wait for the job');
+    const progress = await followUps.progress(workflowId);
+    expect(progress).toMatchObject({ lastStatus: null, prLink: null, sentAt: null });
+    expect(progress.polls).toBeGreaterThan(0);
+    const described = await h.client.workflow.getHandle(workflowId).describe();
+    expect(described.typedSearchAttributes.get(AgentJobStatus)).toBeUndefined();
+    // Cancelled before sending: it ends with nothing of the job to show, in the attributes as in its status.
+    await followUps.cancel(workflowId);
+    expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
+    const status = await followUps.status(workflowId);
+    expect(status.outcome?.kind).toBe('cancelled');
+    expect(status.progress).toMatchObject({ lastStatus: null, prLink: null });
+    await expectListed(`AgentJobId="${ref.jobId}" AND AgentFollowUpOutcome="cancelled" AND AgentJobStatus IS NULL`, [workflowId]);
+  });
+
   test('a follow-up started without our client (another SDK, the Web UI) gets its attributes from the workflow', async () => {
     const ref = uniqueJob();
     h.simulator.addJob({ ...ref, outcome: 'completed' });

@@ -57,7 +57,7 @@ describe('the current details shown in the Web UI', () => {
       outcome: 'rejected',
     });
     expect(text.split('\n')[0]).toBe('**Failed**: AgentJobNotFound: job job-999 was not found in project acme-web');
-    expect(text).toContain('The job `job-7` in project `proj-1` was never read.');
+    expect(text).toContain('The job `job-7` in project `proj-1` was not sent the message.');
     expect(renderProgressDetails({ ...base, phase: 'failed', outcome: 'error' })).toContain('was last read as `active`.');
     expect(text).toContain('- Outcome: `rejected` (search attribute AgentFollowUpOutcome)');
     expect(text).not.toContain('- Last error');
@@ -97,8 +97,11 @@ describe('the current details shown in the Web UI', () => {
     expect(text).toContain('Send attempts so far: 1');
   });
 
-  test('before the first read, a busy job, and an undocumented status', () => {
-    expect(renderProgressDetails({ ...base, phase: 'starting', lastStatus: null, sentAt: null, sendAttempts: 0 })).toContain('is not read yet.');
+  test('before the message nothing of the job is shown (its status is that of earlier work); a busy job, an undocumented status', () => {
+    expect(renderProgressDetails({ ...base, phase: 'starting', lastStatus: null, sentAt: null, sendAttempts: 0 })).toContain(
+      "**Starting**: job `job-7` in project `proj-1`, before this follow-up's message.",
+    );
+    expect(renderProgressDetails({ ...base, lastStatus: null })).toContain('**Waiting for the job to end**: job `job-7` in project `proj-1`, not read since the message.');
     expect(renderProgressDetails({ ...base, phase: 'waiting-for-idle', sentAt: null, sendAttempts: 0 })).toContain(
       'Waiting for the job to finish its earlier work before sending',
     );

@@ -6,6 +6,7 @@
  */
 import { CancellationScope, condition, ContinueAsNew, getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
 import { coordinatorWorkflowId } from '../follow-up/coordinator-id';
+import { formatMs } from '../follow-up/duration';
 import type { QueueNotice } from '../follow-up/project-coordination';
 import type { DeliveryRecord } from '../follow-up/types';
 import type { CheckedIn } from '../activities';
@@ -148,7 +149,7 @@ export class ProjectTurn {
       if (leftMs <= 0) return false;
       const heard = this.heard;
       const waitMs = Math.min(leftMs, this.recheckAfterMs);
-      const summary = waitMs === leftMs ? `wait for ${what} until the follow-up's deadline` : `wait for ${what}; check in again after ${waitMs / 1_000}s of silence`;
+      const summary = waitMs === leftMs ? `wait for ${what} until the follow-up's deadline` : `wait for ${what}; check in again after ${formatMs(waitMs)} of silence`;
       if (await condition(() => ready() || this.heard !== heard, waitMs, { summary })) continue;
       if (waitMs < leftMs) this.noteCheckIn(await checkIn(this.checkInRequest(this.awaited, false)));
     }

@@ -317,6 +317,10 @@ describe('the CLI', () => {
       expect(paused.out).toContain('Note: from the CLI');
       expect((await cli(['schedule', 'unpause', scheduleId], taskQueue)).code).toBe(ExitCode.Ok);
       expect((await cli(['schedule', 'describe', scheduleId], taskQueue)).out).toContain(`Schedule ${scheduleId}: active`);
+      // --reason, the word people reach for, is taken as --note (it used to suggest --version).
+      expect((await cli(['schedule', 'pause', scheduleId, '--reason', 'team offsite'], taskQueue)).code).toBe(ExitCode.Ok);
+      expect((await cli(['schedule', 'describe', scheduleId], taskQueue)).out).toContain('Paused because: team offsite');
+      expect((await cli(['schedule', 'unpause', scheduleId], taskQueue)).code).toBe(ExitCode.Ok);
 
       await waitFor(
         async () => (await cli(['schedule', 'list', '--project', ref.projectId], taskQueue)).out.includes(scheduleId),

@@ -1,6 +1,6 @@
 /** `agent-followup schedule pause | unpause`. */
-import type { Command } from 'commander';
-import { ExitCode, type CliContext } from '../io';
+import { Option, type Command } from 'commander';
+import { ExitCode, UsageError, type CliContext } from '../io';
 import { withSchedules } from './with-schedules';
 
 export function registerPauseAndUnpause(schedule: Command, ctx: CliContext): void {
@@ -10,10 +10,14 @@ export function registerPauseAndUnpause(schedule: Command, ctx: CliContext): voi
       .summary(action === 'pause' ? 'stop starting runs (a running follow-up goes on)' : 'start runs again at the next time')
       .argument('<scheduleId>', 'the schedule')
       .option('--note <text>', action === 'pause' ? 'why it is paused (shown by describe as "Paused because")' : 'a note for the unpause')
-      .action(async (scheduleId: string, options: { note?: string }) => {
+      // The word people reach for first: taken as --note, rather than a "did you mean --version?".
+      .addOption(new Option('--reason <text>').hideHelp())
+      .action(async (scheduleId: string, options: { note?: string; reason?: string }) => {
+        if (options.note !== undefined && options.reason !== undefined) throw new UsageError('give --note or --reason (the same), not both');
+        const note = options.note ?? options.reason;
         ctx.exitCode = await withSchedules(ctx.io, async (schedules) => {
-          if (action === 'pause') await schedules.pause(scheduleId, options.note);
-          else await schedules.unpause(scheduleId, options.note);
+          if (action === 'pause') await schedules.pause(scheduleId, note);
+          else await schedules.unpause(scheduleId, note);
           ctx.io.out(`${action === 'pause' ? 'Paused' : 'Unpaused'} schedule ${scheduleId}\n`);
           return ExitCode.Ok;
         });

@@ -13,6 +13,12 @@ export { classifyFailure, exitCodeForOutcome } from './command-line/outcome-code
 export { runCli } from './command-line/program';
 
 function main(): void {
+  // `agent-followup --help | head`: the reader closed the pipe and has what it wanted; stop quietly, as other
+  // command-line tools do, instead of a stack trace for the unwritten rest.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(process.exitCode ?? ExitCode.Ok);
+  });
   let waitingOn: string | null = null;
   process.once('SIGINT', () => {
     if (waitingOn !== null) {

@@ -2,7 +2,7 @@
  * The real entry points as separate processes, built by `npm test` into dist/: the worker (`npm run worker`) and the
  * `agent-followup` binary.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { startBuiltScript as start } from '../support/processes';
 import { createHarness, FAST_POLLING, TEST_API_KEY, uniqueJob, type Harness } from '../support/harness';
@@ -54,6 +54,17 @@ test('the agent-followup binary prints its help', async () => {
   const exit = await start('cli.js', ['--help'], {}).exited;
   expect(exit.code).toBe(0);
   expect(exit.stdout).toContain('Usage:');
+});
+
+test('the binary stops quietly when its reader closes the pipe (agent-followup --help | head)', async () => {
+  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', 'src', 'cli.js'), '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // The reader is gone before the first line is written: every write meets EPIPE.
+  child.stdout.destroy();
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  expect(stderr).toBe('');
+  expect(code).toBe(0);
 });
 
 test('the library entry loads no worker code: a service that only starts follow-ups never loads the worker SDK or its native bridge', () => {

@@ -6,6 +6,7 @@
 import {
   Client,
   Connection,
+  isGrpcDeadlineError,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
   type WorkflowExecutionDescription,
@@ -141,13 +142,6 @@ export interface FollowUpStatus {
 /** How long `status` waits for a worker to answer the progress query before it says what the server keeps instead. */
 export const PROGRESS_QUERY_DEADLINE_MS = 5_000;
 
-/** gRPC DEADLINE_EXCEEDED, on the error or the cause the client wrapped it in. */
-function isDeadlineExceeded(error: unknown): boolean {
-  for (let current: unknown = error; current instanceof Error; current = (current as Error & { cause?: unknown }).cause) {
-    if ((current as { code?: number }).code === 4) return true;
-  }
-  return false;
-}
 
 export { NamespaceNotFoundError, NamespaceNotReadyError } from './namespace-errors';
 
@@ -314,7 +308,7 @@ export class FollowUpClient {
         executionStatus === 'RUNNING' ? this.progress(workflowId) : handle.query(progressQuery),
       );
     } catch (error) {
-      if (isDeadlineExceeded(error)) {
+      if (isGrpcDeadlineError(error)) {
         status.progressUnavailable = `no worker answered within ${PROGRESS_QUERY_DEADLINE_MS / 1000}s (the workers listed on task queue '${this.options.taskQueue}' may have stopped)`;
         status.lastKnown = {
           jobStatus: description.typedSearchAttributes.get(AgentJobStatus) ?? null,

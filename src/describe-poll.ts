@@ -7,7 +7,7 @@
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import { ApplicationFailure, ApplicationFailureCategory, type LoadedDataConverter } from '@temporalio/common';
 import { decodeFromPayloadsAtIndex, decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
-import type { PollCheckpoint } from './activities/poll-agent-job';
+import { checkpointOfFailure, type PollCheckpoint } from './follow-up/poll-checkpoint';
 import type { PollActivityProgress } from './follow-up/types';
 
 const POLL_ACTIVITY = 'pollAgentJob';
@@ -23,7 +23,7 @@ export async function describePollActivity(
     ? await decodeFromPayloadsAtIndex<PollCheckpoint>(converter, 0, pending.heartbeatDetails.payloads)
     : undefined;
   const failure = await decodeOptionalFailureToOptionalError(converter, pending.lastFailure);
-  const fromFailure = failure instanceof ApplicationFailure ? (failure.details?.[0] as PollCheckpoint | undefined) : undefined;
+  const fromFailure = failure instanceof ApplicationFailure ? checkpointOfFailure(failure.details) : undefined;
   // The newer of the two: a failure is written after the heartbeats of the same attempt.
   const checkpoint = pickNewer(fromHeartbeat, fromFailure);
   const attempt = pending.attempt ?? 1;
@@ -35,6 +35,8 @@ export async function describePollActivity(
     nextPollAt: nextPollAtMs !== null ? new Date(nextPollAtMs).toISOString() : null,
     lastStatus: checkpoint?.lastStatus ?? null,
     lastError,
+    failingSince: lastError !== null && typeof checkpoint?.failingSinceMs === 'number' ? new Date(checkpoint.failingSinceMs).toISOString() : null,
+    failedReads: lastError !== null ? (checkpoint?.failedReads ?? 0) : 0,
   };
 }
 

@@ -9,6 +9,7 @@ import type { AgentApiClient, JobRef, MessageRequest, SendResult } from '../agen
 import { SEND_SLOT_EXPIRED, type SendFailureDetails } from '../follow-up/types';
 import { countedApiCall } from './api-metrics';
 import { createCoordinationActivities, type CoordinationSettings } from './coordination';
+import { readTroubleSignal } from '../workflows/definitions';
 import { createPollAgentJob } from './poll-agent-job';
 
 export type { PollRequest, PollResult, PollCheckpoint } from './poll-agent-job';
@@ -77,7 +78,12 @@ export function createActivities({ api, temporal, stopping = new AbortController
       }
     },
 
-    pollAgentJob: createPollAgentJob(api, { stopping, maxLoops: maxPollLoops }),
+    pollAgentJob: createPollAgentJob(api, {
+      stopping,
+      maxLoops: maxPollLoops,
+      // To this run only: a later run of the follow-up starts its own wait, which tells it for itself.
+      reportTrouble: ({ workflowId, runId }, trouble) => temporal.workflow.getHandle(workflowId, runId).signal(readTroubleSignal, trouble),
+    }),
 
     ...createCoordinationActivities(temporal, coordination),
   };

@@ -16,8 +16,9 @@ import { sleepUnlessAborted } from '../abort-signals';
 import { AgentApiErrorType, type ApiFailureDetails } from '../agent-api/errors';
 import type { AgentApiClient, JobRef } from '../agent-api/http-client';
 import { isKnownStatus, isTerminal, jobState, sameJobState, type AgentJob, type JobState } from '../agent-api/job';
+import { readCheckpoint, type PollCheckpoint } from '../follow-up/poll-checkpoint';
 import { FREQUENT_POLL_LIMIT_MS, nextPollAt, type PollSchedule } from '../follow-up/poll-schedule';
-import { FollowUpErrorType } from '../follow-up/types';
+import { FollowUpErrorType, RETRY_AFTER_PAST_DEADLINE, type ReadTrouble, type RetryAfterPastDeadlineDetails } from '../follow-up/types';
 import { apiCounters, countedApiCall } from './api-metrics';
 
 /** Consecutive job bodies that break the contract before the follow-up gives up on the API. */
@@ -47,24 +48,10 @@ export interface PollResult {
   sawActive: boolean;
 }
 
-/** What a wait's attempts hand to each other in heartbeat details. Also what `describe()` shows of the wait. */
-export interface PollCheckpoint {
-  attempt: number;
-  polls: number;
-  sawActive: boolean;
-  invalidInARow: number;
-  lastStatus: string | null;
-  lastError: string | null;
-  nextPollAtMs: number | null;
-}
+export { readCheckpoint, checkpointOfFailure, type PollCheckpoint } from '../follow-up/poll-checkpoint';
 
-/** Reads a checkpoint from heartbeat details, or undefined when there is none (or it is not ours). */
-export function readCheckpoint(details: unknown): PollCheckpoint | undefined {
-  if (typeof details !== 'object' || details === null) return undefined;
-  const { attempt, polls, invalidInARow } = details as Partial<PollCheckpoint>;
-  if (typeof attempt !== 'number' || typeof polls !== 'number' || typeof invalidInARow !== 'number') return undefined;
-  return details as PollCheckpoint;
-}
+/** Tells the follow-up that runs this activity that reading its job began to fail, or (null) succeeds again. */
+export type ReportReadTrouble = (execution: { workflowId: string; runId: string }, trouble: ReadTrouble | null) => Promise<void>;
 
 export interface PollLoopLimits {
   /** Aborted when the worker begins to stop: loops end at once so another worker carries them on. */
@@ -74,10 +61,12 @@ export interface PollLoopLimits {
    * a wait hands its sleep to the retry timer instead, so reads and retries always find a free slot.
    */
   maxLoops: number;
+  /** How the follow-up hears of a change in the API's health (not given: it hears only of reads that answer). */
+  reportTrouble?: ReportReadTrouble;
 }
 
 /** Builds the poll activity around one configured API client. */
-export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops }: PollLoopLimits) {
+export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops, reportTrouble }: PollLoopLimits) {
   let loops = 0;
   return async function pollAgentJob(request: PollRequest): Promise<PollResult> {
     let holdsLoop = false;
@@ -109,6 +98,21 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops }: 
       lastStatus: carried?.lastStatus ?? null,
       lastError: carried?.lastError ?? null,
       nextPollAtMs: null,
+      failingSinceMs: carried?.failingSinceMs ?? null,
+      failedReads: carried?.failedReads ?? 0,
+      troubleTold: carried?.troubleTold === true,
+    };
+    // Tells the follow-up of a change in the API's health once per change: a storm of failed reads costs it nothing.
+    const tell = async (trouble: ReadTrouble | null): Promise<void> => {
+      const execution = context.info.workflowExecution;
+      if (!reportTrouble || !execution || (trouble !== null) === checkpoint.troubleTold) return;
+      try {
+        await reportTrouble(execution, trouble);
+        checkpoint.troubleTold = trouble !== null;
+      } catch (error) {
+        // The follow-up may have ended or moved on (this attempt is then cancelled); the pending activity still says.
+        log.debug('Could not tell the follow-up about its reads', { error: String(error) });
+      }
     };
     let dueAtMs: number | null = attempt > 1 || request.readAtOnce ? Date.now() : nextPollAt(request.schedule, Date.now());
 
@@ -129,17 +133,26 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops }: 
       try {
         job = await heartbeatingWhile(context, checkpoint, countedApiCall('get_job', () => api.getAgentJob(request, context.cancellationSignal)));
       } catch (error) {
-        const waitMs = await afterReadFailure(error, checkpoint, request, context);
+        const waitMs = await afterReadFailure(error, checkpoint, request, context, readAtMs);
+        await tell({ since: new Date(checkpoint.failingSinceMs ?? readAtMs).toISOString(), lastError: checkpoint.lastError ?? 'the read failed' });
+        // The next attempt (a retry, or another worker) continues the count and knows what the follow-up was told.
+        context.heartbeat({ ...checkpoint });
         const planned = nextPollAt(request.schedule, Date.now());
+        const asked = Date.now() + waitMs;
+        // The API asks to wait past the deadline: no read can come in time, so say so now rather than at the deadline.
+        if (waitMs > 0 && asked >= request.schedule.deadlineMs) throw retryAfterPastDeadline(error, waitMs, request, checkpoint);
         // No poll left before the deadline: a retry delay past it makes Temporal end the wait as timed out.
-        if (planned === null) throw withRetryDelay(error, ONE_DAY_MS);
+        if (planned === null) throw withRetryDelay(error, ONE_DAY_MS, checkpoint);
         dueAtMs = Math.max(planned, Date.now() + waitMs);
-        if (dueAtMs - Date.now() >= FREQUENT_POLL_LIMIT_MS || !mayLoop()) throw withRetryDelay(error, dueAtMs - Date.now());
+        if (dueAtMs - Date.now() >= FREQUENT_POLL_LIMIT_MS || !mayLoop()) throw withRetryDelay(error, dueAtMs - Date.now(), checkpoint);
         continue;
       }
       const hadInvalid = checkpoint.invalidInARow > 0;
+      const recovered = (checkpoint.failedReads ?? 0) > 0;
       checkpoint.invalidInARow = 0;
       checkpoint.lastError = null;
+      checkpoint.failingSinceMs = null;
+      checkpoint.failedReads = 0;
       checkpoint.lastStatus = job.status;
       const firstActive = job.status === 'active' && !checkpoint.sawActive;
       if (job.status === 'active') checkpoint.sawActive = true;
@@ -147,9 +160,11 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops }: 
       if (!isKnownStatus(job.status)) {
         log.warn('Agent job has a status the API contract does not list; treating it as not finished', { status: job.status });
       }
+      // An answer reaches the follow-up anyway, and clears its errors there.
       if (isAnswer(request, job, readAtMs)) return { job, readAtMs, polls: checkpoint.polls, sawActive: checkpoint.sawActive };
-      // The next attempt must know what this one saw: a cleared contract violation, the first `active`.
-      if (hadInvalid || firstActive) context.heartbeat(checkpoint);
+      await tell(null);
+      // The next attempt must know what this one saw: errors that ended, the first `active`.
+      if (hadInvalid || firstActive || recovered) context.heartbeat({ ...checkpoint });
       dueAtMs = nextPollAt(request.schedule, Date.now());
     }
   }
@@ -166,10 +181,12 @@ function isAnswer(request: PollRequest, job: AgentJob, readAtMs: number): boolea
  * the contract ends it as a contract violation, anything else waits for the next planned poll (or longer, if the API
  * asked with Retry-After). Returns the least time to wait.
  */
-async function afterReadFailure(error: unknown, checkpoint: PollCheckpoint, request: PollRequest, context: Context): Promise<number> {
+async function afterReadFailure(error: unknown, checkpoint: PollCheckpoint, request: PollRequest, context: Context, readAtMs: number): Promise<number> {
   if (context.cancellationSignal.aborted) throw error;
   if (!(error instanceof ApplicationFailure) || error.nonRetryable) throw error;
   checkpoint.lastError = `${error.type ?? 'Error'}: ${error.message}`;
+  checkpoint.failingSinceMs ??= readAtMs;
+  checkpoint.failedReads = (checkpoint.failedReads ?? 0) + 1;
   if (error.type === AgentApiErrorType.InvalidResponse) {
     checkpoint.invalidInARow += 1;
     if (checkpoint.invalidInARow >= MAX_INVALID_RESPONSES) {
@@ -179,8 +196,6 @@ async function afterReadFailure(error: unknown, checkpoint: PollCheckpoint, requ
         nonRetryable: true,
       });
     }
-    // The count must survive into the next attempt.
-    context.heartbeat(checkpoint);
   }
   log.warn('Reading the agent job failed; trying again at the next planned poll', { error: checkpoint.lastError });
   const retryAfterMs = (error.details?.[0] as ApiFailureDetails | undefined)?.retryAfterMs;
@@ -191,7 +206,7 @@ async function afterReadFailure(error: unknown, checkpoint: PollCheckpoint, requ
 async function heartbeatingWhile<T>(context: Context, checkpoint: PollCheckpoint, work: Promise<T>): Promise<T> {
   const every = (context.info.heartbeatTimeoutMs ?? 0) / 3;
   if (every <= 0) return work;
-  const timer = setInterval(() => context.heartbeat(checkpoint), every);
+  const timer = setInterval(() => context.heartbeat({ ...checkpoint }), every);
   try {
     return await work;
   } finally {
@@ -207,7 +222,7 @@ async function sleepHeartbeating(context: Context, stopping: AbortSignal, ms: nu
   const timeoutMs = context.info.heartbeatTimeoutMs ?? 0;
   const chunkMs = timeoutMs > 0 ? timeoutMs / 2 : ms;
   for (let left = ms; left > 0; left -= chunkMs) {
-    context.heartbeat(checkpoint);
+    context.heartbeat({ ...checkpoint });
     await sleepUnlessAborted(Math.min(left, chunkMs), [context.cancellationSignal, stopping]);
     if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
     if (stopping.aborted) throw stoppingFailure(checkpoint);
@@ -238,13 +253,30 @@ function stoppingFailure(checkpoint: PollCheckpoint): ApplicationFailure {
   });
 }
 
+function retryAfterPastDeadline(error: unknown, waitMs: number, request: PollRequest, checkpoint: PollCheckpoint): ApplicationFailure {
+  const failure = error as ApplicationFailure;
+  const details: RetryAfterPastDeadlineDetails = {
+    retryAfterMs: waitMs,
+    failingSinceMs: checkpoint.failingSinceMs ?? null,
+    failedReads: checkpoint.failedReads ?? 0,
+    lastError: `${failure.type ?? 'Error'}: ${failure.message}`,
+  };
+  return ApplicationFailure.create({
+    type: RETRY_AFTER_PAST_DEADLINE,
+    message: `The agent API asked (Retry-After) not to read job '${request.jobId}' again for ${Math.round(waitMs / 1000)}s, past the follow-up's deadline; last error: ${details.lastError}`,
+    nonRetryable: true,
+    details: [details],
+  });
+}
+
 /** The read's own failure, retried by Temporal at the next planned poll. */
-function withRetryDelay(error: unknown, delayMs: number): ApplicationFailure {
+function withRetryDelay(error: unknown, delayMs: number, checkpoint: PollCheckpoint): ApplicationFailure {
   const failure = error as ApplicationFailure;
   return ApplicationFailure.create({
     type: failure.type ?? 'Error',
     message: failure.message,
-    details: failure.details ? [...failure.details] : undefined,
+    // The API's own details first, as they were; the wait's checkpoint last (the streak, for `status` and the end).
+    details: [...(failure.details ?? []), { ...checkpoint }],
     nextRetryDelay: Math.max(1, Math.round(delayMs)),
   });
 }

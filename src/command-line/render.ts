@@ -38,9 +38,23 @@ export function describeProgress(progress: FollowUpProgress, nowMs: number = Dat
     const leftMs = Date.parse(progress.deadline) - nowMs;
     if (leftMs > 0) parts.push(`${roughDuration(leftMs)} left before the deadline`);
   }
-  const lastError = progress.poll?.lastError ?? progress.lastError;
-  if (lastError) parts.push(`last error: ${lastError}`);
-  return `  … ${parts.join(', ')}`;
+  const failing = failingLine(progress, nowMs);
+  return `  … ${parts.join(', ')}${failing ? `\n  ! ${failing}` : ''}`;
+}
+
+/**
+ * Errors as errors: "reads failing for 3m12s (since 12:01:05 UTC, 14 in a row): HttpError: … HTTP 500". The live
+ * figures come from the pending poll activity; the workflow's own (sends, or reads it was told of) otherwise.
+ */
+export function failingLine(progress: FollowUpProgress, nowMs: number = Date.now()): string | null {
+  const poll = progress.poll;
+  const lastError = poll?.lastError ?? progress.lastError;
+  if (!lastError) return null;
+  const since = poll?.lastError ? (poll.failingSince ?? progress.errorsSince) : progress.errorsSince;
+  const what = poll?.lastError ? 'reads' : 'calls to the API';
+  if (since === null) return `last error: ${lastError}`;
+  const count = poll?.lastError && poll.failedReads > 0 ? `, ${poll.failedReads} in a row` : '';
+  return `${what} failing for ${roughDuration(Math.max(0, nowMs - Date.parse(since)))} (since ${since.slice(11, 19)} UTC${count}): ${lastError}`;
 }
 
 /** `status` as text: Temporal's status, how it ended (type and message when it failed), and what it last knew. */

@@ -66,7 +66,10 @@ export interface FollowUpProgress {
   queue: QueuePlace | null;
   /** Get-job reads the workflow has heard back about (the running poll activity's own are in `poll`). */
   polls: number;
+  /** The last call to the API that failed (a read or a send), while calls fail; null once one succeeds. */
   lastError: string | null;
+  /** When the calls now failing began to fail (ISO 8601); null while the last call succeeded. */
+  errorsSince: string | null;
   sentAt: string | null;
   deadline: string | null;
   runs: number;
@@ -103,6 +106,19 @@ export interface PollActivityProgress {
   nextPollAt: string | null;
   lastStatus: string | null;
   lastError: string | null;
+  /** When the reads now failing began to fail; null while the last read succeeded. */
+  failingSince: string | null;
+  /** Reads failed in a row since then. */
+  failedReads: number;
+}
+
+/**
+ * What the poll activity tells its follow-up when reading the job begins to fail (null: reads succeed again): the
+ * follow-up hears of a change in the API's health, never of each failed read (those stay on the pending activity).
+ */
+export interface ReadTrouble {
+  since: string;
+  lastError: string;
 }
 
 /** The details of a `FollowUpDeliveryUnknown` failure. */
@@ -118,6 +134,21 @@ export interface FollowUpTimeoutDetails {
   lastJob: AgentJob | null;
   polls: number;
   timeoutMs: number;
+  /** Calls to the API were failing when the follow-up gave up: since when, how many reads in a row, the last error. */
+  errors?: { since: string; failedReads: number | null; lastError: string };
+  /** Set when the follow-up gave up before its deadline, because the API asked (Retry-After) to wait past it. */
+  retryAfterMs?: number;
+}
+
+/** Failure type of "the API asked to wait past the follow-up's deadline": the workflow ends it as timed out, early. */
+export const RETRY_AFTER_PAST_DEADLINE = 'RetryAfterPastDeadline';
+
+/** What a RetryAfterPastDeadline failure of the poll activity carries for the follow-up's own failure. */
+export interface RetryAfterPastDeadlineDetails {
+  retryAfterMs: number;
+  failingSinceMs: number | null;
+  failedReads: number;
+  lastError: string;
 }
 
 /** The failure type of a send refused because its slot's lease ran out before the request could leave. */

@@ -1,7 +1,7 @@
 /** Message definitions shared by the workflows and their callers. */
 import type { QueryDefinition, SignalDefinition } from '@temporalio/common';
 import type { EnterRequest, ProjectView, QueueNotice, TurnGrant } from '../follow-up/project-coordination';
-import type { FollowUpProgress } from '../follow-up/types';
+import type { FollowUpProgress, ReadTrouble } from '../follow-up/types';
 
 export const FOLLOW_UP_WORKFLOW_TYPE = 'followUpWorkflow';
 export const PROJECT_COORDINATOR_WORKFLOW_TYPE = 'projectCoordinatorWorkflow';
@@ -11,6 +11,8 @@ export const BUDGET_DEFAULTS_WORKFLOW_TYPE = 'budgetDefaultsWorkflow';
 export const progressQuery = queryNamed<FollowUpProgress>('progress');
 /** To a follow-up: read the job now (the caller knows it changed), instead of at the next point of the schedule. */
 export const pollNowSignal = signalNamed<[]>('pollNow');
+/** To a follow-up, from its poll activity: reading the job began to fail, or (null) succeeds again. */
+export const readTroubleSignal = signalNamed<[ReadTrouble | null]>('readTrouble');
 
 /**
  * To a project's coordinator, sent with signal-with-start (a short call, unlike an update, so a burst of starts never

@@ -97,7 +97,10 @@ export async function deliver(run: FollowUpRun, turn: ProjectTurn, readNow: Read
           continue;
         }
       }
-      waitMs = retryAfterOf(error) ?? backoffMs;
+      const retryAfterMs = retryAfterOf(error);
+      // Asked to wait past the deadline: no send can come in time, and the failure says so now, not at the deadline.
+      if (retryAfterMs !== undefined && Date.now() + retryAfterMs >= run.deadlineMs) throw run.gaveUpEarly(retryAfterMs, 'take the message');
+      waitMs = retryAfterMs ?? backoffMs;
     }
     // Nothing arrived (or, for `retry`, the Idempotency-Key covers a duplicate): try again after a pause.
     if (Date.now() + waitMs >= run.deadlineMs) throw run.timedOut('the follow-up message could not be sent');

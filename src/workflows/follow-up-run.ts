@@ -18,8 +18,9 @@ import {
 } from '@temporalio/workflow';
 import { isKnownStatus, jobState, type AgentJob, type TerminalJobStatus } from '../agent-api/job';
 import type { Delivered, FollowUpCheckpoint } from '../follow-up/checkpoint';
+import { checkpointOfFailure, readCheckpoint } from '../follow-up/poll-checkpoint';
 import type { QueueNotice } from '../follow-up/project-coordination';
-import { renderProgressDetails } from '../follow-up/progress-details';
+import { renderProgressDetails, roughDuration } from '../follow-up/progress-details';
 import type { FollowUpRequest } from '../follow-up/request';
 import { formatMs } from '../follow-up/duration';
 import { failureKind, type FollowUpOutcomeKind } from '../follow-up/outcome-kind';
@@ -35,6 +36,8 @@ import type { FollowUpInput } from '../follow-up/input';
 import {
   DELIVERY_MEMO_KEY,
   FollowUpErrorType,
+  RETRY_AFTER_PAST_DEADLINE,
+  type RetryAfterPastDeadlineDetails,
   type DeliveryRecord,
   type FollowUpPhase,
   type FollowUpProgress,
@@ -42,7 +45,7 @@ import {
   type FollowUpTimeoutDetails,
   type QueuePlace,
 } from '../follow-up/types';
-import { progressQuery } from './definitions';
+import { progressQuery, readTroubleSignal } from './definitions';
 import { recordFinished, recordStarted, recordTimeToTerminal } from './metrics';
 
 export class FollowUpRun {
@@ -87,6 +90,7 @@ export class FollowUpRun {
       queue: null,
       polls: this.polls,
       lastError: null,
+      errorsSince: null,
       sentAt: delivered ? new Date(delivered.sentAtMs).toISOString() : null,
       deadline: new Date(this.deadlineMs).toISOString(),
       runs: this.runs,
@@ -96,6 +100,16 @@ export class FollowUpRun {
       outcome: null,
     };
     setHandler(progressQuery, () => this.progress);
+    // The poll activity says when reads begin to fail and when they succeed again; the failed reads themselves never
+    // reach the workflow (they stay on the pending activity, where `status` reads the live count).
+    setHandler(readTroubleSignal, (trouble) => {
+      if (trouble === null) this.clearErrors();
+      else {
+        this.progress.lastError = trouble.lastError;
+        this.progress.errorsSince ??= trouble.since;
+      }
+      this.publish();
+    });
     if (!checkpoint) recordStarted();
     this.updateSearchAttributes();
     this.publish();
@@ -131,7 +145,7 @@ export class FollowUpRun {
     this.lastJob = job;
     this.polls += polls;
     this.progress.polls = this.polls;
-    this.progress.lastError = null;
+    this.clearErrors();
     // Shown only once the message is out: before it, the job's status belongs to earlier work.
     if (this.progress.sentAt !== null) {
       this.shown = job;
@@ -162,7 +176,7 @@ export class FollowUpRun {
     log.info('Follow-up message accepted', { ...this.ref, delivery: delivered.via, status: delivered.known.status });
     this.progress.sentAt = new Date(delivered.sentAtMs).toISOString();
     this.progress.delivery = delivered.via;
-    this.progress.lastError = null;
+    this.clearErrors();
     this.recordDelivered(delivered);
     return delivered;
   }
@@ -186,9 +200,16 @@ export class FollowUpRun {
     this.progress.sendAttempts = this.sendAttempts;
   }
 
+  /** A call to the API failed (and will be tried again): shown with when the failing began. */
   noteError(message: string): void {
     this.progress.lastError = message;
+    this.progress.errorsSince ??= new Date(Date.now()).toISOString();
     this.publish();
+  }
+
+  private clearErrors(): void {
+    this.progress.lastError = null;
+    this.progress.errorsSince = null;
   }
 
   /** Continues as new when Temporal suggests it, so history stays bounded whatever the API does. */
@@ -230,7 +251,13 @@ export class FollowUpRun {
 
   /** How the follow-up ends when something was thrown: shown, counted, and turned into its own failure type. */
   failed(error: unknown): unknown {
-    if (isDeadline(error)) error = this.timedOut(this.progress.sentAt ? `last status: ${this.shown?.status ?? 'not read since the message'}` : 'the message was not sent');
+    if (isDeadline(error)) error = this.timedOut(this.progress.sentAt ? `last status: ${this.shown?.status ?? 'not read since the message'}` : 'the message was not sent', failedReadsOf(error));
+    else if (causeType(error) === RETRY_AFTER_PAST_DEADLINE) {
+      const details = (error as ActivityFailure & { cause: ApplicationFailure }).cause.details?.[0] as RetryAfterPastDeadlineDetails;
+      if (details.failingSinceMs !== null) this.progress.errorsSince ??= new Date(details.failingSinceMs).toISOString();
+      this.progress.lastError = details.lastError;
+      error = this.gaveUpEarly(details.retryAfterMs, `read job '${this.ref.jobId}'`, details.failedReads);
+    }
     const phase = isCancellation(error) ? 'cancelled' : isType(error, FollowUpErrorType.TimedOut) ? 'timed-out' : 'failed';
     if (phase === 'failed') this.progress.lastError = describeFailure(error);
     log.warn('Follow-up ended without a result', { ...this.ref, phase, reason: describeFailure(error) });
@@ -241,14 +268,48 @@ export class FollowUpRun {
     return final;
   }
 
-  timedOut(why: string): ApplicationFailure {
-    const details: FollowUpTimeoutDetails = { lastJob: this.shown, polls: this.polls, timeoutMs: this.request.polling.timeoutMs };
+  /** The deadline passed. `failedReads`: reads failed in a row at the end, when the poll activity said. */
+  timedOut(why: string, failedReads: number | null = null): ApplicationFailure {
+    const errors = this.errorsAtEnd(failedReads);
+    const details: FollowUpTimeoutDetails = { lastJob: this.shown, polls: this.polls, timeoutMs: this.request.polling.timeoutMs, ...(errors ? { errors } : {}) };
     return ApplicationFailure.create({
       type: FollowUpErrorType.TimedOut,
-      message: `The agent job did not reach completed, archived or failed within ${this.timeoutAsGiven()} (${why}).`,
+      message: `The agent job did not reach completed, archived or failed within ${this.timeoutAsGiven()} (${why}).${errors ? ` ${errorsSentence(errors)}` : ''}`,
       nonRetryable: true,
       details: [details],
     });
+  }
+
+  /**
+   * The API asked (Retry-After) to wait past the deadline before it would `action` again: no call can come in time,
+   * so the follow-up ends now as timed out, saying when it gave up and why rather than "within" its timeout.
+   */
+  gaveUpEarly(retryAfterMs: number, action: string, failedReads: number | null = null): ApplicationFailure {
+    const errors = this.errorsAtEnd(failedReads);
+    const startedAtMs = this.deadlineMs - this.request.polling.timeoutMs;
+    const details: FollowUpTimeoutDetails = {
+      lastJob: this.shown,
+      polls: this.polls,
+      timeoutMs: this.request.polling.timeoutMs,
+      retryAfterMs,
+      ...(errors ? { errors } : {}),
+    };
+    return ApplicationFailure.create({
+      type: FollowUpErrorType.TimedOut,
+      message:
+        `The follow-up gave up after ${roughDuration(Math.max(Date.now() - startedAtMs, 0))} of its ${this.timeoutAsGiven()}: the agent API asked ` +
+        `(Retry-After) to wait ${roughDuration(retryAfterMs)} before it would ${action} again, past the deadline ` +
+        `(${new Date(this.deadlineMs).toISOString()})${this.progress.sentAt ? '' : '; the message was not sent'}.${errors ? ` ${errorsSentence(errors)}` : ''}`,
+      nonRetryable: true,
+      details: [details],
+    });
+  }
+
+  /** The errors still failing calls when the follow-up ends, if any. */
+  private errorsAtEnd(failedReads: number | null): FollowUpTimeoutDetails['errors'] {
+    const { errorsSince, lastError } = this.progress;
+    if (errorsSince === null || lastError === null) return undefined;
+    return { since: errorsSince, failedReads, lastError };
   }
 
   /** Marks how the follow-up ended where the Web UI's list and visibility queries see it. */
@@ -294,6 +355,25 @@ export function isDeadline(error: unknown): boolean {
   // None of our activities sets a schedule-to-start timeout of its own, so the server's SCHEDULE_TO_START is the
   // schedule-to-close deadline reached while the task was still queued (a send held back by the project's budget).
   return cause instanceof TimeoutFailure && (cause.timeoutType === TimeoutType.SCHEDULE_TO_CLOSE || cause.timeoutType === TimeoutType.SCHEDULE_TO_START);
+}
+
+/** "Calls to the agent API had failed since 12:01:05 UTC (14 reads in a row); last: HttpError: …". */
+function errorsSentence(errors: NonNullable<FollowUpTimeoutDetails['errors']>): string {
+  const count = errors.failedReads ? ` (${errors.failedReads} read${errors.failedReads === 1 ? '' : 's'} in a row)` : '';
+  return `Calls to the agent API had failed since ${errors.since.slice(11, 19)} UTC${count}; last: ${errors.lastError}`;
+}
+
+/** Reads failed in a row when the wait ran out, from its last failure or heartbeat (null: not known). */
+function failedReadsOf(error: unknown): number | null {
+  const cause = error instanceof ActivityFailure ? error.cause : undefined;
+  const checkpoint =
+    cause instanceof ApplicationFailure ? checkpointOfFailure(cause.details) : cause instanceof TimeoutFailure ? readCheckpoint(cause.lastHeartbeatDetails) : undefined;
+  return checkpoint?.failedReads ? checkpoint.failedReads : null;
+}
+
+/** The type of an activity's own failure under Temporal's wrapper, if it has one. */
+function causeType(error: unknown): string | undefined {
+  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? (error.cause.type ?? undefined) : undefined;
 }
 
 function isType(error: unknown, type: string): boolean {

@@ -6,7 +6,7 @@ import { type WorkflowFailedError } from '@temporalio/client';
 import { type ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { followUpWorkflowId } from '../../src/client';
 import type { FollowUpCheckpoint } from '../../src/follow-up/checkpoint';
-import { FollowUpErrorType } from '../../src/follow-up/types';
+import { FollowUpErrorType, type FollowUpTimeoutDetails } from '../../src/follow-up/types';
 import { createHarness, FAST_POLLING, TEST_SERVER_CONTINUE_AS_NEW_AFTER, uniqueJob, waitFor, type Harness } from '../support/harness';
 
 let h: Harness;
@@ -23,7 +23,7 @@ async function historyLength(workflowId: string): Promise<number> {
 }
 
 describe('a storm of rate-limited reads', () => {
-  test('40 reads answered 429 with Retry-After: 0 add no history events and do not end the follow-up', async () => {
+  test('reads answered 429 with Retry-After: 0 show as errors, reach the history only as "errors began", and do not end the follow-up', async () => {
     const ref = uniqueJob();
     h.simulator.addJob({ ...ref, workMs: 60_000 });
     const taskQueue = h.taskQueue();
@@ -38,15 +38,33 @@ describe('a storm of rate-limited reads', () => {
         return progress.phase === 'waiting' && progress.poll !== undefined;
       }, 'the wait after the send');
       const eventsBefore = await historyLength(workflowId);
-      h.simulator.setJobFaults(ref.projectId, ref.jobId, [{ operation: 'get', kind: 'status', status: 429, retryAfter: '0', times: 40 }]);
+      h.simulator.setJobFaults(ref.projectId, ref.jobId, [{ operation: 'get', kind: 'status', status: 429, retryAfter: '0' }]);
       const getsBefore = h.simulator.counts(ref.projectId, ref.jobId).gets;
+      // Errors as errors, while they last: the workflow's own view (Web UI, query) and the live count from the
+      // activity, as fresh as its last heartbeat (at most 0.8 × its heartbeat timeout old).
+      let during = await followUps.progress(workflowId);
+      await waitFor(async () => {
+        during = await followUps.progress(workflowId);
+        return (during.poll?.failedReads ?? 0) >= 5;
+      }, 'the live count of failed reads');
       await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).gets >= getsBefore + 40, '40 rate-limited reads');
       const eventsAfter = await historyLength(workflowId);
+      // Reads succeed again (still active): the follow-up hears it, and shows no error.
+      h.simulator.setJobFaults(ref.projectId, ref.jobId, []);
+      await waitFor(async () => (await followUps.progress(workflowId)).lastError === null, 'the errors to clear');
+      const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
+      const signals = (history.events ?? []).filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'readTrouble');
       h.simulator.finishJob(ref.projectId, ref.jobId);
-      return { eventsBefore, eventsAfter, result: await followUps.result(workflowId) };
+      return { eventsBefore, eventsAfter, during, signals: signals.length, result: await followUps.result(workflowId) };
     });
-    // Rate-limited reads never reach the workflow: the history did not grow with them.
-    expect(outcome.eventsAfter).toBe(outcome.eventsBefore);
+    expect(outcome.during.lastError).toContain('AgentApiRateLimited');
+    expect(outcome.during.errorsSince).not.toBeNull();
+    expect(outcome.during.poll?.lastError).toContain('AgentApiRateLimited');
+    expect(outcome.during.poll?.failingSince).toBe(outcome.during.errorsSince);
+    // The failed reads themselves never reach the workflow: one signal when they began (4 events with its task)...
+    expect(outcome.eventsAfter - outcome.eventsBefore).toBeLessThanOrEqual(4);
+    // ...and one when they ended.
+    expect(outcome.signals).toBe(2);
     expect(outcome.result.outcome).toBe('completed');
     expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
   });
@@ -66,6 +84,52 @@ describe('a storm of rate-limited reads', () => {
     expect(result.runs).toBeGreaterThanOrEqual(2);
     expect(await historyLength(workflowId)).toBeLessThanOrEqual(TEST_SERVER_CONTINUE_AS_NEW_AFTER + 30);
     expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+  });
+});
+
+describe('a follow-up that ends after errors names them', () => {
+  test('timed out during HTTP 500s: the failure says since when reads failed, how many, and the last error', async () => {
+    const ref = uniqueJob();
+    h.simulator.addJob({ ...ref, workMs: 600_000 });
+    const taskQueue = h.taskQueue();
+    const worker = await h.worker(taskQueue);
+    const followUps = h.followUps(taskQueue);
+    const failure = await worker.runUntil(async () => {
+      const { workflowId } = await followUps.start({ ...ref, prompt: 'Outage', polling: { ...FAST_POLLING, timeout: '6s' } });
+      await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1, 'the send');
+      h.simulator.setJobFaults(ref.projectId, ref.jobId, [{ operation: 'get', kind: 'status', status: 500 }]);
+      return followUps.result(workflowId).then(
+        () => null,
+        (error: WorkflowFailedError) => error.cause as ApplicationFailure,
+      );
+    });
+    expect(failure?.type).toBe(FollowUpErrorType.TimedOut);
+    expect(failure?.message).toMatch(/within 6s .*Calls to the agent API had failed since \d\d:\d\d:\d\d UTC \(\d+ reads in a row\); last: AgentApiServerError: .*HTTP 500/);
+    const details = failure?.details?.[0] as FollowUpTimeoutDetails;
+    expect(details.errors?.failedReads).toBeGreaterThan(1);
+    expect(details.errors?.lastError).toContain('HTTP 500');
+  });
+
+  test('a GET Retry-After past the deadline ends the follow-up at once as timed out, saying when and why', async () => {
+    const ref = uniqueJob();
+    h.simulator.addJob({ ...ref, workMs: 600_000 });
+    const taskQueue = h.taskQueue();
+    const worker = await h.worker(taskQueue);
+    const followUps = h.followUps(taskQueue);
+    const failure = await worker.runUntil(async () => {
+      const { workflowId } = await followUps.start({ ...ref, prompt: 'Come back later', polling: { ...FAST_POLLING, timeout: '10m' } });
+      await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1, 'the send');
+      h.simulator.setJobFaults(ref.projectId, ref.jobId, [{ operation: 'get', kind: 'status', status: 503, retryAfter: String(10 * 24 * 3600), times: 1 }]);
+      return followUps.result(workflowId).then(
+        () => null,
+        (error: WorkflowFailedError) => error.cause as ApplicationFailure,
+      );
+    });
+    expect(failure?.type).toBe(FollowUpErrorType.TimedOut);
+    // Not "within 10m": it gave up long before, because no read could come in time.
+    expect(failure?.message).toMatch(/^The follow-up gave up after \d+(\.\d+)?s of its 10m: the agent API asked \(Retry-After\) to wait 1h before it would read job '/);
+    expect(failure?.message).toContain('last: AgentApiServerError');
+    expect((failure?.details?.[0] as FollowUpTimeoutDetails).retryAfterMs).toBe(3_600_000);
   });
 });
 

@@ -6,6 +6,7 @@ import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/comm
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { PollCheckpoint, PollRequest, PollResult } from '../../src/activities/poll-agent-job';
 import { createPollAgentJob, JOB_UNCHANGED, WORKER_STOPPING } from '../../src/activities/poll-agent-job';
+import { RETRY_AFTER_PAST_DEADLINE, type ReadTrouble, type RetryAfterPastDeadlineDetails } from '../../src/follow-up/types';
 import { AgentApiClient } from '../../src/agent-api/http-client';
 import { jobState } from '../../src/agent-api/job';
 import { AgentApiSimulator } from '../../src/simulator/simulator';
@@ -202,6 +203,73 @@ test('with no poll left before the deadline, the retry delay runs past it so Tem
   const failure = await failureOf(run(request, { attempt: 2 }).done);
   expect(failure).toBeInstanceOf(ApplicationFailure);
   expect(Number(failure.nextRetryDelay)).toBeGreaterThanOrEqual(24 * 60 * 60 * 1000);
+});
+
+describe('errors as errors', () => {
+  /** A poll activity whose reports to the follow-up are kept, in order. */
+  function reporting() {
+    const told: Array<ReadTrouble | null> = [];
+    const activity = createPollAgentJob(api, {
+      stopping: new AbortController().signal,
+      maxLoops: Number.POSITIVE_INFINITY,
+      reportTrouble: async (_execution, trouble) => void told.push(trouble),
+    });
+    return { told, activity };
+  }
+
+  test('the follow-up hears once that reads began to fail and once that they succeed again; each heartbeat carries the streak', async () => {
+    const { ref, job } = freshJob();
+    await api.sendFollowUpMessage({ ...ref, prompt: 'go' });
+    simulator.injectFaults(ref.projectId, ref.jobId, [
+      { operation: 'get', status: 500 },
+      { operation: 'get', status: 500 },
+      { operation: 'get', status: 500 },
+    ]);
+    const { told, activity } = reporting();
+    const { done, heartbeats } = run(waitRequest(ref, { ...jobState(job), status: 'active', prLink: null }, 50), {}, undefined, activity);
+    await waitUntil(() => told.length === 2);
+    simulator.finishJob(ref.projectId, ref.jobId);
+    const result = await done;
+    expect(result.job.status).toBe('completed');
+    expect(told[0]).toEqual({ since: expect.any(String), lastError: expect.stringContaining('500') });
+    expect(told[1]).toBeNull();
+    const streak = heartbeats.filter((beat) => (beat.failedReads ?? 0) > 0);
+    // The sleeps between reads heartbeat too: each count shows at least once, in order.
+    expect([...new Set(streak.map((beat) => beat.failedReads))]).toEqual([1, 2, 3]);
+    expect(new Set(streak.map((beat) => beat.failingSinceMs)).size).toBe(1);
+    expect(new Date(streak[0]!.failingSinceMs!).toISOString()).toBe(told[0]!.since);
+    expect(heartbeats.at(-1)?.failedReads).toBe(0);
+  });
+
+  test('a streak carried from the previous attempt goes on counting, and the follow-up, already told, is not told again', async () => {
+    const { ref, job } = freshJob({ busyForMs: 600_000 });
+    simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 503 }]);
+    const carried: PollCheckpoint = {
+      attempt: 3, polls: 4, sawActive: true, invalidInARow: 0, lastStatus: 'active', lastError: 'AgentApiServerError: 503', nextPollAtMs: null,
+      failingSinceMs: 1_700_000_000_000, failedReads: 2, troubleTold: true,
+    };
+    const { told, activity } = reporting();
+    const { done, heartbeats } = run(waitRequest(ref, jobState(job), 60_000), { attempt: 4, heartbeatDetails: carried }, undefined, activity);
+    const failure = await failureOf(done);
+    expect(failure.type).not.toBe(JOB_UNCHANGED);
+    expect(told).toEqual([]);
+    expect(heartbeats.at(-1)).toMatchObject({ failingSinceMs: 1_700_000_000_000, failedReads: 3, troubleTold: true });
+  });
+
+  test('a Retry-After past the deadline ends the wait at once, saying so, instead of waiting for the deadline', async () => {
+    const { ref, job } = freshJob({ busyForMs: 600_000 });
+    simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 429, retryAfter: String(10 * 24 * 3600) }]);
+    const request = waitRequest(ref, jobState(job), 60_000);
+    request.schedule.deadlineMs = Date.now() + 90_000;
+    const failure = await failureOf(run(request, { attempt: 2 }).done);
+    expect(failure.type).toBe(RETRY_AFTER_PAST_DEADLINE);
+    expect(failure.nonRetryable).toBe(true);
+    const details = failure.details?.[0] as RetryAfterPastDeadlineDetails;
+    // The client caps a Retry-After at an hour (retry-after.ts): still far past this deadline.
+    expect(details.retryAfterMs).toBeGreaterThan(90_000);
+    expect(details.failedReads).toBe(1);
+    expect(details.lastError).toContain('AgentApiRateLimited');
+  });
 });
 
 async function waitUntil(condition: () => boolean): Promise<void> {

@@ -11,6 +11,7 @@ const base: FollowUpProgress = {
   queue: null,
   polls: 3,
   lastError: 'AgentApiServerError: 503',
+  errorsSince: '2026-11-23T10:01:05.000Z',
   sentAt: '2026-11-23T10:00:00.000Z',
   deadline: '2026-11-24T10:00:00.000Z',
   runs: 1,
@@ -26,9 +27,10 @@ describe('the current details shown in the Web UI', () => {
       [
         '**Waiting for the job to end**: job `job-7` in project `proj-1` is `active`.',
         '',
+        '**Calls to the agent API are failing since 10:01:05 UTC**: AgentApiServerError: 503',
+        '',
         '- Sent: 2026-11-23T10:00:00.000Z, 1 attempt',
         '- Gives up at: 2026-11-24T10:00:00.000Z',
-        '- Last error: AgentApiServerError: 503',
         '- Reads reported: 3 (polls that change nothing: see Pending Activities)',
       ].join('\n'),
     );
@@ -60,7 +62,12 @@ describe('the current details shown in the Web UI', () => {
     expect(text).toContain('The job `job-7` in project `proj-1` was not sent the message.');
     expect(renderProgressDetails({ ...base, phase: 'failed', outcome: 'error' })).toContain('was last read as `active`.');
     expect(text).toContain('- Outcome: `rejected` (search attribute AgentFollowUpOutcome)');
-    expect(text).not.toContain('- Last error');
+    expect(text).not.toContain('Calls to the agent API');
+  });
+
+  test('a follow-up that timed out while calls failed says they were failing', () => {
+    expect(renderProgressDetails({ ...base, phase: 'timed-out' })).toContain('**Calls to the agent API were failing since 10:01:05 UTC**: AgentApiServerError: 503');
+    expect(renderProgressDetails({ ...base, lastError: null, errorsSince: null })).not.toContain('failing');
   });
 
   test('a running follow-up names no outcome', () => {

@@ -141,6 +141,11 @@ export interface FollowUpStatus {
 
 /** How long `status` waits for a worker to answer the progress query before it says what the server keeps instead. */
 export const PROGRESS_QUERY_DEADLINE_MS = 5_000;
+/**
+ * A poller the server saw this recently may still be alive: an idle worker's long poll comes back empty after about a
+ * minute and it polls again at once. The server keeps listing pollers for minutes after they stopped.
+ */
+export const LIVE_POLLER_WINDOW_MS = 75_000;
 
 
 export { NamespaceNotFoundError, NamespaceNotReadyError } from './namespace-errors';
@@ -276,12 +281,19 @@ export class FollowUpClient {
     return settleFollowUp(this.result(workflowId));
   }
 
-  /** Where a running follow-up stands: the workflow's own account, plus its poll activity as Temporal describes it. */
-  async progress(workflowId: string): Promise<FollowUpProgress> {
-    const handle = this.client.workflow.getHandle(workflowId);
-    const [progress, description] = await Promise.all([handle.query(progressQuery), handle.describe()]);
-    const poll = await describePollActivity(description, this.client.options.loadedDataConverter);
-    return poll ? { ...progress, poll } : progress;
+  /**
+   * Where a running follow-up stands: the workflow's own account, plus its poll activity as Temporal describes it.
+   * A worker answers the query: with `timeoutMs`, a worker that does not answer in time (it died, and the server
+   * still lists it) makes this fail with a gRPC DEADLINE_EXCEEDED (`isGrpcDeadlineError`) instead of waiting a minute.
+   */
+  async progress(workflowId: string, options: { timeoutMs?: number } = {}): Promise<FollowUpProgress> {
+    const read = async () => {
+      const handle = this.client.workflow.getHandle(workflowId);
+      const [progress, description] = await Promise.all([handle.query(progressQuery), handle.describe()]);
+      const poll = await describePollActivity(description, this.client.options.loadedDataConverter);
+      return poll ? { ...progress, poll } : progress;
+    };
+    return options.timeoutMs === undefined ? read() : this.client.connection.withDeadline(Date.now() + options.timeoutMs, read);
   }
 
   /** Temporal's view plus the follow-up's progress (while running) or result (once completed). */
@@ -297,23 +309,22 @@ export class FollowUpClient {
       }
     }
     // The progress query is answered by a worker; without one it would wait for the RPC deadline and fail.
-    if ((await this.workers()).length === 0) {
+    if (!(await this.workers()).some((worker) => worker.live)) {
       status.progressUnavailable = `no worker polls task queue '${this.options.taskQueue}' in namespace '${this.client.options.namespace}'`;
+      if (executionStatus === 'RUNNING') status.lastKnown = lastKnownOf(description);
       return status;
     }
     try {
       // A worker that just died is still listed as polling for a while: the query would wait for the RPC's own
       // deadline (about a minute) and fail. A short deadline, then what the server keeps, answers at once.
-      status.progress = await this.client.connection.withDeadline(Date.now() + PROGRESS_QUERY_DEADLINE_MS, () =>
-        executionStatus === 'RUNNING' ? this.progress(workflowId) : handle.query(progressQuery),
-      );
+      status.progress =
+        executionStatus === 'RUNNING'
+          ? await this.progress(workflowId, { timeoutMs: PROGRESS_QUERY_DEADLINE_MS })
+          : await this.client.connection.withDeadline(Date.now() + PROGRESS_QUERY_DEADLINE_MS, () => handle.query(progressQuery));
     } catch (error) {
       if (isGrpcDeadlineError(error)) {
         status.progressUnavailable = `no worker answered within ${PROGRESS_QUERY_DEADLINE_MS / 1000}s (the workers listed on task queue '${this.options.taskQueue}' may have stopped)`;
-        status.lastKnown = {
-          jobStatus: description.typedSearchAttributes.get(AgentJobStatus) ?? null,
-          prLink: description.typedSearchAttributes.get(AgentPrLink) ?? null,
-        };
+        status.lastKnown = lastKnownOf(description);
         return status;
       }
       if (executionStatus === 'RUNNING') throw error;
@@ -349,19 +360,22 @@ export class FollowUpClient {
   }
 
   /**
-   * The workers polling this client's task queue for workflow tasks (seen by the server in the last minutes). Empty
-   * means a follow-up started now waits until a worker starts.
+   * The workers polling this client's task queue for workflow tasks, as the server lists them (it keeps a worker for
+   * minutes after it stopped). `live`: seen polling within the last 75 s. None live means a follow-up started now
+   * waits until a worker starts; a worker that died in the last minute still looks live (a query with a timeout
+   * tells: `progress(id, { timeoutMs })`).
    */
-  async workers(): Promise<Array<{ identity: string; lastSeen: Date | null }>> {
+  async workers(): Promise<Array<{ identity: string; lastSeen: Date | null; live: boolean }>> {
     const response = await this.client.workflowService.describeTaskQueue({
       namespace: this.client.options.namespace,
       taskQueue: { name: this.options.taskQueue },
       taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
     });
-    return (response.pollers ?? []).map((poller) => ({
-      identity: poller.identity ?? '',
-      lastSeen: poller.lastAccessTime?.seconds != null ? new Date(Number(poller.lastAccessTime.seconds) * 1000) : null,
-    }));
+    const now = Date.now();
+    return (response.pollers ?? []).map((poller) => {
+      const lastSeen = poller.lastAccessTime?.seconds != null ? new Date(Number(poller.lastAccessTime.seconds) * 1000) : null;
+      return { identity: poller.identity ?? '', lastSeen, live: lastSeen !== null && now - lastSeen.getTime() <= LIVE_POLLER_WINDOW_MS };
+    });
   }
 
   /** The input a follow-up was started with (the current run's, which continue-as-new carries unchanged). */
@@ -474,4 +488,12 @@ export class FollowUpClient {
   async close(): Promise<void> {
     await this.client.connection.close();
   }
+}
+
+/** What the server keeps of the job as the follow-up last read it (its search attributes): no worker needed. */
+function lastKnownOf(description: WorkflowExecutionDescription): NonNullable<FollowUpStatus['lastKnown']> {
+  return {
+    jobStatus: description.typedSearchAttributes.get(AgentJobStatus) ?? null,
+    prLink: description.typedSearchAttributes.get(AgentPrLink) ?? null,
+  };
 }

@@ -1,6 +1,7 @@
 /** `agent-followup send`: start a follow-up (or attach to the same one), and with --wait follow it to its end. */
 import type { Command } from 'commander';
-import { checkFollowUpInput, checkFollowUpWorkflowId, type FollowUpClient, maxPromptLengthFromEnv, type StartedFollowUp } from '../client';
+import { isGrpcDeadlineError } from '@temporalio/client';
+import { checkFollowUpInput, checkFollowUpWorkflowId, type FollowUpClient, maxPromptLengthFromEnv, PROGRESS_QUERY_DEADLINE_MS, type StartedFollowUp } from '../client';
 import { roughDuration } from '../follow-up/progress-details';
 import { inspectFollowUpInput } from '../follow-up/request';
 import { optionDifferences } from '../follow-up/option-differences';
@@ -9,7 +10,7 @@ import { addFollowUpInputOptions, buildInput, type FollowUpInputOptions } from '
 import { checkWorkflowIdArgument, ExitCode, UsageError, type CliContext, type CliIo } from './io';
 import { classifyFailure, exitCodeForOutcome } from './outcome-codes';
 import { describeProgress, describeResult } from './render';
-import { noWorkerWarning } from './workers';
+import { noWorkerWarning, unansweredWarning } from './workers';
 
 interface SendOptions extends FollowUpInputOptions {
   wait?: boolean;
@@ -133,22 +134,33 @@ async function reportProgress(
 ): Promise<void> {
   let last = '';
   let idle = warnedIdle;
+  // Listed workers that do not answer: a worker that died is listed for minutes, so only a query tells.
+  let unanswered = false;
   let nextWorkerCheck = Date.now() + (io.workerCheckIntervalMs ?? 15_000);
   while (!isDone()) {
     if (Date.now() >= nextWorkerCheck) {
       nextWorkerCheck = Date.now() + (io.workerCheckIntervalMs ?? 15_000);
       const warning = await noWorkerWarning(followUps).catch(() => null);
-      if (warning && !idle) io.err(`${warning}\n`);
+      if (warning && !idle && !unanswered) io.err(`${warning}\n`);
       if (!warning && idle) io.err('A worker polls the task queue again; the follow-up goes on.\n');
       idle = warning !== null;
     }
-    if (!json && !idle) {
+    if (!idle) {
+      // Asked in --json mode too (nothing is printed of it there): the query is how a dead worker shows within 15s.
+      const timeoutMs = PROGRESS_QUERY_DEADLINE_MS;
       try {
-        const line = describeProgress(await followUps.progress(workflowId));
-        if (line !== last) io.err(`${line}\n`);
+        const progress = await followUps.progress(workflowId, { timeoutMs });
+        if (unanswered) io.err('A worker answers the follow-up again; it goes on.\n');
+        unanswered = false;
+        const line = describeProgress(progress);
+        if (!json && line !== last) io.err(`${line}\n`);
         last = line;
-      } catch {
-        // The workflow may be between runs or just finished; the result tells the rest.
+      } catch (error) {
+        if (isGrpcDeadlineError(error) && !isDone()) {
+          if (!unanswered) io.err(`${unansweredWarning(followUps, workflowId, timeoutMs)}\n`);
+          unanswered = true;
+        }
+        // Otherwise the workflow may be between runs or just finished; the result tells the rest.
       }
     }
     await new Promise((resolve) => setTimeout(resolve, io.progressIntervalMs ?? 2_000));

@@ -2,7 +2,8 @@
  * A worker that has just died is still listed as polling its task queue for a few minutes. `status` must not wait a
  * minute on a progress query nobody will answer: it says so after a short deadline and tells what the server keeps.
  */
-import { runCliOn as cli } from '../support/cli-runner';
+import { followUpWorkflowId } from '../../src/ids';
+import { runCliOn as cli, startCliOn } from '../support/cli-runner';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 
 let h: Harness;
@@ -34,4 +35,33 @@ test('status right after the only worker stopped answers from the server instead
   expect(text.out).toContain('Progress: not available (no worker answered within 5s');
   expect(text.out).toContain('Last known (kept by the server): job status active');
   await followUps.cancel(workflowId);
+});
+
+test('send --wait says within 15s that no worker answers when its only worker stops, and again when one returns', async () => {
+  const ref = uniqueJob('dead-worker-wait');
+  h.simulator.addJob({ ...ref, workMs: 60 * 60_000 });
+  const taskQueue = h.taskQueue();
+  const followUps = h.followUps(taskQueue);
+  const first = await h.worker(taskQueue);
+  const firstRun = first.run();
+  const prompt = 'Outlive a worker';
+  const waiting = startCliOn(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', prompt, '--wait', '--timeout', '1h'], taskQueue);
+  const workflowId = followUpWorkflowId({ ...ref, prompt });
+  await waitFor(async () => (await followUps.progress(workflowId).catch(() => null))?.lastStatus === 'active', 'the follow-up to see the job working');
+  first.shutdown();
+  await firstRun;
+  // The stopped worker is still listed, and looks live: only the unanswered query shows it is gone.
+  expect((await followUps.workers()).some((worker) => worker.live)).toBe(true);
+  await waitFor(() => waiting.run.err.includes('warning: no worker answered follow-up'), 'the warning');
+  const second = await h.worker(taskQueue);
+  const run = await second.runUntil(async () => {
+    await waitFor(() => waiting.run.err.includes('A worker answers the follow-up again; it goes on.'), 'the worker to be noticed');
+    h.simulator.finishJob(ref.projectId, ref.jobId);
+    return waiting.done;
+  });
+  expect(run.code).toBe(0);
+  expect(run.err).toContain(`warning: no worker answered follow-up ${workflowId} within 5s: the workers listed on task queue '${taskQueue}' may have stopped`);
+  expect(run.out).toContain(`Job ${ref.jobId} ended completed`);
+  // Said once each way, not at every unanswered query.
+  expect(run.err.split('warning: no worker answered').length - 1).toBe(1);
 });

@@ -12,6 +12,11 @@ export interface CliRun {
 }
 
 export async function runCliOn(args: string[], taskQueue: string, progressIntervalMs = 100, coordinatorTaskQueue?: string): Promise<CliRun> {
+  return startCliOn(args, taskQueue, progressIntervalMs, coordinatorTaskQueue).done;
+}
+
+/** Starts the CLI and returns at once: `run` fills as the command writes (for tests that watch a long `--wait`). */
+export function startCliOn(args: string[], taskQueue: string, progressIntervalMs = 100, coordinatorTaskQueue?: string): { run: CliRun; done: Promise<CliRun> } {
   const run: CliRun = { code: -1, out: '', err: '', connected: false };
   const io: CliIo = {
     env: {},
@@ -25,6 +30,9 @@ export async function runCliOn(args: string[], taskQueue: string, progressInterv
     progressIntervalMs,
     workerCheckIntervalMs: 200,
   };
-  run.code = await runCli(args, io);
-  return run;
+  const done = runCli(args, io).then((code) => {
+    run.code = code;
+    return run;
+  });
+  return { run, done };
 }

@@ -4,7 +4,7 @@
  * server errors and network trouble are retried.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { secretRedactor } from '../secrets';
+import { scrubSecrets } from '../secrets';
 
 /** Stable failure `type` names: callers and tests match on these, so never rename one. */
 export const AgentApiErrorType = {
@@ -49,9 +49,9 @@ export interface RequestContext {
   jobId: string;
 }
 
-/** A short, redacted excerpt of an error body: enough to see the API's reason, never a dump. */
+/** A short, redacted excerpt of an error body: enough to see the API's reason, never a dump, never the key in any form. */
 export function bodyExcerpt(body: string, secrets: readonly string[], max = 300): string {
-  const flat = secretRedactor(secrets)(body).replace(/\s+/g, ' ').trim();
+  const flat = scrubSecrets(secrets)(body).replace(/\s+/g, ' ').trim();
   if (flat === '') return '';
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }

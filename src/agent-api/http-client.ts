@@ -14,7 +14,7 @@ import {
   type RequestContext,
 } from './errors';
 import { boundedSignal } from '../abort-signals';
-import { apiKeySecrets, secretRedactor } from '../secrets';
+import { apiKeySecrets, REDACTED, scrubSecrets, secretDetector } from '../secrets';
 import { parseRetryAfter } from './retry-after';
 import { formatMs } from '../follow-up/duration';
 import type { AgentJob } from './job';
@@ -78,6 +78,8 @@ export function buildUrl(baseUrl: string, template: string, ref: JobRef): string
 
 export class AgentApiClient {
   private readonly secrets: string[];
+  /** Whether a text holds the key in any form: job fields that do are not passed on (secrets.ts). */
+  private readonly holdsSecret: (text: string) => boolean;
 
   constructor(
     private readonly config: AgentApiClientConfig,
@@ -85,6 +87,7 @@ export class AgentApiClient {
   ) {
     // The secret part too, in case an API echoes it without its prefix.
     this.secrets = apiKeySecrets(config.apiKey);
+    this.holdsSecret = secretDetector(this.secrets);
   }
 
   /**
@@ -96,7 +99,7 @@ export class AgentApiClient {
     const url = buildUrl(this.config.baseUrl, this.config.sendPath ?? DEFAULT_SEND_PATH, request);
     const headers = request.idempotencyKey ? { 'Idempotency-Key': request.idempotencyKey } : undefined;
     const body = await this.request(url, { method: 'POST', body: JSON.stringify({ prompt: request.prompt }), headers }, context, signal);
-    const parsed = parseJob(body, request.jobId);
+    const parsed = parseJob(body, request.jobId, this.holdsSecret);
     return parsed.ok ? { job: parsed.job } : { job: null, responseProblem: parsed.problem };
   }
 
@@ -105,7 +108,7 @@ export class AgentApiClient {
     const context: RequestContext = { operation: 'get job', ...ref };
     const url = buildUrl(this.config.baseUrl, this.config.getJobPath ?? DEFAULT_GET_JOB_PATH, ref);
     const body = await this.request(url, { method: 'GET' }, context, signal);
-    const parsed = parseJob(body, ref.jobId);
+    const parsed = parseJob(body, ref.jobId, this.holdsSecret);
     if (!parsed.ok) {
       throw ApplicationFailure.create({
         type: AgentApiErrorType.InvalidResponse,
@@ -178,7 +181,7 @@ export class AgentApiClient {
       return ApplicationFailure.create({ type: AgentApiErrorType.RequestTimeout, message: `${message}; retrying.` });
     }
     const { code, description } = describeNetworkError(error);
-    const reason = secretRedactor(this.secrets)(description);
+    const reason = scrubSecrets(this.secrets)(description);
     if (isSend && !isCertainlyNotDelivered(code)) {
       // A reset or closed connection can come after the server processed the request.
       return sendAmbiguous(`The connection to the agent API broke during ${where} (${reason}); the message may or may not have been taken.`, {
@@ -195,7 +198,7 @@ export class AgentApiClient {
   }
 }
 
-function parseJob(text: string, expectedId: string): { ok: true; job: AgentJob } | { ok: false; problem: string } {
+function parseJob(text: string, expectedId: string, holdsSecret: (text: string) => boolean): { ok: true; job: AgentJob } | { ok: false; problem: string } {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -205,7 +208,32 @@ function parseJob(text: string, expectedId: string): { ok: true; job: AgentJob }
   const result = AgentJobSchema.safeParse(json);
   if (!result.success) return { ok: false, problem: describeSchemaProblem(result.error) };
   if (result.data.id !== expectedId) return { ok: false, problem: `field 'id': another job's id (expected the job asked for)` };
-  return { ok: true, job: toAgentJob(result.data) };
+  return { ok: true, job: withoutSecrets(toAgentJob(result.data), holdsSecret) };
+}
+
+/**
+ * The job with every field that holds the key (in any form: a model name, a branch, a link's query) replaced by
+ * [REDACTED]: the job is the activity's result, so it would otherwise be stored in history as the API sent it.
+ */
+function withoutSecrets(job: AgentJob, holdsSecret: (text: string) => boolean): AgentJob {
+  const clean = <T extends string | null | undefined>(value: T): T => (typeof value === 'string' && holdsSecret(value) ? (REDACTED as T) : value);
+  return {
+    ...job,
+    status: clean(job.status),
+    prLink: clean(job.prLink),
+    ...(job.model !== undefined ? { model: clean(job.model) } : {}),
+    ...(job.createdAt !== undefined ? { createdAt: clean(job.createdAt) } : {}),
+    ...(job.archivedAt !== undefined ? { archivedAt: clean(job.archivedAt) } : {}),
+    ...(job.source !== undefined
+      ? {
+          source: {
+            ...job.source,
+            ...(job.source.repository !== undefined ? { repository: clean(job.source.repository) } : {}),
+            ...(job.source.ref !== undefined ? { ref: clean(job.source.ref) } : {}),
+          },
+        }
+      : {}),
+  };
 }
 
 /** The API's reason from a vendor error body (`{ "error": "..." }`), else a short excerpt of whatever came; redacted. */

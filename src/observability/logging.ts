@@ -7,13 +7,16 @@
  * error's cause, a stack, a third party's message), so the last step before stderr is a plain search and replace.
  */
 import { DefaultLogger, type LogEntry, type LogLevel, type Logger } from '@temporalio/worker';
-import { secretRedactor } from '../secrets';
+import { secretDetector, secretRedactor } from '../secrets';
 
 export { apiKeySecrets, REDACTED, secretRedactor } from '../secrets';
 
 export { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './log-settings';
 import type { LogFormat } from './log-settings';
 
+
+/** What is logged instead of a line that held the API key in an encoded form. */
+export const WITHHELD_LINE = 'A log line was withheld: it held the API key in an encoded form';
 
 /** Objects nested deeper than this are cut (a failure's cause chain is far shallower). */
 const MAX_DEPTH = 8;
@@ -36,9 +39,16 @@ export interface LineLoggerOptions {
 export function createLineLogger(options: LineLoggerOptions): Logger {
   const format = options.format === 'json' ? formatJsonLine : formatTextLine;
   const redact = secretRedactor(options.secrets ?? []);
+  const holdsSecret = secretDetector(options.secrets ?? []);
   const write = options.write ?? ((line: string) => void process.stderr.write(`${line}\n`));
   // DefaultLogger filters by level and takes Core's timestamp for forwarded lines; only the output is ours.
-  return demoteRoutineLines(new DefaultLogger(options.level, (entry) => write(redact(format(entry)))));
+  return demoteRoutineLines(
+    new DefaultLogger(options.level, (entry) => {
+      const line = redact(format(entry));
+      // A key left in an encoded form cannot be cut out exactly: the line goes, its time and level stay.
+      write(holdsSecret(line) ? format({ ...entry, message: WITHHELD_LINE, meta: undefined }) : line);
+    }),
+  );
 }
 
 /**

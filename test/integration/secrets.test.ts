@@ -6,7 +6,7 @@
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { ApplicationFailure } from '@temporalio/common';
 import { FollowUpClient, type FollowUpInput } from '../../src/client';
-import { secretForms } from '../../src/secrets';
+import { secretDetector, secretForms } from '../../src/secrets';
 import { runCliOn } from '../support/cli-runner';
 import { startBuiltScript } from '../support/processes';
 import { createHarness, FAST_POLLING, uniqueJob, type Harness } from '../support/harness';
@@ -36,6 +36,22 @@ function startWorker(taskQueue: string, logFormat: 'text' | 'json', budget: Reco
     LOG_LEVEL: 'TRACE',
   });
 }
+
+/** Every byte of a text percent-encoded, in lowercase hex. */
+function percentAll(text: string, lower: boolean): string {
+  return [...Buffer.from(text, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).map((escape) => (lower ? escape : escape.toUpperCase())).join('');
+}
+
+/** The key as careless APIs and proxies echo it, beyond the usual forms. */
+const ENCODED_FORMS = [
+  [...KEY].map((char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
+  percentAll(KEY, true),
+  encodeURIComponent(encodeURIComponent(KEY)),
+  new URLSearchParams({ authorization: `Bearer ${KEY}` }).toString(),
+  Buffer.from(`Authorization: Bearer ${KEY}`).toString('base64'),
+  Buffer.from(`Bearer ${KEY}`).toString('hex'),
+  [...KEY].map((char) => `&#${char.charCodeAt(0)};`).join(''),
+];
 
 /** Which forms of the key a text holds: the whole key or its secret part, raw, JSON-escaped, URL-encoded or base64. */
 function leaks(text: string): string[] {
@@ -115,13 +131,27 @@ test.each(['text', 'json'] as const)('the API key never appears in histories, fa
   h.simulator.addJob({ ...unauthorized.ref, faults: [{ operation: 'get', kind: 'status', status: 401 }] });
   const badRequest = scenario('bad-request', 'AgentApiBadRequest', true);
   h.simulator.addJob({ ...badRequest.ref, faults: [{ operation: 'send', kind: 'status', status: 400 }] });
-  // Echoing 503s while waiting: the poll activity rides them out without a word to history, so only the worker's logs
-  // (and the pending activity's last failure) carry the redacted echo.
-  const recovered = scenario('recovered-from-503s', 'completed', false);
+  // Echoing 503s while waiting: the poll activity rides them out and tells its follow-up once that reads fail, so the
+  // history carries the redacted echo in that one signal.
+  const recovered = scenario('recovered-from-503s', 'completed', true);
   h.simulator.addJob({ ...recovered.ref, faults: [{ operation: 'get', kind: 'status', status: 503, times: 4 }] });
   const timedOut = scenario('timed-out-on-503s', 'FollowUpTimedOut', true, { ...FAST_POLLING, timeout: '2s' });
   h.simulator.addJob({ ...timedOut.ref, faults: [{ operation: 'get', kind: 'status', status: 503 }] });
-  const scenarios = [completed, notFound, unauthorized, badRequest, recovered, timedOut].map((entry) => entry.scenario);
+  // The key in forms no list of encodings names (issue 21): 503 bodies that echo it, then a job whose model, branch
+  // and pull-request link carry it. Each form must be gone from everything below, as the exact text injected.
+  const encoded = scenario('encoded-echoes', 'completed', true);
+  h.simulator.addJob({
+    ...encoded.ref,
+    ref: `feature/${percentAll(KEY, true)}`,
+    prLink: `https://github.com/acme/site/pull/7?token=${encodeURIComponent(encodeURIComponent(KEY))}`,
+    extraFields: { model: `agent-${Buffer.from(`x${KEY}`).toString('base64')}` },
+  });
+  h.simulator.injectFaults(
+    encoded.ref.projectId,
+    encoded.ref.jobId,
+    ENCODED_FORMS.map((form) => ({ operation: 'get' as const, status: 503, body: `upstream said: ${form}` })),
+  );
+  const scenarios = [completed, notFound, unauthorized, badRequest, recovered, timedOut, encoded].map((entry) => entry.scenario);
 
   const taskQueue = h.taskQueue();
   const followUps = new FollowUpClient(h.client, { taskQueue });
@@ -162,11 +192,19 @@ test.each(['text', 'json'] as const)('the API key never appears in histories, fa
   const exit = await worker.exited;
 
   expect(ended.map((each) => [each.scenario.name, each.ending])).toEqual(scenarios.map((each) => [each.name, each.ending]));
+  const holdsKey = secretDetector([KEY, SECRET]);
+  const injected = [...ENCODED_FORMS, percentAll(KEY, true), encodeURIComponent(encodeURIComponent(KEY)), Buffer.from(`x${KEY}`).toString('base64')];
   for (const each of ended) {
     expect({ name: each.scenario.name, history: leaks(each.history), failure: leaks(each.texts.join('\n')) }).toEqual({
       name: each.scenario.name,
       history: [],
       failure: [],
+    });
+    const everything = [each.history, ...each.texts].join('\n');
+    expect({ name: each.scenario.name, injected: injected.filter((form) => everything.includes(form)), detected: holdsKey(everything) }).toEqual({
+      name: each.scenario.name,
+      injected: [],
+      detected: false,
     });
     // Where the API echoed the key, the history shows the redaction: the echo was there and was cut out.
     expect({ name: each.scenario.name, redacted: each.history.includes('[REDACTED]') }).toEqual({
@@ -177,6 +215,8 @@ test.each(['text', 'json'] as const)('the API key never appears in histories, fa
   expect(exit.code).toBe(0);
   expect(exit.output).toContain('agent-followup worker polling task queue');
   expect(leaks(exit.output)).toEqual([]);
+  expect(injected.filter((form) => exit.output.includes(form))).toEqual([]);
+  expect(holdsKey(exit.output)).toBe(false);
   // The failures the API echoed the key into were logged (by the SDK's "Activity failed" lines), redacted.
   expect(exit.output).toContain('Bearer [REDACTED]');
   if (logFormat === 'json') {

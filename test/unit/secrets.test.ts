@@ -1,4 +1,4 @@
-import { apiKeySecrets, REDACTED, secretForms, secretRedactor } from '../../src/secrets';
+import { apiKeySecrets, REDACTED, scrubSecrets, secretDetector, secretForms, secretRedactor, WITHHELD } from '../../src/secrets';
 
 /** A key with the two characters JSON escapes, and one that URL-encoding changes. */
 const KEY = 'mint_ab"cd\\ef/gh+12';
@@ -48,5 +48,73 @@ describe('apiKeySecrets', () => {
     expect(apiKeySecrets('mint_abcdefgh')).toEqual(['mint_abcdefgh', 'abcdefgh']);
     expect(apiKeySecrets('nounderscore')).toEqual(['nounderscore']);
     expect(apiKeySecrets(undefined)).toEqual([]);
+  });
+});
+
+describe('secretDetector and scrubSecrets: the key under any common transformation, without a list of forms', () => {
+  const secrets = apiKeySecrets(KEY);
+  const holds = secretDetector(secrets);
+  const scrub = scrubSecrets(secrets);
+  const echo = `Authorization: Bearer ${KEY}`;
+  const bytes = (text: string) => Buffer.from(text, 'utf8');
+  const percentAll = (text: string, lower = false) =>
+    [...bytes(text)].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).map((escape) => (lower ? escape : escape.toUpperCase())).join('');
+
+  // Each is a form an API or a proxy really produces; none is in secretForms' list except where said.
+  test.each([
+    ['JSON \\u escapes of every character', [...KEY].map((char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')],
+    ['JSON \\u0022-style escapes of the quote only', KEY.replace('"', '\\u0022')],
+    ['lowercase percent-encoding', percentAll(KEY, true)],
+    ['uppercase percent-encoding of every byte', percentAll(KEY)],
+    ['double percent-encoding', encodeURIComponent(encodeURIComponent(KEY))],
+    ['triple percent-encoding', encodeURIComponent(encodeURIComponent(encodeURIComponent(KEY)))],
+    ['form encoding', new URLSearchParams({ auth: `Bearer ${KEY}` }).toString()],
+    ['base64 of the echo (the key at offset 22, unaligned)', bytes(echo).toString('base64')],
+    ['base64 of the echo at offset 1', bytes(`x${echo}`).toString('base64')],
+    ['base64 of the echo at offset 2', bytes(`xy${echo}`).toString('base64')],
+    ['base64url at offset 1', bytes(`x${echo}`).toString('base64url')],
+    ['hex, lowercase', bytes(echo).toString('hex')],
+    ['hex, uppercase', bytes(echo).toString('hex').toUpperCase()],
+    ['HTML decimal entities', [...KEY].map((char) => `&#${char.charCodeAt(0)};`).join('')],
+    ['HTML hex entities', [...KEY].map((char) => `&#x${char.charCodeAt(0).toString(16)};`).join('')],
+    ['HTML named entities', KEY.replace('"', '&quot;').replace('/', '&sol;').replace('\\', '&bsol;')],
+    ['JSON-escaped, then percent-encoded', encodeURIComponent(JSON.stringify({ error: echo }))],
+    ['HTML entities inside a JSON string', JSON.stringify(KEY.replace('"', '&#34;'))],
+    ['upper-cased', KEY.toUpperCase()],
+    ['the secret part alone, percent-encoded in lowercase', percentAll(KEY.slice('mint_'.length), true)],
+  ])('%s is found, and the key is gone from the scrubbed text', (_, form) => {
+    const text = `{"error":"invalid credentials: ${form}"}`;
+    expect(holds(text)).toBe(true);
+    const scrubbed = scrub(text);
+    // Redacted in place when one of the usual forms covers it, else withheld whole; either way, not found again.
+    expect(scrubbed === WITHHELD || scrubbed.includes(REDACTED)).toBe(true);
+    expect(holds(scrubbed)).toBe(false);
+  });
+
+  test('a form the redactor does not know is withheld whole', () => {
+    expect(scrub(`echo: ${Buffer.from(echo).toString('hex')}`)).toBe(WITHHELD);
+  });
+
+  test('a plain echo is redacted in place and the rest of the message kept (not withheld)', () => {
+    expect(scrub(`invalid key ${KEY} for project p`)).toBe(`invalid key ${REDACTED} for project p`);
+  });
+
+  test('ordinary text, other keys, and encodings of other text are left alone', () => {
+    const other = 'mint_zz"yy\\xx/ww+99';
+    for (const text of [
+      'The agent API failed with HTTP 500 on get job',
+      'https://github.com/acme/site/pull/9?ref=main&x=%2Fdocs%2F',
+      bytes(`Authorization: Bearer ${other}`).toString('base64'),
+      bytes(`Authorization: Bearer ${other}`).toString('hex'),
+      encodeURIComponent(encodeURIComponent(other)),
+      '&#34;&#92;&#47;&quot; \\u0022',
+    ]) {
+      expect({ text, holds: holds(text) }).toEqual({ text, holds: false });
+      expect(scrub(text)).toBe(text);
+    }
+  });
+
+  test('short secrets are only redacted, never detected, so decoded ordinary text is never withheld', () => {
+    expect(secretDetector(['abcd'])('ABCD %61%62%63%64')).toBe(false);
   });
 });

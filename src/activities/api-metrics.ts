@@ -4,9 +4,9 @@ import { ApplicationFailure, type MetricCounter } from '@temporalio/common';
 import { AgentApiErrorType } from '../agent-api/errors';
 
 export const ApiMetric = {
-  requests: 'agent_followup_api_requests',
-  errors: 'agent_followup_api_errors',
-  polls: 'agent_followup_polls',
+  requests: 'agent_followup_api_requests_total',
+  errors: 'agent_followup_api_errors_total',
+  polls: 'agent_followup_polls_total',
 } as const;
 
 /** The `operation` label: which agent API call. */
@@ -40,9 +40,9 @@ export function apiCounters(context: Context): ApiCounters {
 }
 
 /**
- * Counts one agent API call: `agent_followup_api_requests{operation,outcome}` with outcome ok, error or cancelled
+ * Counts one agent API call: `agent_followup_api_requests_total{operation,outcome}` with outcome ok, error or cancelled
  * (the activity was cancelled or the worker shut down mid-request: not the API's doing), and for errors
- * `agent_followup_api_errors{operation,type}` with the stable failure type. Every request counts, because each one is
+ * `agent_followup_api_errors_total{operation,type}` with the stable failure type. Every request counts, because each one is
  * a real request the API saw (or could not be reached for).
  */
 export async function countedApiCall<T>(operation: ApiOperation, call: () => Promise<T>): Promise<T> {

@@ -263,8 +263,9 @@ export class FollowUpRun {
     log.warn('Follow-up ended without a result', { ...this.ref, phase, reason: describeFailure(error) });
     const final = withoutStack(phase === 'failed' ? ownFailure(error) : error);
     this.enter(phase);
-    this.end(phase === 'cancelled' ? 'cancelled' : final instanceof ApplicationFailure ? failureKind(final.type, final.nonRetryable === true) : 'error');
-    recordFinished(phase === 'timed-out' ? 'timed_out' : phase === 'cancelled' ? 'cancelled' : 'error');
+    const kind = phase === 'cancelled' ? 'cancelled' : final instanceof ApplicationFailure ? failureKind(final.type, final.nonRetryable === true) : 'error';
+    this.end(kind);
+    recordFinished(kind);
     return final;
   }
 

@@ -2,17 +2,18 @@
  * The follow-up's own metrics, recorded from workflow code through the SDK's workflow metric meter: it emits nothing
  * while a workflow replays, so a worker restart or a cache eviction never counts a follow-up twice. They reach
  * Prometheus with the worker's runtime metrics (namespace, task_queue and workflow_type labels are added by the SDK).
- * Polls are counted by the poll activity (`agent_followup_polls`), which sees every read.
+ * Polls are counted by the poll activity (`agent_followup_polls_total`), which sees every read.
  */
 import { metricMeter } from '@temporalio/workflow';
+import type { FollowUpOutcomeKind } from '../follow-up/outcome-kind';
 
-/** How a follow-up ended, as the `outcome` label: the job's terminal status, or why there was none. */
-export type FollowUpMetricOutcome = 'completed' | 'archived' | 'failed' | 'timed_out' | 'cancelled' | 'error';
+/** The outcome label: the same word as the AgentFollowUpOutcome search attribute and the CLI (outcome-kind.ts). */
+export type FollowUpMetricOutcome = FollowUpOutcomeKind;
 
 export const FollowUpMetric = {
-  started: 'agent_followup_started',
-  finished: 'agent_followup_finished',
-  timeToTerminal: 'agent_followup_time_to_terminal',
+  started: 'agent_followup_started_total',
+  finished: 'agent_followup_finished_total',
+  timeToTerminal: 'agent_followup_time_to_terminal_seconds',
 } as const;
 
 /** A follow-up began (its first run; a continued run is the same follow-up). */

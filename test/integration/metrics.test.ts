@@ -113,7 +113,7 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
       workerDied,
     ]);
     // Workflow metrics are recorded as the final workflow task runs; the client may see the result a moment earlier.
-    await waitFor(async () => valueOf(await scrape(), 'agent_followup_finished') === scenarios.length, 'all five finished follow-ups on /metrics');
+    await waitFor(async () => valueOf(await scrape(), 'agent_followup_finished_total') === scenarios.length, 'all five finished follow-ups on /metrics');
     samples = await scrape();
   } finally {
     worker.child.kill('SIGTERM');
@@ -133,25 +133,26 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
   ).toBeGreaterThan(0);
 
   // The follow-ups' own metrics, from workflow code.
-  expect(valueOf(samples, 'agent_followup_started', { ...ours, workflowType: 'followUpWorkflow' })).toBe(5);
+  expect(valueOf(samples, 'agent_followup_started_total', { ...ours, workflowType: 'followUpWorkflow' })).toBe(5);
   expect(
     Object.fromEntries(
-      ['completed', 'failed', 'archived', 'error', 'timed_out', 'cancelled'].map((outcome) => [
+      ['completed', 'failed', 'archived', 'rejected', 'timed-out', 'cancelled', 'error'].map((outcome) => [
         outcome,
-        valueOf(samples, 'agent_followup_finished', { ...ours, outcome }),
+        valueOf(samples, 'agent_followup_finished_total', { ...ours, outcome }),
       ]),
     ),
-  ).toEqual({ completed: 2, failed: 1, archived: 0, error: 2, timed_out: 0, cancelled: 0 });
+    // The same words as the AgentFollowUpOutcome search attribute and the CLI: a 400 and a 404 are `rejected`.
+  ).toEqual({ completed: 2, failed: 1, archived: 0, rejected: 2, 'timed-out': 0, cancelled: 0, error: 0 });
   // Every read that returned a job is counted once, by the status it saw: as many as the successful get-job requests.
-  const pollsByStatus = ['active', 'completed', 'failed', 'archived', 'other'].map((status) => valueOf(samples, 'agent_followup_polls', { ...ours, status }));
-  expect(pollsByStatus.reduce((sum, value) => sum + value, 0)).toBe(valueOf(samples, 'agent_followup_api_requests', { ...ours, operation: 'get_job', outcome: 'ok' }));
-  expect(valueOf(samples, 'agent_followup_polls', { ...ours, status: 'completed' })).toBeGreaterThanOrEqual(2);
-  expect(valueOf(samples, 'agent_followup_polls', { ...ours, status: 'failed' })).toBeGreaterThanOrEqual(1);
-  expect(valueOf(samples, 'agent_followup_time_to_terminal_count', { ...ours, outcome: 'completed' })).toBe(2);
-  expect(valueOf(samples, 'agent_followup_time_to_terminal_count', { ...ours, outcome: 'failed' })).toBe(1);
-  expect(valueOf(samples, 'agent_followup_time_to_terminal_sum', { ...ours, outcome: 'completed' })).toBeGreaterThan(0);
+  const pollsByStatus = ['active', 'completed', 'failed', 'archived', 'other'].map((status) => valueOf(samples, 'agent_followup_polls_total', { ...ours, status }));
+  expect(pollsByStatus.reduce((sum, value) => sum + value, 0)).toBe(valueOf(samples, 'agent_followup_api_requests_total', { ...ours, operation: 'get_job', outcome: 'ok' }));
+  expect(valueOf(samples, 'agent_followup_polls_total', { ...ours, status: 'completed' })).toBeGreaterThanOrEqual(2);
+  expect(valueOf(samples, 'agent_followup_polls_total', { ...ours, status: 'failed' })).toBeGreaterThanOrEqual(1);
+  expect(valueOf(samples, 'agent_followup_time_to_terminal_seconds_count', { ...ours, outcome: 'completed' })).toBe(2);
+  expect(valueOf(samples, 'agent_followup_time_to_terminal_seconds_count', { ...ours, outcome: 'failed' })).toBe(1);
+  expect(valueOf(samples, 'agent_followup_time_to_terminal_seconds_sum', { ...ours, outcome: 'completed' })).toBeGreaterThan(0);
   // Our bucket override (seconds, from 5s to a day) is in place, not Core's millisecond defaults.
-  const buckets = samples.filter((s) => s.name === 'agent_followup_time_to_terminal_bucket' && s.labels.outcome === 'completed');
+  const buckets = samples.filter((s) => s.name === 'agent_followup_time_to_terminal_seconds_bucket' && s.labels.outcome === 'completed');
   expect(buckets.map((s) => s.labels.le)).toEqual([
     '5', '15', '30', '60', '120', '300', '600', '1200', '1800', '3600', '7200', '14400', '43200', '86400', '+Inf',
   ]);
@@ -164,15 +165,15 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
   const api = (name: string, labels: Record<string, string>) =>
     valueOf(samples, name, { ...ours, ...labels });
   expect({
-    sendOk: api('agent_followup_api_requests', { operation: 'send', outcome: 'ok', activityType: 'sendFollowUpMessage' }),
-    sendError: api('agent_followup_api_requests', { operation: 'send', outcome: 'error' }),
-    getError: api('agent_followup_api_requests', { operation: 'get_job', outcome: 'error' }),
+    sendOk: api('agent_followup_api_requests_total', { operation: 'send', outcome: 'ok', activityType: 'sendFollowUpMessage' }),
+    sendError: api('agent_followup_api_requests_total', { operation: 'send', outcome: 'error' }),
+    getError: api('agent_followup_api_requests_total', { operation: 'get_job', outcome: 'error' }),
     // The simulator counts every read of a known job, the two 503s included; the 404 was for an unknown job.
-    getOk: api('agent_followup_api_requests', { operation: 'get_job', outcome: 'ok', activityType: 'pollAgentJob' }),
-    badRequest: api('agent_followup_api_errors', { operation: 'send', type: 'AgentApiBadRequest' }),
-    serverError: api('agent_followup_api_errors', { operation: 'get_job', type: 'AgentApiServerError' }),
-    notFound: api('agent_followup_api_errors', { operation: 'get_job', type: 'AgentJobNotFound' }),
-    otherErrors: valueOf(samples, 'agent_followup_api_errors') - 4,
+    getOk: api('agent_followup_api_requests_total', { operation: 'get_job', outcome: 'ok', activityType: 'pollAgentJob' }),
+    badRequest: api('agent_followup_api_errors_total', { operation: 'send', type: 'AgentApiBadRequest' }),
+    serverError: api('agent_followup_api_errors_total', { operation: 'get_job', type: 'AgentApiServerError' }),
+    notFound: api('agent_followup_api_errors_total', { operation: 'get_job', type: 'AgentJobNotFound' }),
+    otherErrors: valueOf(samples, 'agent_followup_api_errors_total') - 4,
   }).toEqual({ sendOk: 3, sendError: 1, getError: 3, getOk: gets - 2, badRequest: 1, serverError: 2, notFound: 1, otherErrors: 0 });
 
   // Logs: every line is one JSON object, and none holds the key.

@@ -233,7 +233,7 @@ describe('workerRuntimeOptions', () => {
       metrics: {
         prometheus: {
           bindAddress: '127.0.0.1:9464',
-          histogramBucketOverrides: { agent_followup_time_to_terminal: TIME_TO_TERMINAL_BUCKETS_S },
+          histogramBucketOverrides: { agent_followup_time_to_terminal_seconds: TIME_TO_TERMINAL_BUCKETS_S },
         },
       },
     });

@@ -6,6 +6,7 @@
 import {
   Client,
   Connection,
+  isGrpcCancelledError,
   isGrpcDeadlineError,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
@@ -150,6 +151,17 @@ export const LIVE_POLLER_WINDOW_MS = 75_000;
 
 export { NamespaceNotFoundError, NamespaceNotReadyError } from './namespace-errors';
 
+/** No worker answered the follow-up's progress query in time: the workers listed on its task queue may have stopped. */
+export class NoWorkerAnsweredError extends Error {
+  override readonly name = 'NoWorkerAnsweredError';
+  constructor(
+    readonly workflowId: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`No worker answered follow-up ${workflowId} within ${timeoutMs / 1000}s: the workers listed on its task queue may have stopped`);
+  }
+}
+
 /** Temporal could not be reached; the message names the address, the namespace and what to check. */
 export class TemporalUnreachableError extends Error {
   override readonly name = 'TemporalUnreachableError';
@@ -284,7 +296,7 @@ export class FollowUpClient {
   /**
    * Where a running follow-up stands: the workflow's own account, plus its poll activity as Temporal describes it.
    * A worker answers the query: with `timeoutMs`, a worker that does not answer in time (it died, and the server
-   * still lists it) makes this fail with a gRPC DEADLINE_EXCEEDED (`isGrpcDeadlineError`) instead of waiting a minute.
+   * still lists it) makes this fail with `NoWorkerAnsweredError` instead of waiting a minute.
    */
   async progress(workflowId: string, options: { timeoutMs?: number } = {}): Promise<FollowUpProgress> {
     const read = async () => {
@@ -293,11 +305,22 @@ export class FollowUpClient {
       const poll = await describePollActivity(description, this.client.options.loadedDataConverter);
       return poll ? { ...progress, poll } : progress;
     };
-    return options.timeoutMs === undefined ? read() : this.client.connection.withDeadline(Date.now() + options.timeoutMs, read);
+    if (options.timeoutMs === undefined) return read();
+    const deadline = Date.now() + options.timeoutMs;
+    try {
+      return await this.client.connection.withDeadline(deadline, read);
+    } catch (error) {
+      // Past the deadline gRPC says DEADLINE_EXCEEDED, or CANCELLED when it ran out between the SDK's retries.
+      if (isGrpcDeadlineError(error) || (isGrpcCancelledError(error) && Date.now() >= deadline)) throw new NoWorkerAnsweredError(workflowId, options.timeoutMs);
+      throw error;
+    }
   }
 
-  /** Temporal's view plus the follow-up's progress (while running) or result (once completed). */
-  async status(workflowId: string): Promise<FollowUpStatus> {
+  /**
+   * Temporal's view plus the follow-up's progress (while running) or result (once completed). `progress: false` skips
+   * the progress query (no worker needed): for a caller that only wants how it stands in Temporal.
+   */
+  async status(workflowId: string, options: { progress?: boolean } = {}): Promise<FollowUpStatus> {
     const handle = this.client.workflow.getHandle<typeof followUpWorkflow>(workflowId);
     const description: WorkflowExecutionDescription = await handle.describe();
     const executionStatus = description.status.name;
@@ -308,6 +331,7 @@ export class FollowUpClient {
         status.result = status.outcome.result;
       }
     }
+    if (options.progress === false) return status;
     // The progress query is answered by a worker; without one it would wait for the RPC deadline and fail.
     if (!(await this.workers()).some((worker) => worker.live)) {
       status.progressUnavailable = `no worker polls task queue '${this.options.taskQueue}' in namespace '${this.client.options.namespace}'`;
@@ -322,7 +346,7 @@ export class FollowUpClient {
           ? await this.progress(workflowId, { timeoutMs: PROGRESS_QUERY_DEADLINE_MS })
           : await this.client.connection.withDeadline(Date.now() + PROGRESS_QUERY_DEADLINE_MS, () => handle.query(progressQuery));
     } catch (error) {
-      if (isGrpcDeadlineError(error)) {
+      if (error instanceof NoWorkerAnsweredError || isGrpcDeadlineError(error)) {
         status.progressUnavailable = `no worker answered within ${PROGRESS_QUERY_DEADLINE_MS / 1000}s (the workers listed on task queue '${this.options.taskQueue}' may have stopped)`;
         status.lastKnown = lastKnownOf(description);
         return status;

@@ -1,7 +1,6 @@
 /** `agent-followup send`: start a follow-up (or attach to the same one), and with --wait follow it to its end. */
 import type { Command } from 'commander';
-import { isGrpcDeadlineError } from '@temporalio/client';
-import { checkFollowUpInput, checkFollowUpWorkflowId, type FollowUpClient, maxPromptLengthFromEnv, PROGRESS_QUERY_DEADLINE_MS, type StartedFollowUp } from '../client';
+import { checkFollowUpInput, checkFollowUpWorkflowId, type FollowUpClient, maxPromptLengthFromEnv, NoWorkerAnsweredError, PROGRESS_QUERY_DEADLINE_MS, type StartedFollowUp } from '../client';
 import { roughDuration } from '../follow-up/progress-details';
 import { inspectFollowUpInput } from '../follow-up/request';
 import { optionDifferences } from '../follow-up/option-differences';
@@ -10,6 +9,7 @@ import { addFollowUpInputOptions, buildInput, type FollowUpInputOptions } from '
 import { checkWorkflowIdArgument, ExitCode, UsageError, type CliContext, type CliIo } from './io';
 import { classifyFailure, exitCodeForOutcome } from './outcome-codes';
 import { describeProgress, describeResult } from './render';
+import { followUpReport } from './json-output';
 import { noWorkerWarning, unansweredWarning } from './workers';
 
 interface SendOptions extends FollowUpInputOptions {
@@ -56,7 +56,10 @@ async function send(options: SendOptions, extra: string[], io: CliIo): Promise<n
     const idle = await noWorkerWarning(followUps);
     if (idle) io.err(`${idle}\n`);
     if (!options.wait) {
-      if (options.json) io.out(`${JSON.stringify(started)}\n`);
+      if (options.json) {
+        const report = followUpReport(await followUps.status(started.workflowId, { progress: false }), started);
+        io.out(`${JSON.stringify({ ...report, progressUnavailable: report.outcome ? null : 'send without --wait reports the start only; ask agent-followup status' })}\n`);
+      }
       else {
         io.out(
           `${started.attached ? 'Attached to the existing' : 'Started'} follow-up ${started.workflowId}\n` +
@@ -102,22 +105,29 @@ function reuseNotice(started: StartedFollowUp): string {
   );
 }
 
+/** The report of an ended follow-up: the same shape `status --json` prints, with how `send` started it. */
+async function endReport(followUps: FollowUpClient, started: StartedFollowUp) {
+  return followUpReport(await followUps.status(started.workflowId), started);
+}
+
 async function waitForEnd(followUps: FollowUpClient, started: StartedFollowUp, json: boolean, io: CliIo, warnedIdle: boolean): Promise<number> {
-  const { workflowId, attached } = started;
+  const { workflowId } = started;
   let done = false;
   const reporter = reportProgress(followUps, workflowId, io, () => done, json, warnedIdle);
   try {
     const result = await followUps.result(workflowId);
     done = true;
     await reporter;
-    if (json) io.out(`${JSON.stringify({ workflowId, attached, result })}\n`);
+    if (json) io.out(`${JSON.stringify(await endReport(followUps, started))}\n`);
     else io.out(describeResult(result));
     return exitCodeForOutcome(result);
   } catch (error) {
     done = true;
     await reporter;
     const { code, type, message } = classifyFailure(error);
-    if (json) io.out(`${JSON.stringify({ workflowId, attached, error: { type, message, exitCode: code } })}\n`);
+    // Not the follow-up's own ending (Temporal unreachable, the workflow gone): the CLI's error, as for any command.
+    if (code === ExitCode.Error && type === 'Error') throw error;
+    if (json) io.out(`${JSON.stringify(await endReport(followUps, started))}\n`);
     else io.err(`agent-followup: ${type}: ${message}\n`);
     return code;
   }
@@ -156,7 +166,7 @@ async function reportProgress(
         if (!json && line !== last) io.err(`${line}\n`);
         last = line;
       } catch (error) {
-        if (isGrpcDeadlineError(error) && !isDone()) {
+        if (error instanceof NoWorkerAnsweredError && !isDone()) {
           if (!unanswered) io.err(`${unansweredWarning(followUps, workflowId, timeoutMs)}\n`);
           unanswered = true;
         }

@@ -13,6 +13,7 @@ import { registerBudget } from './budget';
 import { registerCancel } from './cancel';
 import { registerPollNow } from './poll-now';
 import { registerSetup } from './setup';
+import type { CliError } from './json-output';
 import { ExitCode, UsageError, type CliContext, type CliIo } from './io';
 import { registerSchedule } from './schedule';
 import { registerSend } from './send';
@@ -78,16 +79,22 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     await program.parseAsync(argv, { from: 'user' });
     return ctx.exitCode;
   } catch (error) {
-    return report(error, io);
+    const failure = describeCliError(error);
+    if (failure === null) return ExitCode.Ok;
+    // Commander has printed its own message ("unknown option '--wiat' (Did you mean --wait?)"); ours go to stderr here.
+    if (!(error instanceof CommanderError)) io.err(`agent-followup: ${failure.message}\n`);
+    // Under --json a script reads stdout: the error is there too, in one shape for every command (json-output.ts).
+    if (argv.includes('--json')) io.out(`${JSON.stringify({ error: failure } satisfies CliError)}\n`);
+    return failure.exitCode;
   }
 }
 
-/** The exit code for what was thrown, after printing what went wrong and what to do. */
-function report(error: unknown, io: CliIo): number {
+/** What went wrong, what to do, and the exit code, for what a command threw; null for help and version. */
+function describeCliError(error: unknown): CliError['error'] | null {
+  const badInput = (type: string, message: string) => ({ type, message, exitCode: ExitCode.BadInput });
   if (error instanceof CommanderError) {
-    // Commander has printed the help, the version or its own message ("unknown option '--wiat' (Did you mean --wait?)").
-    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return ExitCode.Ok;
-    return ExitCode.BadInput;
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return null;
+    return badInput('BadInput', error.message.replace(/^error: /, ''));
   }
   if (
     error instanceof UsageError ||
@@ -97,24 +104,20 @@ function report(error: unknown, io: CliIo): number {
     error instanceof WorkflowIdInUseError ||
     error instanceof ReservedWorkflowIdError
   ) {
-    io.err(`agent-followup: ${error.message}\n`);
-    return ExitCode.BadInput;
+    return badInput('BadInput', error.message);
   }
   if (error instanceof WorkflowNotFoundError) {
-    io.err(`agent-followup: no follow-up with workflow id '${error.workflowId}' in this namespace\n`);
-    return ExitCode.BadInput;
+    return badInput('FollowUpNotFound', `no follow-up with workflow id '${error.workflowId}' in this namespace`);
   }
   if (error instanceof ScheduleNotFoundError) {
-    io.err(`agent-followup: no schedule with id '${error.scheduleId}' in this namespace (see: agent-followup schedule list)\n`);
-    return ExitCode.BadInput;
+    return badInput('ScheduleNotFound', `no schedule with id '${error.scheduleId}' in this namespace (see: agent-followup schedule list)`);
   }
   if (error instanceof ScheduleAlreadyRunning) {
-    io.err(
-      `agent-followup: a schedule with id '${error.scheduleId}' already exists; see it with ` +
-        `agent-followup schedule describe ${error.scheduleId}, or pass another --schedule-id\n`,
+    return badInput(
+      'ScheduleExists',
+      `a schedule with id '${error.scheduleId}' already exists; see it with agent-followup schedule describe ${error.scheduleId}, or pass another --schedule-id`,
     );
-    return ExitCode.BadInput;
   }
-  io.err(`agent-followup: ${error instanceof Error ? error.message : String(error)}\n`);
-  return ExitCode.Error;
+  const name = error instanceof Error && error.name !== 'Error' ? error.name : 'Error';
+  return { type: name, message: error instanceof Error ? error.message : String(error), exitCode: ExitCode.Error };
 }

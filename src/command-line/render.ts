@@ -125,3 +125,14 @@ export function timeIn(iso: string, timezone: string): string {
   );
   return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute} ${timezone} (${iso.slice(11, 16)}Z)`;
 }
+
+/** Rows under a header, each column as wide as its widest cell, two spaces apart; the last column is not padded. */
+export function alignedTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return `${[header, ...rows].map(line).join('\n')}\n`;
+}

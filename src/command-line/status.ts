@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { checkWorkflowIdArgument, ExitCode, type CliContext, type CliIo } from './io';
 import { exitCodeFor } from './outcome-codes';
+import { followUpReport } from './json-output';
 import { describeStatus } from './render';
 
 export function registerStatus(program: Command, ctx: CliContext): void {
@@ -23,7 +24,7 @@ async function status(workflowId: string, json: boolean, io: CliIo): Promise<num
   const followUps = await io.connect();
   try {
     const found = await followUps.status(workflowId);
-    io.out(json ? `${JSON.stringify(found)}\n` : describeStatus(found));
+    io.out(json ? `${JSON.stringify(followUpReport(found, null))}\n` : describeStatus(found));
     return found.outcome ? exitCodeFor(found.outcome) : ExitCode.Ok;
   } finally {
     await followUps.close();

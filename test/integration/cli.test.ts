@@ -5,6 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { ExitCode, runCli } from '../../src/cli';
 import { FollowUpClient } from '../../src/client';
+import { CliErrorSchema, FollowUpReportSchema } from '../../src/command-line/json-output';
 import { runCliOn } from '../support/cli-runner';
 import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { startBuiltScript } from '../support/processes';
@@ -26,14 +27,22 @@ test('send --wait --json prints the final job with its prLink and exits 0', asyn
   h.simulator.addJob(ref);
   const taskQueue = h.taskQueue();
   const worker = await h.worker(taskQueue);
-  const run = await worker.runUntil(
-    cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Fix the flaky test', '--wait', '--json', ...fast], taskQueue),
-  );
+  const { run, status, text } = await worker.runUntil(async () => {
+    const run = await cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Fix the flaky test', '--wait', '--json', ...fast], taskQueue);
+    const workflowId = (JSON.parse(run.out) as { workflowId: string }).workflowId;
+    return { run, status: await cli(['status', workflowId, '--json'], taskQueue), text: await cli(['status', workflowId], taskQueue) };
+  });
   expect(run.code).toBe(ExitCode.Ok);
-  const printed = JSON.parse(run.out) as { result: { outcome: string; prLink: string; job: { id: string } } };
-  expect(printed.result.outcome).toBe('completed');
-  expect(printed.result.prLink).toMatch(/\/pull\/\d+$/);
-  expect(printed.result.job.id).toBe(ref.jobId);
+  const printed = FollowUpReportSchema.parse(JSON.parse(run.out));
+  expect(printed.result?.outcome).toBe('completed');
+  expect(printed.result?.prLink).toMatch(/\/pull\/\d+$/);
+  expect(printed.result?.job.id).toBe(ref.jobId);
+  expect(printed).toMatchObject({ attached: false, executionStatus: 'COMPLETED', outcome: { kind: 'completed', type: null, message: null } });
+  // One count everywhere: the report's, the result's, and the text status prints for the same follow-up.
+  expect(printed.polls).toBe(printed.result?.polls);
+  // status --json is the same shape, and says the same as send --wait --json (but for how send started it).
+  expect({ ...FollowUpReportSchema.parse(JSON.parse(status.out)), attached: false, progress: null }).toEqual({ ...printed, progress: null });
+  expect(text.out).toContain(`ended completed after ${printed.polls} poll(s)`);
 });
 
 test.each([
@@ -72,9 +81,29 @@ test('send --wait exits 6 with the API reason when the job does not exist', asyn
     cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Hi', '--wait', '--json', ...fast], taskQueue),
   );
   expect(run.code).toBe(ExitCode.Rejected);
-  const printed = JSON.parse(run.out) as { error: { type: string; message: string } };
-  expect(printed.error.type).toBe('AgentJobNotFound');
-  expect(printed.error.message).toContain(ref.jobId);
+  // The follow-up's own ending is an outcome in the report, not an error of the CLI.
+  const printed = FollowUpReportSchema.parse(JSON.parse(run.out));
+  expect(printed.outcome).toMatchObject({ kind: 'rejected', type: 'AgentJobNotFound' });
+  expect(printed.outcome?.message).toContain(ref.jobId);
+  expect(printed.result).toBeNull();
+});
+
+test('under --json every command that fails prints one error object on stdout, with the exit code', async () => {
+  const taskQueue = h.taskQueue();
+  const unknown = await cli(['status', 'followup/nope/nope/0000', '--json'], taskQueue);
+  expect(unknown.code).toBe(ExitCode.BadInput);
+  expect(CliErrorSchema.parse(JSON.parse(unknown.out))).toEqual({
+    error: { type: 'FollowUpNotFound', message: "no follow-up with workflow id 'followup/nope/nope/0000' in this namespace", exitCode: ExitCode.BadInput },
+  });
+  expect(unknown.err).toContain('agent-followup: no follow-up with workflow id');
+  const usage = await cli(['send', '--project', 'p', '--job', 'j', '--json'], taskQueue);
+  expect(usage.code).toBe(ExitCode.BadInput);
+  expect(CliErrorSchema.parse(JSON.parse(usage.out)).error).toMatchObject({ type: 'BadInput', exitCode: ExitCode.BadInput });
+  expect(usage.connected).toBe(false);
+  const option = await cli(['schedule', 'list', '--json', '--wiat'], taskQueue);
+  expect(CliErrorSchema.parse(JSON.parse(option.out)).error.message).toContain("unknown option '--wiat'");
+  const schedule = await cli(['schedule', 'describe', 'no-such-schedule', '--json'], taskQueue);
+  expect(CliErrorSchema.parse(JSON.parse(schedule.out)).error.type).toBe('ScheduleNotFound');
 });
 
 test('send without --wait prints the workflow id; status and cancel work on it', async () => {
@@ -85,13 +114,12 @@ test('send without --wait prints the workflow id; status and cancel work on it',
   await worker.runUntil(async () => {
     const sent = await cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Later', '--json', ...fast], taskQueue);
     expect(sent.code).toBe(ExitCode.Ok);
-    const { workflowId, attached } = JSON.parse(sent.out) as { workflowId: string; attached: boolean };
-    expect(attached).toBe(false);
+    const { workflowId, attached, executionStatus, outcome } = FollowUpReportSchema.parse(JSON.parse(sent.out));
+    expect({ attached, executionStatus, outcome }).toEqual({ attached: false, executionStatus: 'RUNNING', outcome: null });
 
     await waitFor(async () => {
       const status = await cli(['status', workflowId, '--json'], taskQueue);
-      const { progress } = JSON.parse(status.out) as { progress?: { polls: number } };
-      return (progress?.polls ?? 0) >= 1;
+      return (FollowUpReportSchema.parse(JSON.parse(status.out)).polls ?? 0) >= 1;
     }, 'a first poll');
 
     const again = await cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Later', ...fast], taskQueue);

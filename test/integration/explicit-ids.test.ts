@@ -169,7 +169,9 @@ describe('the CLI', () => {
       expect((await send('Fix the flaky test')).code).toBe(ExitCode.Ok);
       for (const extra of [[], ['--json'], ['--wait']]) {
         const refused = await send('Rename the module', ...extra);
-        expect({ code: refused.code, out: refused.out }).toEqual({ code: ExitCode.BadInput, out: '' });
+        // Under --json the error is on stdout too, in the one shape of every command's errors.
+        const out = extra.includes('--json') ? (JSON.parse(refused.out) as { error: { type: string } }).error.type : refused.out;
+        expect({ code: refused.code, out }).toEqual({ code: ExitCode.BadInput, out: extra.includes('--json') ? 'BadInput' : '' });
         expect(refused.err).toContain(
           `agent-followup: workflow id '${workflowId}' belongs to a follow-up to project '${ref.projectId}', job '${ref.jobId}' with ` +
             `prompt "Fix the flaky test"; you asked for project '${ref.projectId}', job '${ref.jobId}' with prompt "Rename the module": ` +

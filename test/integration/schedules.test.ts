@@ -326,6 +326,13 @@ describe('the CLI', () => {
         async () => (await cli(['schedule', 'list', '--project', ref.projectId], taskQueue)).out.includes(scheduleId),
         'the schedule to be listed',
       );
+      // A header, and every column starting where its title does.
+      const listed = (await cli(['schedule', 'list', '--project', ref.projectId], taskQueue)).out.trimEnd().split('\n');
+      expect(listed[0]).toMatch(/^SCHEDULE +STATE +PROJECT\/JOB +WHEN +NEXT RUN +LAST RUN$/);
+      const row = listed.find((line) => line.startsWith(scheduleId)) as string;
+      for (const [title, cell] of [['STATE', 'active'], ['PROJECT/JOB', `${ref.projectId}/${ref.jobId}`], ['WHEN', 'cron']] as const) {
+        expect({ title, at: row.indexOf(`  ${cell}`) + 2 }).toEqual({ title, at: listed[0]!.indexOf(title) });
+      }
 
       const deleted = await cli(['schedule', 'delete', scheduleId], taskQueue);
       expect(deleted.code).toBe(ExitCode.Ok);

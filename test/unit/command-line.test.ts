@@ -6,7 +6,7 @@ import { UsageError } from '../../src/command-line/io';
 import { DEFAULT_POLLING, inspectFollowUpInput, type FollowUpRequest } from '../../src/follow-up/request';
 import { optionDifferences } from '../../src/follow-up/option-differences';
 import { packageVersion } from '../../src/command-line/program';
-import { describeProgress, failingLine, timeIn } from '../../src/command-line/render';
+import { alignedTable, describeProgress, failingLine, timeIn } from '../../src/command-line/render';
 import type { FollowUpProgress } from '../../src/follow-up/types';
 
 function request(input: Record<string, unknown>): FollowUpRequest {
@@ -107,5 +107,13 @@ describe('--prompt-file', () => {
 
   test('a file that cannot be read names the file and the reason', () => {
     expect(() => readPromptFile(join(dir, 'missing.txt'))).toThrow(`cannot read --prompt-file ${join(dir, 'missing.txt')}: ENOENT`);
+  });
+});
+
+describe('alignedTable', () => {
+  test('pads every column but the last to its widest cell, under a header', () => {
+    expect(alignedTable(['A', 'LONGER', 'LAST'], [['x', 'y', 'free text'], ['wide cell', 'z', '']])).toBe(
+      ['A          LONGER  LAST', 'x          y       free text', 'wide cell  z'].join('\n') + '\n',
+    );
   });
 });

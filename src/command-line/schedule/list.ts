@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { ExitCode, type CliContext, type CliIo } from '../io';
 import { definedOnly } from '../follow-up-options';
-import { describeRun, describeSpec, timeIn } from '../render';
+import { alignedTable, describeRun, describeSpec, timeIn } from '../render';
 import { withSchedules } from './with-schedules';
 
 interface ListOptions {
@@ -35,13 +35,18 @@ async function list(options: ListOptions, io: CliIo): Promise<number> {
       io.out('No follow-up schedules found (a schedule created a moment ago may take a few seconds to be listed).\n');
       return ExitCode.Ok;
     }
-    for (const entry of entries) {
-      const state = entry.paused ? `PAUSED (${entry.pausedBecause ?? 'no reason given'})` : 'active';
+    const rows = entries.map((entry) => {
       const nextTime = entry.nextRunTimes[0];
-      const next = entry.paused ? '' : `, next ${nextTime ? timeIn(nextTime, entry.spec.timezone) : 'never'}`;
-      const last = entry.lastRun ? `; last run: ${describeRun(entry.lastRun)}` : '; no runs yet';
-      io.out(`${entry.scheduleId}  ${state}  ${entry.projectId ?? '?'}/${entry.jobId ?? '?'}  ${describeSpec(entry.spec)}${next}${last}\n`);
-    }
+      return [
+        entry.scheduleId,
+        entry.paused ? `paused: ${entry.pausedBecause ?? 'no reason given'}` : 'active',
+        `${entry.projectId ?? '?'}/${entry.jobId ?? '?'}`,
+        describeSpec(entry.spec),
+        entry.paused ? '-' : nextTime ? timeIn(nextTime, entry.spec.timezone) : 'never',
+        entry.lastRun ? describeRun(entry.lastRun) : 'no runs yet',
+      ];
+    });
+    io.out(alignedTable(['SCHEDULE', 'STATE', 'PROJECT/JOB', 'WHEN', 'NEXT RUN', 'LAST RUN'], rows));
     return ExitCode.Ok;
   });
 }

@@ -1,0 +1,129 @@
+/**
+ * What the CLI prints under `--json`, as zod schemas: `send` (with or without `--wait`) and `status` print one
+ * follow-up report, and every command prints one error object when it fails. The schemas are the contract: tests
+ * parse the CLI's output with them, and docs/json/*.schema.json are generated from them (`npm run json-schemas`), so
+ * the documented shape cannot drift from the printed one.
+ */
+import { z } from 'zod';
+import type { FollowUpStatus, StartedFollowUp } from '../client';
+import type { FollowUpProgress, FollowUpResult } from '../follow-up/types';
+
+const JobSchema = z.looseObject({
+  id: z.string(),
+  status: z.string().describe('completed, archived or failed once ended; anything the API says while it works'),
+  prLink: z.string().nullable(),
+});
+
+const ResultSchema = z
+  .looseObject({
+    job: JobSchema.describe("the final job: the vendor's documented fields as the API returned them"),
+    outcome: z.enum(['completed', 'failed', 'archived']),
+    prLink: z.string().nullable(),
+    polls: z.number().int(),
+    runs: z.number().int(),
+    sentAt: z.string(),
+    finishedAt: z.string(),
+    sendAttempts: z.number().int(),
+    delivery: z.enum(['response', 'reconciled', 'earlier-run']),
+  })
+  .describe('The job as it ended after this follow-up\'s message (FollowUpResult in the library)');
+
+const ProgressSchema = z
+  .looseObject({
+    phase: z.string(),
+    projectId: z.string(),
+    jobId: z.string(),
+    lastStatus: z.string().nullable().describe("the job's status in the last read after this follow-up's message; null before one"),
+    lastError: z.string().nullable(),
+    errorsSince: z.string().nullable(),
+    polls: z.number().int().describe('reads the workflow heard of; see the top-level `polls` for all of them'),
+    sentAt: z.string().nullable(),
+    deadline: z.string().nullable(),
+  })
+  .describe('The follow-up\'s own account (FollowUpProgress in the library), while a worker answers');
+
+export const OUTCOME_KINDS = ['completed', 'failed', 'archived', 'timed-out', 'rejected', 'invalid-input', 'delivery-unknown', 'cancelled', 'error'] as const;
+
+/** `send --json`, `send --wait --json` and `status --json`: one shape, so a script reads all three alike. */
+export const FollowUpReportSchema = z
+  .strictObject({
+    workflowId: z.string(),
+    attached: z
+      .boolean()
+      .nullable()
+      .describe('send: true when a follow-up with the same project, job and prompt existed and no message was sent; status: null'),
+    startedAt: z.string().nullable().describe('when attached: when the existing follow-up was first started'),
+    executionStatus: z.string().describe("Temporal's: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, TIMED_OUT"),
+    outcome: z
+      .strictObject({
+        kind: z.enum(OUTCOME_KINDS).describe('the same word as the AgentFollowUpOutcome search attribute and the exit code'),
+        type: z.string().nullable().describe('the failure type when it did not end with a job (FollowUpTimedOut, AgentJobNotFound, ...)'),
+        message: z.string().nullable(),
+      })
+      .nullable()
+      .describe('null while it runs'),
+    result: ResultSchema.nullable().describe('set when it ended with a job'),
+    progress: ProgressSchema.nullable(),
+    progressUnavailable: z.string().nullable().describe('why `progress` is null while it runs (no worker polls, or none answered)'),
+    lastKnown: z
+      .strictObject({ jobStatus: z.string().nullable(), prLink: z.string().nullable() })
+      .nullable()
+      .describe('what the server keeps of the job when no worker answered'),
+    polls: z
+      .number()
+      .int()
+      .nullable()
+      .describe('every read of the job so far: the result\'s count, or the workflow\'s plus the running wait\'s; the text output says the same number'),
+  })
+  .describe('agent-followup send --json, send --wait --json and status --json');
+
+/** The report as the CLI builds it: the library's own types where the schema checks only the documented core. */
+export type FollowUpReport = Omit<z.infer<typeof FollowUpReportSchema>, 'result' | 'progress'> & {
+  result: FollowUpResult | null;
+  progress: FollowUpProgress | null;
+};
+
+/** Any command under `--json` that could not do what it was asked: on stdout, besides the text on stderr. */
+export const CliErrorSchema = z
+  .strictObject({
+    error: z.strictObject({
+      type: z.string().describe('BadInput, FollowUpNotFound, ScheduleNotFound, ScheduleExists, or the error\'s own name'),
+      message: z.string(),
+      exitCode: z.number().int(),
+    }),
+  })
+  .describe('agent-followup <any command> --json, when the command failed');
+
+export type CliError = z.infer<typeof CliErrorSchema>;
+
+/** The one count of reads: what the text says too. */
+export function readsSoFar(status: Pick<FollowUpStatus, 'result' | 'progress'>): number | null {
+  if (status.result) return status.result.polls;
+  if (status.progress) return status.progress.polls + (status.progress.poll?.polls ?? 0);
+  return null;
+}
+
+/** The report of a follow-up, from `status()` and, for `send`, how it was started. */
+export function followUpReport(status: FollowUpStatus, started: StartedFollowUp | null): FollowUpReport {
+  const outcome = status.outcome;
+  return {
+    workflowId: status.workflowId,
+    attached: started ? started.attached : null,
+    startedAt: started?.startedAt ?? null,
+    executionStatus: status.executionStatus,
+    outcome: outcome ? { kind: outcome.kind, type: 'type' in outcome ? outcome.type : null, message: 'message' in outcome ? outcome.message : null } : null,
+    result: status.result ?? null,
+    progress: status.progress ?? null,
+    progressUnavailable: status.progressUnavailable ?? null,
+    lastKnown: status.lastKnown ?? null,
+    polls: readsSoFar(status),
+  };
+}
+
+/** The JSON schemas of the outputs, as docs/json/ holds them. */
+export function jsonSchemas(): Record<string, unknown> {
+  return {
+    'follow-up-report.schema.json': z.toJSONSchema(FollowUpReportSchema),
+    'cli-error.schema.json': z.toJSONSchema(CliErrorSchema),
+  };
+}

@@ -7,6 +7,7 @@
 import { FollowUpClient } from './client';
 import { ExitCode } from './command-line/io';
 import { runCli } from './command-line/program';
+import { colourFor } from './command-line/terminal';
 
 export { ExitCode, type CliIo } from './command-line/io';
 export { classifyFailure, exitCodeForOutcome } from './command-line/outcome-codes';
@@ -35,6 +36,9 @@ function main(): void {
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),
     connect: () => FollowUpClient.fromEnvironment(process.env),
+    tty: process.stderr.isTTY === true,
+    colour: colourFor(process.stderr, process.env),
+    columns: process.stderr.columns,
     waitingOn: (workflowId) => {
       waitingOn = workflowId;
     },

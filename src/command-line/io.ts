@@ -26,6 +26,12 @@ export interface CliIo {
   progressIntervalMs?: number;
   /** How often --wait checks that a worker still polls the task queue. */
   workerCheckIntervalMs?: number;
+  /** stderr is a terminal: --wait shows its progress as one line updated in place (terminal.ts). */
+  tty?: boolean;
+  /** stderr gets colour (a terminal with colours, and no NO_COLOR). */
+  colour?: boolean;
+  /** The terminal's width, to keep the progress line on one line. */
+  columns?: number;
   /** Told which follow-up `send --wait` is waiting on (null once it stops), so Ctrl-C can say how to find it. */
   waitingOn?: (workflowId: string | null) => void;
 }

@@ -18,6 +18,7 @@ import { ExitCode, UsageError, type CliContext, type CliIo } from './io';
 import { registerSchedule } from './schedule';
 import { registerSend } from './send';
 import { registerStatus } from './status';
+import { paint } from './terminal';
 
 const AFTER_HELP = `
 Environment: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_TASK_QUEUE (agent-followup),
@@ -82,7 +83,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const failure = describeCliError(error);
     if (failure === null) return ExitCode.Ok;
     // Commander has printed its own message ("unknown option '--wiat' (Did you mean --wait?)"); ours go to stderr here.
-    if (!(error instanceof CommanderError)) io.err(`agent-followup: ${failure.message}\n`);
+    if (!(error instanceof CommanderError)) io.err(`${paint(io, 'red', `agent-followup: ${failure.message}`)}\n`);
     // Under --json a script reads stdout: the error is there too, in one shape for every command (json-output.ts).
     if (argv.includes('--json')) io.out(`${JSON.stringify({ error: failure } satisfies CliError)}\n`);
     return failure.exitCode;

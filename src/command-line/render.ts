@@ -53,7 +53,8 @@ export function failingLine(progress: FollowUpProgress, nowMs: number = Date.now
   const since = poll?.lastError ? (poll.failingSince ?? progress.errorsSince) : progress.errorsSince;
   const what = poll?.lastError ? 'reads' : 'calls to the API';
   if (since === null) return `last error: ${lastError}`;
-  const count = poll?.lastError && poll.failedReads > 0 ? `, ${poll.failedReads} in a row` : '';
+  // The live count is as fresh as the wait's last heartbeat (a loop sends one per 0.8 × its heartbeat timeout).
+  const count = poll?.lastError && poll.failedReads > 0 ? `, at least ${poll.failedReads} in a row` : '';
   return `${what} failing for ${roughDuration(Math.max(0, nowMs - Date.parse(since)))} (since ${since.slice(11, 19)} UTC${count}): ${lastError}`;
 }
 

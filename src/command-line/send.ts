@@ -10,6 +10,7 @@ import { checkWorkflowIdArgument, ExitCode, UsageError, type CliContext, type Cl
 import { classifyFailure, exitCodeForOutcome } from './outcome-codes';
 import { describeProgress, describeResult } from './render';
 import { followUpReport } from './json-output';
+import { paint, ProgressLine } from './terminal';
 import { noWorkerWarning, unansweredWarning } from './workers';
 
 interface SendOptions extends FollowUpInputOptions {
@@ -113,22 +114,25 @@ async function endReport(followUps: FollowUpClient, started: StartedFollowUp) {
 async function waitForEnd(followUps: FollowUpClient, started: StartedFollowUp, json: boolean, io: CliIo, warnedIdle: boolean): Promise<number> {
   const { workflowId } = started;
   let done = false;
-  const reporter = reportProgress(followUps, workflowId, io, () => done, json, warnedIdle);
+  const progressLine = new ProgressLine(io);
+  const reporter = reportProgress(followUps, workflowId, io, progressLine, () => done, json, warnedIdle);
   try {
     const result = await followUps.result(workflowId);
     done = true;
     await reporter;
+    progressLine.end();
     if (json) io.out(`${JSON.stringify(await endReport(followUps, started))}\n`);
     else io.out(describeResult(result));
     return exitCodeForOutcome(result);
   } catch (error) {
     done = true;
     await reporter;
+    progressLine.end();
     const { code, type, message } = classifyFailure(error);
     // Not the follow-up's own ending (Temporal unreachable, the workflow gone): the CLI's error, as for any command.
     if (code === ExitCode.Error && type === 'Error') throw error;
     if (json) io.out(`${JSON.stringify(await endReport(followUps, started))}\n`);
-    else io.err(`agent-followup: ${type}: ${message}\n`);
+    else io.err(`${paint(io, 'red', `agent-followup: ${type}: ${message}`)}\n`);
     return code;
   }
 }
@@ -138,10 +142,12 @@ async function reportProgress(
   followUps: FollowUpClient,
   workflowId: string,
   io: CliIo,
+  progressLine: ProgressLine,
   isDone: () => boolean,
   json: boolean,
   warnedIdle: boolean,
 ): Promise<void> {
+  const warn = (text: string) => progressLine.say(paint(io, 'yellow', text));
   let last = '';
   let idle = warnedIdle;
   // Listed workers that do not answer: a worker that died is listed for minutes, so only a query tells.
@@ -151,8 +157,8 @@ async function reportProgress(
     if (Date.now() >= nextWorkerCheck) {
       nextWorkerCheck = Date.now() + (io.workerCheckIntervalMs ?? 15_000);
       const warning = await noWorkerWarning(followUps).catch(() => null);
-      if (warning && !idle && !unanswered) io.err(`${warning}\n`);
-      if (!warning && idle) io.err('A worker polls the task queue again; the follow-up goes on.\n');
+      if (warning && !idle && !unanswered) warn(warning);
+      if (!warning && idle) progressLine.say('A worker polls the task queue again; the follow-up goes on.');
       idle = warning !== null;
     }
     if (!idle) {
@@ -160,14 +166,17 @@ async function reportProgress(
       const timeoutMs = PROGRESS_QUERY_DEADLINE_MS;
       try {
         const progress = await followUps.progress(workflowId, { timeoutMs });
-        if (unanswered) io.err('A worker answers the follow-up again; it goes on.\n');
+        if (unanswered) progressLine.say('A worker answers the follow-up again; it goes on.');
         unanswered = false;
         const line = describeProgress(progress);
-        if (!json && line !== last) io.err(`${line}\n`);
+        // The failing line ("  ! reads failing for …") in red; on a terminal first, since a narrow one cuts the end off.
+        const parts = line.split('\n').map((text) => (text.startsWith('  !') ? { text, style: 'red' as const } : { text }));
+        const ordered = io.tty ? [...parts.filter((part) => part.style), ...parts.filter((part) => !part.style)] : parts;
+        if (!json && line !== last) progressLine.update(ordered);
         last = line;
       } catch (error) {
         if (error instanceof NoWorkerAnsweredError && !isDone()) {
-          if (!unanswered) io.err(`${unansweredWarning(followUps, workflowId, timeoutMs)}\n`);
+          if (!unanswered) warn(unansweredWarning(followUps, workflowId, timeoutMs));
           unanswered = true;
         }
         // Otherwise the workflow may be between runs or just finished; the result tells the rest.

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { stripVTControlCharacters } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { ExitCode, runCli } from '../../src/cli';
 import { FollowUpClient } from '../../src/client';
 import { CliErrorSchema, FollowUpReportSchema } from '../../src/command-line/json-output';
-import { runCliOn } from '../support/cli-runner';
+import { runCliOn, startCliOn } from '../support/cli-runner';
 import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { startBuiltScript } from '../support/processes';
 
@@ -86,6 +87,33 @@ test('send --wait exits 6 with the API reason when the job does not exist', asyn
   expect(printed.outcome).toMatchObject({ kind: 'rejected', type: 'AgentJobNotFound' });
   expect(printed.outcome?.message).toContain(ref.jobId);
   expect(printed.result).toBeNull();
+});
+
+test('on a terminal --wait updates one progress line in place and colours errors; piped, it prints plain lines', async () => {
+  const ref = uniqueJob();
+  h.simulator.addJob({ ...ref, workMs: 1_500 });
+  // Reads fail for a while, so there is an error to colour.
+  h.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 500, times: 10 }]);
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue);
+  const args = ['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'On a terminal', '--wait', ...fast];
+  const { tty, piped } = await worker.runUntil(async () => ({
+    tty: await startCliOn(args, taskQueue, 100, undefined, { tty: true, colour: true, columns: 60 }).done,
+    piped: await cli([...args.slice(0, 6), 'Piped', ...args.slice(7)], taskQueue),
+  }));
+  expect(tty.code).toBe(ExitCode.Ok);
+  const updates = tty.err.split('\r\x1b[2K').slice(1);
+  expect(updates.length).toBeGreaterThan(1);
+  // Every update but the last is rewritten in place: no newline inside, and none longer than the terminal.
+  for (const update of updates.slice(0, -1)) {
+    expect(update).not.toContain('\n');
+    expect(stripVTControlCharacters(update).length).toBeLessThanOrEqual(59);
+  }
+  expect(tty.err).toContain('\x1b[31m');
+
+  expect(piped.code).toBe(ExitCode.Ok);
+  expect(piped.err).not.toContain('\x1b[');
+  expect(piped.err).toContain('  … ');
 });
 
 test('under --json every command that fails prints one error object on stdout, with the exit code', async () => {

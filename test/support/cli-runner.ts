@@ -16,7 +16,13 @@ export async function runCliOn(args: string[], taskQueue: string, progressInterv
 }
 
 /** Starts the CLI and returns at once: `run` fills as the command writes (for tests that watch a long `--wait`). */
-export function startCliOn(args: string[], taskQueue: string, progressIntervalMs = 100, coordinatorTaskQueue?: string): { run: CliRun; done: Promise<CliRun> } {
+export function startCliOn(
+  args: string[],
+  taskQueue: string,
+  progressIntervalMs = 100,
+  coordinatorTaskQueue?: string,
+  terminal: Pick<CliIo, 'tty' | 'colour' | 'columns'> = {},
+): { run: CliRun; done: Promise<CliRun> } {
   const run: CliRun = { code: -1, out: '', err: '', connected: false };
   const io: CliIo = {
     env: {},
@@ -29,6 +35,7 @@ export function startCliOn(args: string[], taskQueue: string, progressIntervalMs
     },
     progressIntervalMs,
     workerCheckIntervalMs: 200,
+    ...terminal,
   };
   const done = runCli(args, io).then((code) => {
     run.code = code;

@@ -1,3 +1,5 @@
+import { WriteStream } from 'node:tty';
+import { colourFor, paint } from '../../src/command-line/terminal';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,7 +73,7 @@ describe('describeProgress', () => {
     const now = Date.parse('2026-11-25T00:05:00.000Z');
     const failing = { polls: 14, nextPollAt: null, lastStatus: 'active', lastError: 'AgentApiServerError: HTTP 500', failingSince: '2026-11-25T00:01:48.000Z', failedReads: 14 };
     expect(describeProgress({ ...progress, errorsSince: '2026-11-25T00:01:48.000Z', lastError: 'AgentApiServerError: HTTP 500', poll: failing }, now).split('\n')[1]).toBe(
-      '  ! reads failing for 3m12s (since 00:01:48 UTC, 14 in a row): AgentApiServerError: HTTP 500',
+      '  ! reads failing for 3m12s (since 00:01:48 UTC, at least 14 in a row): AgentApiServerError: HTTP 500',
     );
     // A refused send, known to the workflow only.
     expect(failingLine({ ...progress, errorsSince: '2026-11-25T00:04:00.000Z', lastError: 'AgentApiRateLimited: 429' }, now)).toBe(
@@ -115,5 +117,27 @@ describe('alignedTable', () => {
     expect(alignedTable(['A', 'LONGER', 'LAST'], [['x', 'y', 'free text'], ['wide cell', 'z', '']])).toBe(
       ['A          LONGER  LAST', 'x          y       free text', 'wide cell  z'].join('\n') + '\n',
     );
+  });
+});
+
+describe('colour', () => {
+  const terminal = (hasColors: boolean) => ({ isTTY: true, hasColors: () => hasColors });
+  test('only on a terminal that has colours, as Node decides (it reads NO_COLOR, FORCE_COLOR and TERM)', () => {
+    expect(colourFor(terminal(true), {})).toBe(true);
+    expect(colourFor(terminal(false), {})).toBe(false);
+    expect(colourFor({ isTTY: false, hasColors: () => true }, {})).toBe(false);
+    expect(colourFor({}, {})).toBe(false);
+  });
+
+  test("NO_COLOR reaches Node's own check: a colour terminal asked for none gets none", () => {
+    // tty.WriteStream's hasColors, on a stream that is not a real terminal: only its env decides.
+    const stream = Object.create(WriteStream.prototype) as WriteStream;
+    expect(colourFor(Object.assign(stream, { isTTY: true }), { TERM: 'xterm-256color' })).toBe(true);
+    expect(colourFor(Object.assign(stream, { isTTY: true }), { TERM: 'xterm-256color', NO_COLOR: '1' })).toBe(false);
+  });
+
+  test('paint is a no-op without colour', () => {
+    expect(paint({ colour: false }, 'red', 'x')).toBe('x');
+    expect(paint({ colour: true }, 'red', 'x')).toBe('\x1b[31mx\x1b[39m');
   });
 });

@@ -1,8 +1,10 @@
 /**
  * `npm run screenshots`: what a person sees in the Temporal Web UI, taken in a real browser (Debian's headless
  * Chromium) on a local stack where follow-ups ended every way — a PR, no changes, the job failed or archived, the API
- * rejected it, it timed out — and two are still waiting, one of them behind the other in its job's lane. The list
- * uses the saved view of docs/WEB-UI.md (query and columns). Writes PNGs to docs/screenshots/ (or --out).
+ * rejected it, it timed out, it timed out while the API answered HTTP 500 — and others are still waiting: one behind
+ * another in its job's lane, one for its project's send budget, one while the API fails. A schedule has run twice: its
+ * page, and its runs in the list with their outcomes. The list uses the saved view of docs/WEB-UI.md (query and
+ * columns). Writes PNGs to docs/screenshots/ (or --out).
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,11 +12,14 @@ import { Command } from 'commander';
 import { chromium, type Page } from 'playwright-core';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { FollowUpClient } from '../src/client';
+import { FollowUpSchedules } from '../src/schedules';
 import { columnsInitScript, followUpListUrl } from '../src/web-ui-view';
 import { ensureTemporalCli } from './dev/temporal-cli';
 import { startLocalStack } from './dev/local-stack';
 
 const PROJECT = 'acme-web';
+/** A project with a budget of one send an hour. */
+const BUDGET_PROJECT = 'acme-docs';
 const POLLING = { initialInterval: '500ms', maxInterval: '2s', settleWindow: '2s', timeout: '10m' };
 
 const program = new Command('npm run screenshots --')
@@ -37,10 +42,11 @@ async function main(): Promise<void> {
   // A budget of one send a second, so the sends are not spread over minutes the way 80 an hour would spread them.
   const stack = await startLocalStack({ ui: true, uiPort: options.uiPort, sendsPerProjectPerHour: 3_600, simulator: { defaultWorkMs: 1_500 } });
   try {
-    const ids = await stack.run(startFollowUps(stack.followUps, stack.simulator));
+    const { ids, scheduleId } = await stack.run(startFollowUps(stack.followUps, stack.simulator));
     const browser = await chromium.launch({ executablePath: options.chromium, args: ['--no-sandbox'] });
     try {
-      const context = await browser.newContext({ viewport: { width: 1920, height: 1000 } });
+      // 1600 px: a common laptop width, where the list's pull-request column must still show.
+      const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
       // The saved view's columns, as a person sets them once (docs/WEB-UI.md).
       await context.addInitScript({ content: columnsInitScript('default') });
       const page = await context.newPage();
@@ -50,11 +56,14 @@ async function main(): Promise<void> {
         await shoot(page, `${ui}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`, workflowId, join(options.out, `${name}.png`));
       }
       // Where a running follow-up says what it is doing: its current details, kept live by the workflow.
-      for (const name of ['follow-up-waiting', 'follow-up-queued']) {
+      for (const name of ['follow-up-waiting', 'follow-up-queued', 'follow-up-waiting-for-budget', 'follow-up-failing']) {
         await page.goto(`${ui}/namespaces/default/workflows/${encodeURIComponent(ids[name] as string)}`, { waitUntil: 'load' });
         await page.getByText('User Metadata', { exact: true }).filter({ visible: true }).first().click();
         await capture(page, 'Current Details', join(options.out, `${name}-details.png`));
       }
+      // A schedule: its own page, and its runs in the follow-up list, each with its outcome and pull request.
+      await shoot(page, `${ui}/namespaces/default/schedules/${encodeURIComponent(scheduleId)}`, scheduleId, join(options.out, 'schedule.png'));
+      await shoot(page, followUpListUrl(ui, 'default', `TemporalScheduledById="${scheduleId}"`), 'completed', join(options.out, 'schedule-runs.png'));
     } finally {
       await browser.close();
     }
@@ -87,7 +96,7 @@ async function capture(page: Page, text: string, file: string): Promise<void> {
 async function startFollowUps(
   followUps: FollowUpClient,
   simulator: Awaited<ReturnType<typeof startLocalStack>>['simulator'],
-): Promise<Record<string, string>> {
+): Promise<{ ids: Record<string, string>; scheduleId: string }> {
   const send = (jobId: string, prompt: string, polling: object = POLLING) => followUps.start({ projectId: PROJECT, jobId, prompt, polling });
   simulator.addJob({ projectId: PROJECT, jobId: 'web-101', outcome: 'completed' });
   simulator.addJob({ projectId: PROJECT, jobId: 'web-102', outcome: 'no-changes' });
@@ -95,6 +104,11 @@ async function startFollowUps(
   simulator.addJob({ projectId: PROJECT, jobId: 'web-104', status: 'archived' });
   simulator.addJob({ projectId: PROJECT, jobId: 'web-106', workMs: 3_600_000 });
   simulator.addJob({ projectId: PROJECT, jobId: 'web-107', workMs: 3_600_000 });
+  simulator.addJob({ projectId: PROJECT, jobId: 'web-108', workMs: 3_600_000 });
+  simulator.addJob({ projectId: PROJECT, jobId: 'web-109', workMs: 3_600_000 });
+  simulator.addJob({ projectId: PROJECT, jobId: 'web-110' });
+  simulator.addJob({ projectId: BUDGET_PROJECT, jobId: 'docs-1', workMs: 3_600_000 });
+  simulator.addJob({ projectId: BUDGET_PROJECT, jobId: 'docs-2', workMs: 3_600_000 });
   const completed = await send('web-101', 'Add a unit test for the date parser and update the changelog');
   const noChanges = await send('web-102', 'Check that the README still builds');
   const jobFailed = await send('web-103', 'Upgrade the router to v7');
@@ -104,15 +118,49 @@ async function startFollowUps(
   const waiting = await send('web-107', 'Translate the settings page');
   await waitUntil(() => simulator.counts(PROJECT, 'web-107').messagesAccepted === 1);
   const queued = await send('web-107', 'Then add the Spanish strings too');
-  for (const { workflowId } of [completed, noChanges, jobFailed, archived, rejected, timedOut]) {
+
+  // The API fails: reads of web-108 answer HTTP 500 while it waits, and web-109 times out while they do.
+  const failing = await send('web-108', 'Bump the lint rules');
+  const timedOutAfterErrors = await send('web-109', 'Split the settings page', { ...POLLING, timeout: '12s' });
+  await waitUntil(() => simulator.counts(PROJECT, 'web-108').messagesAccepted === 1 && simulator.counts(PROJECT, 'web-109').messagesAccepted === 1);
+  for (const jobId of ['web-108', 'web-109']) simulator.setJobFaults(PROJECT, jobId, [{ operation: 'get', kind: 'status', status: 500 }]);
+
+  // A project allowed one send an hour: the second follow-up waits for the budget.
+  await followUps.setProjectBudget(BUDGET_PROJECT, 1);
+  await followUps.start({ projectId: BUDGET_PROJECT, jobId: 'docs-1', prompt: 'Document the new API', polling: POLLING });
+  await waitUntil(() => simulator.counts(BUDGET_PROJECT, 'docs-1').messagesAccepted === 1);
+  const waitingForBudget = await followUps.start({ projectId: BUDGET_PROJECT, jobId: 'docs-2', prompt: 'Add the migration guide', polling: POLLING });
+
+  // A schedule that ran twice (triggered, rather than waiting for its hour).
+  const schedules = FollowUpSchedules.from(followUps);
+  const { scheduleId } = await schedules.create({
+    input: { projectId: PROJECT, jobId: 'web-110', prompt: 'Update the dependencies', polling: POLLING },
+    cron: '0 9 * * 1',
+    timezone: 'Europe/Berlin',
+    note: 'weekly dependency updates',
+  });
+  for (let run = 1; run <= 2; run += 1) {
+    await schedules.trigger(scheduleId);
+    await waitUntil(() => simulator.counts(PROJECT, 'web-110').messagesAccepted === run);
+    const started = (await schedules.describe(scheduleId)).recentRuns[0]?.workflowId;
+    if (started) await followUps.outcome(started);
+  }
+
+  for (const { workflowId } of [completed, noChanges, jobFailed, archived, rejected, timedOut, timedOutAfterErrors]) {
     await followUps.outcome(workflowId);
   }
   return {
-    'follow-up-completed': completed.workflowId,
-    'follow-up-rejected': rejected.workflowId,
-    'follow-up-timed-out': timedOut.workflowId,
-    'follow-up-waiting': waiting.workflowId,
-    'follow-up-queued': queued.workflowId,
+    ids: {
+      'follow-up-completed': completed.workflowId,
+      'follow-up-rejected': rejected.workflowId,
+      'follow-up-timed-out': timedOut.workflowId,
+      'follow-up-timed-out-after-errors': timedOutAfterErrors.workflowId,
+      'follow-up-waiting': waiting.workflowId,
+      'follow-up-queued': queued.workflowId,
+      'follow-up-waiting-for-budget': waitingForBudget.workflowId,
+      'follow-up-failing': failing.workflowId,
+    },
+    scheduleId,
   };
 }
 

@@ -7,15 +7,18 @@
 /** Every follow-up, newest first (the UI's default order). Add `AND AgentProjectId="…"` to narrow it. */
 export const FOLLOW_UP_LIST_QUERY = 'WorkflowType="followUpWorkflow"';
 
-/** The columns, in order; the first two stay pinned while scrolling sideways. */
+/**
+ * The columns, in order; the first two stay pinned while scrolling sideways. What a person acts on comes first: the
+ * outcome and the pull request fit beside the (long) workflow id at 1600 px; project and job, also in the id, follow.
+ */
 export const FOLLOW_UP_LIST_COLUMNS = [
   'Status',
   'Workflow ID',
+  'AgentFollowUpOutcome',
+  'AgentPrLink',
+  'AgentJobStatus',
   'AgentProjectId',
   'AgentJobId',
-  'AgentFollowUpOutcome',
-  'AgentJobStatus',
-  'AgentPrLink',
   'Start',
   'End',
 ] as const;

@@ -45,6 +45,11 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
       : `**${PHASE_TITLES[progress.phase]}**: ${job}${state}.`,
     '',
   ];
+  if (progress.lastError && !failedWithReason) {
+    // Errors as errors: an operator must tell "the API is failing" from "the agent is working" at a glance. The first
+    // bullet, in bold: the panel is short, and a paragraph of its own pushed the deadline and reads out of view.
+    lines.push(`- **Calls to the agent API ${FINAL_PHASES.has(progress.phase) ? 'were' : 'are'} failing${progress.errorsSince ? ` since ${progress.errorsSince.slice(11, 19)} UTC` : ''}**: ${progress.lastError}`);
+  }
   if (progress.prLink) lines.push(`- Pull request: ${progress.prLink}`);
   if (progress.outcome) lines.push(`- Outcome: \`${progress.outcome}\` (search attribute AgentFollowUpOutcome)`);
   if (progress.sentAt) {
@@ -53,10 +58,6 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
     lines.push(`- Send attempts so far: ${progress.sendAttempts}`);
   }
   if (progress.deadline && !FINAL_PHASES.has(progress.phase)) lines.push(`- Gives up at: ${progress.deadline}`);
-  if (progress.lastError && !failedWithReason) {
-    // Errors as errors: an operator must tell "the API is failing" from "the agent is working" at a glance.
-    lines[0] += `\n\n**Calls to the agent API ${FINAL_PHASES.has(progress.phase) ? 'were' : 'are'} failing${progress.errorsSince ? ` since ${progress.errorsSince.slice(11, 19)} UTC` : ''}**: ${progress.lastError}`;
-  }
   lines.push(
     `- Reads reported: ${progress.polls}${progress.runs > 1 ? `, over ${progress.runs} runs (continued as new)` : ''} ` +
       '(polls that change nothing: see Pending Activities)',

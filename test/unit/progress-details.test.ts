@@ -27,8 +27,7 @@ describe('the current details shown in the Web UI', () => {
       [
         '**Waiting for the job to end**: job `job-7` in project `proj-1` is `active`.',
         '',
-        '**Calls to the agent API are failing since 10:01:05 UTC**: AgentApiServerError: 503',
-        '',
+        '- **Calls to the agent API are failing since 10:01:05 UTC**: AgentApiServerError: 503',
         '- Sent: 2026-11-23T10:00:00.000Z, 1 attempt',
         '- Gives up at: 2026-11-24T10:00:00.000Z',
         '- Reads reported: 3 (polls that change nothing: see Pending Activities)',

@@ -12,6 +12,7 @@ import {
   WorkflowNotFoundError,
   type WorkflowExecutionDescription,
 } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { loadTemporalSettings } from './config';
 import {
@@ -35,11 +36,12 @@ import {
   type WorkflowIdMismatch,
 } from './follow-up/workflow-id-owner';
 import type { FollowUpProgress, FollowUpResult } from './follow-up/types';
-import { settleFollowUp, type FollowUpOutcome } from './outcome';
+import { failedOutcome, settleFollowUp, type FollowUpOutcome } from './outcome';
 import { BUDGET_DEFAULTS_WORKFLOW_ID, coordinatorWorkflowId, DEFAULT_BUDGET_MEMO_KEY, DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type ProjectView } from './follow-up/project-coordination';
 import {
   BUDGET_DEFAULTS_WORKFLOW_TYPE,
+  CHECK_AGENT_JOB_WORKFLOW_TYPE,
   FOLLOW_UP_WORKFLOW_TYPE,
   pollNowSignal,
   progressQuery,
@@ -49,6 +51,7 @@ import {
   setDefaultBudgetSignal,
 } from './workflows/definitions';
 import type { budgetDefaultsWorkflow } from './workflows/budget-defaults';
+import type { AgentJobCheck, checkAgentJobWorkflow } from './workflows/check-job';
 import type { followUpWorkflow } from './workflows/follow-up';
 import type { projectCoordinatorWorkflow } from './workflows/project-coordinator';
 
@@ -150,6 +153,15 @@ export const LIVE_POLLER_WINDOW_MS = 75_000;
 
 
 export { NamespaceNotFoundError, NamespaceNotReadyError } from './namespace-errors';
+
+/** How long `checkJob` waits when no worker is seen polling: one may be starting, but none may come. */
+const NO_WORKER_CHECK_TIMEOUT_MS = 5_000;
+
+/** What `checkJob` found: the job, no such job, or why it could not tell. */
+export type AgentJobCheckResult =
+  | ({ found: true } & AgentJobCheck)
+  | { found: false; type: string; message: string }
+  | { found: null; reason: string };
 
 /** No worker answered the follow-up's progress query in time: the workers listed on its task queue may have stopped. */
 export class NoWorkerAnsweredError extends Error {
@@ -367,6 +379,38 @@ export class FollowUpClient {
     if (executionStatus !== 'RUNNING') return { requested: false, executionStatus };
     await handle.cancel();
     return { requested: true, executionStatus };
+  }
+
+  /**
+   * Reads a job once through a worker (the API key lives only in the workers' environment), to check it exists before
+   * something is set up for it (`agent-followup schedule create` warns on a job that does not). Nothing is sent. Says
+   * `found: null` with the reason when it cannot tell: no live worker, no answer within `timeoutMs`, the key refused.
+   */
+  async checkJob(ref: { projectId: string; jobId: string }, options: { timeoutMs?: number } = {}): Promise<AgentJobCheckResult> {
+    for (const [field, value] of [['projectId', ref.projectId], ['jobId', ref.jobId]] as const) {
+      const problem = identifierProblem(field, value);
+      if (problem) throw new InvalidFollowUpInputError(problem);
+    }
+    // Without a live worker the check is still made (one may be starting), but not waited for long.
+    const workerLive = (await this.workers()).some((worker) => worker.live);
+    const timeoutMs = workerLive ? (options.timeoutMs ?? 30_000) : Math.min(options.timeoutMs ?? 30_000, NO_WORKER_CHECK_TIMEOUT_MS);
+    const handle = await this.client.workflow.start<typeof checkAgentJobWorkflow>(CHECK_AGENT_JOB_WORKFLOW_TYPE, {
+      taskQueue: this.options.taskQueue,
+      workflowId: `agent-followup-check/${ref.projectId}/${ref.jobId}/${randomUUID()}`,
+      args: [{ projectId: ref.projectId, jobId: ref.jobId }],
+      workflowExecutionTimeout: timeoutMs,
+      staticSummary: `Check that job ${ref.projectId}/${ref.jobId} exists (read once, nothing sent)`,
+    });
+    try {
+      return { found: true, ...(await handle.result()) };
+    } catch (error) {
+      const outcome = failedOutcome(error);
+      if (outcome.type === 'AgentJobNotFound') return { found: false, type: outcome.type, message: outcome.message };
+      if (outcome.type === 'WorkflowTimeout') {
+        return { found: null, reason: workerLive ? `no answer within ${timeoutMs / 1000}s` : `no worker polls task queue '${this.options.taskQueue}' to read it` };
+      }
+      return { found: null, reason: `${outcome.type}: ${outcome.message}` };
+    }
   }
 
   /**

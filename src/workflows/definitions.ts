@@ -6,6 +6,7 @@ import type { FollowUpProgress, ReadTrouble } from '../follow-up/types';
 export const FOLLOW_UP_WORKFLOW_TYPE = 'followUpWorkflow';
 export const PROJECT_COORDINATOR_WORKFLOW_TYPE = 'projectCoordinatorWorkflow';
 export const BUDGET_DEFAULTS_WORKFLOW_TYPE = 'budgetDefaultsWorkflow';
+export const CHECK_AGENT_JOB_WORKFLOW_TYPE = 'checkAgentJobWorkflow';
 
 /** Where the follow-up stands: phase, last status, place in a queue, reads, last error. */
 export const progressQuery = queryNamed<FollowUpProgress>('progress');

@@ -283,6 +283,8 @@ describe('the CLI', () => {
     await worker.runUntil(async () => {
       const made = await cli(['schedule', 'create', ...base, '--cron', RARELY, '--timezone', 'Europe/Berlin', '--note', 'from the CLI', '--json', ...fast], taskQueue);
       expect(made.code).toBe(ExitCode.Ok);
+      // The job exists: a worker read it once, and nothing is said about it.
+      expect(made.err).not.toContain('job');
       const { scheduleId, workflowIdPrefix, nextRunTimes } = JSON.parse(made.out) as { scheduleId: string; workflowIdPrefix: string; nextRunTimes: string[] };
       created.add(scheduleId);
       expect(scheduleId).toBe(followUpScheduleId({ ...ref, prompt: 'Nightly: fix lint' }));
@@ -340,6 +342,22 @@ describe('the CLI', () => {
       expect(gone.code).toBe(ExitCode.BadInput);
       expect(gone.err).toContain(`no schedule with id '${scheduleId}'`);
     });
+  });
+
+  test('schedule create warns when the job does not exist (a worker reads it once: the CLI has no key) and creates the schedule', async () => {
+    const ref = uniqueJob();
+    const taskQueue = h.taskQueue();
+    const worker = await h.worker(taskQueue);
+    const { made, unchecked } = await worker.runUntil(async () => ({
+      made: await cli(['schedule', 'create', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Weekly', '--cron', RARELY], taskQueue),
+      unchecked: await cli(['schedule', 'create', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Other', '--cron', RARELY, '--no-job-check'], taskQueue),
+    }));
+    expect(made.code).toBe(ExitCode.Ok);
+    expect(made.err).toMatch(/^warning: the job does not exist \(AgentJobNotFound: .*\)\. The schedule is created anyway; each run will fail the same way until the job exists/);
+    const scheduleId = /Created schedule (\S+)/.exec(made.out)?.[1] as string;
+    created.add(scheduleId);
+    created.add(/Created schedule (\S+)/.exec(unchecked.out)?.[1] as string);
+    expect(unchecked.err).toBe('');
   });
 
   test("a cron expression the server refuses exits 2 with the server's reason and the accepted forms", async () => {

@@ -1,10 +1,11 @@
 /** `agent-followup schedule create`: a recurring follow-up on a Temporal Schedule. */
 import type { Command } from 'commander';
-import { maxPromptLengthFromEnv } from '../../client';
+import { maxPromptLengthFromEnv, type AgentJobCheckResult } from '../../client';
 import { checkScheduleRequest, type FollowUpScheduleRequest, type ScheduleOverlapChoice } from '../../schedules';
 import { addFollowUpInputOptions, buildInput, definedOnly, type FollowUpInputOptions } from '../follow-up-options';
 import { ExitCode, UsageError, type CliContext, type CliIo } from '../io';
 import { describePolicies, describeSpec, timeIn } from '../render';
+import { paint } from '../terminal';
 import { withSchedules } from './with-schedules';
 
 interface CreateOptions extends FollowUpInputOptions {
@@ -18,6 +19,7 @@ interface CreateOptions extends FollowUpInputOptions {
   overlap?: string;
   catchupWindow?: string;
   pauseOnFailure: boolean;
+  jobCheck: boolean;
   json?: boolean;
 }
 
@@ -39,11 +41,24 @@ export function registerCreate(schedule: Command, ctx: CliContext): void {
     .option('--overlap <policy>', 'skip (default) | buffer-one: when a run comes due while one is still going')
     .option('--catchup-window <duration>', 'how late a run may still start after a Temporal outage (default 10m; 10s-365d)')
     .option('--no-pause-on-failure', 'keep running after a follow-up fails (default: a failed follow-up pauses the schedule)')
+    .option('--no-job-check', 'do not read the job first (by default a worker reads it once, and a job that does not exist is warned about)')
     .option('--json', 'print one JSON object instead of text')
     .allowExcessArguments()
     .action(async (options: CreateOptions, command: Command) => {
       ctx.exitCode = await create(options, command.args, ctx.io);
     });
+}
+
+/** What to say about the job before the schedule is created, if anything. */
+function jobWarning(check: AgentJobCheckResult): string | null {
+  if (check.found === true) return null;
+  if (check.found === false) {
+    return (
+      `warning: the job does not exist (${check.type}: ${check.message}). The schedule is created anyway; each run ` +
+      'will fail the same way until the job exists (and the first failure pauses the schedule unless --no-pause-on-failure).'
+    );
+  }
+  return `note: the job could not be checked (${check.reason}); the schedule is created without the check.`;
 }
 
 /** Milliseconds when all digits, as for the polling options; otherwise the duration as typed. */
@@ -70,7 +85,11 @@ async function create(options: CreateOptions, extra: string[], io: CliIo): Promi
   };
   // Validate before connecting: bad input never reaches Temporal, and nothing is created.
   checkScheduleRequest(request, maxPromptLengthFromEnv(io.env));
-  return withSchedules(io, async (schedules) => {
+  return withSchedules(io, async (schedules, followUps) => {
+    // The CLI has no API key: a worker reads the job once. A missing job is a warning, not a refusal: it may be
+    // created later, and the schedule's runs would then find it.
+    const warning = options.jobCheck ? jobWarning(await followUps.checkJob(request.input)) : null;
+    if (warning) io.err(`${paint(io, 'yellow', warning)}\n`);
     const created = await schedules.create(request);
     const view = await schedules.describe(created.scheduleId);
     if (options.json) {

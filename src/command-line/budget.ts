@@ -50,8 +50,9 @@ async function show(projectId: string | undefined, json: boolean, io: CliIo): Pr
   const followUps = await io.connect();
   try {
     if (projectId !== undefined) {
-      const view = await followUps.projectBudget(projectId);
-      io.out(json ? `${JSON.stringify({ projectId, budget: view })}\n` : describeProject(projectId, view));
+      const [defaultSendsPerHour, view] = await Promise.all([followUps.defaultBudget(), followUps.projectBudget(projectId)]);
+      // One JSON shape with or without --project (json-output.ts): the list, here of this project alone.
+      io.out(json ? `${JSON.stringify({ defaultSendsPerHour, projects: view ? [view] : [] })}\n` : describeProject(projectId, view));
       return ExitCode.Ok;
     }
     const [defaultSendsPerHour, views] = await Promise.all([followUps.defaultBudget(), followUps.projectBudgets()]);

@@ -1,6 +1,7 @@
 /**
- * What the CLI prints under `--json`, as zod schemas: `send` (with or without `--wait`) and `status` print one
- * follow-up report, and every command prints one error object when it fails. The schemas are the contract: tests
+ * What the CLI prints under `--json`, as zod schemas, one shape per command: `send` (with or without `--wait`) and
+ * `status` print one follow-up report, the schedule and budget commands their views, and every command prints one
+ * error object when it fails. The schemas are the contract: tests
  * parse the CLI's output with them, and docs/json/*.schema.json are generated from them (`npm run json-schemas`), so
  * the documented shape cannot drift from the printed one.
  */
@@ -96,6 +97,87 @@ export const CliErrorSchema = z
 
 export type CliError = z.infer<typeof CliErrorSchema>;
 
+const RunSchema = z.strictObject({
+  workflowId: z.string(),
+  scheduledAt: z.string(),
+  startedAt: z.string(),
+  status: z.string().describe("Temporal's status of the run's follow-up"),
+  outcome: z.enum(['completed', 'failed', 'archived']).optional().describe('how the job ended, when the run returned it'),
+  prLink: z.string().nullable().optional(),
+  finishedAt: z.string().optional(),
+  failure: z.strictObject({ type: z.string(), message: z.string() }).optional().describe('why the run did not end with a job'),
+});
+
+const SpecSchema = z.strictObject({
+  cron: z.string().optional(),
+  every: z.string().optional(),
+  offset: z.string().optional(),
+  timezone: z.string(),
+});
+
+/** `schedule create --json`. */
+export const ScheduleCreatedSchema = z
+  .strictObject({ scheduleId: z.string(), workflowIdPrefix: z.string(), paused: z.boolean(), nextRunTimes: z.array(z.string()) })
+  .describe('agent-followup schedule create --json');
+
+/** `schedule describe --json` (FollowUpScheduleView in the library). */
+export const ScheduleViewSchema = z
+  .strictObject({
+    scheduleId: z.string(),
+    input: z.looseObject({ projectId: z.string(), jobId: z.string(), prompt: z.string() }).nullable().describe('what each run sends; null when not a follow-up input'),
+    taskQueue: z.string(),
+    workflowIdPrefix: z.string(),
+    spec: SpecSchema,
+    paused: z.boolean(),
+    note: z.string().nullable(),
+    pausedBecause: z.string().nullable(),
+    policies: z.strictObject({ overlap: z.string(), catchupWindow: z.string(), pauseOnFailure: z.boolean() }),
+    nextRunTimes: z.array(z.string()),
+    recentRuns: z.array(RunSchema).describe('newest first; Temporal keeps ten'),
+    runningWorkflowIds: z.array(z.string()),
+    counts: z.strictObject({ runsStarted: z.number().int(), skippedOverlap: z.number().int(), missedCatchupWindow: z.number().int() }),
+    createdAt: z.string(),
+    updatedAt: z.string().nullable(),
+  })
+  .describe('agent-followup schedule describe --json');
+
+/** `schedule list --json` (FollowUpScheduleListEntry[] in the library). */
+export const ScheduleListSchema = z
+  .array(
+    z.strictObject({
+      scheduleId: z.string(),
+      projectId: z.string().nullable(),
+      jobId: z.string().nullable(),
+      spec: SpecSchema,
+      paused: z.boolean(),
+      note: z.string().nullable(),
+      pausedBecause: z.string().nullable(),
+      nextRunTimes: z.array(z.string()),
+      lastRun: RunSchema.nullable(),
+    }),
+  )
+  .describe('agent-followup schedule list --json');
+
+const ProjectViewSchema = z.strictObject({
+  projectId: z.string(),
+  limit: z.number().int().describe('sends allowed in any window'),
+  limitSetForProject: z.boolean().describe("set for this project, else the namespace's or the workers' default"),
+  windowMs: z.number().int(),
+  sentInWindow: z.number().int(),
+  nextSlotAt: z.string().nullable().describe('while the window is full: when the next slot frees'),
+  waitingForBudget: z.array(z.string()).describe('workflow ids of follow-ups waiting for a slot'),
+  lanes: z.array(z.strictObject({ jobId: z.string(), holder: z.string().nullable(), waiting: z.array(z.string()) })),
+  totals: z.strictObject({ served: z.number().int(), granted: z.number().int(), returned: z.number().int(), waitedForBudget: z.number().int() }),
+});
+
+/** `budget show --json` and `budget set --json`, with or without `--project`: one shape. */
+export const BudgetReportSchema = z
+  .strictObject({
+    defaultSendsPerHour: z.number().int().nullable().describe("every project's budget unless set for the project; null: the workers' setting"),
+    projects: z.array(ProjectViewSchema).describe('the projects with a coordinator (with --project: that one, if it has one)'),
+  })
+  .describe('agent-followup budget show --json and budget set --json');
+
 /** The one count of reads: what the text says too. */
 export function readsSoFar(status: Pick<FollowUpStatus, 'result' | 'progress'>): number | null {
   if (status.result) return status.result.polls;
@@ -125,5 +207,9 @@ export function jsonSchemas(): Record<string, unknown> {
   return {
     'follow-up-report.schema.json': z.toJSONSchema(FollowUpReportSchema),
     'cli-error.schema.json': z.toJSONSchema(CliErrorSchema),
+    'schedule-created.schema.json': z.toJSONSchema(ScheduleCreatedSchema),
+    'schedule-view.schema.json': z.toJSONSchema(ScheduleViewSchema),
+    'schedule-list.schema.json': z.toJSONSchema(ScheduleListSchema),
+    'budget-report.schema.json': z.toJSONSchema(BudgetReportSchema),
   };
 }

@@ -6,7 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { ExitCode, runCli } from '../../src/cli';
 import { FollowUpClient } from '../../src/client';
-import { CliErrorSchema, FollowUpReportSchema } from '../../src/command-line/json-output';
+import { BudgetReportSchema, CliErrorSchema, FollowUpReportSchema } from '../../src/command-line/json-output';
 import { runCliOn, startCliOn } from '../support/cli-runner';
 import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { startBuiltScript } from '../support/processes';
@@ -369,7 +369,7 @@ test("budget set gives a project its own budget, budget show tells its use, 'def
   }));
   expect(runs.set.code).toBe(ExitCode.Ok);
   expect(runs.set.out).toContain(`${projectId}: 0 of 5 sends used in the last hour (set for this project)`);
-  expect(JSON.parse(runs.show.out)).toMatchObject({ projectId, budget: { limit: 5, limitSetForProject: true, sentInWindow: 0 } });
+  expect(BudgetReportSchema.parse(JSON.parse(runs.show.out)).projects).toEqual([expect.objectContaining({ projectId, limit: 5, limitSetForProject: true, sentInWindow: 0 })]);
   expect(runs.all.out).toContain("Default for every project: the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR");
   expect(runs.all.out).toContain(`${projectId}: 0 of 5 sends used`);
   expect(runs.bad).toMatchObject({ code: ExitCode.BadInput, connected: false });

@@ -10,6 +10,7 @@ import {
   type FollowUpScheduleRequest,
   type FollowUpScheduleView,
 } from '../../src/schedules';
+import { ScheduleCreatedSchema, ScheduleListSchema, ScheduleViewSchema } from '../../src/command-line/json-output';
 import { runCliOn } from '../support/cli-runner';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 
@@ -285,7 +286,7 @@ describe('the CLI', () => {
       expect(made.code).toBe(ExitCode.Ok);
       // The job exists: a worker read it once, and nothing is said about it.
       expect(made.err).not.toContain('job');
-      const { scheduleId, workflowIdPrefix, nextRunTimes } = JSON.parse(made.out) as { scheduleId: string; workflowIdPrefix: string; nextRunTimes: string[] };
+      const { scheduleId, workflowIdPrefix, nextRunTimes } = ScheduleCreatedSchema.parse(JSON.parse(made.out));
       created.add(scheduleId);
       expect(scheduleId).toBe(followUpScheduleId({ ...ref, prompt: 'Nightly: fix lint' }));
       expect(nextRunTimes.length).toBeGreaterThan(0);
@@ -300,7 +301,7 @@ describe('the CLI', () => {
 
       let view: FollowUpScheduleView | undefined;
       await waitFor(async () => {
-        view = JSON.parse((await cli(['schedule', 'describe', scheduleId, '--json'], taskQueue)).out) as FollowUpScheduleView;
+        view = ScheduleViewSchema.parse(JSON.parse((await cli(['schedule', 'describe', scheduleId, '--json'], taskQueue)).out)) as FollowUpScheduleView;
         return view.recentRuns[0]?.status === 'COMPLETED';
       }, 'the triggered run to complete');
       expect(view?.spec).toEqual({ cron: RARELY, timezone: 'Europe/Berlin' });
@@ -328,6 +329,8 @@ describe('the CLI', () => {
         async () => (await cli(['schedule', 'list', '--project', ref.projectId], taskQueue)).out.includes(scheduleId),
         'the schedule to be listed',
       );
+      const listedJson = ScheduleListSchema.parse(JSON.parse((await cli(['schedule', 'list', '--project', ref.projectId, '--json'], taskQueue)).out));
+      expect(listedJson.map((entry) => entry.scheduleId)).toContain(scheduleId);
       // A header, and every column starting where its title does.
       const listed = (await cli(['schedule', 'list', '--project', ref.projectId], taskQueue)).out.trimEnd().split('\n');
       expect(listed[0]).toMatch(/^SCHEDULE +STATE +PROJECT\/JOB +WHEN +NEXT RUN +LAST RUN$/);

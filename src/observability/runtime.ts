@@ -4,8 +4,9 @@
  *
  * Metric naming is deliberately the SDK's default: Core's metrics keep the `temporal_` prefix, histograms in
  * milliseconds, no `_total` or unit suffixes, which is what Temporal's own "Core SDKs" Grafana dashboard queries
- * (temporalio/dashboards, sdk/temporal-core-sdks-otel.json). Our metrics get no prefix, so they are scraped under
- * the names they are created with (`agent_followup_*`). docs/OBSERVABILITY.md lists them as they appear.
+ * (temporalio/dashboards, sdk/temporal-core-sdks-otel.json). Our own metrics get no prefix and no suffix from Core,
+ * so we name them in Prometheus style ourselves (`agent_followup_*_total`, `agent_followup_*_seconds`).
+ * docs/OBSERVABILITY.md lists them as they appear.
  */
 import type { LogLevel, Logger, RuntimeOptions } from '@temporalio/worker';
 import { FollowUpMetric } from '../workflows/metrics';

@@ -101,12 +101,14 @@ describe('and run as a service would run them', () => {
     expect(h.simulator.counts('my-project', jobId).prompts).toEqual([prompt]);
   }, 120_000);
 
-  test('the jest snippet passes, with the worker and the simulator from the package', async () => {
+  test('the jest snippet passes, with the worker and the simulator from the package, and the SDK says nothing', async () => {
     const jest = join(consumer(), 'node_modules', 'jest', 'bin', 'jest.js');
-    const { stderr } = await execFileAsync(NODE, [jest, '--rootDir', 'out', '--ci'], {
+    const { stdout, stderr } = await execFileAsync(NODE, [jest, '--rootDir', 'out', '--ci'], {
       cwd: consumer(),
       env: { ...process.env, TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS },
     });
     expect(stderr).toContain('1 passed');
+    // Quiet by default (connectWorker): no SDK line at INFO or WARN in a passing run, only jest's own report.
+    expect(`${stdout}\n${stderr}`.split('\n').filter((line) => /\[(INFO|WARN)\]|No workflows registered|Worker state changed/.test(line))).toEqual([]);
   }, 120_000);
 });

@@ -5,9 +5,9 @@
  * client adds this to the `progress` query's answer. Client-side only.
  */
 import type { WorkflowExecutionDescription } from '@temporalio/client';
-import { ApplicationFailure, ApplicationFailureCategory, type LoadedDataConverter } from '@temporalio/common';
-import { decodeFromPayloadsAtIndex, decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
-import { checkpointOfFailure, type PollCheckpoint } from './follow-up/poll-checkpoint';
+import type { LoadedDataConverter, Payload } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+import { checkpointOfFailure, readCheckpoint, type PollCheckpoint } from './follow-up/poll-checkpoint';
 import type { PollActivityProgress } from './follow-up/types';
 
 const POLL_ACTIVITY = 'pollAgentJob';
@@ -19,17 +19,18 @@ export async function describePollActivity(
 ): Promise<PollActivityProgress | undefined> {
   const pending = description.raw.pendingActivities?.find((activity) => activity.activityType?.name === POLL_ACTIVITY);
   if (!pending) return undefined;
-  const fromHeartbeat = pending.heartbeatDetails?.payloads?.length
-    ? await decodeFromPayloadsAtIndex<PollCheckpoint>(converter, 0, pending.heartbeatDetails.payloads)
-    : undefined;
-  const failure = await decodeOptionalFailureToOptionalError(converter, pending.lastFailure);
-  const fromFailure = failure instanceof ApplicationFailure ? checkpointOfFailure(failure.details) : undefined;
+  const fromHeartbeat = readCheckpoint((await decoded(converter, pending.heartbeatDetails?.payloads))[0]);
+  const failure = pending.lastFailure;
+  const application = failure?.applicationFailureInfo;
+  const fromFailure = application ? checkpointOfFailure(await decoded(converter, application.details?.payloads)) : undefined;
   // The newer of the two: a failure is written after the heartbeats of the same attempt.
   const checkpoint = pickNewer(fromHeartbeat, fromFailure);
   const attempt = pending.attempt ?? 1;
   const nextRetry = pending.nextAttemptScheduleTime?.seconds;
   const nextPollAtMs = nextRetry != null ? Number(nextRetry) * 1000 + Math.floor((pending.nextAttemptScheduleTime?.nanos ?? 0) / 1e6) : checkpoint?.nextPollAtMs ?? null;
-  const lastError = failure instanceof ApplicationFailure && failure.category !== ApplicationFailureCategory.BENIGN ? `${failure.type ?? 'Error'}: ${failure.message}` : (checkpoint?.lastError ?? null);
+  // A BENIGN failure is "nothing changed yet", not an error.
+  const failedForReal = failure && application?.category !== temporal.api.enums.v1.ApplicationErrorCategory.APPLICATION_ERROR_CATEGORY_BENIGN;
+  const lastError = failedForReal ? `${application?.type || 'Error'}: ${failure.message ?? ''}` : (checkpoint?.lastError ?? null);
   return {
     polls: checkpoint ? checkpoint.polls + Math.max(0, attempt - checkpoint.attempt - 1) : Math.max(0, attempt - 1),
     nextPollAt: nextPollAtMs !== null ? new Date(nextPollAtMs).toISOString() : null,
@@ -38,6 +39,14 @@ export async function describePollActivity(
     failingSince: lastError !== null && typeof checkpoint?.failingSinceMs === 'number' ? new Date(checkpoint.failingSinceMs).toISOString() : null,
     failedReads: lastError !== null ? (checkpoint?.failedReads ?? 0) : 0,
   };
+}
+
+/** Payloads as the client's data converter reads them: its codecs undone (last first), then its payload converter. */
+async function decoded(converter: LoadedDataConverter, payloads: Payload[] | null | undefined): Promise<unknown[]> {
+  if (!payloads?.length) return [];
+  let plain = payloads;
+  for (const codec of [...converter.payloadCodecs].reverse()) plain = await codec.decode(plain);
+  return plain.map((payload) => converter.payloadConverter.fromPayload(payload));
 }
 
 function pickNewer(a: PollCheckpoint | undefined, b: PollCheckpoint | undefined): PollCheckpoint | undefined {

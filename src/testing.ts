@@ -1,12 +1,22 @@
 /**
- * `agent-followup/testing`: the agent API simulator for your own tests, the same one this project's tests, demo and
- * compose stack use. It speaks the vendor's API over real HTTP on loopback: script jobs (how long the agent works,
+ * `agent-followup/testing`: what a service's own tests need, in one call (`startTestStack`: a Temporal dev server with
+ * the follow-up's search attributes, the agent API simulator and a follow-up worker), or the simulator alone
+ * (`startAgentApiSimulator`), the same one this project's tests, demo and compose stack use. It speaks the vendor's API over real HTTP on loopback: script jobs (how long the agent works,
  * how the job ends, its pull request) and faults (status codes, latency, dropped connections, 429s), then read what
  * it saw. Point a worker's AgentApiClient at `url`; any admin key of the documented form (`mint_` and 8+ characters)
  * is accepted unless `apiKey` asks for one exact key. As strict as the vendor unless an option says otherwise: 100
  * sends per project per rolling hour, no `Idempotency-Key` honoured, the non-admin key kinds refused.
  */
+import { randomUUID } from 'node:crypto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, type LogLevel } from '@temporalio/worker';
+import { AgentApiClient } from './agent-api/http-client';
+import { FollowUpClient } from './client';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from './follow-up/search-attributes';
+import { createFollowUpWorker, type FollowUpWorker } from './follow-up-worker';
 import { AgentApiSimulator, type SimulatedRequest, type SimulatorOptions } from './simulator/simulator';
+import { findTemporalCli } from './temporal-cli';
+import { installQuietRuntime } from './worker-connection';
 
 export { AgentApiSimulator, type JobCounts, type SimulatedRequest, type SimulatorOptions, type SimulatorStats } from './simulator/simulator';
 export type { FaultRule, SimulatedFault, SimulatedJobSpec, SimulatedOutcome } from './simulator/simulator';
@@ -29,4 +39,79 @@ export async function startAgentApiSimulator(options: SimulatorOptions = {}): Pr
     },
   });
   return Object.assign(simulator, { url: simulator.baseUrl, requests });
+}
+
+export interface TestStackOptions {
+  /** The simulator's options (jobs, faults, its rate limit, …); its key is the stack's own. */
+  simulator?: Omit<SimulatorOptions, 'apiKey'>;
+  /** The Temporal CLI binary; by default TEMPORAL_CLI_PATH, `temporal` on PATH, or this project's cache of it. */
+  temporalCliPath?: string;
+  /** The SDK's log level (default WARN: the stack says nothing unless something is wrong). */
+  logLevel?: LogLevel;
+}
+
+export interface TestStack {
+  /** A client on the stack's server and its worker's task queue. */
+  readonly followUps: FollowUpClient;
+  /** The simulator the worker talks to: seed jobs, script faults, read what it saw. */
+  readonly api: TestAgentApi;
+  /** The dev server's address (host:port), for clients of your own. */
+  readonly address: string;
+  readonly taskQueue: string;
+  readonly worker: FollowUpWorker;
+  /** Stops the worker, the simulator and the dev server. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a Temporal dev server (the official CLI's `temporal server start-dev`, with the follow-up's search
+ * attributes), the agent API simulator and a follow-up worker between them, running until `close()`. A test then
+ * starts follow-ups with `stack.followUps` as a service would. It takes a few seconds: start one per test file.
+ * Without a local CLI the SDK downloads one (that needs the internet).
+ */
+export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
+  installQuietRuntime(new DefaultLogger(options.logLevel ?? 'WARN'));
+  const cli = options.temporalCliPath ?? findTemporalCli();
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      ...(cli ? { executable: { type: 'existing-path' as const, path: cli } } : {}),
+      extraArgs: ['--log-level', 'error'],
+      searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
+    },
+  });
+  const apiKey = `mint_test_stack_${randomUUID().replace(/-/g, '')}`;
+  let api: TestAgentApi | undefined;
+  try {
+    api = await startAgentApiSimulator({ ...options.simulator, apiKey });
+    const taskQueue = `agent-followup-test-${randomUUID()}`;
+    const worker = await createFollowUpWorker({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue,
+      api: new AgentApiClient({ baseUrl: api.url, apiKey, requestTimeoutMs: 5_000 }),
+      // Its own coordinators' task queue, so two stacks on one server never share a project's budget.
+      coordination: { taskQueue: `${taskQueue}-coordinators` },
+      shutdownGraceTimeMs: 1_000,
+    });
+    const running = worker.run();
+    const followUps = new FollowUpClient(env.client, { taskQueue, coordinatorTaskQueue: `${taskQueue}-coordinators` });
+    const simulator = api;
+    return {
+      followUps,
+      api: simulator,
+      address: env.address,
+      taskQueue,
+      worker,
+      async close() {
+        worker.shutdown();
+        await running.catch(() => undefined);
+        await simulator.close();
+        await env.teardown();
+      },
+    };
+  } catch (error) {
+    await api?.close();
+    await env.teardown();
+    throw error;
+  }
 }

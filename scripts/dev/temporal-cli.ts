@@ -4,39 +4,11 @@
  * scripts/install-temporal-cli.sh fills (built from the Go module proxy).
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { findTemporalCli } from '../../src/temporal-cli';
 
-export const TEMPORAL_CLI_VERSION = 'v1.5.1';
-
-/** Where scripts/install-temporal-cli.sh puts the binary: outside the repo, reused across clones. */
-export function cachedCliPath(env: Record<string, string | undefined> = process.env): string {
-  const cacheRoot = env.AGENT_FOLLOWUP_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'agent-followup');
-  return join(cacheRoot, `temporal-cli-${TEMPORAL_CLI_VERSION}`, 'temporal');
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The path of a usable `temporal` binary, or undefined when there is none. */
-export function findTemporalCli(env: Record<string, string | undefined> = process.env): string | undefined {
-  if (env.TEMPORAL_CLI_PATH) {
-    if (isExecutable(env.TEMPORAL_CLI_PATH)) return env.TEMPORAL_CLI_PATH;
-    throw new Error(`TEMPORAL_CLI_PATH=${env.TEMPORAL_CLI_PATH} is not an executable file`);
-  }
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (dir && isExecutable(join(dir, 'temporal'))) return join(dir, 'temporal');
-  }
-  const cached = cachedCliPath(env);
-  return isExecutable(cached) ? cached : undefined;
-}
+export { cachedCliPath, findTemporalCli, TEMPORAL_CLI_VERSION } from '../../src/temporal-cli';
 
 /**
  * A usable `temporal` binary: one we already have, else one built by scripts/install-temporal-cli.sh (minutes, once;

@@ -101,7 +101,7 @@ describe('and run as a service would run them', () => {
     expect(h.simulator.counts('my-project', jobId).prompts).toEqual([prompt]);
   }, 120_000);
 
-  test('the jest snippet passes, with the worker and the simulator from the package, and the SDK says nothing', async () => {
+  test('the jest snippet passes with startTestStack from the package (its own dev server, simulator and worker), and the SDK says nothing', async () => {
     const jest = join(consumer(), 'node_modules', 'jest', 'bin', 'jest.js');
     const { stdout, stderr } = await execFileAsync(NODE, [jest, '--rootDir', 'out', '--ci'], {
       cwd: consumer(),

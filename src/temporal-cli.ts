@@ -1,0 +1,38 @@
+/**
+ * Finds the Temporal CLI that runs a local dev server (this project's tests, demo and stack, and a user's tests
+ * through `agent-followup/testing`). Temporal's download site is not reachable everywhere, so a binary already here
+ * comes first: TEMPORAL_CLI_PATH, then `temporal` on PATH, then the cache scripts/install-temporal-cli.sh fills.
+ */
+import { accessSync, constants } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
+
+export const TEMPORAL_CLI_VERSION = 'v1.5.1';
+
+/** Where scripts/install-temporal-cli.sh puts the binary: outside the repo, reused across clones. */
+export function cachedCliPath(env: Record<string, string | undefined> = process.env): string {
+  const cacheRoot = env.AGENT_FOLLOWUP_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'agent-followup');
+  return join(cacheRoot, `temporal-cli-${TEMPORAL_CLI_VERSION}`, 'temporal');
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The path of a usable `temporal` binary, or undefined when there is none. */
+export function findTemporalCli(env: Record<string, string | undefined> = process.env): string | undefined {
+  if (env.TEMPORAL_CLI_PATH) {
+    if (isExecutable(env.TEMPORAL_CLI_PATH)) return env.TEMPORAL_CLI_PATH;
+    throw new Error(`TEMPORAL_CLI_PATH=${env.TEMPORAL_CLI_PATH} is not an executable file`);
+  }
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir && isExecutable(join(dir, 'temporal'))) return join(dir, 'temporal');
+  }
+  const cached = cachedCliPath(env);
+  return isExecutable(cached) ? cached : undefined;
+}

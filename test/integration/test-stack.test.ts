@@ -1,0 +1,29 @@
+/**
+ * `startTestStack()` from `agent-followup/testing`, as a service's test uses it: one call gives a dev server with the
+ * search attributes, the simulator and a worker; a follow-up runs on it end to end; `close()` stops everything.
+ */
+import { startTestStack, type TestStack } from '../../src/testing';
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack();
+}, 120_000);
+afterAll(async () => {
+  await stack?.close();
+});
+
+test('a follow-up runs end to end on the stack: sent once, its own pull request returned', async () => {
+  stack.api.addJob({ projectId: 'stack-project', jobId: 'job-1', workMs: 300 });
+  const { workflowId } = await stack.followUps.start({ projectId: 'stack-project', jobId: 'job-1', prompt: 'Add a test', polling: { initialInterval: 200 } });
+  const outcome = await stack.followUps.outcome(workflowId);
+  expect(outcome.kind).toBe('completed');
+  expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toMatch(/\/pull\/\d+$/);
+  expect(stack.api.counts('stack-project', 'job-1').prompts).toEqual(['Add a test']);
+  // Its own server, not the suite's: the search attributes are there (the start above would have been refused).
+  expect(stack.address).not.toBe(process.env.TEST_TEMPORAL_ADDRESS);
+});
+
+test('the simulator of the stack is as strict as the vendor: another key is refused', async () => {
+  const response = await fetch(`${stack.api.url}/v2/agent/stack-project/job/job-1`, { headers: { Authorization: 'Bearer mint_someone_else_42' } });
+  expect(response.status).toBe(401);
+});

@@ -188,6 +188,13 @@ function explainStartRefusal(error: unknown, namespace: string): unknown {
   if (/search attribute/i.test(text)) return new NamespaceNotReadyError(namespace, [cause?.message ?? error.message]);
   // gRPC NOT_FOUND naming the namespace: the server has no such namespace.
   if (code === 5 && /namespace/i.test(text)) return new NamespaceNotFoundError(namespace);
+  // gRPC UNAVAILABLE: the server went away after the client connected (the SDK retried it already).
+  if (code === 14) {
+    return new TemporalUnreachableError(
+      `Temporal stopped answering (namespace '${namespace}'): ${cause?.message ?? error.message}. Nothing was started; ` +
+        'start it again once the server is back.',
+    );
+  }
   return error;
 }
 

@@ -35,7 +35,7 @@ import {
   type ExistingWorkflow,
   type WorkflowIdMismatch,
 } from './follow-up/workflow-id-owner';
-import type { FollowUpProgress, FollowUpResult } from './follow-up/types';
+import type { FollowUpProgress, FollowUpResult, PollActivityProgress } from './follow-up/types';
 import { failedOutcome, settleFollowUp, type FollowUpOutcome } from './outcome';
 import { BUDGET_DEFAULTS_WORKFLOW_ID, coordinatorWorkflowId, DEFAULT_BUDGET_MEMO_KEY, DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type ProjectView } from './follow-up/project-coordination';
@@ -140,7 +140,12 @@ export interface FollowUpStatus {
    * When no worker answered: what the server itself keeps of the follow-up (its search attributes), so a dead worker
    * never leaves the caller with nothing.
    */
-  lastKnown?: { jobStatus: string | null; prLink: string | null };
+  lastKnown?: {
+    jobStatus: string | null;
+    prLink: string | null;
+    /** The running wait, as the server describes its pending activity (reads, last error, next read): no worker needed. */
+    poll: PollActivityProgress | null;
+  };
 }
 
 /** How long `status` waits for a worker to answer the progress query before it says what the server keeps instead. */
@@ -354,7 +359,7 @@ export class FollowUpClient {
     // The progress query is answered by a worker; without one it would wait for the RPC deadline and fail.
     if (!(await this.workers()).some((worker) => worker.live)) {
       status.progressUnavailable = `no worker polls task queue '${this.options.taskQueue}' in namespace '${this.client.options.namespace}'`;
-      if (executionStatus === 'RUNNING') status.lastKnown = lastKnownOf(description);
+      if (executionStatus === 'RUNNING') status.lastKnown = await this.lastKnownOf(description);
       return status;
     }
     try {
@@ -367,7 +372,7 @@ export class FollowUpClient {
     } catch (error) {
       if (error instanceof NoWorkerAnsweredError || isGrpcDeadlineError(error)) {
         status.progressUnavailable = `no worker answered within ${PROGRESS_QUERY_DEADLINE_MS / 1000}s (the workers listed on task queue '${this.options.taskQueue}' may have stopped)`;
-        status.lastKnown = lastKnownOf(description);
+        status.lastKnown = await this.lastKnownOf(description);
         return status;
       }
       if (executionStatus === 'RUNNING') throw error;
@@ -432,6 +437,15 @@ export class FollowUpClient {
     if (executionStatus !== 'RUNNING') return { requested: false, executionStatus };
     await handle.signal(pollNowSignal);
     return { requested: true, executionStatus };
+  }
+
+  /** What the server keeps of the follow-up without a worker: its search attributes and its pending poll activity. */
+  private async lastKnownOf(description: WorkflowExecutionDescription): Promise<NonNullable<FollowUpStatus['lastKnown']>> {
+    return {
+      jobStatus: description.typedSearchAttributes.get(AgentJobStatus) ?? null,
+      prLink: description.typedSearchAttributes.get(AgentPrLink) ?? null,
+      poll: (await describePollActivity(description, this.client.options.loadedDataConverter)) ?? null,
+    };
   }
 
   /**
@@ -565,10 +579,4 @@ export class FollowUpClient {
   }
 }
 
-/** What the server keeps of the job as the follow-up last read it (its search attributes): no worker needed. */
-function lastKnownOf(description: WorkflowExecutionDescription): NonNullable<FollowUpStatus['lastKnown']> {
-  return {
-    jobStatus: description.typedSearchAttributes.get(AgentJobStatus) ?? null,
-    prLink: description.typedSearchAttributes.get(AgentPrLink) ?? null,
-  };
-}
+

@@ -67,7 +67,21 @@ export const FollowUpReportSchema = z
     progress: ProgressSchema.nullable(),
     progressUnavailable: z.string().nullable().describe('why `progress` is null while it runs (no worker polls, or none answered)'),
     lastKnown: z
-      .strictObject({ jobStatus: z.string().nullable(), prLink: z.string().nullable() })
+      .strictObject({
+        jobStatus: z.string().nullable(),
+        prLink: z.string().nullable(),
+        poll: z
+          .strictObject({
+            polls: z.number().int(),
+            nextPollAt: z.string().nullable(),
+            lastStatus: z.string().nullable(),
+            lastError: z.string().nullable(),
+            failingSince: z.string().nullable(),
+            failedReads: z.number().int(),
+          })
+          .nullable()
+          .describe('the running wait, as the server describes its pending activity'),
+      })
       .nullable()
       .describe('what the server keeps of the job when no worker answered'),
     polls: z

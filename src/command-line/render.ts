@@ -72,8 +72,16 @@ export function describeStatus(status: FollowUpStatus): string {
   }
   if (status.progressUnavailable) lines.push(`Progress: not available (${status.progressUnavailable})`);
   if (status.lastKnown) {
-    const { jobStatus, prLink } = status.lastKnown;
+    const { jobStatus, prLink, poll } = status.lastKnown;
     lines.push(`Last known (kept by the server): job status ${jobStatus ?? 'not read yet'}${prLink ? `, ${prLink}` : ''}`);
+    // The pending wait, as the server describes it: how many reads, the next one, and what fails.
+    if (poll) {
+      const next = poll.nextPollAt ? `, next read ${poll.nextPollAt.slice(11, 19)} UTC` : '';
+      lines.push(`Running wait (kept by the server): ${poll.polls} read(s)${poll.lastStatus ? `, last read ${poll.lastStatus}` : ''}${next}`);
+      if (poll.lastError) {
+        lines.push(`  ! ${poll.failingSince ? `reads failing since ${poll.failingSince.slice(11, 19)} UTC` : 'last read failed'}: ${poll.lastError}`);
+      }
+    }
   }
   return `${lines.join('\n')}\n`;
 }

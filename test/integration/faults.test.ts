@@ -7,6 +7,7 @@ import { type ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { followUpWorkflowId } from '../../src/client';
 import type { FollowUpCheckpoint } from '../../src/follow-up/checkpoint';
 import { FollowUpErrorType, type FollowUpTimeoutDetails } from '../../src/follow-up/types';
+import type { FaultRule } from '../../src/simulator/simulator';
 import { createHarness, FAST_POLLING, TEST_SERVER_CONTINUE_AS_NEW_AFTER, uniqueJob, waitFor, type Harness } from '../support/harness';
 
 let h: Harness;
@@ -88,21 +89,26 @@ describe('a storm of rate-limited reads', () => {
 });
 
 describe('a follow-up that ends after errors names them', () => {
-  test('timed out during HTTP 500s: the failure says since when reads failed, how many, and the last error', async () => {
+  /** Sends a follow-up to a job that works for long, then has its reads fail as `rules` say; returns its failure. */
+  async function failureAfterSend(prompt: string, timeout: string, rules: FaultRule[]): Promise<ApplicationFailure | null> {
     const ref = uniqueJob();
     h.simulator.addJob({ ...ref, workMs: 600_000 });
     const taskQueue = h.taskQueue();
     const worker = await h.worker(taskQueue);
     const followUps = h.followUps(taskQueue);
-    const failure = await worker.runUntil(async () => {
-      const { workflowId } = await followUps.start({ ...ref, prompt: 'Outage', polling: { ...FAST_POLLING, timeout: '6s' } });
+    return worker.runUntil(async () => {
+      const { workflowId } = await followUps.start({ ...ref, prompt, polling: { ...FAST_POLLING, timeout } });
       await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1, 'the send');
-      h.simulator.setJobFaults(ref.projectId, ref.jobId, [{ operation: 'get', kind: 'status', status: 500 }]);
+      h.simulator.setJobFaults(ref.projectId, ref.jobId, rules);
       return followUps.result(workflowId).then(
         () => null,
         (error: WorkflowFailedError) => error.cause as ApplicationFailure,
       );
     });
+  }
+
+  test('timed out during HTTP 500s: the failure says since when reads failed, how many, and the last error', async () => {
+    const failure = await failureAfterSend('Outage', '6s', [{ operation: 'get', kind: 'status', status: 500 }]);
     expect(failure?.type).toBe(FollowUpErrorType.TimedOut);
     expect(failure?.message).toMatch(/within 6s .*Calls to the agent API had failed since \d\d:\d\d:\d\d UTC \(\d+ reads in a row\); last: AgentApiServerError: .*HTTP 500/);
     const details = failure?.details?.[0] as FollowUpTimeoutDetails;
@@ -111,23 +117,12 @@ describe('a follow-up that ends after errors names them', () => {
   });
 
   test('a GET Retry-After past the deadline ends the follow-up at once as timed out, saying when and why', async () => {
-    const ref = uniqueJob();
-    h.simulator.addJob({ ...ref, workMs: 600_000 });
-    const taskQueue = h.taskQueue();
-    const worker = await h.worker(taskQueue);
-    const followUps = h.followUps(taskQueue);
-    const failure = await worker.runUntil(async () => {
-      const { workflowId } = await followUps.start({ ...ref, prompt: 'Come back later', polling: { ...FAST_POLLING, timeout: '10m' } });
-      await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1, 'the send');
-      h.simulator.setJobFaults(ref.projectId, ref.jobId, [{ operation: 'get', kind: 'status', status: 503, retryAfter: String(10 * 24 * 3600), times: 1 }]);
-      return followUps.result(workflowId).then(
-        () => null,
-        (error: WorkflowFailedError) => error.cause as ApplicationFailure,
-      );
-    });
+    const failure = await failureAfterSend('Come back later', '10m', [
+      { operation: 'get', kind: 'status', status: 503, retryAfter: String(10 * 24 * 3600), times: 1 },
+    ]);
     expect(failure?.type).toBe(FollowUpErrorType.TimedOut);
     // Not "within 10m": it gave up long before, because no read could come in time.
-    expect(failure?.message).toMatch(/^The follow-up gave up after \d+(\.\d+)?s of its 10m: the agent API asked \(Retry-After\) to wait 1h before it would read job '/);
+    expect(failure?.message).toMatch(/^The follow-up gave up after \d+s of its 10m: the agent API asked \(Retry-After\) to wait 1h before it would read job '/);
     expect(failure?.message).toContain('last: AgentApiServerError');
     expect((failure?.details?.[0] as FollowUpTimeoutDetails).retryAfterMs).toBe(3_600_000);
   });

@@ -30,14 +30,13 @@ test('status right after the only worker stopped answers from the server instead
   expect(status.progress).toBeUndefined();
   expect(status.progressUnavailable).toContain('no worker answered within 5s');
   expect(status.lastKnown).toMatchObject({ jobStatus: 'active', prLink: null });
-  // The running wait, from the server alone: its reads so far and the status they saw.
-  expect(status.lastKnown?.poll?.polls).toBeGreaterThan(0);
-  expect(status.lastKnown?.poll?.lastStatus).toBe('active');
+  // The running wait, from the server alone (it may have just begun, with no read of its own yet).
+  expect(status.lastKnown?.poll).toMatchObject({ polls: expect.any(Number), lastError: null });
 
   const text = await cli(['status', workflowId], taskQueue);
   expect(text.out).toContain('Progress: not available (no worker answered within 5s');
   expect(text.out).toContain('Last known (kept by the server): job status active');
-  expect(text.out).toMatch(/Running wait \(kept by the server\): \d+ read\(s\), last read active/);
+  expect(text.out).toMatch(/Running wait \(kept by the server\): \d+ read\(s\)/);
   await followUps.cancel(workflowId);
 });
 

@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { PREBUILT_BUNDLE_PATH } from '../src/follow-up-worker';
+import { PREBUILT_BUNDLE_PATH } from '../src/worker/follow-up-worker';
 
 async function main(): Promise<void> {
   const quiet = { info() {}, debug() {}, trace() {}, log() {}, warn: console.warn, error: console.error };

@@ -9,7 +9,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { demoteRoutineLines } from '../src/observability/logging';
 import { ensureTemporalCli } from './dev/temporal-cli';
 import { startLocalStack } from './dev/local-stack';
-import { followUpListUrl } from '../src/web-ui-view';
+import { followUpListUrl } from './dev/web-ui-view';
 import { describeProgress } from '../src/command-line/render';
 
 function port(value: string): number {

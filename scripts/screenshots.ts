@@ -13,7 +13,7 @@ import { chromium, type Page } from 'playwright-core';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { FollowUpClient } from '../src/client';
 import { FollowUpSchedules } from '../src/schedules';
-import { columnsInitScript, followUpListUrl } from '../src/web-ui-view';
+import { columnsInitScript, followUpListUrl } from './dev/web-ui-view';
 import { ensureTemporalCli } from './dev/temporal-cli';
 import { startLocalStack } from './dev/local-stack';
 

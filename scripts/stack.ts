@@ -9,7 +9,7 @@ import { demoteRoutineLines } from '../src/observability/logging';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../src/follow-up/project-coordination';
 import { ensureTemporalCli } from './dev/temporal-cli';
 import { startLocalStack } from './dev/local-stack';
-import { columnsConsoleSnippet, followUpListUrl } from '../src/web-ui-view';
+import { columnsConsoleSnippet, followUpListUrl } from './dev/web-ui-view';
 
 interface StackOptions {
   temporalPort: number;

@@ -12,7 +12,7 @@ import { formatMs, parseDuration } from './follow-up/duration';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './observability/log-settings';
 import { DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './follow-up/project-coordination';
-import { WORKER_DEFAULTS } from './worker-defaults';
+import { WORKER_DEFAULTS } from './worker/worker-defaults';
 
 export const DEFAULT_TASK_QUEUE = 'agent-followup';
 export const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';

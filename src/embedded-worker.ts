@@ -4,11 +4,11 @@
  * input), connect to Temporal with `connectWorker` (quiet: WARN and above, unless you pass a logger), and run the
  * worker; it serves every follow-up started on its task queue.
  */
-export { createFollowUpWorker, FollowUpWorker, type FollowUpWorkerOptions } from './follow-up-worker';
+export { createFollowUpWorker, FollowUpWorker, type FollowUpWorkerOptions } from './worker/follow-up-worker';
 export { AgentApiClient } from './agent-api/http-client';
 export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './follow-up/project-coordination';
 export { DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
 export { NativeConnection, DefaultLogger, type Logger, type LogLevel } from '@temporalio/worker';
-export { connectWorker, installQuietRuntime, type WorkerConnectionOptions } from './worker-connection';
+export { connectWorker, installQuietRuntime, type WorkerConnectionOptions } from './worker/connection';
 export { createLineLogger, type LineLoggerOptions } from './observability/logging';
-export { NamespaceNotReadyError } from './namespace-errors';
+export { NamespaceNotReadyError } from './client/namespace-errors';

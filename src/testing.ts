@@ -13,10 +13,10 @@ import { DefaultLogger, type LogLevel } from '@temporalio/worker';
 import { AgentApiClient } from './agent-api/http-client';
 import { FollowUpClient } from './client';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from './follow-up/search-attributes';
-import { createFollowUpWorker, type FollowUpWorker } from './follow-up-worker';
+import { createFollowUpWorker, type FollowUpWorker } from './worker/follow-up-worker';
 import { AgentApiSimulator, type SimulatedRequest, type SimulatorOptions } from './simulator/simulator';
 import { findTemporalCli } from './temporal-cli';
-import { installQuietRuntime } from './worker-connection';
+import { installQuietRuntime } from './worker/connection';
 
 export { AgentApiSimulator, type JobCounts, type SimulatedRequest, type SimulatorOptions, type SimulatorStats } from './simulator/simulator';
 export type { FaultRule, SimulatedFault, SimulatedJobSpec, SimulatedOutcome } from './simulator/simulator';

@@ -7,9 +7,9 @@ import { AgentApiClient } from './agent-api/http-client';
 import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config';
 import { apiKeySecrets, createLineLogger } from './observability/logging';
 import { workerRuntimeOptions } from './observability/runtime';
-import { createFollowUpWorker } from './follow-up-worker';
-import { NamespaceNotReadyError } from './namespace-errors';
-import { preferSmallHeap } from './small-heap';
+import { createFollowUpWorker } from './worker/follow-up-worker';
+import { NamespaceNotReadyError } from './client/namespace-errors';
+import { preferSmallHeap } from './worker/small-heap';
 
 /** Everything no log line may contain: the agent API key (whole and its secret part) and a Temporal API key. */
 function secretsOf(config: WorkerConfig): string[] {

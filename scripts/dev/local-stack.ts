@@ -7,7 +7,7 @@ import type { NativeConnection } from '@temporalio/worker';
 import { AgentApiClient } from '../../src/agent-api/http-client';
 import { FollowUpClient } from '../../src/client';
 import { AgentApiSimulator, type SimulatorOptions } from '../../src/simulator/simulator';
-import { createFollowUpWorker, type FollowUpWorker } from '../../src/follow-up-worker';
+import { createFollowUpWorker, type FollowUpWorker } from '../../src/worker/follow-up-worker';
 import { findTemporalCli } from './temporal-cli';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
 

@@ -12,7 +12,7 @@
  */
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
-import { sleepUnlessAborted } from '../abort-signals';
+import { sleepUnlessAborted } from './abort-signals';
 import { AgentApiErrorType, type ApiFailureDetails } from '../agent-api/errors';
 import type { AgentApiClient, JobRef } from '../agent-api/http-client';
 import { isKnownStatus, isTerminal, jobState, sameJobState, type AgentJob, type JobState } from '../agent-api/job';

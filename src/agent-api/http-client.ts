@@ -13,7 +13,7 @@ import {
   type ApiFailureDetails,
   type RequestContext,
 } from './errors';
-import { boundedSignal } from '../abort-signals';
+import { boundedSignal } from '../activities/abort-signals';
 import { apiKeySecrets, REDACTED, scrubSecrets, secretDetector } from '../secrets';
 import { parseRetryAfter } from './retry-after';
 import { formatMs } from '../follow-up/duration';

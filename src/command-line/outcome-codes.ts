@@ -1,6 +1,6 @@
 /** Exit codes by how a follow-up ended: the same words as `outcome()` and the AgentFollowUpOutcome attribute. */
-import type { FollowUpOutcome } from '../outcome';
-import { endedOutcome, failedOutcome } from '../outcome';
+import type { FollowUpOutcome } from '../client/outcome';
+import { endedOutcome, failedOutcome } from '../client/outcome';
 import type { FollowUpResult } from '../follow-up/types';
 import { ExitCode } from './io';
 

@@ -3,7 +3,7 @@ import type { FollowUpStatus } from '../client';
 import { isTerminal } from '../agent-api/job';
 import { queuedLine, roughDuration } from '../follow-up/progress-details';
 import type { FollowUpProgress, FollowUpResult } from '../follow-up/types';
-import type { FollowUpOutcome } from '../outcome';
+import type { FollowUpOutcome } from '../client/outcome';
 import type { FollowUpScheduleSpecView, ScheduledFollowUpRun } from '../schedules';
 
 export function describeResult(result: FollowUpResult): string {

@@ -95,9 +95,9 @@ export interface CheckedScheduleRequest {
   pauseOnFailure: boolean;
 }
 
-import { followUpScheduleId } from '../ids';
+import { followUpScheduleId } from '../client/ids';
 
-export { followUpScheduleId } from '../ids';
+export { followUpScheduleId } from '../client/ids';
 
 /** True when `timezone` is an IANA zone this runtime knows (the server's tz database may lag behind Node's). */
 export function isKnownTimeZone(timezone: string): boolean {

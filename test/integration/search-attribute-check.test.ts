@@ -5,9 +5,9 @@ import { Client, Connection } from '@temporalio/client';
 import { ExitCode, runCli } from '../../src/cli';
 import { FollowUpClient } from '../../src/client';
 import { AgentApiClient } from '../../src/agent-api/http-client';
-import { createFollowUpWorker } from '../../src/follow-up-worker';
-import { NamespaceNotReadyError } from '../../src/namespace-errors';
-import { checkSearchAttributes } from '../../src/search-attribute-check';
+import { createFollowUpWorker } from '../../src/worker/follow-up-worker';
+import { NamespaceNotReadyError } from '../../src/client/namespace-errors';
+import { checkSearchAttributes } from '../../src/worker/search-attribute-check';
 import { startBuiltScript } from '../support/processes';
 import { createHarness, TEST_API_KEY, waitFor, type Harness } from '../support/harness';
 

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
-import type { FollowUpWorker } from '../../src/follow-up-worker';
+import type { FollowUpWorker } from '../../src/worker/follow-up-worker';
 import { MAX_SUMMARY_BYTES, utf8Length } from '../../src/follow-up/start-metadata';
 import { AgentFollowUpOutcome, AgentJobStatus, AgentPrLink, AgentProjectId } from '../../src/follow-up/search-attributes';
 import type { followUpWorkflow } from '../../src/workflows/follow-up';

@@ -8,7 +8,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { AgentApiClient } from '../../src/agent-api/http-client';
 import { FollowUpClient } from '../../src/client';
 import { AgentApiSimulator, type SimulatorOptions } from '../../src/simulator/simulator';
-import { createFollowUpWorker, type FollowUpWorker, type FollowUpWorkerOptions } from '../../src/follow-up-worker';
+import { createFollowUpWorker, type FollowUpWorker, type FollowUpWorkerOptions } from '../../src/worker/follow-up-worker';
 import { installQuietRuntime } from './quiet-runtime';
 
 export { TEST_SERVER_CONTINUE_AS_NEW_AFTER, TEST_SERVER_HISTORY_LIMIT } from './server-limits';

@@ -4,7 +4,7 @@
  */
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, RetryState } from '@temporalio/common';
-import { endedOutcome, failedOutcome, type FollowUpFailureType, type FollowUpOutcome } from '../../src/outcome';
+import { endedOutcome, failedOutcome, type FollowUpFailureType, type FollowUpOutcome } from '../../src/client/outcome';
 import type { FollowUpResult } from '../../src/follow-up/types';
 
 function say(outcome: FollowUpOutcome): string {

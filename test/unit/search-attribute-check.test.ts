@@ -1,4 +1,4 @@
-import { compareSearchAttributes, searchAttributeFix } from '../../src/search-attribute-check';
+import { compareSearchAttributes, searchAttributeFix } from '../../src/worker/search-attribute-check';
 
 const KEYWORD = 2;
 const TEXT = 1;

@@ -4,7 +4,7 @@
  * Checking once at start-up turns that into one clear message with the fix.
  */
 import type { Connection } from '@temporalio/client';
-import { FOLLOW_UP_SEARCH_ATTRIBUTES } from './follow-up/search-attributes';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../follow-up/search-attributes';
 
 /** What the check and the set-up ask of the operator API (the client's and the worker's connections both have it). */
 type OperatorService = Pick<Connection['operatorService'], 'listSearchAttributes' | 'addSearchAttributes'>;

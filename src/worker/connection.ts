@@ -5,7 +5,7 @@
  * is installed here first, with a logger at WARN (or the one given) that sends routine lines to DEBUG.
  */
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel, type Logger, type NativeConnectionOptions } from '@temporalio/worker';
-import { demoteRoutineLines } from './observability/logging';
+import { demoteRoutineLines } from '../observability/logging';
 
 export interface WorkerConnectionOptions extends NativeConnectionOptions {
   /** Where the SDK's log lines go (default: the SDK's console logger at `logLevel`). */

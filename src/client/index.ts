@@ -14,19 +14,19 @@ import {
 } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
-import { loadTemporalSettings } from './config';
+import { loadTemporalSettings } from '../config';
 import {
   createFollowUpInputSchema,
   DEFAULT_MAX_PROMPT_LENGTH,
   formatInputProblems,
   type FollowUpInput,
   type FollowUpRequest,
-} from './follow-up/input';
+} from '../follow-up/input';
 import { describePollActivity } from './describe-poll';
 import { NamespaceNotFoundError, NamespaceNotReadyError } from './namespace-errors';
-import { AgentJobStatus, AgentPrLink } from './follow-up/search-attributes';
-import { identifierProblem } from './follow-up/request';
-import { followUpStartMetadata } from './follow-up/start-metadata';
+import { AgentJobStatus, AgentPrLink } from '../follow-up/search-attributes';
+import { identifierProblem } from '../follow-up/request';
+import { followUpStartMetadata } from '../follow-up/start-metadata';
 import {
   describeReservedWorkflowId,
   describeWorkflowIdInUse,
@@ -34,11 +34,11 @@ import {
   workflowIdMismatches,
   type ExistingWorkflow,
   type WorkflowIdMismatch,
-} from './follow-up/workflow-id-owner';
-import type { FollowUpProgress, FollowUpResult, PollActivityProgress } from './follow-up/types';
+} from '../follow-up/workflow-id-owner';
+import type { FollowUpProgress, FollowUpResult, PollActivityProgress } from '../follow-up/types';
 import { failedOutcome, settleFollowUp, type FollowUpOutcome } from './outcome';
-import { BUDGET_DEFAULTS_WORKFLOW_ID, coordinatorWorkflowId, DEFAULT_BUDGET_MEMO_KEY, DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
-import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type ProjectView } from './follow-up/project-coordination';
+import { BUDGET_DEFAULTS_WORKFLOW_ID, coordinatorWorkflowId, DEFAULT_BUDGET_MEMO_KEY, DEFAULT_COORDINATOR_TASK_QUEUE } from '../follow-up/coordinator-id';
+import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type ProjectView } from '../follow-up/project-coordination';
 import {
   BUDGET_DEFAULTS_WORKFLOW_TYPE,
   CHECK_AGENT_JOB_WORKFLOW_TYPE,
@@ -49,18 +49,18 @@ import {
   projectQuery,
   setBudgetSignal,
   setDefaultBudgetSignal,
-} from './workflows/definitions';
-import type { budgetDefaultsWorkflow } from './workflows/budget-defaults';
-import type { AgentJobCheck, checkAgentJobWorkflow } from './workflows/check-job';
-import type { followUpWorkflow } from './workflows/follow-up';
-import type { projectCoordinatorWorkflow } from './workflows/project-coordinator';
+} from '../workflows/definitions';
+import type { budgetDefaultsWorkflow } from '../workflows/budget-defaults';
+import type { AgentJobCheck, checkAgentJobWorkflow } from '../workflows/check-job';
+import type { followUpWorkflow } from '../workflows/follow-up';
+import type { projectCoordinatorWorkflow } from '../workflows/project-coordinator';
 
-export * from './follow-up/types';
-export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type ProjectView } from './follow-up/project-coordination';
+export * from '../follow-up/types';
+export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type ProjectView } from '../follow-up/project-coordination';
 export { failedOutcome, settleFollowUp, type FollowUpDidNotEnd, type FollowUpEnded, type FollowUpFailureType, type FollowUpOutcome } from './outcome';
-export type { FollowUpInput } from './follow-up/input';
-export type { WorkflowIdMismatch } from './follow-up/workflow-id-owner';
-export type { AgentJob } from './agent-api/schemas';
+export type { FollowUpInput } from '../follow-up/input';
+export type { WorkflowIdMismatch } from '../follow-up/workflow-id-owner';
+export type { AgentJob } from '../agent-api/schemas';
 
 /** The input broke a rule; `message` lists every problem with its field. Nothing was started. */
 export class InvalidFollowUpInputError extends Error {

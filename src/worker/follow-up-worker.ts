@@ -6,10 +6,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@temporalio/client';
 import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
-import { createActivities, jobLogAttributesInterceptor, type CoordinationSettings } from './activities';
-import { DEFAULT_COORDINATION } from './activities/coordination';
-import type { AgentApiClient } from './agent-api/http-client';
-import { NamespaceNotReadyError } from './namespace-errors';
+import { createActivities, jobLogAttributesInterceptor, type CoordinationSettings } from '../activities';
+import { DEFAULT_COORDINATION } from '../activities/coordination';
+import type { AgentApiClient } from '../agent-api/http-client';
+import { NamespaceNotReadyError } from '../client/namespace-errors';
 import { checkSearchAttributes } from './search-attribute-check';
 import { pollLoopLimit, WORKER_DEFAULTS } from './worker-defaults';
 
@@ -34,13 +34,13 @@ export interface FollowUpWorkerOptions {
 }
 
 /** Where `npm run build` puts the prebuilt workflow bundle (dist/workflow-bundle.js). */
-export const PREBUILT_BUNDLE_PATH = join(__dirname, '..', 'workflow-bundle.js');
+export const PREBUILT_BUNDLE_PATH = join(__dirname, '..', '..', 'workflow-bundle.js');
 
 /** The prebuilt bundle when there is one (production), else the workflow sources to bundle now (development). */
 function workflowCode(options: FollowUpWorkerOptions): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
   if (options.workflowBundle) return { workflowBundle: options.workflowBundle };
   if (existsSync(PREBUILT_BUNDLE_PATH)) return { workflowBundle: { codePath: PREBUILT_BUNDLE_PATH } };
-  return { workflowsPath: require.resolve('./workflows') };
+  return { workflowsPath: require.resolve('../workflows') };
 }
 
 /**

@@ -5,7 +5,7 @@
  * with `-`); the digest covers the whole tuple too.
  */
 import { createHash } from 'node:crypto';
-import type { FollowUpRequest } from './follow-up/request';
+import type { FollowUpRequest } from '../follow-up/request';
 
 type Tuple = Pick<FollowUpRequest, 'projectId' | 'jobId' | 'prompt'>;
 

@@ -2,7 +2,7 @@
  * A worker that has just died is still listed as polling its task queue for a few minutes. `status` must not wait a
  * minute on a progress query nobody will answer: it says so after a short deadline and tells what the server keeps.
  */
-import { followUpWorkflowId } from '../../src/ids';
+import { followUpWorkflowId } from '../../src/client/ids';
 import { runCliOn as cli, startCliOn } from '../support/cli-runner';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 

@@ -13,7 +13,8 @@ import type { Delivered } from '../follow-up/checkpoint';
 import { classifySendFailure, decideDelivery } from '../follow-up/decisions';
 import { FollowUpErrorType, type DeliveryRecord, type FollowUpDeliveryUnknownDetails } from '../follow-up/types';
 import { pollAgentJob, sendFollowUpMessage } from './activities';
-import { describeFailure, type FollowUpRun } from './follow-up-run';
+import type { FollowUpRun } from './follow-up-run';
+import { describeFailure } from './run-failures';
 import type { ProjectTurn } from './project-turn';
 import type { ReadNow } from './read-now';
 

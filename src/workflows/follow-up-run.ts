@@ -1,52 +1,20 @@
 /**
- * One run of a follow-up: what it knows, and everything it shows of that — the `progress` query, the Web UI's
- * current details, the search attributes, its delivery record (memo), its metrics — and how it ends. The story in
- * follow-up.ts, delivery and waiting call it; none of them reports anything themselves.
+ * One run of a follow-up: what it knows and how that changes, step by step, as the story in follow-up.ts, delivery
+ * and waiting tell it. What it shows of that is written out by run-view.ts; the failures it ends with are shaped by
+ * run-failures.ts. Neither calls back here.
  */
-import { RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  continueAsNew,
-  isCancellation,
-  log,
-  setCurrentDetails,
-  setHandler,
-  upsertMemo,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { continueAsNew, log, setHandler, workflowInfo, type ApplicationFailure } from '@temporalio/workflow';
 import { isKnownStatus, jobState, type AgentJob, type TerminalJobStatus } from '../agent-api/job';
 import type { Delivered, FollowUpCheckpoint } from '../follow-up/checkpoint';
-import { checkpointOfFailure, readCheckpoint } from '../follow-up/poll-checkpoint';
 import type { QueueNotice } from '../follow-up/project-coordination';
-import { renderProgressDetails, roughDuration } from '../follow-up/progress-details';
 import type { FollowUpRequest } from '../follow-up/request';
 import { formatMs } from '../follow-up/duration';
-import { failureKind, type FollowUpOutcomeKind } from '../follow-up/outcome-kind';
-import {
-  AgentJobId,
-  AgentJobStatus,
-  AgentPrLink,
-  AgentProjectId,
-  endingAttributeUpdates,
-  jobAttributeUpdates,
-} from '../follow-up/search-attributes';
 import type { FollowUpInput } from '../follow-up/input';
-import {
-  DELIVERY_MEMO_KEY,
-  FollowUpErrorType,
-  RETRY_AFTER_PAST_DEADLINE,
-  type RetryAfterPastDeadlineDetails,
-  type DeliveryRecord,
-  type FollowUpPhase,
-  type FollowUpProgress,
-  type FollowUpResult,
-  type FollowUpTimeoutDetails,
-  type QueuePlace,
-} from '../follow-up/types';
-import { progressQuery, readTroubleSignal } from './definitions';
+import type { FollowUpPhase, FollowUpProgress, FollowUpResult, QueuePlace } from '../follow-up/types';
+import { readTroubleSignal } from './definitions';
 import { recordFinished, recordStarted, recordTimeToTerminal } from './metrics';
+import { endingOf, gaveUpEarlyFailure, timedOutFailure, type FailureFacts } from './run-failures';
+import { RunView } from './run-view';
 
 export class FollowUpRun {
   readonly ref: { projectId: string; jobId: string };
@@ -64,6 +32,7 @@ export class FollowUpRun {
   private polls: number;
   private sendAttempts: number;
   private readonly runs: number;
+  private readonly view: RunView;
 
   constructor(
     readonly request: FollowUpRequest,
@@ -99,7 +68,7 @@ export class FollowUpRun {
       prLink: this.shown?.prLink ?? null,
       outcome: null,
     };
-    setHandler(progressQuery, () => this.progress);
+    this.view = new RunView(this.ref, this.progress);
     // The poll activity says when reads begin to fail and when they succeed again; the failed reads themselves never
     // reach the workflow (they stay on the pending activity, where `status` reads the live count).
     setHandler(readTroubleSignal, (trouble) => {
@@ -108,18 +77,18 @@ export class FollowUpRun {
         this.progress.lastError = trouble.lastError;
         this.progress.errorsSince ??= trouble.since;
       }
-      this.publish();
+      this.view.publish();
     });
     if (!checkpoint) recordStarted();
-    this.updateSearchAttributes();
-    this.publish();
+    this.view.showJob(this.shown);
+    this.view.publish();
   }
 
   /** Enters a phase and shows it. */
   enter(phase: FollowUpPhase, waitingFor: FollowUpProgress['waitingFor'] = null): void {
     this.progress.phase = phase;
     this.progress.waitingFor = waitingFor;
-    this.publish();
+    this.view.publish();
   }
 
   /** Waiting behind other follow-ups to the job, or for a send slot, as the coordinator said (null: checking in). */
@@ -152,23 +121,23 @@ export class FollowUpRun {
       this.progress.lastStatus = job.status;
       this.progress.lastStatusUnknown = !isKnownStatus(job.status);
       this.progress.prLink = job.prLink;
-      this.updateSearchAttributes();
+      this.view.showJob(this.shown);
     }
-    this.publish();
+    this.view.publish();
   }
 
   /** A send attempt is about to go out: recorded first, so a later run knows its outcome is open if this one dies. */
   sending(baseline: AgentJob): number {
     this.sendAttempts += 1;
     this.progress.sendAttempts = this.sendAttempts;
-    this.record({ state: 'sending', baseline: jobState(baseline), attemptStartedAtMs: Date.now(), sendAttempts: this.sendAttempts, sawActive: false });
+    this.view.record({ state: 'sending', baseline: jobState(baseline), attemptStartedAtMs: Date.now(), sendAttempts: this.sendAttempts, sawActive: false });
     this.enter('sending');
     return this.sendAttempts;
   }
 
   /** The last attempt certainly sent nothing: a later run of this follow-up has nothing open to settle. */
   notSent(): void {
-    this.record({ state: 'not-sent', baseline: this.lastJob ? jobState(this.lastJob) : { status: 'unknown', prLink: null, archivedAt: null }, attemptStartedAtMs: Date.now(), sendAttempts: this.sendAttempts, sawActive: false });
+    this.view.record({ state: 'not-sent', baseline: this.lastJob ? jobState(this.lastJob) : { status: 'unknown', prLink: null, archivedAt: null }, attemptStartedAtMs: Date.now(), sendAttempts: this.sendAttempts, sawActive: false });
   }
 
   /** The message is known to have arrived. */
@@ -183,7 +152,7 @@ export class FollowUpRun {
 
   /** Keeps the delivery record current (`sawActive` changes what a later run may accept). */
   recordDelivered(delivered: Delivered): void {
-    this.record({
+    this.view.record({
       state: 'delivered',
       baseline: delivered.baseline,
       attemptStartedAtMs: delivered.sentAtMs,
@@ -204,7 +173,7 @@ export class FollowUpRun {
   noteError(message: string): void {
     this.progress.lastError = message;
     this.progress.errorsSince ??= new Date(Date.now()).toISOString();
-    this.publish();
+    this.view.publish();
   }
 
   private clearErrors(): void {
@@ -234,7 +203,6 @@ export class FollowUpRun {
     log.info('Agent job reached a terminal status', { ...this.ref, status: job.status, prLink: job.prLink, polls: this.polls });
     this.enter('finished');
     this.end(outcome);
-    recordFinished(outcome);
     recordTimeToTerminal((Date.now() - delivered.sentAtMs) / 1000, outcome);
     return {
       job,
@@ -251,160 +219,48 @@ export class FollowUpRun {
 
   /** How the follow-up ends when something was thrown: shown, counted, and turned into its own failure type. */
   failed(error: unknown): unknown {
-    if (isDeadline(error)) error = this.timedOut(this.progress.sentAt ? `last status: ${this.shown?.status ?? 'not read since the message'}` : 'the message was not sent', failedReadsOf(error));
-    else if (causeType(error) === RETRY_AFTER_PAST_DEADLINE) {
-      const details = (error as ActivityFailure & { cause: ApplicationFailure }).cause.details?.[0] as RetryAfterPastDeadlineDetails;
-      if (details.failingSinceMs !== null) this.progress.errorsSince ??= new Date(details.failingSinceMs).toISOString();
-      this.progress.lastError = details.lastError;
-      error = this.gaveUpEarly(details.retryAfterMs, `read job '${this.ref.jobId}'`, details.failedReads);
+    const ending = endingOf(error, this.failureFacts());
+    if (ending.errors) {
+      this.progress.errorsSince = ending.errors.since;
+      this.progress.lastError = ending.errors.lastError;
     }
-    const phase = isCancellation(error) ? 'cancelled' : isType(error, FollowUpErrorType.TimedOut) ? 'timed-out' : 'failed';
-    if (phase === 'failed') this.progress.lastError = describeFailure(error);
-    log.warn('Follow-up ended without a result', { ...this.ref, phase, reason: describeFailure(error) });
-    const final = withoutStack(phase === 'failed' ? ownFailure(error) : error);
-    this.enter(phase);
-    const kind = phase === 'cancelled' ? 'cancelled' : final instanceof ApplicationFailure ? failureKind(final.type, final.nonRetryable === true) : 'error';
-    this.end(kind);
-    recordFinished(kind);
-    return final;
+    log.warn('Follow-up ended without a result', { ...this.ref, phase: ending.phase, reason: ending.reason });
+    this.enter(ending.phase);
+    this.end(ending.kind);
+    return ending.failure;
   }
 
-  /** The deadline passed. `failedReads`: reads failed in a row at the end, when the poll activity said. */
-  timedOut(why: string, failedReads: number | null = null): ApplicationFailure {
-    const errors = this.errorsAtEnd(failedReads);
-    const details: FollowUpTimeoutDetails = { lastJob: this.shown, polls: this.polls, timeoutMs: this.request.polling.timeoutMs, ...(errors ? { errors } : {}) };
-    return ApplicationFailure.create({
-      type: FollowUpErrorType.TimedOut,
-      message: `The agent job did not reach completed, archived or failed within ${this.timeoutAsGiven()} (${why}).${errors ? ` ${errorsSentence(errors)}` : ''}`,
-      nonRetryable: true,
-      details: [details],
-    });
+  /** The deadline passed before the follow-up could go on (`why`: what it was doing). */
+  timedOut(why: string): ApplicationFailure {
+    return timedOutFailure(this.failureFacts(), why);
   }
 
-  /**
-   * The API asked (Retry-After) to wait past the deadline before it would `action` again: no call can come in time,
-   * so the follow-up ends now as timed out, saying when it gave up and why rather than "within" its timeout.
-   */
-  gaveUpEarly(retryAfterMs: number, action: string, failedReads: number | null = null): ApplicationFailure {
-    const errors = this.errorsAtEnd(failedReads);
-    const startedAtMs = this.deadlineMs - this.request.polling.timeoutMs;
-    const details: FollowUpTimeoutDetails = {
-      lastJob: this.shown,
+  /** The API asked (Retry-After) to wait past the deadline before it would `action` again. */
+  gaveUpEarly(retryAfterMs: number, action: string): ApplicationFailure {
+    return gaveUpEarlyFailure(this.failureFacts(), retryAfterMs, action);
+  }
+
+  private failureFacts(): FailureFacts {
+    const given = this.input.polling?.timeout;
+    return {
+      jobId: this.ref.jobId,
+      shown: this.shown,
       polls: this.polls,
       timeoutMs: this.request.polling.timeoutMs,
-      retryAfterMs,
-      ...(errors ? { errors } : {}),
+      // The timeout as the caller wrote it ("10s" stays "10s"), or formatted when it was given in milliseconds.
+      timeoutAsGiven: typeof given === 'string' ? given.trim() : formatMs(this.request.polling.timeoutMs),
+      deadlineMs: this.deadlineMs,
+      sent: this.progress.sentAt !== null,
+      errorsSince: this.progress.errorsSince,
+      lastError: this.progress.lastError,
     };
-    return ApplicationFailure.create({
-      type: FollowUpErrorType.TimedOut,
-      message:
-        `The follow-up gave up after ${roughDuration(Math.max(Date.now() - startedAtMs, 0))} of its ${this.timeoutAsGiven()}: the agent API asked ` +
-        `(Retry-After) to wait ${roughDuration(retryAfterMs)} before it would ${action} again, past the deadline ` +
-        `(${new Date(this.deadlineMs).toISOString()})${this.progress.sentAt ? '' : '; the message was not sent'}.${errors ? ` ${errorsSentence(errors)}` : ''}`,
-      nonRetryable: true,
-      details: [details],
-    });
   }
 
-  /** The errors still failing calls when the follow-up ends, if any. */
-  private errorsAtEnd(failedReads: number | null): FollowUpTimeoutDetails['errors'] {
-    const { errorsSince, lastError } = this.progress;
-    if (errorsSince === null || lastError === null) return undefined;
-    return { since: errorsSince, failedReads, lastError };
-  }
-
-  /** Marks how the follow-up ended where the Web UI's list and visibility queries see it. */
-  private end(outcome: FollowUpOutcomeKind): void {
+  private end(outcome: Parameters<RunView['showEnd']>[0]): void {
     this.progress.outcome = outcome;
-    this.publish();
-    upsertSearchAttributes(endingAttributeUpdates(outcome, workflowInfo().typedSearchAttributes.get(AgentJobStatus)));
+    this.view.showEnd(outcome);
+    recordFinished(outcome);
   }
-
-  /** The timeout as the caller wrote it ("10s" stays "10s"), or formatted when it was given in milliseconds. */
-  private timeoutAsGiven(): string {
-    const given = this.input.polling?.timeout;
-    return typeof given === 'string' ? given.trim() : formatMs(this.request.polling.timeoutMs);
-  }
-
-  private record(record: DeliveryRecord): void {
-    upsertMemo({ [DELIVERY_MEMO_KEY]: record });
-  }
-
-  /** Keeps AgentJobStatus and AgentPrLink current, so a visibility query by status finds the follow-up. */
-  private updateSearchAttributes(): void {
-    const attributes = workflowInfo().typedSearchAttributes;
-    const updates = jobAttributeUpdates(this.ref, this.shown, {
-      projectId: attributes.get(AgentProjectId),
-      jobId: attributes.get(AgentJobId),
-      status: attributes.get(AgentJobStatus),
-      prLink: attributes.get(AgentPrLink),
-    });
-    if (updates.length > 0) upsertSearchAttributes(updates);
-  }
-
-  /** The Web UI's "Current details": no history events, so it can change as often as the progress does. */
-  private publish(): void {
-    setCurrentDetails(renderProgressDetails(this.progress));
-  }
-}
-
-/** The follow-up's deadline passed while an activity waited: its schedule-to-close ran out. */
-export function isDeadline(error: unknown): boolean {
-  if (!(error instanceof ActivityFailure)) return false;
-  const cause = error.cause;
-  if (error.retryState === RetryState.TIMEOUT) return true;
-  // None of our activities sets a schedule-to-start timeout of its own, so the server's SCHEDULE_TO_START is the
-  // schedule-to-close deadline reached while the task was still queued (a send held back by the project's budget).
-  return cause instanceof TimeoutFailure && (cause.timeoutType === TimeoutType.SCHEDULE_TO_CLOSE || cause.timeoutType === TimeoutType.SCHEDULE_TO_START);
-}
-
-/** "Calls to the agent API had failed since 12:01:05 UTC (14 reads in a row); last: HttpError: …". */
-function errorsSentence(errors: NonNullable<FollowUpTimeoutDetails['errors']>): string {
-  const count = errors.failedReads ? ` (${errors.failedReads} read${errors.failedReads === 1 ? '' : 's'} in a row)` : '';
-  return `Calls to the agent API had failed since ${errors.since.slice(11, 19)} UTC${count}; last: ${errors.lastError}`;
-}
-
-/** Reads failed in a row when the wait ran out, from its last failure or heartbeat (null: not known). */
-function failedReadsOf(error: unknown): number | null {
-  const cause = error instanceof ActivityFailure ? error.cause : undefined;
-  const checkpoint =
-    cause instanceof ApplicationFailure ? checkpointOfFailure(cause.details) : cause instanceof TimeoutFailure ? readCheckpoint(cause.lastHeartbeatDetails) : undefined;
-  return checkpoint?.failedReads ? checkpoint.failedReads : null;
-}
-
-/** The type of an activity's own failure under Temporal's wrapper, if it has one. */
-function causeType(error: unknown): string | undefined {
-  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? (error.cause.type ?? undefined) : undefined;
-}
-
-function isType(error: unknown, type: string): boolean {
-  return error instanceof ApplicationFailure && error.type === type;
-}
-
-/**
- * The failure that ends the follow-up, with the real reason on top: an activity's own failure (AgentJobNotFound,
- * AgentApiUnauthorized, ...) rather than Temporal's "Activity task failed" wrapped around it.
- */
-function ownFailure(error: unknown): unknown {
-  if (!(error instanceof ActivityFailure) || !(error.cause instanceof ApplicationFailure)) return error;
-  const cause = error.cause;
-  return ApplicationFailure.create({ type: cause.type ?? undefined, message: cause.message, details: cause.details ? [...cause.details] : undefined, nonRetryable: true });
-}
-
-/** "Type: message" of the failure that ended the follow-up, from the activity's cause when there is one. */
-export function describeFailure(error: unknown): string {
-  const failure = error instanceof ActivityFailure && error.cause ? error.cause : error;
-  if (failure instanceof ApplicationFailure) return `${failure.type ?? 'Error'}: ${failure.message}`;
-  return failure instanceof Error ? failure.message : String(failure);
-}
-
-/**
- * The Web UI shows a failure's stack trace under its message; for a failure this workflow decided on, that would only
- * show the worker's file paths. Type and message say what happened.
- */
-export function withoutStack(error: unknown): unknown {
-  if (error instanceof ApplicationFailure) error.stack = '';
-  return error;
 }
 
 function queuePlace(notice: QueueNotice): QueuePlace {

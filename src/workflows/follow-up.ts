@@ -5,7 +5,7 @@
  * The story: admit the input; take the job from its project's coordinator (one follow-up at a time per job, sends
  * within the project's budget: project-turn.ts); deliver the message
  * (once: deliver.ts); wait for this follow-up's own result (wait.ts); give the job back. Every decision is a pure function in follow-up/decisions.ts; everything the follow-up shows
- * (query, UI details, search attributes, memo, metrics) is kept in follow-up-run.ts.
+ * (query, UI details, search attributes, memo) is written by run-view.ts, and how it fails is shaped by run-failures.ts.
  *
  * Determinism: this module and what it imports use only @temporalio/workflow, pure modules and types; time comes from
  * the workflow clock, waits are activities or durable timers. Nothing heavy (zod, HTTP) is in the workflow bundle.
@@ -17,7 +17,8 @@ import { describeProblems, inspectFollowUpInput, type FollowUpRequest } from '..
 import { FollowUpErrorType, type FollowUpResult } from '../follow-up/types';
 import { reservedWorkflowIdProblem } from '../follow-up/workflow-id-owner';
 import { deliver } from './deliver';
-import { FollowUpRun, withoutStack } from './follow-up-run';
+import { FollowUpRun } from './follow-up-run';
+import { withoutStack } from './run-failures';
 import { ProjectTurn } from './project-turn';
 import { ReadNow } from './read-now';
 import { waitForResult } from './wait';

@@ -1,0 +1,49 @@
+/**
+ * What a follow-up shows of itself, and where: the `progress` query and the Web UI's current details (no history
+ * events), the search attributes a visibility query finds it by, its delivery record (memo, read by a later run of the
+ * same workflow id). The run decides what changed; this module only writes it out.
+ */
+import { setCurrentDetails, setHandler, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { AgentJob } from '../agent-api/job';
+import type { FollowUpOutcomeKind } from '../follow-up/outcome-kind';
+import { renderProgressDetails } from '../follow-up/progress-details';
+import { AgentJobId, AgentJobStatus, AgentPrLink, AgentProjectId, endingAttributeUpdates, jobAttributeUpdates } from '../follow-up/search-attributes';
+import { DELIVERY_MEMO_KEY, type DeliveryRecord, type FollowUpProgress } from '../follow-up/types';
+import { progressQuery } from './definitions';
+
+export class RunView {
+  constructor(
+    private readonly ref: { projectId: string; jobId: string },
+    private readonly progress: FollowUpProgress,
+  ) {
+    setHandler(progressQuery, () => this.progress);
+  }
+
+  /** The Web UI's "Current details": no history events, so it can change as often as the progress does. */
+  publish(): void {
+    setCurrentDetails(renderProgressDetails(this.progress));
+  }
+
+  /** Keeps AgentJobStatus and AgentPrLink current, so a visibility query by status finds the follow-up. */
+  showJob(shown: AgentJob | null): void {
+    const attributes = workflowInfo().typedSearchAttributes;
+    const updates = jobAttributeUpdates(this.ref, shown, {
+      projectId: attributes.get(AgentProjectId),
+      jobId: attributes.get(AgentJobId),
+      status: attributes.get(AgentJobStatus),
+      prLink: attributes.get(AgentPrLink),
+    });
+    if (updates.length > 0) upsertSearchAttributes(updates);
+  }
+
+  /** Marks how the follow-up ended where the Web UI's list and visibility queries see it. */
+  showEnd(outcome: FollowUpOutcomeKind): void {
+    this.publish();
+    upsertSearchAttributes(endingAttributeUpdates(outcome, workflowInfo().typedSearchAttributes.get(AgentJobStatus)));
+  }
+
+  /** The delivery record a later run of this workflow id reads to know whether its message went out. */
+  record(record: DeliveryRecord): void {
+    upsertMemo({ [DELIVERY_MEMO_KEY]: record });
+  }
+}

@@ -36,3 +36,24 @@ export function findTemporalCli(env: Record<string, string | undefined> = proces
   const cached = cachedCliPath(env);
   return isExecutable(cached) ? cached : undefined;
 }
+
+export const TEMPORAL_TEST_SERVER_VERSION = '1.38.0';
+
+/** Where scripts/install/install-temporal-test-server.sh puts the time-skipping test server's launcher. */
+export function cachedTestServerPath(env: Record<string, string | undefined> = process.env): string {
+  const cacheRoot = env.AGENT_FOLLOWUP_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'agent-followup');
+  return join(cacheRoot, `temporal-test-server-${TEMPORAL_TEST_SERVER_VERSION}`, 'temporal-test-server');
+}
+
+/**
+ * The time-skipping test server to run: TEMPORAL_TEST_SERVER_PATH, else the cache the install script fills; undefined
+ * leaves it to the SDK, which downloads its native build (that needs temporal.download).
+ */
+export function findTemporalTestServer(env: Record<string, string | undefined> = process.env): string | undefined {
+  if (env.TEMPORAL_TEST_SERVER_PATH) {
+    if (isExecutable(env.TEMPORAL_TEST_SERVER_PATH)) return env.TEMPORAL_TEST_SERVER_PATH;
+    throw new Error(`TEMPORAL_TEST_SERVER_PATH=${env.TEMPORAL_TEST_SERVER_PATH} is not an executable file`);
+  }
+  const cached = cachedTestServerPath(env);
+  return isExecutable(cached) ? cached : undefined;
+}

@@ -15,7 +15,9 @@ import { FollowUpClient } from './client';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from './follow-up/search-attributes';
 import { createFollowUpWorker, type FollowUpWorker } from './worker/follow-up-worker';
 import { AgentApiSimulator, type SimulatedRequest, type SimulatorOptions } from './simulator/simulator';
-import { findTemporalCli } from './temporal-cli';
+import { temporal } from '@temporalio/proto';
+import type { Duration } from '@temporalio/common';
+import { findTemporalCli, findTemporalTestServer } from './temporal-cli';
 import { installQuietRuntime } from './worker/connection';
 
 export { AgentApiSimulator, type JobCounts, type SimulatedRequest, type SimulatorOptions, type SimulatorStats } from './simulator/simulator';
@@ -48,6 +50,14 @@ export interface TestStackOptions {
   temporalCliPath?: string;
   /** The SDK's log level (default WARN: the stack says nothing unless something is wrong). */
   logLevel?: LogLevel;
+  /**
+   * Run on Temporal's time-skipping test server instead of the dev server: while a test awaits a follow-up's outcome
+   * (or `stack.sleep`), the server jumps over timers, so an hour-long timeout ends in seconds. The server is
+   * `TEMPORAL_TEST_SERVER_PATH`, or the cache scripts/install/install-temporal-test-server.sh fills (the Java build from
+   * Maven Central), else the SDK's download. It has no visibility, so what lists follow-ups (`list`, `status` by
+   * search attributes, the Web UI) and the check for an earlier run's message are not there (docs/LIBRARY.md#testing).
+   */
+  timeSkipping?: boolean | { testServerPath?: string };
 }
 
 export interface TestStack {
@@ -59,6 +69,10 @@ export interface TestStack {
   readonly address: string;
   readonly taskQueue: string;
   readonly worker: FollowUpWorker;
+  /** Whether the server skips time (`timeSkipping`). */
+  readonly timeSkipping: boolean;
+  /** Lets `duration` pass: skipped on the time-skipping server, waited out in real time on the dev server. */
+  sleep(duration: Duration): Promise<void>;
   /** Stops the worker, the simulator and the dev server. */
   close(): Promise<void>;
 }
@@ -71,18 +85,23 @@ export interface TestStack {
  */
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
   installQuietRuntime(new DefaultLogger(options.logLevel ?? 'WARN'));
-  const cli = options.temporalCliPath ?? findTemporalCli();
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      ...(cli ? { executable: { type: 'existing-path' as const, path: cli } } : {}),
-      extraArgs: ['--log-level', 'error'],
-      searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
-    },
-  });
+  const timeSkipping = options.timeSkipping !== undefined && options.timeSkipping !== false;
+  const env = timeSkipping ? await startTimeSkippingServer(options.timeSkipping) : await startDevServer(options.temporalCliPath);
   const apiKey = `mint_test_stack_${randomUUID().replace(/-/g, '')}`;
   let api: TestAgentApi | undefined;
   try {
-    api = await startAgentApiSimulator({ ...options.simulator, apiKey });
+    // On the time-skipping server the agent works in the server's time, so an hour of work passes as fast as the
+    // follow-up's timers do; the clock is read as each request arrives.
+    let serverNowMs = timeSkipping ? await env.currentTimeMs() : 0;
+    const clock = timeSkipping
+      ? {
+          now: () => serverNowMs,
+          beforeRequest: async () => {
+            serverNowMs = Math.max(serverNowMs, await env.currentTimeMs());
+          },
+        }
+      : {};
+    api = await startAgentApiSimulator({ ...options.simulator, ...clock, apiKey });
     const taskQueue = `agent-followup-test-${randomUUID()}`;
     const worker = await createFollowUpWorker({
       connection: env.nativeConnection,
@@ -92,6 +111,9 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       // Its own coordinators' task queue, so two stacks on one server never share a project's budget.
       coordination: { taskQueue: `${taskQueue}-coordinators` },
       shutdownGraceTimeMs: 1_000,
+      // The test server skips timers, not sleeps inside an activity: every wait goes on the retry timer there. It
+      // cannot list search attributes either; startTimeSkippingServer registered them.
+      ...(timeSkipping ? { maxPollLoops: 0, checkNamespace: false } : {}),
     });
     const running = worker.run();
     const followUps = new FollowUpClient(env.client, { taskQueue, coordinatorTaskQueue: `${taskQueue}-coordinators` });
@@ -102,6 +124,8 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       address: env.address,
       taskQueue,
       worker,
+      timeSkipping,
+      sleep: (duration) => env.sleep(duration),
       async close() {
         worker.shutdown();
         await running.catch(() => undefined);
@@ -111,6 +135,35 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     };
   } catch (error) {
     await api?.close();
+    await env.teardown();
+    throw error;
+  }
+}
+
+/** `temporal server start-dev` with the follow-up's search attributes. */
+async function startDevServer(temporalCliPath: string | undefined): Promise<TestWorkflowEnvironment> {
+  const cli = temporalCliPath ?? findTemporalCli();
+  return TestWorkflowEnvironment.createLocal({
+    server: {
+      ...(cli ? { executable: { type: 'existing-path' as const, path: cli } } : {}),
+      extraArgs: ['--log-level', 'error'],
+      searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
+    },
+  });
+}
+
+/** Temporal's time-skipping test server, with the follow-up's search attributes registered through its operator API. */
+async function startTimeSkippingServer(option: TestStackOptions['timeSkipping']): Promise<TestWorkflowEnvironment> {
+  const path = (typeof option === 'object' ? option.testServerPath : undefined) ?? findTemporalTestServer();
+  const env = await TestWorkflowEnvironment.createTimeSkipping(path ? { server: { executable: { type: 'existing-path', path } } } : {});
+  try {
+    const keyword = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+    await env.connection.operatorService.addSearchAttributes({
+      namespace: env.namespace ?? 'default',
+      searchAttributes: Object.fromEntries(FOLLOW_UP_SEARCH_ATTRIBUTES.map((attribute) => [attribute.name, keyword])),
+    });
+    return env;
+  } catch (error) {
     await env.teardown();
     throw error;
   }

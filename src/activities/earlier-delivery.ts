@@ -6,7 +6,8 @@
  * Run ids come from visibility (eventually consistent, but a run is listed from its start, long before it can end);
  * each record is read with describe(), which is consistent.
  */
-import type { Client } from '@temporalio/client';
+import { ServiceError, type Client } from '@temporalio/client';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { DELIVERY_MEMO_KEY, type DeliveryRecord } from '../follow-up/types';
 
 export interface EarlierDeliveryQuery {
@@ -19,10 +20,15 @@ export interface EarlierDeliveryQuery {
 export function createFindEarlierDelivery(client: Client) {
   return async function findEarlierDelivery(query: EarlierDeliveryQuery): Promise<DeliveryRecord | null> {
     const runs: Array<{ runId: string; startMs: number }> = [];
-    for await (const execution of client.workflow.list({ query: `WorkflowId = ${quote(query.workflowId)}` })) {
-      if (execution.workflowId === query.workflowId && execution.runId !== query.runId) {
-        runs.push({ runId: execution.runId, startMs: execution.startTime.getTime() });
+    try {
+      for await (const execution of client.workflow.list({ query: `WorkflowId = ${quote(query.workflowId)}` })) {
+        if (execution.workflowId === query.workflowId && execution.runId !== query.runId) {
+          runs.push({ runId: execution.runId, startMs: execution.startTime.getTime() });
+        }
       }
+    } catch (error) {
+      if (!hasNoVisibility(error)) throw error;
+      return null;
     }
     runs.sort((a, b) => b.startMs - a.startMs);
     for (const run of runs) {
@@ -49,4 +55,10 @@ function isDeliveryRecord(value: unknown): value is DeliveryRecord {
     typeof record.attemptStartedAtMs === 'number' &&
     typeof record.sendAttempts === 'number'
   );
+}
+
+/** The server has no visibility at all (Temporal's time-skipping test server): no earlier run can be listed there. */
+function hasNoVisibility(error: unknown): boolean {
+  const cause = error instanceof ServiceError ? error.cause : undefined;
+  return typeof cause === 'object' && cause !== null && (cause as { code?: unknown }).code === GrpcStatus.UNIMPLEMENTED;
 }

@@ -2,6 +2,7 @@
  * The follow-up's activities, built by a factory so the worker passes its configured API client and Temporal client
  * (and tests ones pointed at the simulator); activities never read the environment.
  */
+import { attemptClock } from './attempt-clock';
 import { ApplicationFailure, CancelledFailure, Context, log } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { ActivityInterceptors } from '@temporalio/worker';
@@ -52,8 +53,9 @@ export function createActivities({ api, temporal, stopping = new AbortController
      */
     async sendFollowUpMessage(request: SendRequest): Promise<SentMessage> {
       const context = Context.current();
+      const now = attemptClock(context.info);
       if (context.cancellationSignal.aborted) throw new CancelledFailure('The follow-up was cancelled before its message was sent', [notSent()]);
-      if (Date.now() >= request.sendByMs) {
+      if (now() >= request.sendByMs) {
         throw ApplicationFailure.create({
           type: SEND_SLOT_EXPIRED,
           message: "The send slot's lease ran out before the request could leave; nothing was sent",
@@ -61,7 +63,7 @@ export function createActivities({ api, temporal, stopping = new AbortController
           details: [notSent()],
         });
       }
-      const requestStartedAtMs = Date.now();
+      const requestStartedAtMs = now();
       // The first heartbeat goes out at once: a worker that dies mid-request leaves this time in the failure.
       context.heartbeat({ requestStartedAtMs });
       const timer = setInterval(() => context.heartbeat({ requestStartedAtMs }), Math.max((context.info.heartbeatTimeoutMs ?? 9_000) / 3, 500));

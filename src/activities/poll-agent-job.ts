@@ -13,6 +13,7 @@
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { sleepUnlessAborted } from './abort-signals';
+import { attemptClock } from './attempt-clock';
 import { AgentApiErrorType, type ApiFailureDetails } from '../agent-api/errors';
 import type { AgentApiClient, JobRef } from '../agent-api/http-client';
 import { isKnownStatus, isTerminal, jobState, sameJobState, type AgentJob, type JobState } from '../agent-api/job';
@@ -88,6 +89,7 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops, re
   async function poll(request: PollRequest, mayLoop: () => boolean): Promise<PollResult> {
     const context = Context.current();
     const { attempt } = context.info;
+    const now = attemptClock(context.info);
     const carried = readCheckpoint(context.info.heartbeatDetails);
     // An attempt that never heartbeated made exactly one read (the retry phase), so counting attempts fills the gap.
     const checkpoint: PollCheckpoint = {
@@ -114,12 +116,12 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops, re
         log.debug('Could not tell the follow-up about its reads', { error: String(error) });
       }
     };
-    let dueAtMs: number | null = attempt > 1 || request.readAtOnce ? Date.now() : nextPollAt(request.schedule, Date.now());
+    let dueAtMs: number | null = attempt > 1 || request.readAtOnce ? now() : nextPollAt(request.schedule, now());
 
     for (;;) {
-      const now = Date.now();
+      const nowMs = now();
       if (dueAtMs === null) throw unchanged(checkpoint, 'no poll is left before the deadline', ONE_DAY_MS);
-      const gap = dueAtMs - now;
+      const gap = dueAtMs - nowMs;
       if (gap > 0) {
         checkpoint.nextPollAtMs = dueAtMs;
         if (gap >= FREQUENT_POLL_LIMIT_MS || !mayLoop()) throw unchanged(checkpoint, `next poll in ${Math.round(gap / 1000)}s`, gap);
@@ -127,7 +129,7 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops, re
       }
       if (stopping.aborted) throw stoppingFailure(checkpoint);
 
-      const readAtMs = Date.now();
+      const readAtMs = now();
       checkpoint.polls += 1;
       let job: AgentJob;
       try {
@@ -137,14 +139,14 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops, re
         await tell({ since: new Date(checkpoint.failingSinceMs ?? readAtMs).toISOString(), lastError: checkpoint.lastError ?? 'the read failed' });
         // The next attempt (a retry, or another worker) continues the count and knows what the follow-up was told.
         context.heartbeat({ ...checkpoint });
-        const planned = nextPollAt(request.schedule, Date.now());
-        const asked = Date.now() + waitMs;
+        const planned = nextPollAt(request.schedule, now());
+        const asked = now() + waitMs;
         // The API asks to wait past the deadline: no read can come in time, so say so now rather than at the deadline.
         if (waitMs > 0 && asked >= request.schedule.deadlineMs) throw retryAfterPastDeadline(error, waitMs, request, checkpoint);
         // No poll left before the deadline: a retry delay past it makes Temporal end the wait as timed out.
         if (planned === null) throw withRetryDelay(error, ONE_DAY_MS, checkpoint);
-        dueAtMs = Math.max(planned, Date.now() + waitMs);
-        if (dueAtMs - Date.now() >= FREQUENT_POLL_LIMIT_MS || !mayLoop()) throw withRetryDelay(error, dueAtMs - Date.now(), checkpoint);
+        dueAtMs = Math.max(planned, now() + waitMs);
+        if (dueAtMs - now() >= FREQUENT_POLL_LIMIT_MS || !mayLoop()) throw withRetryDelay(error, dueAtMs - now(), checkpoint);
         continue;
       }
       const hadInvalid = checkpoint.invalidInARow > 0;
@@ -165,7 +167,7 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops, re
       await tell(null);
       // The next attempt must know what this one saw: errors that ended, the first `active`.
       if (hadInvalid || firstActive || recovered) context.heartbeat({ ...checkpoint });
-      dueAtMs = nextPollAt(request.schedule, Date.now());
+      dueAtMs = nextPollAt(request.schedule, now());
     }
   }
 }

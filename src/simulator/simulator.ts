@@ -94,8 +94,10 @@ export interface SimulatorOptions {
   sendsPerProjectPerHour?: number | null;
   /** The same limit on another time scale, for tests: at most `sends` per project in any `windowMs`. */
   sendLimit?: { sends: number; windowMs: number };
-  /** Clock, for deterministic unit tests. */
+  /** Clock, for deterministic unit tests (and the time-skipping test stack, which follows the server's clock). */
   now?: () => number;
+  /** Awaited before each request is handled: the time-skipping test stack reads the server's clock here. */
+  beforeRequest?: () => Promise<void>;
   /** Seed of the generator behind fault rates, so a run can be repeated request for request (default: fixed). */
   seed?: number;
   /**
@@ -369,6 +371,7 @@ export class AgentApiSimulator {
     // The whole request is read before any fault applies: a latency fault then models a timeout after the request
     // was written, and a drop never races the upload.
     const body = await readBody(req);
+    await this.options.beforeRequest?.();
 
     const authProblem = this.authProblem(req.headers.authorization);
     if (authProblem) return this.sendError(req, res, 401, authProblem);

@@ -31,6 +31,16 @@ export interface FollowUpWorkerOptions {
    * a project has unless `budget set` gave it its own (AGENT_SENDS_PER_PROJECT_PER_HOUR, 80 by default).
    */
   coordination?: Partial<CoordinationSettings>;
+  /**
+   * Waits that may poll in a loop inside one activity at once (default: a share of `maxConcurrentActivities`). 0 puts
+   * every wait's sleep on Temporal's retry timer, which the time-skipping test server skips (a loop sleeps in real time).
+   */
+  maxPollLoops?: number;
+  /**
+   * Check at start-up that the namespace has the follow-up's search attributes (default true). Only for a server that
+   * cannot be asked (the time-skipping test server) where the caller registered them itself.
+   */
+  checkNamespace?: boolean;
 }
 
 /** Where `npm run build` puts the prebuilt workflow bundle (dist/workflow-bundle.js). */
@@ -134,7 +144,7 @@ const coordinatorQueuesPolled = new Set<string>();
  * `main` installs ours (logger, metrics); tests and services that embed it install their own.
  */
 export async function createFollowUpWorker(options: FollowUpWorkerOptions): Promise<FollowUpWorker> {
-  await checkNamespace(options.connection, options.namespace);
+  if (options.checkNamespace !== false) await checkNamespace(options.connection, options.namespace);
   const stopping = new AbortController();
   const coordination: CoordinationSettings = { ...DEFAULT_COORDINATION, ...options.coordination };
   const maxConcurrentActivities = options.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities;
@@ -142,7 +152,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     api: options.api,
     temporal: new Client({ connection: options.connection, namespace: options.namespace }),
     stopping: stopping.signal,
-    maxPollLoops: pollLoopLimit(maxConcurrentActivities),
+    maxPollLoops: options.maxPollLoops ?? pollLoopLimit(maxConcurrentActivities),
     coordination,
   });
   const { followUpIsRunning, ...followUpActivities } = activities;

@@ -29,7 +29,7 @@ RUN npm run build && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 FROM ${NODE_IMAGE} AS temporal-setup
 COPY --from=temporal-admin-tools /usr/local/bin/temporal /usr/local/bin/temporal
 WORKDIR /opt/agent-followup
-COPY scripts/register-search-attributes.sh deploy/temporal/setup-namespace.sh ./
+COPY scripts/install/register-search-attributes.sh deploy/temporal/setup-namespace.sh ./
 USER node
 ENTRYPOINT ["bash", "/opt/agent-followup/setup-namespace.sh"]
 

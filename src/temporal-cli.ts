@@ -1,7 +1,7 @@
 /**
- * Finds the Temporal CLI that runs a local dev server (this project's tests, demo and stack, and a user's tests
- * through `agent-followup/testing`). Temporal's download site is not reachable everywhere, so a binary already here
- * comes first: TEMPORAL_CLI_PATH, then `temporal` on PATH, then the cache scripts/install-temporal-cli.sh fills.
+ * Finds the Temporal CLI that runs a local dev server (this project's tests, demo and stack, and a user's tests through
+ * `agent-followup/testing`). Temporal's download site is not reachable everywhere, so a binary already here comes
+ * first: TEMPORAL_CLI_PATH, then `temporal` on PATH, then the cache scripts/install/install-temporal-cli.sh fills.
  */
 import { accessSync, constants } from 'node:fs';
 import { homedir } from 'node:os';
@@ -9,7 +9,7 @@ import { delimiter, join } from 'node:path';
 
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 
-/** Where scripts/install-temporal-cli.sh puts the binary: outside the repo, reused across clones. */
+/** Where scripts/install/install-temporal-cli.sh puts the binary: outside the repo, reused across clones. */
 export function cachedCliPath(env: Record<string, string | undefined> = process.env): string {
   const cacheRoot = env.AGENT_FOLLOWUP_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'agent-followup');
   return join(cacheRoot, `temporal-cli-${TEMPORAL_CLI_VERSION}`, 'temporal');

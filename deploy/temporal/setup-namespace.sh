@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# One-shot set-up of a self-hosted Temporal for agent-followup: waits until the frontend answers, creates the
-# namespace if it does not exist, registers our search attributes with scripts/register-search-attributes.sh (the one
-# list of them). Safe to run on every `docker compose up`: nothing that exists is changed. Nothing else needs
-# setting up: the per-project send budget is kept by each project's coordinator workflow (README, "The send budget").
+# One-shot set-up of a self-hosted Temporal for agent-followup: waits until the frontend answers, creates the namespace
+# if it does not exist, registers our search attributes with scripts/install/register-search-attributes.sh (the one list
+# of them). Safe to run on every `docker compose up`: nothing that exists is changed. Nothing else needs setting up: the
+# per-project send budget is kept by each project's coordinator workflow (README, "The send budget").
 #
 # Runs in the image's `temporal-setup` target (bash, the official `temporal` CLI and the register script beside this
-# one) and from a checkout (scripts/production-stack.sh), where the register script is in ../../scripts. Not for
-# Temporal Cloud: there, namespaces and search attributes are created with `tcld` or the Cloud UI (see
+# one) and from a checkout (scripts/stack/production-stack.sh), where the register script is in ../../scripts/install.
+# Not for Temporal Cloud: there, namespaces and search attributes are created with `tcld` or the Cloud UI (see
 # docs/DEPLOYMENT.md).
 #
 #   TEMPORAL_ADDRESS (temporal:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_NAMESPACE_RETENTION (72h),
@@ -15,14 +15,14 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 register="$here/register-search-attributes.sh"
-[[ -f "$register" ]] || register="$here/../../scripts/register-search-attributes.sh"
+[[ -f "$register" ]] || register="$here/../../scripts/install/register-search-attributes.sh"
 if [[ ! -f "$register" ]]; then
-  echo "setup-namespace: register-search-attributes.sh is neither beside this script nor in ../../scripts" >&2
+  echo "setup-namespace: register-search-attributes.sh is neither beside this script nor in ../../scripts/install" >&2
   exit 2
 fi
 export TEMPORAL_CLI="${TEMPORAL_CLI:-$(command -v temporal || true)}"
 if [[ ! -x "$TEMPORAL_CLI" ]]; then
-  echo "setup-namespace: no Temporal CLI: set TEMPORAL_CLI or put 'temporal' on PATH (scripts/install-temporal-cli.sh)" >&2
+  echo "setup-namespace: no Temporal CLI: set TEMPORAL_CLI or put 'temporal' on PATH (scripts/install/install-temporal-cli.sh)" >&2
   exit 2
 fi
 temporal() { "$TEMPORAL_CLI" "$@"; }

@@ -5,7 +5,7 @@
 # schema already past 0.0, update-schema applies only missing versions), so bumping TEMPORAL_VERSION upgrades the
 # schema here first. Temporal supports upgrades one minor version at a time.
 #
-# Needs temporal-sql-tool on PATH (the image has it; scripts/install-temporal-server.sh builds it).
+# Needs temporal-sql-tool on PATH (the image has it; scripts/install/install-temporal-server.sh builds it).
 # Connection settings come from temporal-sql-tool's own variables: SQL_PLUGIN, SQL_HOST, SQL_PORT, SQL_USER and
 # SQL_PASSWORD (the password never appears on a command line).
 set -eu
@@ -18,7 +18,7 @@ SQL_PORT="${SQL_PORT:-5432}"
 export SQL_PLUGIN SQL_HOST SQL_PORT SQL_USER SQL_PASSWORD
 
 # The admin-tools image keeps Temporal's schema files here; elsewhere point TEMPORAL_SCHEMA_DIR at the `schema` folder
-# of the same Temporal server release (scripts/production-stack.sh uses the Go module's copy).
+# of the same Temporal server release (scripts/stack/production-stack.sh uses the Go module's copy).
 schema_root="${TEMPORAL_SCHEMA_DIR:-/etc/temporal/schema}/postgresql/v12"
 if [ ! -d "$schema_root" ]; then
   echo "setup-schema: $schema_root is missing: run this in the temporalio/admin-tools image, or set TEMPORAL_SCHEMA_DIR" \

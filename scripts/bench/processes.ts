@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { findTemporalCli } from '../dev/temporal-cli';
+import { findTemporalCli } from '../stack/temporal-cli';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
 
 /** CPU time (user + system) a process has used so far, in ms. */
@@ -40,7 +40,7 @@ export interface DevServer {
 /** `temporal server start-dev` with our search attributes, in memory, as a child whose CPU can be read. */
 export async function startDevServer(extraArgs: string[] = []): Promise<DevServer> {
   const cli = findTemporalCli();
-  if (!cli) throw new Error('no Temporal CLI: run scripts/install-temporal-cli.sh or set TEMPORAL_CLI_PATH');
+  if (!cli) throw new Error('no Temporal CLI: run scripts/install/install-temporal-cli.sh or set TEMPORAL_CLI_PATH');
   const port = await freePort();
   const args = ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error', ...extraArgs];
   for (const key of FOLLOW_UP_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);

@@ -2,7 +2,7 @@
  * The custom search attributes a follow-up carries, so `AgentJobId="..."` finds every follow-up of a job in the Web
  * UI and `temporal workflow list`. Keywords: exact match, which is what ids, statuses and links need.
  *
- * They must be registered on the namespace before a worker runs (`npx agent-followup setup`, or `scripts/register-search-attributes.sh`; the dev
+ * They must be registered on the namespace before a worker runs (`npx agent-followup setup`, or `scripts/install/register-search-attributes.sh`; the dev
  * servers of the tests and the demo register them). Their values are stored unencrypted: ids, a status and a link,
  * never the prompt or the key.
  */

@@ -3,7 +3,7 @@
  * SQLite file, and the simulator injecting faults. The runner starts its own dev server (own port, own file) apart
  * from the run's shared one, because this one gets torn down mid-test. `npm run chaos` is the full-size version.
  */
-import { runChaos, type ChaosReport } from '../../scripts/dev/chaos';
+import { runChaos, type ChaosReport } from '../../scripts/chaos/run-chaos';
 
 // Server start, worker bundling at every restart and 40 s agent runs: minutes, not seconds, on two cores.
 jest.setTimeout(400_000);

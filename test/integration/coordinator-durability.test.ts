@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { FollowUpClient } from '../../src/client';
-import { findTemporalCli } from '../../scripts/dev/temporal-cli';
+import { findTemporalCli } from '../../scripts/stack/temporal-cli';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
 import { AgentApiSimulator } from '../../src/simulator/simulator';
 import { freePort, startBuiltScript, type StartedScript } from '../support/processes';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FOLLOW_UP_LIST_COLUMNS, FOLLOW_UP_LIST_QUERY, columnsConsoleSnippet, columnsStorageValue, followUpListUrl } from '../../scripts/dev/web-ui-view';
+import { FOLLOW_UP_LIST_COLUMNS, FOLLOW_UP_LIST_QUERY, columnsConsoleSnippet, columnsStorageValue, followUpListUrl } from '../../scripts/stack/web-ui-view';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
 
 describe('the saved view of follow-ups in the Web UI', () => {

@@ -47,7 +47,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const cli = findTemporalCli();
   if (!cli) {
     throw new Error(
-      'No Temporal CLI found. Run scripts/install-temporal-cli.sh (builds it from the Go module proxy), ' +
+      'No Temporal CLI found. Run scripts/install/install-temporal-cli.sh (builds it from the Go module proxy), ' +
         'or set TEMPORAL_CLI_PATH to a `temporal` binary.',
     );
   }

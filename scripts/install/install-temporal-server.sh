@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs Temporal server v1.32.1 (the same release as the compose stack's image), its SQL schema tool and the schema
 # files of that release from the Go module proxy into a cache outside the repo, and prints the cache folder on the last
-# line of stdout. Used by scripts/production-stack.sh, which runs the compose topology without Docker. Cached binaries
-# that run are reused.
+# line of stdout. Used by scripts/stack/production-stack.sh, which runs the compose topology without Docker. Cached
+# binaries that run are reused.
 set -euo pipefail
 
 VERSION="v1.32.1"

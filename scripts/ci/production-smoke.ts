@@ -1,6 +1,6 @@
 /**
  * `npm run smoke:production`: the production path, run here. Brings up the compose topology without Docker
- * (scripts/production-stack.sh: PostgreSQL, Temporal server 1.32.1, its set-up, the simulator, two workers) and
+ * (scripts/stack/production-stack.sh: PostgreSQL, Temporal server 1.32.1, its set-up, the simulator, two workers) and
  * checks what a deployment relies on: follow-ups to several jobs of one project and three to one job, through a
  * worker SIGKILL and a Temporal server restart, each message accepted exactly once, the lane's messages in order,
  * one burst to the project sent at once within its budget (the project's coordinator counts every send, none waited) with
@@ -9,10 +9,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
-import { FollowUpClient, type FollowUpResult } from '../src/client';
-import type { JobCounts } from '../src/simulator/simulator';
+import { FollowUpClient, type FollowUpResult } from '../../src/client';
+import type { JobCounts } from '../../src/simulator/simulator';
 
-const STACK = `${__dirname}/../../scripts/production-stack.sh`;
+const STACK = `${__dirname}/../../../scripts/stack/production-stack.sh`;
 const PORT_BASE = Number(process.env.PRODUCTION_STACK_PORT_BASE ?? 17000);
 const SIMULATOR = `http://127.0.0.1:${PORT_BASE + 787}`;
 /** The production default: the smoke test's 9 sends are one burst well within it. */

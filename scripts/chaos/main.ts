@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
-import { runChaos, type ChaosReport } from './dev/chaos';
+import { runChaos, type ChaosReport } from './run-chaos';
 
 const BEGIN = '<!-- chaos:begin -->';
 const END = '<!-- chaos:end -->';

@@ -1,7 +1,7 @@
 /**
  * Finds the Temporal CLI used to run a local dev server (tests, demo). Temporal's download site is not reachable
  * everywhere, so we prefer a binary we already have: TEMPORAL_CLI_PATH, then `temporal` on PATH, then the cache that
- * scripts/install-temporal-cli.sh fills (built from the Go module proxy).
+ * scripts/install/install-temporal-cli.sh fills (built from the Go module proxy).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,13 +11,13 @@ import { findTemporalCli } from '../../src/temporal-cli';
 export { cachedCliPath, findTemporalCli, TEMPORAL_CLI_VERSION } from '../../src/temporal-cli';
 
 /**
- * A usable `temporal` binary: one we already have, else one built by scripts/install-temporal-cli.sh (minutes, once;
- * then cached). Returns undefined only when that fails too, leaving the SDK's own download as the last resort.
+ * A usable `temporal` binary: one we already have, else one built by scripts/install/install-temporal-cli.sh (minutes,
+ * once; then cached). Returns undefined only when that fails too, leaving the SDK's own download as the last resort.
  */
 export function ensureTemporalCli(log: (line: string) => void = console.log): string | undefined {
   const found = findTemporalCli();
   if (found) return found;
-  log('No Temporal CLI found: installing it once with scripts/install-temporal-cli.sh (a few minutes, then cached)…');
+  log('No Temporal CLI found: installing it once with scripts/install/install-temporal-cli.sh (a few minutes, then cached)…');
   const installer = spawnSync('bash', [installScriptPath()], {
     stdio: ['ignore', 'pipe', 'inherit'],
     encoding: 'utf8',
@@ -26,9 +26,9 @@ export function ensureTemporalCli(log: (line: string) => void = console.log): st
   return installer.status === 0 && path ? path : undefined;
 }
 
-/** The repo's install script, from src/dev (ts-jest) or dist/src/dev (compiled). */
+/** The repo's install script, from scripts/stack (ts-jest) or dist/scripts/stack (compiled). */
 function installScriptPath(): string {
-  const candidates = [resolve(__dirname, '../../scripts'), resolve(__dirname, '../../../scripts')];
+  const candidates = [resolve(__dirname, '../install'), resolve(__dirname, '../../../scripts/install')];
   const dir = candidates.find((candidate) => existsSync(join(candidate, 'install-temporal-cli.sh')));
   return join(dir ?? (candidates[0] as string), 'install-temporal-cli.sh');
 }

@@ -2,12 +2,13 @@
 # Registers agent-followup's custom search attributes on a Temporal namespace. Run it once per namespace before the
 # first worker starts; running it again is harmless (existing attributes are left as they are).
 #
-#   scripts/register-search-attributes.sh                      # TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE, or localhost:7233 / default
-#   TEMPORAL_ADDRESS=temporal:7233 scripts/register-search-attributes.sh
+#   scripts/install/register-search-attributes.sh              # TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE, or localhost:7233 / default
+#   TEMPORAL_ADDRESS=temporal:7233 scripts/install/register-search-attributes.sh
 #
-# It uses the `temporal` CLI (TEMPORAL_CLI, else `temporal` on PATH, else the copy scripts/install-temporal-cli.sh builds).
-# On Temporal Cloud, set TEMPORAL_API_KEY too; if the key may not use the operator API, add them in the Cloud UI
-# (Namespace -> Search Attributes) or with `tcld namespace search-attributes add` instead.
+# It uses the `temporal` CLI (TEMPORAL_CLI, else `temporal` on PATH, else the copy
+# scripts/install/install-temporal-cli.sh builds). On Temporal Cloud, set TEMPORAL_API_KEY too; if the key may not
+# use the operator API, add them in the Cloud UI (Namespace -> Search Attributes) or with
+# `tcld namespace search-attributes add` instead.
 set -euo pipefail
 
 attributes=(AgentProjectId AgentJobId AgentJobStatus AgentPrLink AgentFollowUpOutcome)
@@ -21,7 +22,7 @@ if [[ -z "$cli" ]]; then
   fi
 fi
 if [[ ! -x "$cli" ]]; then
-  echo "No Temporal CLI found: set TEMPORAL_CLI, put 'temporal' on PATH, or run scripts/install-temporal-cli.sh" >&2
+  echo "No Temporal CLI found: set TEMPORAL_CLI, put 'temporal' on PATH, or run scripts/install/install-temporal-cli.sh" >&2
   exit 2
 fi
 

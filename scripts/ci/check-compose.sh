@@ -4,12 +4,12 @@
 # Temporal Cloud override with and without its required variables. Exits non-zero with the reason on the first
 # failure.
 #
-#   scripts/check-compose.sh          # COMPOSE_BIN=/path/to/docker-compose to use another build
+#   scripts/ci/check-compose.sh          # COMPOSE_BIN=/path/to/docker-compose to use another build
 #
 # The Compose CLI is built once from the Go module proxy (about a minute cold on two cores) and cached in
 # ${XDG_CACHE_HOME:-$HOME/.cache}/agent-followup/; without Go, an installed `docker compose` plugin is used instead.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 COMPOSE_VERSION="v5.6.0" # needs Go >= 1.26.8 (its go.mod); GOTOOLCHAIN=auto fetches that toolchain if Go is older
 CACHE_ROOT="${AGENT_FOLLOWUP_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/agent-followup}"

@@ -4,9 +4,9 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { jsonSchemas } from '../src/command-line/json-output';
+import { jsonSchemas } from '../../src/command-line/json-output';
 
-const dir = join(__dirname, '..', '..', 'docs', 'json');
+const dir = join(__dirname, '..', '..', '..', 'docs', 'json');
 mkdirSync(dir, { recursive: true });
 for (const [name, schema] of Object.entries(jsonSchemas())) {
   writeFileSync(join(dir, name), `${JSON.stringify(schema, null, 2)}\n`);

@@ -11,11 +11,11 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { chromium, type Page } from 'playwright-core';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import type { FollowUpClient } from '../src/client';
-import { FollowUpSchedules } from '../src/schedules';
-import { columnsInitScript, followUpListUrl } from './dev/web-ui-view';
-import { ensureTemporalCli } from './dev/temporal-cli';
-import { startLocalStack } from './dev/local-stack';
+import type { FollowUpClient } from '../../src/client';
+import { FollowUpSchedules } from '../../src/schedules';
+import { columnsInitScript, followUpListUrl } from './web-ui-view';
+import { ensureTemporalCli } from './temporal-cli';
+import { startLocalStack } from './local-stack';
 
 const PROJECT = 'acme-web';
 /** A project with a budget of one send an hour. */
@@ -23,7 +23,7 @@ const BUDGET_PROJECT = 'acme-docs';
 const POLLING = { initialInterval: '500ms', maxInterval: '2s', settleWindow: '2s', timeout: '10m' };
 
 const program = new Command('npm run screenshots --')
-  .option('--out <dir>', 'where the PNGs go', join(__dirname, '..', '..', 'docs', 'screenshots'))
+  .option('--out <dir>', 'where the PNGs go', join(__dirname, '..', '..', '..', 'docs', 'screenshots'))
   .option('--chromium <path>', "the Chromium binary (Debian's package: apt-get install chromium)", process.env.CHROMIUM_PATH ?? '/usr/bin/chromium')
   .option('--ui-port <port>', 'the Web UI port of the stack it starts', (value) => Number(value), 8299);
 

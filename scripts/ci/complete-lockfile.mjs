@@ -2,10 +2,10 @@
 // here does not serve, so `npm install` could not record them and `npm ci` then refuses the lockfile as out of sync.
 // Each entry carries the package's os/cpu/libc, so npm skips it on other platforms without fetching it; on the
 // platform it is for, npm fetches it by version as usual. Run after `npm install` changes dependencies:
-//   node scripts/complete-lockfile.mjs
+//   node scripts/ci/complete-lockfile.mjs
 import { readFileSync, writeFileSync } from 'node:fs';
 
-const LOCK = new URL('../package-lock.json', import.meta.url);
+const LOCK = new URL('../../package-lock.json', import.meta.url);
 const lock = JSON.parse(readFileSync(LOCK, 'utf8'));
 const packages = lock.packages;
 

@@ -17,7 +17,7 @@ import type { AgentJob, KnownJobStatus, TerminalJobStatus } from '../../src/agen
 import { FollowUpClient, followUpWorkflowId, type FollowUpResult } from '../../src/client';
 import { AgentApiSimulator, type FaultRule, type SimulatedOutcome } from '../../src/simulator/simulator';
 import { mulberry32 } from '../../src/simulator/prng';
-import { findTemporalCli } from './temporal-cli';
+import { findTemporalCli } from '../stack/temporal-cli';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
 
 /** Obviously fake, and only ever sent to the in-process simulator. */
@@ -141,7 +141,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const between = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
 
   const cli = findTemporalCli();
-  if (!cli) throw new Error('No Temporal CLI found: run scripts/install-temporal-cli.sh or set TEMPORAL_CLI_PATH.');
+  if (!cli) throw new Error('No Temporal CLI found: run scripts/install/install-temporal-cli.sh or set TEMPORAL_CLI_PATH.');
   const startedAt = Date.now();
   const dir = mkdtempSync(join(tmpdir(), 'agent-followup-chaos-'));
   const port = await freePort();

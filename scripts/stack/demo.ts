@@ -6,11 +6,11 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { demoteRoutineLines } from '../src/observability/logging';
-import { ensureTemporalCli } from './dev/temporal-cli';
-import { startLocalStack } from './dev/local-stack';
-import { followUpListUrl } from './dev/web-ui-view';
-import { describeProgress } from '../src/command-line/render';
+import { demoteRoutineLines } from '../../src/observability/logging';
+import { ensureTemporalCli } from './temporal-cli';
+import { startLocalStack } from './local-stack';
+import { followUpListUrl } from './web-ui-view';
+import { describeProgress } from '../../src/command-line/render';
 
 function port(value: string): number {
   const number = Number(value);

@@ -5,11 +5,11 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { demoteRoutineLines } from '../src/observability/logging';
-import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../src/follow-up/project-coordination';
-import { ensureTemporalCli } from './dev/temporal-cli';
-import { startLocalStack } from './dev/local-stack';
-import { columnsConsoleSnippet, followUpListUrl } from './dev/web-ui-view';
+import { demoteRoutineLines } from '../../src/observability/logging';
+import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../../src/follow-up/project-coordination';
+import { ensureTemporalCli } from './temporal-cli';
+import { startLocalStack } from './local-stack';
+import { columnsConsoleSnippet, followUpListUrl } from './web-ui-view';
 
 interface StackOptions {
   temporalPort: number;

@@ -7,13 +7,13 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
-import { runRecovery, type RecoveryRow } from './bench/recovery';
-import { runScale, type ScaleRow } from './bench/scale';
-import { runSize, type SizeRow } from './bench/sizes';
-import { runLane, type LaneFigures } from './bench/lane';
-import { runBurst, type BurstRow } from './bench/burst';
-import { runImportTime, type ImportRow } from './bench/import-time';
-import { fmt } from './bench/stats';
+import { runRecovery, type RecoveryRow } from './recovery';
+import { runScale, type ScaleRow } from './scale';
+import { runSize, type SizeRow } from './sizes';
+import { runLane, type LaneFigures } from './lane';
+import { runBurst, type BurstRow } from './burst';
+import { runImportTime, type ImportRow } from './import-time';
+import { fmt } from './stats';
 
 const PARTS = ['scale', 'sizes', 'recovery', 'burst', 'lane', 'import'] as const;
 type Part = (typeof PARTS)[number];

@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
 # Runs the topology of docker-compose.yml without Docker, for machines with no container engine (and for the CI
-# smoke test, scripts/production-smoke.ts): PostgreSQL, Temporal server 1.32.1 on it with its schema set up by
+# smoke test, scripts/ci/production-smoke.ts): PostgreSQL, Temporal server 1.32.1 on it with its schema set up by
 # deploy/temporal/setup-schema.sh, the one-shot deploy/temporal/setup-namespace.sh (namespace, search attributes), the
 # agent API simulator and N workers. The server is configured by the same environment variables the
 # compose file gives the temporalio/server image (its embedded config template reads them), with the same dynamic
 # config file. There is no Web UI here: the UI server ships only as an image.
 #
-#   scripts/production-stack.sh up [--workers N]     # build once, start everything, print the endpoints
-#   scripts/production-stack.sh env                  # `eval "$(scripts/production-stack.sh env)"` for the CLI
-#   scripts/production-stack.sh status
-#   scripts/production-stack.sh kill|stop|start SERVICE   # temporal, simulator, worker-1, worker-2, ...
-#   scripts/production-stack.sh down [--volumes]     # stop everything; --volumes also deletes the database
+#   scripts/stack/production-stack.sh up [--workers N]   # build once, start everything, print the endpoints
+#   scripts/stack/production-stack.sh env                # `eval "$(scripts/stack/production-stack.sh env)"` for the CLI
+#   scripts/stack/production-stack.sh status
+#   scripts/stack/production-stack.sh kill|stop|start SERVICE   # temporal, simulator, worker-1, worker-2, ...
+#   scripts/stack/production-stack.sh down [--volumes]   # stop everything; --volumes also deletes the database
 #
-# Needs: Go (the server builds from the Go module proxy, cached by scripts/install-temporal-server.sh), PostgreSQL's
-# server binaries (installed from Debian with apt-get when missing and running as root), a built checkout
-# (`npm run build`). Everything lives in PRODUCTION_STACK_DIR (default /tmp/agent-followup-production-stack) and
-# listens on loopback, on ports from PRODUCTION_STACK_PORT_BASE (default 17000) so it does not meet a dev server
-# on 7233: PostgreSQL +432, Temporal frontend +233, simulator +787, Prometheus (server) +800, workers +464+N.
+# Needs: Go (the server builds from the Go module proxy, cached by scripts/install/install-temporal-server.sh),
+# PostgreSQL's server binaries (installed from Debian with apt-get when missing and running as root), a built checkout
+# (`npm run build`). Everything lives in PRODUCTION_STACK_DIR (default /tmp/agent-followup-production-stack) and listens
+# on loopback, on ports from PRODUCTION_STACK_PORT_BASE (default 17000) so it does not meet a dev server on 7233:
+# PostgreSQL +432, Temporal frontend +233, simulator +787, Prometheus (server) +800, workers +464+N.
 set -euo pipefail
 
-repo="$(cd "$(dirname "$0")/.." && pwd)"
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
 dir="${PRODUCTION_STACK_DIR:-/tmp/agent-followup-production-stack}"
 base="${PRODUCTION_STACK_PORT_BASE:-17000}"
 pg_port=$((base + 432))
@@ -150,8 +150,8 @@ start_worker() {
 }
 
 tools() {
-  cli="$(bash "$repo/scripts/install-temporal-cli.sh" | tail -n 1)"
-  server_dir="$(bash "$repo/scripts/install-temporal-server.sh" | tail -n 1)"
+  cli="$(bash "$repo/scripts/install/install-temporal-cli.sh" | tail -n 1)"
+  server_dir="$(bash "$repo/scripts/install/install-temporal-server.sh" | tail -n 1)"
   [[ -f "$repo/dist/src/worker.js" ]] || die "build the checkout first: npm run build"
 }
 
@@ -175,7 +175,7 @@ up() {
   for index in $(seq 1 "$workers"); do start_worker "$index"; done
   log "up: Temporal at 127.0.0.1:$frontend_port (namespace $namespace), simulator at http://127.0.0.1:$simulator_port," \
     "$workers worker(s) on task queue $task_queue, PostgreSQL at 127.0.0.1:$pg_port"
-  log "use the CLI with: eval \"\$(scripts/production-stack.sh env)\"; npm run cli -- send ..."
+  log "use the CLI with: eval \"\$(scripts/stack/production-stack.sh env)\"; npm run cli -- send ..."
 }
 
 service() {

@@ -7,14 +7,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { checkFollowUpInput } from '../src/client';
-import { startLocalStack, type LocalStack } from './dev/local-stack';
-import { coordinatorWorkflowId } from '../src/follow-up/coordinator-id';
-import { followUpStartMetadata } from '../src/follow-up/start-metadata';
-import type { FollowUpInput } from '../src/follow-up/input';
-import type { followUpWorkflow } from '../src/workflows/follow-up';
+import { checkFollowUpInput } from '../../src/client';
+import { startLocalStack, type LocalStack } from '../stack/local-stack';
+import { coordinatorWorkflowId } from '../../src/follow-up/coordinator-id';
+import { followUpStartMetadata } from '../../src/follow-up/start-metadata';
+import type { FollowUpInput } from '../../src/follow-up/input';
+import type { followUpWorkflow } from '../../src/workflows/follow-up';
 
-const OUT_DIR = join(__dirname, '..', '..', 'test', 'histories');
+const OUT_DIR = join(__dirname, '..', '..', '..', 'test', 'histories');
 /** Prefix of the files this version of the workflow writes; bump it when the workflow's history shape changes. */
 const HISTORY_VERSION = 'baseline';
 

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { findTemporalCli } from '../../src/temporal-cli';
+import { findTemporalCli, findTemporalTestServer } from '../../src/temporal-cli';
 
 export { cachedCliPath, findTemporalCli, TEMPORAL_CLI_VERSION } from '../../src/temporal-cli';
 
@@ -18,7 +18,23 @@ export function ensureTemporalCli(log: (line: string) => void = console.log): st
   const found = findTemporalCli();
   if (found) return found;
   log('No Temporal CLI found: installing it once with scripts/install/install-temporal-cli.sh (a few minutes, then cached)…');
-  const installer = spawnSync('bash', [installScriptPath()], {
+  return runInstaller('install-temporal-cli.sh');
+}
+
+/**
+ * Temporal's time-skipping test server: one we already have, else the Java build that
+ * scripts/install/install-temporal-test-server.sh fetches from Maven Central (once; then cached).
+ */
+export function ensureTemporalTestServer(log: (line: string) => void = console.log): string | undefined {
+  const found = findTemporalTestServer();
+  if (found) return found;
+  log('No time-skipping test server found: installing it once with scripts/install/install-temporal-test-server.sh…');
+  return runInstaller('install-temporal-test-server.sh');
+}
+
+/** Runs one of the repo's installers; the path it installed is the last line of its stdout. */
+function runInstaller(script: string): string | undefined {
+  const installer = spawnSync('bash', [installScriptPath(script)], {
     stdio: ['ignore', 'pipe', 'inherit'],
     encoding: 'utf8',
   });
@@ -26,9 +42,9 @@ export function ensureTemporalCli(log: (line: string) => void = console.log): st
   return installer.status === 0 && path ? path : undefined;
 }
 
-/** The repo's install script, from scripts/stack (ts-jest) or dist/scripts/stack (compiled). */
-function installScriptPath(): string {
+/** One of the repo's install scripts, from scripts/stack (ts-jest) or dist/scripts/stack (compiled). */
+function installScriptPath(script: string): string {
   const candidates = [resolve(__dirname, '../install'), resolve(__dirname, '../../../scripts/install')];
-  const dir = candidates.find((candidate) => existsSync(join(candidate, 'install-temporal-cli.sh')));
-  return join(dir ?? (candidates[0] as string), 'install-temporal-cli.sh');
+  const dir = candidates.find((candidate) => existsSync(join(candidate, script)));
+  return join(dir ?? (candidates[0] as string), script);
 }

@@ -4,11 +4,14 @@
  * GETs carry the server's clock: that is how these tests see hours pass, with no wall-clock assertion.
  */
 import { startTestStack, type TestStack } from '../../src/testing';
+import { ensureTemporalTestServer } from '../../scripts/stack/temporal-cli';
 
 const HOUR_MS = 3_600_000;
 let stack: TestStack;
 beforeAll(async () => {
-  stack = await startTestStack({ timeSkipping: true });
+  // The Java build from Maven Central (installed once, then cached): the SDK's own download is not reachable everywhere.
+  const testServerPath = ensureTemporalTestServer((line) => console.log(line));
+  stack = await startTestStack({ timeSkipping: testServerPath ? { testServerPath } : true });
 }, 180_000);
 afterAll(async () => {
   await stack?.close();

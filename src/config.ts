@@ -176,6 +176,8 @@ const WorkerEnvFields = z.object({
       ctx.addIssue({ code: 'custom', message: 'must be a whole number of sends per project per hour (e.g. 80), at most the vendor\'s 100 unless your plan allows more' });
       return z.NEVER;
     }),
+  // Waiting through shared job watchers of this many shards per task queue (docs/HOW-IT-WORKS.md); 0: each polls itself.
+  AGENT_WATCH_SHARDS: z.coerce.number({ error: 'must be a whole number of shards (e.g. 8), or 0 for each follow-up to poll its own job' }).int().min(0).max(1_024).default(0),
   // For tests only, and not in the README: the budget's window, shortened so a test sees it slide in seconds.
   AGENT_SEND_WINDOW_MS: z.coerce.number().int().min(1_000).optional(),
   WORKER_MAX_CACHED_WORKFLOWS: positiveWhole(WORKER_DEFAULTS.maxCachedWorkflows),
@@ -249,6 +251,8 @@ export interface WorkerConfig {
   maxConcurrentActivities: number;
   /** A project's send budget unless `budget set` gave it its own. */
   sendsPerProjectPerHour: number;
+  /** Shards of shared job watchers per task queue (0: each follow-up polls its own job). */
+  watchShards: number;
   /** The budget's window for coordinators this worker starts (tests only; an hour otherwise). */
   sendWindowMs?: number;
   observability: ObservabilitySettings;
@@ -303,6 +307,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     maxCachedWorkflows: vars.WORKER_MAX_CACHED_WORKFLOWS,
     maxConcurrentActivities: vars.WORKER_MAX_CONCURRENT_ACTIVITIES,
     sendsPerProjectPerHour: vars.AGENT_SENDS_PER_PROJECT_PER_HOUR,
+    watchShards: vars.AGENT_WATCH_SHARDS,
     ...(vars.AGENT_SEND_WINDOW_MS !== undefined ? { sendWindowMs: vars.AGENT_SEND_WINDOW_MS } : {}),
     observability: { metricsAddress: vars.WORKER_METRICS_ADDRESS, logFormat: vars.LOG_FORMAT, logLevel: vars.LOG_LEVEL },
     ...(vars.TEMPORAL_WORKER_IDENTITY !== undefined ? { identity: vars.TEMPORAL_WORKER_IDENTITY } : {}),

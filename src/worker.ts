@@ -54,6 +54,7 @@ async function main(): Promise<void> {
       coordination: {
         taskQueue: config.temporal.coordinatorTaskQueue,
         sendsPerHour: config.sendsPerProjectPerHour,
+        ...(config.watchShards > 0 ? { watchShards: config.watchShards } : {}),
         ...(config.sendWindowMs !== undefined ? { windowMs: config.sendWindowMs } : {}),
       },
     });

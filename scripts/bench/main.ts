@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   if (only.has('sizes')) {
     // --env NAME=VALUE sets the worker's environment, e.g. to try another WORKER_MAX_CACHED_WORKFLOWS.
     const workerEnv = Object.fromEntries(values.env.map(envPair));
-    for (const n of values.n.split(',').map(Number)) {
+    for (const n of values.n.split(',').filter(Boolean).map(Number)) {
       figures.sizes.push(await runSize({ n, intervalMs: 10_000, windowMs: Number(values.window) * 1000, withVendor: true, workerEnv, log }));
     }
     // Three polls of each follow-up in the window, as the 10 s rows have six.

@@ -19,6 +19,8 @@ export interface CoordinationSettings {
   sendsPerHour: number;
   /** The window's length for coordinators this worker starts; only tests shorten it. */
   windowMs?: number;
+  /** Waits go through shared job watchers of this many shards (AGENT_WATCH_SHARDS; absent: each polls its own job). */
+  watchShards?: number;
 }
 
 export const DEFAULT_COORDINATION: CoordinationSettings = {
@@ -44,6 +46,8 @@ export interface CheckedIn {
   earlier: DeliveryRecord | null;
   /** How long the follow-up may hear nothing from the coordinator while it waits before it checks in again. */
   recheckAfterMs: number;
+  /** This worker's follow-ups wait through shared watchers of this many shards (absent: each polls its own job). */
+  watchShards?: number;
 }
 
 /** Builds the coordination activities around a Temporal client of the worker's connection. */
@@ -79,7 +83,7 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
           staticSummary: `Project ${request.projectId}: send budget and one follow-up at a time per job`,
         },
       );
-      return { earlier, recheckAfterMs: recheckAfterMs(settings.windowMs ?? HOUR_MS) };
+      return { earlier, recheckAfterMs: recheckAfterMs(settings.windowMs ?? HOUR_MS), ...(settings.watchShards ? { watchShards: settings.watchShards } : {}) };
     },
 
     /** Whether the follow-up with this workflow id has a running run. */

@@ -12,9 +12,14 @@ import { countedApiCall } from './api-metrics';
 import { createCoordinationActivities, type CoordinationSettings } from './coordination';
 import { readTroubleSignal } from '../workflows/definitions';
 import { createPollAgentJob } from './poll-agent-job';
+import { createWatchJobs } from './watch-jobs';
+import type { WatchRegistration } from '../follow-up/watch-registry';
+import { JOB_WATCHER_WORKFLOW_TYPE, watchJobSignal } from '../workflows/definitions';
+import type { jobWatcherWorkflow } from '../workflows/job-watcher';
 
 export type { PollRequest, PollResult, PollCheckpoint } from './poll-agent-job';
 export type { CheckedIn, CheckInRequest, CoordinationSettings } from './coordination';
+export type { WatchJobsRequest } from './watch-jobs';
 export { ApiMetric, UNEXPECTED_API_ERROR } from './api-metrics';
 
 export interface ActivityDependencies {
@@ -88,6 +93,23 @@ export function createActivities({ api, temporal, stopping = new AbortController
     }),
 
     ...createCoordinationActivities(temporal, coordination),
+
+    watchJobs: createWatchJobs(api, temporal, stopping),
+
+    /**
+     * Registers a wait with its shard's watcher, starting the watcher if it is not running (signal-with-start: only a
+     * client call can start it). The follow-up signals a running watcher itself; it calls this when that fails.
+     */
+    async registerWatch({ watcherId, registration }: { watcherId: string; registration: WatchRegistration }): Promise<void> {
+      await temporal.workflow.signalWithStart<typeof jobWatcherWorkflow, [WatchRegistration]>(JOB_WATCHER_WORKFLOW_TYPE, {
+        workflowId: watcherId,
+        taskQueue: Context.current().info.taskQueue,
+        args: [{}],
+        signal: watchJobSignal,
+        signalArgs: [registration],
+        staticSummary: 'Reads the jobs of waiting follow-ups for them, and tells each when its job answered',
+      });
+    },
   };
 }
 

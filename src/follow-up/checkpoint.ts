@@ -28,6 +28,8 @@ export interface FollowUpCheckpoint {
   holdsLane?: boolean;
   /** Absent while the message has not gone out: the next run reads the job again and sends. */
   delivered?: Delivered;
+  /** The workers' shared watchers have this many shards (absent: the follow-up polls its job itself). */
+  watchShards?: number;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -69,6 +71,7 @@ export function isCheckpoint(value: unknown): value is FollowUpCheckpoint {
     isCount(value.sendAttempts) &&
     (value.lastJob === null || isJob(value.lastJob)) &&
     (value.holdsLane === undefined || typeof value.holdsLane === 'boolean') &&
-    (value.delivered === undefined || isDelivered(value.delivered))
+    (value.delivered === undefined || isDelivered(value.delivered)) &&
+    (value.watchShards === undefined || (isCount(value.watchShards) && (value.watchShards as number) >= 1))
   );
 }

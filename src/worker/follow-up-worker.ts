@@ -3,6 +3,7 @@
  * (with its own connection, Runtime and API client).
  */
 import { existsSync } from 'node:fs';
+import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { Client } from '@temporalio/client';
 import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
@@ -146,6 +147,8 @@ const coordinatorQueuesPolled = new Set<string>();
 export async function createFollowUpWorker(options: FollowUpWorkerOptions): Promise<FollowUpWorker> {
   if (options.checkNamespace !== false) await checkNamespace(options.connection, options.namespace);
   const stopping = new AbortController();
+  // Every wait and every read in flight listens for the worker stopping.
+  setMaxListeners(0, stopping.signal);
   const coordination: CoordinationSettings = { ...DEFAULT_COORDINATION, ...options.coordination };
   const maxConcurrentActivities = options.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities;
   const activities = createActivities({

@@ -5,6 +5,7 @@
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { CheckedIn, CheckInRequest, FollowUpActivities, PollRequest, PollResult, SendRequest, SentMessage } from '../activities';
 import { pollHeartbeatTimeoutMs } from '../follow-up/poll-schedule';
+import type { WatchRegistration } from '../follow-up/watch-registry';
 
 /** Room after the deadline for the last poll, planned on the deadline itself, to finish. */
 const LAST_POLL_GRACE_MS = 30_000;
@@ -59,4 +60,15 @@ export function checkIn(request: CheckInRequest): Promise<CheckedIn> {
     summary: request.findEarlier ? "check in with the project's coordinator and look for an earlier run that sent the message" : "ask the project's coordinator for a send slot",
   });
   return check(request);
+}
+
+/** Registers a wait with its shard's watcher, starting the watcher if need be (when signalling it directly failed). */
+export function registerWatch(request: { watcherId: string; registration: WatchRegistration }, deadlineMs: number): Promise<void> {
+  const { registerWatch: register } = proxyActivities<FollowUpActivities>({
+    scheduleToCloseTimeout: Math.max(deadlineMs - Date.now(), 1_000),
+    startToCloseTimeout: '30s',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+    summary: `register with the job watcher ${request.watcherId} (starting it)`,
+  });
+  return register(request);
 }

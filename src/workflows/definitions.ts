@@ -2,11 +2,14 @@
 import type { QueryDefinition, SignalDefinition } from '@temporalio/common';
 import type { EnterRequest, ProjectView, QueueNotice, TurnGrant } from '../follow-up/project-coordination';
 import type { FollowUpProgress, ReadTrouble } from '../follow-up/types';
+import type { WatchAnswer } from '../follow-up/watch-answer';
+import type { WatchChanges, WatchRegistration } from '../follow-up/watch-registry';
 
 export const FOLLOW_UP_WORKFLOW_TYPE = 'followUpWorkflow';
 export const PROJECT_COORDINATOR_WORKFLOW_TYPE = 'projectCoordinatorWorkflow';
 export const BUDGET_DEFAULTS_WORKFLOW_TYPE = 'budgetDefaultsWorkflow';
 export const CHECK_AGENT_JOB_WORKFLOW_TYPE = 'checkAgentJobWorkflow';
+export const JOB_WATCHER_WORKFLOW_TYPE = 'jobWatcherWorkflow';
 
 /** Where the follow-up stands: phase, last status, place in a queue, reads, last error. */
 export const progressQuery = queryNamed<FollowUpProgress>('progress');
@@ -34,6 +37,15 @@ export const defaultBudgetQuery = queryNamed<{ sendsPerHour: number | null }>('d
 /** The coordinator as it stands: budget, use of the window, lanes. */
 export const projectQuery = queryNamed<ProjectView>('project');
 
+/** To a job watcher: watch this wait of a follow-up (replacing its earlier one). */
+export const watchJobSignal = signalNamed<[WatchRegistration]>('watchJob');
+/** To a job watcher: the follow-up's run no longer waits (`runId` absent: whichever run), or its `round` was answered. */
+export const unwatchJobSignal = signalNamed<[{ workflowId: string; runId?: string; round?: number }]>('unwatchJob');
+/** A job watcher's changes since a version: its polling activity asks, so the book never goes through history. */
+export const watchChangesQuery = queryNamed<WatchChanges, [number]>('watchChanges');
+/** To a follow-up, from its watcher: the read that answers its wait, or why the wait cannot go on. */
+export const jobAnswerSignal = signalNamed<[WatchAnswer]>('jobAnswer');
+
 /** To a follow-up: the job is yours, and maybe a send slot with it. */
 export const turnSignal = signalNamed<[TurnGrant]>('turn');
 /** To a follow-up that waits: for whom or for what. */
@@ -47,6 +59,6 @@ function signalNamed<Args extends unknown[]>(name: string): SignalDefinition<Arg
   return { type: 'signal', name } as SignalDefinition<Args>;
 }
 
-function queryNamed<Result>(name: string): QueryDefinition<Result> {
-  return { type: 'query', name } as QueryDefinition<Result>;
+function queryNamed<Result, Args extends unknown[] = []>(name: string): QueryDefinition<Result, Args> {
+  return { type: 'query', name } as QueryDefinition<Result, Args>;
 }

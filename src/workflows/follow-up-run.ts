@@ -29,6 +29,8 @@ export class FollowUpRun {
   private shown: AgentJob | null;
   /** This run holds its job's lane (a continued run keeps the turn of the run before it). */
   holdsLane: boolean;
+  /** Wait through the workers' shared watchers, of this many shards (null: poll the job itself). */
+  watchShards: number | null;
   private polls: number;
   private sendAttempts: number;
   private readonly runs: number;
@@ -47,6 +49,7 @@ export class FollowUpRun {
     this.sendAttempts = checkpoint?.sendAttempts ?? 0;
     this.runs = checkpoint?.runs ?? 1;
     this.holdsLane = checkpoint?.holdsLane === true;
+    this.watchShards = checkpoint?.watchShards ?? null;
     const delivered = checkpoint?.delivered;
     // A run continued after the message carries reads made after it; one continued before carries none to show.
     this.shown = delivered ? this.lastJob : null;
@@ -193,6 +196,7 @@ export class FollowUpRun {
       lastJob: this.lastJob,
       holdsLane: this.holdsLane,
       ...(delivered ? { delivered } : {}),
+      ...(this.watchShards !== null ? { watchShards: this.watchShards } : {}),
     };
     await continueAsNew<(input: FollowUpInput, checkpoint: FollowUpCheckpoint) => Promise<FollowUpResult>>(this.input, checkpoint);
   }
@@ -228,6 +232,11 @@ export class FollowUpRun {
     this.enter(ending.phase);
     this.end(ending.kind);
     return ending.failure;
+  }
+
+  /** The deadline passed while the follow-up waited for its job to end. */
+  deadlinePassedWhileWaiting(failedReads: number | null): ApplicationFailure {
+    return timedOutFailure(this.failureFacts(), `last status: ${this.shown?.status ?? 'not read since the message'}`, failedReads);
   }
 
   /** The deadline passed before the follow-up could go on (`why`: what it was doing). */

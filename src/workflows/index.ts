@@ -3,3 +3,4 @@ export { followUpWorkflow } from './follow-up';
 export { projectCoordinatorWorkflow } from './project-coordinator';
 export { budgetDefaultsWorkflow } from './budget-defaults';
 export { checkAgentJobWorkflow } from './check-job';
+export { jobWatcherWorkflow } from './job-watcher';

@@ -135,6 +135,7 @@ export class ProjectTurn {
 
   private noteCheckIn(checkedIn: CheckedIn): void {
     if (typeof checkedIn.recheckAfterMs === 'number' && checkedIn.recheckAfterMs > 0) this.recheckAfterMs = checkedIn.recheckAfterMs;
+    if (typeof checkedIn.watchShards === 'number' && checkedIn.watchShards >= 1) this.run.watchShards = Math.floor(checkedIn.watchShards);
   }
 
   /**

@@ -90,7 +90,8 @@ export function endingOf(error: unknown, facts: FailureFacts): Ending {
   if (isDeadline(error)) {
     error = timedOutFailure(facts, facts.sent ? `last status: ${facts.shown?.status ?? 'not read since the message'}` : 'the message was not sent', failedReadsOf(error));
   } else if (causeType(error) === RETRY_AFTER_PAST_DEADLINE) {
-    const details = (error as ActivityFailure & { cause: ApplicationFailure }).cause.details?.[0] as RetryAfterPastDeadlineDetails;
+    const own = error instanceof ActivityFailure ? (error.cause as ApplicationFailure) : (error as ApplicationFailure);
+    const details = own.details?.[0] as RetryAfterPastDeadlineDetails;
     const since = facts.errorsSince ?? (details.failingSinceMs !== null ? new Date(details.failingSinceMs).toISOString() : null);
     errors = { since, lastError: details.lastError };
     error = gaveUpEarlyFailure({ ...facts, errorsSince: since, lastError: details.lastError }, details.retryAfterMs, `read job '${facts.jobId}'`, details.failedReads);
@@ -149,8 +150,9 @@ function failedReadsOf(error: unknown): number | null {
   return checkpoint?.failedReads ? checkpoint.failedReads : null;
 }
 
-/** The type of an activity's own failure under Temporal's wrapper, if it has one. */
+/** The type of an activity's own failure under Temporal's wrapper (or of one a watcher reported), if it has one. */
 function causeType(error: unknown): string | undefined {
+  if (error instanceof ApplicationFailure) return error.type ?? undefined;
   return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? (error.cause.type ?? undefined) : undefined;
 }
 

@@ -10,11 +10,22 @@ import { pollAgentJob } from './activities';
 import { scheduleFrom } from './deliver';
 import type { FollowUpRun } from './follow-up-run';
 import type { ReadNow } from './read-now';
+import { SharedWatch } from './shared-watch';
 
 const WAITING_FOR = { working: 'work', settling: 'settle', confirming: 'confirmation' } as const;
 
 /** Waits for the job as it ended after this follow-up's message. */
 export async function waitForResult(run: FollowUpRun, readNow: ReadNow, delivered: Delivered): Promise<AgentJob> {
+  // Where the workers watch jobs together (AGENT_WATCH_SHARDS), a watcher reads for this follow-up; else it polls.
+  const shared = run.watchShards !== null ? new SharedWatch(run, run.watchShards) : null;
+  try {
+    return await waitWith(run, readNow, delivered, shared);
+  } finally {
+    await shared?.leave();
+  }
+}
+
+async function waitWith(run: FollowUpRun, readNow: ReadNow, delivered: Delivered, shared: SharedWatch | null): Promise<AgentJob> {
   let state = delivered;
   const watch = (): ResultWatch => ({ ...state, settleWindowMs: run.request.polling.settleWindowMs });
   // Until a read says otherwise, what the follow-up knows is the send's answer (or the job before it).
@@ -28,7 +39,7 @@ export async function waitForResult(run: FollowUpRun, readNow: ReadNow, delivere
     run.enter('waiting', WAITING_FOR[verdict.why]);
     const { known, acceptUnchangedFromMs } = verdict;
     const { job, readAtMs, polls, sawActive } = await readNow.poll((readAtOnce) =>
-      pollAgentJob(
+      shared ? shared.wait({ known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce }) : pollAgentJob(
         { ...run.ref, known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce },
         run.deadlineMs,
         readAtOnce ? `read job ${run.ref.jobId} now (asked for), then wait for it to change from ${known.status}` : `wait for job ${run.ref.jobId} to change from ${known.status}`,

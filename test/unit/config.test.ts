@@ -149,6 +149,7 @@ describe('loadWorkerConfig', () => {
       maxCachedWorkflows: 500,
       maxConcurrentActivities: 2_000,
       sendsPerProjectPerHour: 80,
+      watchShards: 0,
       // Metrics are off unless an address is given: two workers on one host would otherwise fight over one port.
       observability: { metricsAddress: null, logFormat: 'text', logLevel: 'INFO' },
     });
@@ -375,5 +376,12 @@ describe('loadTemporalSettings', () => {
 
   test('an empty task queue variable falls back to the default queue', () => {
     expect(loadTemporalSettings({ TEMPORAL_TASK_QUEUE: '' }).taskQueue).toBe('agent-followup');
+  });
+});
+
+describe('AGENT_WATCH_SHARDS', () => {
+  test('a whole number of shards turns shared watching on; a bad value says what to give', () => {
+    expect(loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '8' }).watchShards).toBe(8);
+    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: 'many' })).toThrow(/AGENT_WATCH_SHARDS.*whole number of shards/);
   });
 });

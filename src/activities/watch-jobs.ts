@@ -1,0 +1,148 @@
+/**
+ * watchJobs: the reading half of a job watcher. One long attempt per watcher run: it asks its watcher workflow for
+ * changes to the book (a query: nothing in history), reads every due job with bounded concurrency, and signals a
+ * follow-up only when its job answered, when its reads begin or stop failing, or when its wait cannot go on. A healthy
+ * wait costs its follow-up nothing between those. It heartbeats every couple of seconds (the watcher's heartbeat
+ * timeout is 5 s), so after a worker dies another one takes the reading over within seconds; the book is rebuilt from
+ * the workflow and every overdue job is read at once.
+ */
+import { setMaxListeners } from 'node:events';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { AgentApiErrorType, type ApiFailureDetails } from '../agent-api/errors';
+import type { AgentApiClient } from '../agent-api/http-client';
+import { FollowUpErrorType, RETRY_AFTER_PAST_DEADLINE, type RetryAfterPastDeadlineDetails } from '../follow-up/types';
+import type { WatchAnswer } from '../follow-up/watch-answer';
+import { readFailed, readSucceeded, WatchBook, type WatchedWait } from '../follow-up/watch-book';
+import { jobAnswerSignal, readTroubleSignal, unwatchJobSignal, watchChangesQuery } from '../workflows/definitions';
+import { sleepUnlessAborted } from './abort-signals';
+import { apiCounters, countedApiCall } from './api-metrics';
+import { MAX_INVALID_RESPONSES } from './poll-agent-job';
+
+/** How often the book is brought up to date: a new wait (or a read asked for) is read within about this. */
+const BOOK_REFRESH_MS = 500;
+/** Reads in flight at once, per watcher. */
+const READS_AT_ONCE = 16;
+
+export interface WatchJobsRequest {
+  /** The watcher workflow this activity reads for. */
+  watcherId: string;
+}
+
+export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping: AbortSignal) {
+  return async function watchJobs({ watcherId }: WatchJobsRequest): Promise<void> {
+    const context = Context.current();
+    // Each read in flight listens for the attempt's cancellation.
+    setMaxListeners(READS_AT_ONCE + 8, context.cancellationSignal);
+    const watcher = temporal.workflow.getHandle(watcherId);
+    const book = new WatchBook();
+    const invalidInARow = new Map<string, number>();
+    let inFlight = 0;
+    let refreshedAtMs = 0;
+    const aborted = () => context.cancellationSignal.aborted || stopping.aborted;
+
+    const tell = async (wait: WatchedWait, send: () => Promise<void>): Promise<boolean> => {
+      try {
+        await send();
+        return true;
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) {
+          // The follow-up ended (or was terminated) without leaving: forget its wait, here and in the book.
+          const { workflowId, runId } = wait.registration;
+          book.drop(workflowId, runId);
+          await watcher.signal(unwatchJobSignal, { workflowId, runId }).catch(() => undefined);
+          return false;
+        }
+        log.warn('Could not tell a follow-up what its watcher read; trying again at the next read', { workflowId: wait.registration.workflowId, error: String(error) });
+        return false;
+      }
+    };
+    /** Answers the wait; the watcher then forgets it (the follow-up registers its next wait, if any): no signal back. */
+    const answer = async (wait: WatchedWait, message: WatchAnswer): Promise<boolean> => {
+      const { workflowId, runId, round } = wait.registration;
+      const told = await tell(wait, () => temporal.workflow.getHandle(workflowId, runId).signal(jobAnswerSignal, message));
+      if (told) await watcher.signal(unwatchJobSignal, { workflowId, runId, round }).catch(() => undefined);
+      return told;
+    };
+
+    const read = async (wait: WatchedWait): Promise<void> => {
+      const { registration } = wait;
+      const readAtMs = Date.now();
+      try {
+        const job = await countedApiCall('get_job', () => api.getAgentJob(registration, context.cancellationSignal));
+        invalidInARow.delete(registration.workflowId);
+        apiCounters(context).polls.add(1, { status: job.status });
+        const { answer: answers, recovered } = readSucceeded(wait, job, readAtMs, Date.now());
+        if (answers) {
+          const told = await answer(wait, { round: registration.round, kind: 'read', job, readAtMs, polls: wait.polls, sawActive: wait.sawActive });
+          if (!told) wait.answered = false;
+        } else if (recovered) {
+          if (await tell(wait, () => temporal.workflow.getHandle(registration.workflowId, registration.runId).signal(readTroubleSignal, null))) wait.troubleTold = false;
+        }
+      } catch (error) {
+        if (aborted()) return;
+        if (!(error instanceof ApplicationFailure) || error.nonRetryable) return void (await fail(wait, failureOf(error)));
+        const message = `${error.type ?? 'Error'}: ${error.message}`;
+        if (error.type === AgentApiErrorType.InvalidResponse) {
+          const count = (invalidInARow.get(registration.workflowId) ?? 0) + 1;
+          invalidInARow.set(registration.workflowId, count);
+          if (count >= MAX_INVALID_RESPONSES) {
+            return void (await fail(wait, {
+              type: FollowUpErrorType.ContractViolation,
+              message: `get-job answered ${count} times in a row with a body that breaks the job contract for project '${registration.projectId}', job '${registration.jobId}': ${error.message}`,
+              details: [],
+            }));
+          }
+        }
+        const retryAfter = (error.details?.[0] as ApiFailureDetails | undefined)?.retryAfterMs;
+        const retryAfterMs = typeof retryAfter === 'number' ? retryAfter : 0;
+        const { pastDeadline } = readFailed(wait, message, readAtMs, Date.now(), retryAfterMs);
+        if (pastDeadline) {
+          const details: RetryAfterPastDeadlineDetails = { retryAfterMs, failingSinceMs: wait.failingSinceMs, failedReads: wait.failedReads, lastError: message };
+          return void (await fail(wait, { type: RETRY_AFTER_PAST_DEADLINE, message: `The API asked to wait ${retryAfterMs} ms, past the follow-up's deadline`, details: [details] }));
+        }
+        if (!wait.troubleTold) {
+          const trouble = { since: new Date(wait.failingSinceMs ?? readAtMs).toISOString(), lastError: message };
+          if (await tell(wait, () => temporal.workflow.getHandle(registration.workflowId, registration.runId).signal(readTroubleSignal, trouble))) wait.troubleTold = true;
+        }
+      }
+    };
+
+    const fail = async (wait: WatchedWait, failure: { type: string; message: string; details: unknown[] }): Promise<void> => {
+      wait.answered = true;
+      const told = await answer(wait, { round: wait.registration.round, kind: 'failure', ...failure, polls: wait.polls });
+      if (!told) wait.answered = false;
+    };
+
+    for (;;) {
+      if (aborted()) {
+        if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
+        // The worker is stopping: end the attempt now, so the watcher's retry runs on another worker at once.
+        throw ApplicationFailure.create({ type: 'WorkerStopping', message: 'This worker is stopping; another worker carries the watching on.' });
+      }
+      const nowMs = Date.now();
+      if (nowMs - refreshedAtMs >= BOOK_REFRESH_MS) {
+        book.apply(await watcher.query(watchChangesQuery, book.version), Date.now());
+        refreshedAtMs = Date.now();
+      }
+      for (const wait of book.due(Date.now(), READS_AT_ONCE - inFlight)) {
+        wait.reading = true;
+        inFlight += 1;
+        void read(wait).finally(() => {
+          wait.reading = false;
+          inFlight -= 1;
+        });
+      }
+      context.heartbeat({ watching: book.size, inFlight });
+      const next = book.nextDueAtMs();
+      const sleepMs = Math.max(10, Math.min(BOOK_REFRESH_MS - (Date.now() - refreshedAtMs), next === null ? BOOK_REFRESH_MS : next - Date.now()));
+      await sleepUnlessAborted(sleepMs, [context.cancellationSignal, stopping]);
+    }
+  };
+}
+
+/** A definite failure as the follow-up shows it: its own type and message. */
+function failureOf(error: unknown): { type: string; message: string; details: unknown[] } {
+  if (error instanceof ApplicationFailure) return { type: error.type ?? 'Error', message: error.message, details: [...(error.details ?? [])] };
+  return { type: 'Error', message: error instanceof Error ? error.message : String(error), details: [] };
+}

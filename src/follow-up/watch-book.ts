@@ -1,0 +1,127 @@
+/**
+ * The book a watcher's polling activity keeps (pure): every registered wait with when it is next due, what its reads
+ * so far showed, and whether its follow-up heard of trouble. The rules are the per-follow-up poll's: the same schedule
+ * (nextPollAt), the same "is this read an answer" (`isAnswer`), the same counting of failed reads.
+ */
+import { isTerminal, jobState, sameJobState, type AgentJob } from '../agent-api/job';
+import { nextPollAt } from './poll-schedule';
+import type { WatchChanges, WatchRegistration } from './watch-registry';
+
+export interface WatchedWait {
+  registration: WatchRegistration;
+  /** When the next read is due (null: none is left before the deadline). */
+  dueAtMs: number | null;
+  polls: number;
+  sawActive: boolean;
+  failingSinceMs: number | null;
+  failedReads: number;
+  lastError: string | null;
+  /** The follow-up was told that reads fail (and not yet that they succeed again). */
+  troubleTold: boolean;
+  /** A read is in flight. */
+  reading: boolean;
+  /** Its answer went out: nothing more is read until the follow-up registers its next wait. */
+  answered: boolean;
+}
+
+/** Whether a read answers the wait: it changed, or it is the unchanged terminal read asked for. */
+export function isAnswer(registration: Pick<WatchRegistration, 'known' | 'acceptUnchangedFromMs'>, job: AgentJob, readAtMs: number): boolean {
+  if (registration.known === null || !sameJobState(jobState(job), registration.known)) return true;
+  return isTerminal(job.status) && registration.acceptUnchangedFromMs !== null && readAtMs >= registration.acceptUnchangedFromMs;
+}
+
+export class WatchBook {
+  private readonly waits = new Map<string, WatchedWait>();
+  version = 0;
+
+  get size(): number {
+    return this.waits.size;
+  }
+
+  get(workflowId: string): WatchedWait | undefined {
+    return this.waits.get(workflowId);
+  }
+
+  /** Takes the watcher's changes in: a new wait (or a new round of one) starts fresh; a repeated one keeps its state. */
+  apply(changes: WatchChanges, nowMs: number): void {
+    if (changes.full) {
+      const keep = new Set(changes.upserts.map((registration) => registration.workflowId));
+      for (const workflowId of this.waits.keys()) if (!keep.has(workflowId)) this.waits.delete(workflowId);
+    }
+    for (const workflowId of changes.removed) this.waits.delete(workflowId);
+    for (const registration of changes.upserts) {
+      const kept = this.waits.get(registration.workflowId);
+      if (kept && kept.registration.runId === registration.runId && kept.registration.round === registration.round) continue;
+      const sameRun = kept !== undefined && kept.registration.runId === registration.runId;
+      this.waits.set(registration.workflowId, {
+        registration,
+        dueAtMs: registration.readAtOnce ? nowMs : nextPollAt(registration.schedule, nowMs),
+        polls: 0,
+        sawActive: false,
+        // Errors carry over to the next round of the same run: the API's health did not change with it.
+        failingSinceMs: sameRun ? kept.failingSinceMs : null,
+        failedReads: sameRun ? kept.failedReads : 0,
+        lastError: sameRun ? kept.lastError : null,
+        troubleTold: sameRun ? kept.troubleTold : false,
+        // A read of the earlier round still in flight answers that round, which the follow-up no longer takes.
+        reading: false,
+        answered: false,
+      });
+    }
+    this.version = changes.version;
+  }
+
+  /** The waits due by `nowMs`, earliest first, at most `limit`. */
+  due(nowMs: number, limit: number): WatchedWait[] {
+    if (limit <= 0) return [];
+    const due: WatchedWait[] = [];
+    for (const wait of this.waits.values()) {
+      if (!wait.answered && !wait.reading && wait.dueAtMs !== null && wait.dueAtMs <= nowMs) due.push(wait);
+    }
+    return due.sort((a, b) => (a.dueAtMs as number) - (b.dueAtMs as number)).slice(0, limit);
+  }
+
+  /** When the next read of any wait is due (null: none). */
+  nextDueAtMs(): number | null {
+    let next: number | null = null;
+    for (const wait of this.waits.values()) {
+      if (wait.answered || wait.reading || wait.dueAtMs === null) continue;
+      if (next === null || wait.dueAtMs < next) next = wait.dueAtMs;
+    }
+    return next;
+  }
+
+  /** The follow-up's run is gone: forget its wait here, unless a later run registered since (the watcher is told separately). */
+  drop(workflowId: string, runId: string): void {
+    if (this.waits.get(workflowId)?.registration.runId === runId) this.waits.delete(workflowId);
+  }
+}
+
+/** A read came back: count it; whether it answers; when the next is due if not. */
+export function readSucceeded(wait: WatchedWait, job: AgentJob, readAtMs: number, nowMs: number): { answer: boolean; recovered: boolean } {
+  wait.polls += 1;
+  if (job.status === 'active') wait.sawActive = true;
+  const recovered = wait.troubleTold;
+  wait.failingSinceMs = null;
+  wait.failedReads = 0;
+  wait.lastError = null;
+  const answer = isAnswer(wait.registration, job, readAtMs);
+  if (answer) wait.answered = true;
+  else wait.dueAtMs = nextPollAt(wait.registration.schedule, nowMs);
+  return { answer, recovered };
+}
+
+/**
+ * A read failed and may succeed later: count it, and plan the next read at the schedule's next point or later if the
+ * API asked (Retry-After). Says whether that wait would pass the follow-up's deadline.
+ */
+export function readFailed(wait: WatchedWait, error: string, readAtMs: number, nowMs: number, retryAfterMs: number): { pastDeadline: boolean } {
+  wait.polls += 1;
+  wait.failingSinceMs ??= readAtMs;
+  wait.failedReads += 1;
+  wait.lastError = error;
+  if (retryAfterMs > 0 && nowMs + retryAfterMs >= wait.registration.schedule.deadlineMs) return { pastDeadline: true };
+  const planned = nextPollAt(wait.registration.schedule, nowMs);
+  wait.dueAtMs = planned === null ? null : Math.max(planned, nowMs + retryAfterMs);
+  return { pastDeadline: false };
+}

@@ -1,0 +1,79 @@
+/**
+ * jobWatcherWorkflow: reads the jobs of many waiting follow-ups for them (one watcher per shard of a task queue's
+ * jobs). Follow-ups register a wait by signal and hear back only when their job answered, or when reads of it begin
+ * or stop failing. The reading is one long activity (watchJobs) that asks this workflow for the changes to its book by
+ * query, so the book never passes through history; this workflow only keeps the book and keeps that activity running.
+ * It continues as new before its signals or history grow large, and ends when no wait is left for a while.
+ */
+import {
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { FollowUpActivities } from '../activities';
+import { WatchRegistry, type WatchRegistration } from '../follow-up/watch-registry';
+import { unwatchJobSignal, watchChangesQuery, watchJobSignal } from './definitions';
+
+/** Signals a run takes before it continues as new, far below Temporal's 10,000 per run. */
+const SIGNALS_PER_RUN = 4_000;
+/** How long a watcher with nothing to watch stays, so a burst of follow-ups does not start it over and over. */
+const IDLE_FOR_MS = 10 * 60_000;
+
+export interface WatcherStart {
+  /** The waits carried from the run before (continue-as-new). */
+  registrations?: WatchRegistration[];
+}
+
+const { watchJobs } = proxyActivities<FollowUpActivities>({
+  // One attempt runs for as long as the watcher: it heartbeats every few seconds, so a worker that dies is noticed
+  // within 5 s and the reading moves to another worker (the retry starts after 1 s).
+  startToCloseTimeout: '7 days',
+  heartbeatTimeout: '5s',
+  retry: { initialInterval: '1s', backoffCoefficient: 1.5, maximumInterval: '5s' },
+  summary: 'read the watched jobs on their schedules, and tell their follow-ups when they answer',
+});
+
+export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void> {
+  const registry = new WatchRegistry(Array.isArray(start.registrations) ? start.registrations : []);
+  let signals = 0;
+  setHandler(watchJobSignal, (registration) => {
+    signals += 1;
+    registry.upsert(registration);
+  });
+  setHandler(unwatchJobSignal, ({ workflowId, runId, round }) => {
+    signals += 1;
+    registry.remove(workflowId, runId, round);
+  });
+  setHandler(watchChangesQuery, (since) => registry.changesSince(typeof since === 'number' ? since : 0));
+
+  const reading = new CancellationScope();
+  const reader = reading.run(() => watchJobs({ watcherId: workflowInfo().workflowId })).catch((error: unknown) => {
+    if (!isCancellation(error)) log.warn('The watch activity ended', { error: String(error) });
+  });
+  for (;;) {
+    setCurrentDetails(`Watching **${registry.size}** wait(s) of follow-ups; run ${workflowInfo().runId}.`);
+    const shouldContinue = () => workflowInfo().continueAsNewSuggested || signals >= SIGNALS_PER_RUN;
+    const size = registry.size;
+    if (size === 0) {
+      const busy = await condition(() => registry.size > 0 || shouldContinue(), IDLE_FOR_MS);
+      if (!busy) break;
+    } else {
+      await condition(() => registry.size !== size || shouldContinue());
+    }
+    if (shouldContinue()) {
+      reading.cancel();
+      await reader;
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof jobWatcherWorkflow>({ registrations: registry.all() });
+    }
+  }
+  reading.cancel();
+  await reader;
+}

@@ -1,0 +1,98 @@
+/**
+ * A follow-up's side of shared watching: it registers each wait with its shard's watcher (job-watcher.ts) and waits
+ * on a durable condition for the answer, with no activity of its own pending. It does not depend on the watcher
+ * alone: after a silence of ten poll gaps it registers again (which starts the watcher if it is gone), and its own
+ * deadline ends the wait whatever the watcher does.
+ */
+import { ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { JobState } from '../agent-api/job';
+import type { PollResult } from '../activities';
+import type { PollSchedule } from '../follow-up/poll-schedule';
+import { isWatchAnswer, type WatchAnswer } from '../follow-up/watch-answer';
+import { watcherWorkflowId, watchShardOf, type WatchRegistration } from '../follow-up/watch-registry';
+import { registerWatch } from './activities';
+import { jobAnswerSignal, unwatchJobSignal, watchJobSignal } from './definitions';
+import type { FollowUpRun } from './follow-up-run';
+
+/** Silence, in poll gaps at the schedule's cap, after which a follow-up registers its wait again. */
+const SILENT_GAPS_BEFORE_REREGISTERING = 10;
+/** Room after the deadline for the watcher's last read, planned on the deadline itself, to arrive. */
+const LAST_READ_GRACE_MS = 5_000;
+
+export interface WatchedRequest {
+  known: JobState | null;
+  acceptUnchangedFromMs: number | null;
+  schedule: PollSchedule;
+  readAtOnce: boolean;
+}
+
+export class SharedWatch {
+  private round = 0;
+  private answer: Extract<WatchAnswer, { kind: 'read' | 'failure' }> | null = null;
+  private registered = false;
+
+  constructor(
+    private readonly run: FollowUpRun,
+    private readonly shards: number,
+  ) {
+    setHandler(jobAnswerSignal, (answer) => {
+      // An answer to an earlier wait (a read asked for replaced it) is not this wait's.
+      if (isWatchAnswer(answer) && answer.round === this.round) {
+        this.answer = answer;
+        // The watcher forgets a wait it answered: nothing to take back when the follow-up ends.
+        this.registered = false;
+      }
+    });
+  }
+
+  private get watcherId(): string {
+    return watcherWorkflowId(workflowInfo().taskQueue, watchShardOf(this.run.ref.projectId, this.run.ref.jobId, this.shards));
+  }
+
+  /** One wait: registered with the watcher, answered by it (or ended by the deadline). */
+  async wait(request: WatchedRequest): Promise<PollResult> {
+    this.round += 1;
+    this.answer = null;
+    const { workflowId, runId } = workflowInfo();
+    const registration: WatchRegistration = { workflowId, runId, ...this.run.ref, ...request, round: this.round };
+    await this.register(registration);
+    const silenceMs = SILENT_GAPS_BEFORE_REREGISTERING * request.schedule.maxIntervalMs;
+    for (;;) {
+      const leftMs = this.run.deadlineMs + LAST_READ_GRACE_MS - Date.now();
+      if (leftMs <= 0) throw this.run.deadlinePassedWhileWaiting(null);
+      if (await condition(() => this.answer !== null, Math.min(leftMs, silenceMs))) break;
+      if (Date.now() < this.run.deadlineMs) {
+        log.info('No word from the job watcher; registering the wait again', { watcherId: this.watcherId, round: this.round });
+        await this.register({ ...registration, readAtOnce: true });
+      }
+    }
+    const answer = this.answer as unknown as WatchAnswer;
+    if (answer.kind === 'failure') {
+      throw ApplicationFailure.create({ type: answer.type, message: answer.message, details: answer.details, nonRetryable: true });
+    }
+    return { job: answer.job, readAtMs: answer.readAtMs, polls: answer.polls, sawActive: answer.sawActive };
+  }
+
+  /** The follow-up ends with a wait unanswered (cancelled, deadline): its watcher forgets it, even while cancelling. */
+  async leave(): Promise<void> {
+    if (!this.registered) return;
+    await CancellationScope.nonCancellable(async () => {
+      try {
+        await getExternalWorkflowHandle(this.watcherId).signal(unwatchJobSignal, { workflowId: workflowInfo().workflowId, runId: workflowInfo().runId });
+      } catch {
+        // The watcher has ended: nothing to forget.
+      }
+    });
+  }
+
+  private async register(registration: WatchRegistration): Promise<void> {
+    this.registered = true;
+    try {
+      await getExternalWorkflowHandle(this.watcherId).signal(watchJobSignal, registration);
+    } catch (error) {
+      if (CancellationScope.current().consideredCancelled) throw error;
+      // No watcher runs for the shard (the first wait, or it ended or was terminated): start one with this wait.
+      await registerWatch({ watcherId: this.watcherId, registration }, this.run.deadlineMs);
+    }
+  }
+}

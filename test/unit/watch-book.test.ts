@@ -1,0 +1,120 @@
+import type { AgentJob } from '../../src/agent-api/job';
+import { readFailed, readSucceeded, WatchBook } from '../../src/follow-up/watch-book';
+import { watchShardOf, WatchRegistry, type WatchRegistration } from '../../src/follow-up/watch-registry';
+
+const T0 = 1_800_000_000_000;
+const schedule = { startedAtMs: T0, initialIntervalMs: 5_000, backoffCoefficient: 2, maxIntervalMs: 60_000, deadlineMs: T0 + 3_600_000 };
+
+function registration(overrides: Partial<WatchRegistration> = {}): WatchRegistration {
+  return {
+    workflowId: 'followup/p/j/1',
+    runId: 'run-1',
+    projectId: 'p',
+    jobId: 'j',
+    known: { status: 'active', prLink: null, archivedAt: null },
+    acceptUnchangedFromMs: null,
+    schedule,
+    readAtOnce: false,
+    round: 1,
+    ...overrides,
+  };
+}
+
+const job = (status: string, prLink: string | null = null): AgentJob => ({ id: 'j', status, prLink });
+
+describe('WatchRegistry', () => {
+  test('gives the changes since a version: new and replaced waits, and who left', () => {
+    const registry = new WatchRegistry();
+    registry.upsert(registration());
+    registry.upsert(registration({ workflowId: 'b' }));
+    const first = registry.changesSince(0);
+    expect(first.full).toBe(true);
+    expect(first.upserts.map((each) => each.workflowId)).toEqual(['followup/p/j/1', 'b']);
+    registry.upsert(registration({ round: 2 }));
+    registry.remove('b');
+    const next = registry.changesSince(first.version);
+    expect(next).toEqual({ version: first.version + 2, full: false, upserts: [registration({ round: 2 })], removed: ['b'] });
+  });
+
+  test('an earlier round of the same run never replaces a later one; another run of the workflow id does', () => {
+    const registry = new WatchRegistry([registration({ round: 3 })]);
+    registry.upsert(registration({ round: 2 }));
+    expect(registry.all()[0]?.round).toBe(3);
+    registry.upsert(registration({ runId: 'run-2', round: 1 }));
+    expect(registry.all()[0]).toMatchObject({ runId: 'run-2', round: 1 });
+  });
+
+  test('an answer forgets only the round it answered, and only for its run', () => {
+    const registry = new WatchRegistry([registration({ round: 2 })]);
+    registry.remove('followup/p/j/1', 'run-1', 1);
+    registry.remove('followup/p/j/1', 'run-0');
+    expect(registry.size).toBe(1);
+    registry.remove('followup/p/j/1', 'run-1', 2);
+    expect(registry.size).toBe(0);
+  });
+
+  test('a version this run never gave out gets the whole book', () => {
+    const registry = new WatchRegistry([registration()]);
+    expect(registry.changesSince(99).full).toBe(true);
+  });
+
+  test('one job, one shard; shards spread jobs', () => {
+    expect(watchShardOf('p', 'j', 8)).toBe(watchShardOf('p', 'j', 8));
+    const shards = new Set(Array.from({ length: 200 }, (_, i) => watchShardOf('p', `job-${i}`, 8)));
+    expect(shards.size).toBe(8);
+  });
+});
+
+describe('WatchBook', () => {
+  test('a wait is due at its schedule’s next point, or at once when a read is asked for', () => {
+    const book = new WatchBook();
+    book.apply({ version: 1, full: true, upserts: [registration(), registration({ workflowId: 'now', readAtOnce: true })], removed: [] }, T0 + 1_000);
+    expect(book.due(T0 + 1_000, 10).map((wait) => wait.registration.workflowId)).toEqual(['now']);
+    expect(book.get('followup/p/j/1')?.dueAtMs).toBe(T0 + 5_000);
+    expect(book.due(T0 + 5_000, 10).map((wait) => wait.registration.workflowId)).toEqual(['now', 'followup/p/j/1']);
+    expect(book.due(T0 + 5_000, 1)).toHaveLength(1);
+  });
+
+  test('an unchanged read plans the next; a change answers and stops the reads until the next round', () => {
+    const book = new WatchBook();
+    book.apply({ version: 1, full: true, upserts: [registration()], removed: [] }, T0);
+    const wait = book.get('followup/p/j/1')!;
+    expect(readSucceeded(wait, job('active'), T0 + 5_000, T0 + 5_000)).toEqual({ answer: false, recovered: false });
+    expect(wait.dueAtMs).toBe(T0 + 15_000);
+    expect(readSucceeded(wait, job('completed', 'https://github.com/a/b/pull/1'), T0 + 15_000, T0 + 15_000).answer).toBe(true);
+    expect(book.due(T0 + 60_000, 10)).toEqual([]);
+    book.apply({ version: 2, full: false, upserts: [registration({ round: 2, known: { status: 'completed', prLink: 'https://github.com/a/b/pull/1', archivedAt: null } })], removed: [] }, T0 + 16_000);
+    expect(book.get('followup/p/j/1')?.answered).toBe(false);
+    expect(book.get('followup/p/j/1')?.polls).toBe(0);
+  });
+
+  test('an unchanged terminal read answers once the settle window has passed', () => {
+    const book = new WatchBook();
+    const known = { status: 'completed', prLink: null, archivedAt: null };
+    book.apply({ version: 1, full: true, upserts: [registration({ known, acceptUnchangedFromMs: T0 + 30_000 })], removed: [] }, T0);
+    const wait = book.get('followup/p/j/1')!;
+    expect(readSucceeded(wait, job('completed'), T0 + 20_000, T0 + 20_000).answer).toBe(false);
+    expect(readSucceeded(wait, job('completed'), T0 + 40_000, T0 + 40_000).answer).toBe(true);
+  });
+
+  test('failed reads are counted from the first; Retry-After moves the next read, or past the deadline says so', () => {
+    const book = new WatchBook();
+    book.apply({ version: 1, full: true, upserts: [registration()], removed: [] }, T0);
+    const wait = book.get('followup/p/j/1')!;
+    expect(readFailed(wait, 'AgentApiServerError: HTTP 500', T0 + 5_000, T0 + 5_000, 0)).toEqual({ pastDeadline: false });
+    expect(readFailed(wait, 'AgentApiRateLimited: HTTP 429', T0 + 15_000, T0 + 15_000, 120_000)).toEqual({ pastDeadline: false });
+    expect(wait).toMatchObject({ failedReads: 2, failingSinceMs: T0 + 5_000, lastError: 'AgentApiRateLimited: HTTP 429', dueAtMs: T0 + 135_000 });
+    expect(readFailed(wait, 'AgentApiRateLimited: HTTP 429', T0 + 135_000, T0 + 135_000, 2 * 3_600_000)).toEqual({ pastDeadline: true });
+    expect(readSucceeded(wait, job('active'), T0 + 200_000, T0 + 200_000).answer).toBe(false);
+    expect(wait).toMatchObject({ failedReads: 0, failingSinceMs: null, lastError: null });
+  });
+
+  test('a later run of the workflow id is not dropped for an earlier run that ended', () => {
+    const book = new WatchBook();
+    book.apply({ version: 1, full: true, upserts: [registration({ runId: 'run-2' })], removed: [] }, T0);
+    book.drop('followup/p/j/1', 'run-1');
+    expect(book.size).toBe(1);
+    book.drop('followup/p/j/1', 'run-2');
+    expect(book.size).toBe(0);
+  });
+});

@@ -63,7 +63,7 @@ async function main(): Promise<void> {
     }
   }
   if (only.has('recovery')) {
-    figures.recovery = await runRecovery({ perGroup: Number(values['per-group']), restartAfterMs: figures.recoveryRestartMs, log });
+    figures.recovery = await runRecovery({ perGroup: Number(values['per-group']), restartAfterMs: figures.recoveryRestartMs, workerEnv: Object.fromEntries(values.env.map(envPair)), log });
   }
 
   if (only.has('burst')) {

@@ -19,8 +19,12 @@ import { sleepUnlessAborted } from './abort-signals';
 import { apiCounters, countedApiCall } from './api-metrics';
 import { MAX_INVALID_RESPONSES } from './poll-agent-job';
 
-/** How often the book is brought up to date: a new wait (or a read asked for) is read within about this. */
-const BOOK_REFRESH_MS = 500;
+/**
+ * How often the book is brought up to date: a new wait (or a read asked for) is read within about this. Each refresh is
+ * a query, a workflow task on some worker: at 500 ms with 8 shards the queries were a third of the CPU per read
+ * (8.4 ms against 5.6 ms at 2 s, docs/BENCHMARKS.md).
+ */
+const BOOK_REFRESH_MS = 2_000;
 /** Reads in flight at once, per watcher. */
 const READS_AT_ONCE = 16;
 

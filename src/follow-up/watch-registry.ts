@@ -89,7 +89,10 @@ export function watchShardOf(projectId: string, jobId: string, shards: number): 
   return hash % Math.max(1, Math.floor(shards));
 }
 
+/** Where the job watchers' workflow ids start: no follow-up may take one. */
+export const WATCHER_ID_PREFIX = 'agent-followup-watch/';
+
 /** The watcher of a shard of one task queue's jobs (each deployment reads with its own key). */
 export function watcherWorkflowId(taskQueue: string, shard: number): string {
-  return `agent-followup-watch/${taskQueue}/${shard}`;
+  return `${WATCHER_ID_PREFIX}${taskQueue}/${shard}`;
 }

@@ -3,6 +3,7 @@
  * one (project, job and prompt); anything else would hand the caller another follow-up's result while its own job
  * never hears of it. Ids in the coordinators' space are never a follow-up's. Pure: the workflow imports it too.
  */
+import { WATCHER_ID_PREFIX } from './watch-registry';
 import { COORDINATOR_ID_PREFIX, isCoordinatorWorkflowId } from './coordinator-id';
 
 /** What makes two follow-ups the same one; the options (polling, onAmbiguousSend) may differ and still attach. */
@@ -81,6 +82,9 @@ export function describeWorkflowIdInUse(
 
 /** Why a follow-up may not run under `workflowId`, or undefined when it may. */
 export function reservedWorkflowIdProblem(workflowId: string): string | undefined {
+  if (workflowId.startsWith(WATCHER_ID_PREFIX)) {
+    return `workflow id '${workflowId}' is reserved: ids starting with '${WATCHER_ID_PREFIX}' belong to the job watchers, never to a follow-up`;
+  }
   if (!isCoordinatorWorkflowId(workflowId)) return undefined;
   return (
     `workflow id '${workflowId}' is reserved: ids starting with '${COORDINATOR_ID_PREFIX}' belong to the project ` +

@@ -1,6 +1,7 @@
 import type { AgentJob } from '../../src/agent-api/job';
 import { readFailed, readSucceeded, WatchBook } from '../../src/follow-up/watch-book';
 import { watchShardOf, WatchRegistry, type WatchRegistration } from '../../src/follow-up/watch-registry';
+import { reservedWorkflowIdProblem } from '../../src/follow-up/workflow-id-owner';
 
 const T0 = 1_800_000_000_000;
 const schedule = { startedAtMs: T0, initialIntervalMs: 5_000, backoffCoefficient: 2, maxIntervalMs: 60_000, deadlineMs: T0 + 3_600_000 };
@@ -117,4 +118,9 @@ describe('WatchBook', () => {
     book.drop('followup/p/j/1', 'run-2');
     expect(book.size).toBe(0);
   });
+});
+
+test('a follow-up may not take a job watcher\'s workflow id', () => {
+  expect(reservedWorkflowIdProblem('agent-followup-watch/agent-followup/3')).toMatch(/belong to the job watchers/);
+  expect(reservedWorkflowIdProblem('followup/p/j/1')).toBeUndefined();
 });

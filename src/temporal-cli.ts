@@ -11,8 +11,12 @@ export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 
 /** Where scripts/install/install-temporal-cli.sh puts the binary: outside the repo, reused across clones. */
 export function cachedCliPath(env: Record<string, string | undefined> = process.env): string {
-  const cacheRoot = env.AGENT_FOLLOWUP_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'agent-followup');
-  return join(cacheRoot, `temporal-cli-${TEMPORAL_CLI_VERSION}`, 'temporal');
+  return join(cacheRoot(env), `temporal-cli-${TEMPORAL_CLI_VERSION}`, 'temporal');
+}
+
+/** The install scripts' cache, outside any clone: AGENT_FOLLOWUP_CACHE_DIR, else ~/.cache/agent-followup. */
+function cacheRoot(env: Record<string, string | undefined>): string {
+  return env.AGENT_FOLLOWUP_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'agent-followup');
 }
 
 function isExecutable(path: string): boolean {
@@ -41,8 +45,7 @@ export const TEMPORAL_TEST_SERVER_VERSION = '1.38.0';
 
 /** Where scripts/install/install-temporal-test-server.sh puts the time-skipping test server's launcher. */
 export function cachedTestServerPath(env: Record<string, string | undefined> = process.env): string {
-  const cacheRoot = env.AGENT_FOLLOWUP_CACHE_DIR ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'agent-followup');
-  return join(cacheRoot, `temporal-test-server-${TEMPORAL_TEST_SERVER_VERSION}`, 'temporal-test-server');
+  return join(cacheRoot(env), `temporal-test-server-${TEMPORAL_TEST_SERVER_VERSION}`, 'temporal-test-server');
 }
 
 /**

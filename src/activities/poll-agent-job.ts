@@ -16,8 +16,9 @@ import { sleepUnlessAborted } from './abort-signals';
 import { attemptClock } from './attempt-clock';
 import { AgentApiErrorType, type ApiFailureDetails } from '../agent-api/errors';
 import type { AgentApiClient, JobRef } from '../agent-api/http-client';
-import { isKnownStatus, isTerminal, jobState, sameJobState, type AgentJob, type JobState } from '../agent-api/job';
+import { isKnownStatus, type AgentJob, type JobState } from '../agent-api/job';
 import { readCheckpoint, type PollCheckpoint } from '../follow-up/poll-checkpoint';
+import { isAnswer } from '../follow-up/watch-book';
 import { FREQUENT_POLL_LIMIT_MS, nextPollAt, type PollSchedule } from '../follow-up/poll-schedule';
 import { FollowUpErrorType, RETRY_AFTER_PAST_DEADLINE, type ReadTrouble, type RetryAfterPastDeadlineDetails } from '../follow-up/types';
 import { apiCounters, countedApiCall } from './api-metrics';
@@ -172,11 +173,6 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops, re
   }
 }
 
-/** Whether a read answers the workflow's question: it changed, or it is the unchanged terminal read asked for. */
-function isAnswer(request: PollRequest, job: AgentJob, readAtMs: number): boolean {
-  if (request.known === null || !sameJobState(jobState(job), request.known)) return true;
-  return isTerminal(job.status) && request.acceptUnchangedFromMs !== null && readAtMs >= request.acceptUnchangedFromMs;
-}
 
 /**
  * Decides about a failed read: definite failures end the wait (the workflow decides), a third body in a row that breaks

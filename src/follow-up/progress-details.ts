@@ -58,10 +58,9 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
     lines.push(`- Send attempts so far: ${progress.sendAttempts}`);
   }
   if (progress.deadline && !FINAL_PHASES.has(progress.phase)) lines.push(`- Gives up at: ${progress.deadline}`);
-  lines.push(
-    `- Reads reported: ${progress.polls}${progress.runs > 1 ? `, over ${progress.runs} runs (continued as new)` : ''} ` +
-      '(polls that change nothing: see Pending Activities)',
-  );
+  // Where the reads that change nothing are counted: the pending poll activity, or the shared watcher (no activity here).
+  const where = progress.watcherId ? `read by the job watcher \`${progress.watcherId}\`; live reads: \`agent-followup status\`` : 'polls that change nothing: see Pending Activities';
+  lines.push(`- Reads reported: ${progress.polls}${progress.runs > 1 ? `, over ${progress.runs} runs (continued as new)` : ''} (${where})`);
   return lines.join('\n');
 }
 

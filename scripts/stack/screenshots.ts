@@ -4,23 +4,28 @@
  * rejected it, it timed out, it timed out while the API answered HTTP 500 — and others are still waiting: one behind
  * another in its job's lane, one for its project's send budget, one while the API fails. A schedule has run twice: its
  * page, and its runs in the list with their outcomes. The list uses the saved view of docs/WEB-UI.md (query and
- * columns). Writes PNGs to docs/screenshots/ (or --out).
+ * columns). Two more follow-ups wait with shared watching on (AGENT_WATCH_SHARDS): one healthy, one whose reads answer HTTP
+ * 500. Writes PNGs to docs/screenshots/ (or --out).
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { chromium, type Page } from 'playwright-core';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import type { FollowUpClient } from '../../src/client';
+import { AgentApiClient } from '../../src/agent-api/http-client';
+import { FollowUpClient } from '../../src/client';
 import { FollowUpSchedules } from '../../src/schedules';
+import { createFollowUpWorker } from '../../src/worker/follow-up-worker';
 import { columnsInitScript, followUpListUrl } from './web-ui-view';
 import { ensureTemporalCli } from './temporal-cli';
-import { startLocalStack } from './local-stack';
+import { LOCAL_API_KEY, startLocalStack } from './local-stack';
 
 const PROJECT = 'acme-web';
 /** A project with a budget of one send an hour. */
 const BUDGET_PROJECT = 'acme-docs';
 const POLLING = { initialInterval: '500ms', maxInterval: '2s', settleWindow: '2s', timeout: '10m' };
+/** A task queue whose worker waits through shared job watchers (AGENT_WATCH_SHARDS=2). */
+const SHARED_TASK_QUEUE = 'agent-followup-shared';
 
 const program = new Command('npm run screenshots --')
   .option('--out <dir>', 'where the PNGs go', join(__dirname, '..', '..', '..', 'docs', 'screenshots'))
@@ -41,8 +46,20 @@ async function main(): Promise<void> {
 
   // A budget of one send a second, so the sends are not spread over minutes the way 80 an hour would spread them.
   const stack = await startLocalStack({ ui: true, uiPort: options.uiPort, sendsPerProjectPerHour: 3_600, simulator: { defaultWorkMs: 1_500 } });
+  // A second worker, as a deployment with AGENT_WATCH_SHARDS=2 would run it: its follow-ups wait through job watchers.
+  const sharedWorker = await createFollowUpWorker({
+    connection: stack.env.nativeConnection,
+    namespace: 'default',
+    taskQueue: SHARED_TASK_QUEUE,
+    api: new AgentApiClient({ baseUrl: stack.simulator.baseUrl, apiKey: LOCAL_API_KEY, requestTimeoutMs: 5_000 }),
+    shutdownGraceTimeMs: 2_000,
+    coordination: { sendsPerHour: 3_600, watchShards: 2 },
+  });
+  const sharedRunning = sharedWorker.run();
   try {
-    const { ids, scheduleId } = await stack.run(startFollowUps(stack.followUps, stack.simulator));
+    const shared = new FollowUpClient(stack.env.client, { taskQueue: SHARED_TASK_QUEUE });
+    const [{ ids, scheduleId }, sharedIds] = await stack.run(Promise.all([startFollowUps(stack.followUps, stack.simulator), startSharedFollowUps(shared, stack.simulator)]));
+    Object.assign(ids, sharedIds);
     const browser = await chromium.launch({ executablePath: options.chromium, args: ['--no-sandbox'] });
     try {
       // 1600 px: a common laptop width, where the list's pull-request column must still show.
@@ -56,7 +73,7 @@ async function main(): Promise<void> {
         await shoot(page, `${ui}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`, workflowId, join(options.out, `${name}.png`));
       }
       // Where a running follow-up says what it is doing: its current details, kept live by the workflow.
-      for (const name of ['follow-up-waiting', 'follow-up-queued', 'follow-up-waiting-for-budget', 'follow-up-failing']) {
+      for (const name of ['follow-up-waiting', 'follow-up-queued', 'follow-up-waiting-for-budget', 'follow-up-failing', ...Object.keys(sharedIds)]) {
         await page.goto(`${ui}/namespaces/default/workflows/${encodeURIComponent(ids[name] as string)}`, { waitUntil: 'load' });
         await page.getByText('User Metadata', { exact: true }).filter({ visible: true }).first().click();
         await capture(page, 'Current Details', join(options.out, `${name}-details.png`));
@@ -69,6 +86,8 @@ async function main(): Promise<void> {
     }
     console.log(`Screenshots written to ${options.out}`);
   } finally {
+    sharedWorker.shutdown();
+    await sharedRunning.catch(() => undefined);
     await stack.teardown();
   }
 }
@@ -162,6 +181,25 @@ async function startFollowUps(
     },
     scheduleId,
   };
+}
+
+/**
+ * With shared watching on: one follow-up waiting while its job works, one whose reads answer HTTP 500. Returned once
+ * the watcher has read each a few times, so the failing one has counted failures.
+ */
+async function startSharedFollowUps(
+  followUps: FollowUpClient,
+  simulator: Awaited<ReturnType<typeof startLocalStack>>['simulator'],
+): Promise<Record<string, string>> {
+  simulator.addJob({ projectId: PROJECT, jobId: 'web-111', workMs: 3_600_000 });
+  simulator.addJob({ projectId: PROJECT, jobId: 'web-112', workMs: 3_600_000 });
+  const waiting = await followUps.start({ projectId: PROJECT, jobId: 'web-111', prompt: 'Add dark mode to the settings page', polling: POLLING });
+  const failing = await followUps.start({ projectId: PROJECT, jobId: 'web-112', prompt: 'Fix the date picker in Safari', polling: POLLING });
+  await waitUntil(() => simulator.counts(PROJECT, 'web-111').messagesAccepted === 1 && simulator.counts(PROJECT, 'web-112').messagesAccepted === 1);
+  simulator.setJobFaults(PROJECT, 'web-112', [{ operation: 'get', kind: 'status', status: 500 }]);
+  const failedReads = simulator.counts(PROJECT, 'web-112').gets + 5;
+  await waitUntil(() => simulator.counts(PROJECT, 'web-112').gets >= failedReads);
+  return { 'follow-up-shared-waiting': waiting.workflowId, 'follow-up-shared-failing': failing.workflowId };
 }
 
 async function waitUntil(condition: () => boolean): Promise<void> {

@@ -13,7 +13,7 @@ import { AgentApiErrorType, type ApiFailureDetails } from '../agent-api/errors';
 import type { AgentApiClient } from '../agent-api/http-client';
 import { FollowUpErrorType, RETRY_AFTER_PAST_DEADLINE, type RetryAfterPastDeadlineDetails } from '../follow-up/types';
 import type { WatchAnswer } from '../follow-up/watch-answer';
-import { readFailed, readSucceeded, WatchBook, type WatchedWait } from '../follow-up/watch-book';
+import { readFailed, readSucceeded, reportOf, WatchBook, type WatchedWait } from '../follow-up/watch-book';
 import { jobAnswerSignal, readTroubleSignal, unwatchJobSignal, watchChangesQuery } from '../workflows/definitions';
 import { sleepUnlessAborted } from './abort-signals';
 import { apiCounters, countedApiCall } from './api-metrics';
@@ -51,6 +51,8 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
     const watcher = temporal.workflow.getHandle(watcherId);
     const book = new WatchBook();
     const invalidInARow = new Map<string, number>();
+    /** Waits read since the last refresh: their figures go to the watcher with the next book query, for `status`. */
+    const readSinceRefresh = new Set<string>();
     let inFlight = 0;
     let refreshedAtMs = 0;
     let heartbeatAtMs = 0;
@@ -137,7 +139,12 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
       }
       const nowMs = Date.now();
       if (nowMs - refreshedAtMs >= BOOK_REFRESH_MS) {
-        book.apply(await watcher.query(watchChangesQuery, book.version), Date.now());
+        const reports = [...readSinceRefresh].flatMap((workflowId) => {
+          const wait = book.get(workflowId);
+          return wait ? [reportOf(wait)] : [];
+        });
+        readSinceRefresh.clear();
+        book.apply(await watcher.query(watchChangesQuery, book.version, reports), Date.now());
         refreshedAtMs = Date.now();
       }
       for (const wait of book.due(Date.now(), READS_AT_ONCE - inFlight)) {
@@ -146,6 +153,7 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
         void read(wait).finally(() => {
           wait.reading = false;
           inFlight -= 1;
+          readSinceRefresh.add(wait.registration.workflowId);
         });
       }
       if (Date.now() - heartbeatAtMs >= HEARTBEAT_EVERY_MS) {

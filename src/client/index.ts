@@ -23,6 +23,7 @@ import {
   type FollowUpRequest,
 } from '../follow-up/input';
 import { describePollActivity } from './describe-poll';
+import { describeWatch } from './describe-watch';
 import { NamespaceNotFoundError, NamespaceNotReadyError } from './namespace-errors';
 import { AgentJobStatus, AgentPrLink } from '../follow-up/search-attributes';
 import { identifierProblem } from '../follow-up/request';
@@ -36,6 +37,7 @@ import {
   type WorkflowIdMismatch,
 } from '../follow-up/workflow-id-owner';
 import type { FollowUpProgress, FollowUpResult, PollActivityProgress } from '../follow-up/types';
+import type { SharedWatchStatus } from '../follow-up/watch-figures';
 import { failedOutcome, settleFollowUp, type FollowUpOutcome } from './outcome';
 import { BUDGET_DEFAULTS_WORKFLOW_ID, coordinatorWorkflowId, DEFAULT_BUDGET_MEMO_KEY, DEFAULT_COORDINATOR_TASK_QUEUE } from '../follow-up/coordinator-id';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type ProjectView } from '../follow-up/project-coordination';
@@ -56,6 +58,7 @@ import type { followUpWorkflow } from '../workflows/follow-up';
 import type { projectCoordinatorWorkflow } from '../workflows/project-coordinator';
 
 export * from '../follow-up/types';
+export type { SharedWatchFigures, SharedWatchStatus } from '../follow-up/watch-figures';
 export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type ProjectView } from '../follow-up/project-coordination';
 export { failedOutcome, settleFollowUp, type FollowUpDidNotEnd, type FollowUpEnded, type FollowUpFailureType, type FollowUpOutcome } from './outcome';
 export type { FollowUpInput } from '../follow-up/input';
@@ -136,6 +139,11 @@ export interface FollowUpStatus {
   result?: FollowUpResult;
   /** Why `progress` is missing, when it is (no worker polls the task queue, or none answered in time). */
   progressUnavailable?: string;
+  /**
+   * Shared watching (AGENT_WATCH_SHARDS), while a watcher reads the job for the follow-up: the watcher's live figures
+   * for it (watched since, last read, failing reads, next read), or why they are not available.
+   */
+  watch?: SharedWatchStatus;
   /**
    * When no worker answered: what the server itself keeps of the follow-up (its search attributes), so a dead worker
    * never leaves the caller with nothing.
@@ -369,6 +377,8 @@ export class FollowUpClient {
         executionStatus === 'RUNNING'
           ? await this.progress(workflowId, { timeoutMs: PROGRESS_QUERY_DEADLINE_MS })
           : await this.client.connection.withDeadline(Date.now() + PROGRESS_QUERY_DEADLINE_MS, () => handle.query(progressQuery));
+      const watcherId = status.progress.watcherId;
+      if (executionStatus === 'RUNNING' && watcherId) status.watch = await describeWatch(this.client, workflowId, watcherId, PROGRESS_QUERY_DEADLINE_MS);
     } catch (error) {
       if (error instanceof NoWorkerAnsweredError || isGrpcDeadlineError(error)) {
         status.progressUnavailable = `no worker answered within ${PROGRESS_QUERY_DEADLINE_MS / 1000}s (the workers listed on task queue '${this.options.taskQueue}' may have stopped)`;

@@ -84,6 +84,24 @@ export const FollowUpReportSchema = z
       })
       .nullable()
       .describe('what the server keeps of the job when no worker answered'),
+    watch: z
+      .discriminatedUnion('available', [
+        z.strictObject({
+          watcherId: z.string(),
+          available: z.literal(true),
+          watchedSince: z.string().describe('when this run of the follow-up first registered with the watcher'),
+          lastRead: z
+            .strictObject({ at: z.string(), status: z.string().nullable().describe('null: that read failed') })
+            .nullable()
+            .describe("the watcher's last read of the job; null: none reported since the watcher's worker took it in"),
+          reads: z.number().int().nullable().describe('reads of the current wait, as far as reported'),
+          failing: z.strictObject({ since: z.string(), failedReads: z.number().int(), lastError: z.string() }).nullable().describe('null: the last read succeeded'),
+          nextReadAt: z.string().nullable().describe("the reader's plan, else the schedule's next point; null: none before the deadline"),
+        }),
+        z.strictObject({ watcherId: z.string(), available: z.literal(false), reason: z.string() }),
+      ])
+      .nullable()
+      .describe("shared watching (AGENT_WATCH_SHARDS): the watcher's live figures for this follow-up while it waits, or why they are unavailable; null otherwise"),
     polls: z
       .number()
       .int()
@@ -193,9 +211,10 @@ export const BudgetReportSchema = z
   .describe('agent-followup budget show --json and budget set --json');
 
 /** The one count of reads: what the text says too. */
-export function readsSoFar(status: Pick<FollowUpStatus, 'result' | 'progress'>): number | null {
+export function readsSoFar(status: Pick<FollowUpStatus, 'result' | 'progress' | 'watch'>): number | null {
   if (status.result) return status.result.polls;
-  if (status.progress) return status.progress.polls + (status.progress.poll?.polls ?? 0);
+  const watched = status.watch?.available ? (status.watch.reads ?? 0) : 0;
+  if (status.progress) return status.progress.polls + (status.progress.poll?.polls ?? 0) + watched;
   return null;
 }
 
@@ -212,6 +231,7 @@ export function followUpReport(status: FollowUpStatus, started: StartedFollowUp 
     progress: status.progress ?? null,
     progressUnavailable: status.progressUnavailable ?? null,
     lastKnown: status.lastKnown ?? null,
+    watch: status.watch ?? null,
     polls: readsSoFar(status),
   };
 }

@@ -3,6 +3,7 @@ import type { FollowUpStatus } from '../client';
 import { isTerminal } from '../agent-api/job';
 import { queuedLine, roughDuration } from '../follow-up/progress-details';
 import type { FollowUpProgress, FollowUpResult } from '../follow-up/types';
+import type { SharedWatchFigures, SharedWatchStatus } from '../follow-up/watch-figures';
 import type { FollowUpOutcome } from '../client/outcome';
 import type { FollowUpScheduleSpecView, ScheduledFollowUpRun } from '../schedules';
 
@@ -15,10 +16,12 @@ export function describeResult(result: FollowUpResult): string {
   return `${lines.filter(Boolean).join('\n')}\n`;
 }
 
-export function describeProgress(progress: FollowUpProgress, nowMs: number = Date.now()): string {
+/** One line of progress (and one of errors); `watch`: its shared watcher's live figures, when `status` asked for them. */
+export function describeProgress(progress: FollowUpProgress, nowMs: number = Date.now(), watch?: SharedWatchStatus): string {
   if (progress.phase === 'queued') return `  … ${queuedLine(progress, nowMs)}`;
-  const polls = progress.polls + (progress.poll?.polls ?? 0);
-  const status = progress.sentAt === null ? null : (progress.poll?.lastStatus ?? progress.lastStatus);
+  const figures = watch?.available ? watch : undefined;
+  const polls = progress.polls + (progress.poll?.polls ?? 0) + (figures?.reads ?? 0);
+  const status = progress.sentAt === null ? null : (progress.poll?.lastStatus ?? figures?.lastRead?.status ?? progress.lastStatus);
   // Before the message the job's status is that of earlier work: it is not this follow-up's to show.
   const shown = status !== null ? `status ${status}` : progress.sentAt === null ? 'message not sent yet' : 'not read since the message';
   const parts = [`${progress.phase}`, shown, `${polls} poll(s)`];
@@ -29,33 +32,57 @@ export function describeProgress(progress: FollowUpProgress, nowMs: number = Dat
     if (progress.waitingFor === 'settle') parts.push("waiting to confirm the result is this follow-up's");
     if (progress.waitingFor === 'confirmation') parts.push('reading the result once more to confirm it');
   }
-  if (progress.poll?.nextPollAt) {
+  const nextPollAt = progress.poll?.nextPollAt ?? figures?.nextReadAt;
+  if (nextPollAt) {
     // A time already past is a loop's last heartbeat, not yet refreshed: the poll is under way, so nothing is said.
-    const inMs = Date.parse(progress.poll.nextPollAt) - nowMs;
+    const inMs = Date.parse(nextPollAt) - nowMs;
     if (inMs >= 1_000) parts.push(`next poll in ${roughDuration(inMs)}`);
   }
   if (progress.deadline) {
     const leftMs = Date.parse(progress.deadline) - nowMs;
     if (leftMs > 0) parts.push(`${roughDuration(leftMs)} left before the deadline`);
   }
-  const failing = failingLine(progress, nowMs);
+  const failing = failingLine(progress, nowMs, figures);
   return `  … ${parts.join(', ')}${failing ? `\n  ! ${failing}` : ''}`;
 }
 
 /**
  * Errors as errors: "reads failing for 3m12s (since 12:01:05 UTC, 14 in a row): HttpError: … HTTP 500". The live
- * figures come from the pending poll activity; the workflow's own (sends, or reads it was told of) otherwise.
+ * figures come from the pending poll activity or the shared watcher; the workflow's own (sends, or reads it was told
+ * of) otherwise.
  */
-export function failingLine(progress: FollowUpProgress, nowMs: number = Date.now()): string | null {
+export function failingLine(progress: FollowUpProgress, nowMs: number = Date.now(), watch?: Pick<SharedWatchFigures, 'failing'>): string | null {
   const poll = progress.poll;
-  const lastError = poll?.lastError ?? progress.lastError;
+  const live = poll?.lastError
+    ? // The live count is as fresh as the wait's last heartbeat (a loop sends one per 0.8 × its heartbeat timeout).
+      { since: poll.failingSince ?? progress.errorsSince, count: poll.failedReads > 0 ? `, at least ${poll.failedReads} in a row` : '', lastError: poll.lastError }
+    : watch?.failing
+      ? { since: watch.failing.since, count: `, ${watch.failing.failedReads} in a row`, lastError: watch.failing.lastError }
+      : null;
+  const lastError = live?.lastError ?? progress.lastError;
   if (!lastError) return null;
-  const since = poll?.lastError ? (poll.failingSince ?? progress.errorsSince) : progress.errorsSince;
-  const what = poll?.lastError ? 'reads' : 'calls to the API';
+  const since = live ? live.since : progress.errorsSince;
+  const what = live ? 'reads' : 'calls to the API';
   if (since === null) return `last error: ${lastError}`;
-  // The live count is as fresh as the wait's last heartbeat (a loop sends one per 0.8 × its heartbeat timeout).
-  const count = poll?.lastError && poll.failedReads > 0 ? `, at least ${poll.failedReads} in a row` : '';
-  return `${what} failing for ${roughDuration(Math.max(0, nowMs - Date.parse(since)))} (since ${since.slice(11, 19)} UTC${count}): ${lastError}`;
+  return `${what} failing for ${roughDuration(Math.max(0, nowMs - Date.parse(since)))} (since ${since.slice(11, 19)} UTC${live?.count ?? ''}): ${lastError}`;
+}
+
+/** The shared watcher's line of `status`: since when it watches, its last and next read; or why it could not say. */
+export function describeWatchLine(watch: SharedWatchStatus, nowMs: number = Date.now()): string {
+  if (!watch.available) return `  Watcher ${watch.watcherId}: live figures not available (${watch.reason})`;
+  const last = watch.lastRead ? `last read ${clock(watch.lastRead.at)} UTC (${watch.lastRead.status ?? 'failed'})` : 'no read reported yet';
+  const next = watch.nextReadAt === null ? 'no read left before the deadline' : `next read ${clock(watch.nextReadAt)} UTC${inFrom(watch.nextReadAt, nowMs)}`;
+  return `  Watched by ${watch.watcherId} since ${clock(watch.watchedSince)} UTC: ${last}, ${next}`;
+}
+
+function clock(iso: string): string {
+  return iso.slice(11, 19);
+}
+
+/** " (in 12s)", or nothing when the time has come. */
+function inFrom(iso: string, nowMs: number): string {
+  const inMs = Date.parse(iso) - nowMs;
+  return inMs >= 1_000 ? ` (in ${roughDuration(inMs)})` : ' (due now)';
 }
 
 /** `status` as text: Temporal's status, how it ended (type and message when it failed), and what it last knew. */
@@ -68,8 +95,9 @@ export function describeStatus(status: FollowUpStatus): string {
   if (progress && !(outcome && 'result' in outcome)) {
     const last = progress.lastStatus ?? (progress.sentAt === null ? 'not sent the message' : 'not read since the message');
     if (outcome) lines.push(`Last known: job ${progress.jobId} ${last}, ${progress.polls} poll(s)${progress.prLink ? `, ${progress.prLink}` : ''}`);
-    else lines.push(describeProgress(progress));
+    else lines.push(describeProgress(progress, Date.now(), status.watch));
   }
+  if (status.watch) lines.push(describeWatchLine(status.watch));
   if (status.progressUnavailable) lines.push(`Progress: not available (${status.progressUnavailable})`);
   if (status.lastKnown) {
     const { jobStatus, prLink, poll } = status.lastKnown;

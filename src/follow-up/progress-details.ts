@@ -38,14 +38,22 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
   const job = `job \`${progress.jobId}\` in project \`${progress.projectId}\``;
   // A failure's own reason is the headline; the job's last read follows.
   const failedWithReason = progress.phase === 'failed' && progress.lastError !== null;
+  // Watched by a shared watcher, the follow-up has no pending activity to show failed attempts: failing reads are the
+  // headline, or a healthy wait would look the same as one the API fails.
+  const watchedAndFailing = progress.watcherId && progress.phase === 'waiting' && progress.lastError !== null;
   // The UI shows this in a short fixed-height panel: what an operator acts on comes first, the read count last.
   const lines = [
     failedWithReason
       ? `**Failed**: ${progress.lastError}\n\nThe ${job} ${progress.lastStatus === null ? (progress.sentAt === null ? 'was not sent the message' : 'was not read after the message') : `was last read as ${status}`}.`
-      : `**${PHASE_TITLES[progress.phase]}**: ${job}${state}.`,
+      : watchedAndFailing
+        ? `**Reading the job fails${progress.errorsSince ? ` since ${progress.errorsSince.slice(11, 19)} UTC` : ''}**: ${progress.lastError}\n\nStill waiting for the ${job} to end; last read as ${status}.`
+        : `**${PHASE_TITLES[progress.phase]}**: ${job}${state}.`,
     '',
   ];
-  if (progress.lastError && !failedWithReason) {
+  if (progress.watcherId) {
+    lines.push(`- Read by the job watcher \`${progress.watcherId}\` (no activity of its own); failed reads, last and next read: \`agent-followup status\``);
+  }
+  if (progress.lastError && !failedWithReason && !watchedAndFailing) {
     // Errors as errors: an operator must tell "the API is failing" from "the agent is working" at a glance. The first
     // bullet, in bold: the panel is short, and a paragraph of its own pushed the deadline and reads out of view.
     lines.push(`- **Calls to the agent API ${FINAL_PHASES.has(progress.phase) ? 'were' : 'are'} failing${progress.errorsSince ? ` since ${progress.errorsSince.slice(11, 19)} UTC` : ''}**: ${progress.lastError}`);
@@ -58,10 +66,9 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
     lines.push(`- Send attempts so far: ${progress.sendAttempts}`);
   }
   if (progress.deadline && !FINAL_PHASES.has(progress.phase)) lines.push(`- Gives up at: ${progress.deadline}`);
-  lines.push(
-    `- Reads reported: ${progress.polls}${progress.runs > 1 ? `, over ${progress.runs} runs (continued as new)` : ''} ` +
-      '(polls that change nothing: see Pending Activities)',
-  );
+  // Where the reads that change nothing are counted: the pending poll activity, or the watcher (see `status`).
+  const where = progress.watcherId ? 'reads that change nothing: `agent-followup status`' : 'polls that change nothing: see Pending Activities';
+  lines.push(`- Reads reported: ${progress.polls}${progress.runs > 1 ? `, over ${progress.runs} runs (continued as new)` : ''} (${where})`);
   return lines.join('\n');
 }
 

@@ -80,6 +80,11 @@ export interface FollowUpProgress {
   prLink: string | null;
   /** How the follow-up ended (outcome-kind.ts); null while it runs. The same word as its AgentFollowUpOutcome. */
   outcome: FollowUpOutcomeKind | null;
+  /**
+   * The shared job watcher reading the job for this follow-up while it waits (AGENT_WATCH_SHARDS), by workflow id;
+   * null when it polls for itself or is not waiting. Absent from follow-ups started by an earlier version.
+   */
+  watcherId?: string | null;
   /** The poll activity under way, as Temporal describes it (filled in by the client, not by the workflow). */
   poll?: PollActivityProgress;
 }

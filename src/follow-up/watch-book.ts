@@ -5,6 +5,7 @@
  */
 import { isTerminal, jobState, sameJobState, type AgentJob } from '../agent-api/job';
 import { nextPollAt } from './poll-schedule';
+import type { WaitReadReport } from './watch-figures';
 import type { WatchChanges, WatchRegistration } from './watch-registry';
 
 export interface WatchedWait {
@@ -13,6 +14,8 @@ export interface WatchedWait {
   dueAtMs: number | null;
   polls: number;
   sawActive: boolean;
+  /** The last read of the job for this run: when, and the status it found (null: it failed). */
+  lastRead: { atMs: number; status: string | null } | null;
   failingSinceMs: number | null;
   failedReads: number;
   lastError: string | null;
@@ -58,6 +61,7 @@ export class WatchBook {
         dueAtMs: registration.readAtOnce ? nowMs : nextPollAt(registration.schedule, nowMs),
         polls: 0,
         sawActive: false,
+        lastRead: sameRun ? kept.lastRead : null,
         // Errors carry over to the next round of the same run: the API's health did not change with it.
         failingSinceMs: sameRun ? kept.failingSinceMs : null,
         failedReads: sameRun ? kept.failedReads : 0,
@@ -100,6 +104,7 @@ export class WatchBook {
 /** A read came back: count it; whether it answers; when the next is due if not. */
 export function readSucceeded(wait: WatchedWait, job: AgentJob, readAtMs: number, nowMs: number): { answer: boolean; recovered: boolean } {
   wait.polls += 1;
+  wait.lastRead = { atMs: readAtMs, status: job.status };
   if (job.status === 'active') wait.sawActive = true;
   const recovered = wait.troubleTold;
   wait.failingSinceMs = null;
@@ -117,6 +122,7 @@ export function readSucceeded(wait: WatchedWait, job: AgentJob, readAtMs: number
  */
 export function readFailed(wait: WatchedWait, error: string, readAtMs: number, nowMs: number, retryAfterMs: number): { pastDeadline: boolean } {
   wait.polls += 1;
+  wait.lastRead = { atMs: readAtMs, status: null };
   wait.failingSinceMs ??= readAtMs;
   wait.failedReads += 1;
   wait.lastError = error;
@@ -124,4 +130,20 @@ export function readFailed(wait: WatchedWait, error: string, readAtMs: number, n
   const planned = nextPollAt(wait.registration.schedule, nowMs);
   wait.dueAtMs = planned === null ? null : Math.max(planned, nowMs + retryAfterMs);
   return { pastDeadline: false };
+}
+
+/** What the reader tells its watcher of a wait, for `status` (watch-figures.ts). */
+export function reportOf(wait: WatchedWait): WaitReadReport {
+  const { workflowId, runId, round } = wait.registration;
+  return {
+    workflowId,
+    runId,
+    round,
+    reads: wait.polls,
+    lastRead: wait.lastRead,
+    failingSinceMs: wait.failingSinceMs,
+    failedReads: wait.failedReads,
+    lastError: wait.lastError,
+    nextReadAtMs: wait.dueAtMs,
+  };
 }

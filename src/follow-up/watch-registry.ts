@@ -5,6 +5,7 @@
  */
 import type { JobState } from '../agent-api/job';
 import type { PollSchedule } from './poll-schedule';
+import type { WaitReadReport, WatchedWaitView } from './watch-figures';
 
 /** One wait of one follow-up, as it registers with its shard's watcher. */
 export interface WatchRegistration {
@@ -34,12 +35,18 @@ export interface WatchChanges {
 }
 
 export class WatchRegistry {
-  private readonly entries = new Map<string, { registration: WatchRegistration; version: number }>();
+  private readonly entries = new Map<string, { registration: WatchRegistration; version: number; sinceMs: number }>();
   private readonly removed = new Map<string, number>();
+  /**
+   * The reader's last report per wait, for `status` only. It arrives with the reader's book query, so it is not in
+   * history and is lost when the workflow leaves a worker's cache: nothing the workflow decides may depend on it.
+   */
+  private readonly reports = new Map<string, WaitReadReport>();
   private version = 0;
 
-  constructor(initial: readonly WatchRegistration[] = []) {
-    for (const registration of initial) this.upsert(registration);
+  /** `watchedSince`: when each carried wait was first registered (from the run before a continue-as-new). */
+  constructor(initial: readonly WatchRegistration[] = [], watchedSince: Readonly<Record<string, number>> = {}, nowMs = 0) {
+    for (const registration of initial) this.upsert(registration, watchedSince[registration.workflowId] ?? nowMs);
   }
 
   get size(): number {
@@ -47,11 +54,14 @@ export class WatchRegistry {
   }
 
   /** Adds a wait, or replaces the follow-up's earlier one; an earlier round of the same run than the one kept is ignored. */
-  upsert(registration: WatchRegistration): void {
+  upsert(registration: WatchRegistration, nowMs = 0): void {
     const kept = this.entries.get(registration.workflowId);
     if (kept && kept.registration.runId === registration.runId && kept.registration.round > registration.round) return;
     this.version += 1;
-    this.entries.set(registration.workflowId, { registration, version: this.version });
+    // A run's next wait (the next round) is watched on since its first: the operator asks how long it has been watched.
+    const sameRun = kept !== undefined && kept.registration.runId === registration.runId;
+    if (!sameRun) this.reports.delete(registration.workflowId);
+    this.entries.set(registration.workflowId, { registration, version: this.version, sinceMs: sameRun ? kept.sinceMs : nowMs });
     this.removed.delete(registration.workflowId);
   }
 
@@ -62,7 +72,27 @@ export class WatchRegistry {
     if (round !== undefined && kept.registration.round > round) return;
     this.version += 1;
     this.entries.delete(workflowId);
+    this.reports.delete(workflowId);
     this.removed.set(workflowId, this.version);
+  }
+
+  /** Keeps the reader's reports of waits still registered by the same run (a report of a run gone is dropped). */
+  noteReports(reports: readonly WaitReadReport[]): void {
+    for (const report of reports) {
+      if (this.entries.get(report.workflowId)?.registration.runId === report.runId) this.reports.set(report.workflowId, report);
+    }
+  }
+
+  /** One follow-up's wait as this watcher holds it, with its reader's last report (null: not registered here). */
+  view(workflowId: string): WatchedWaitView | null {
+    const kept = this.entries.get(workflowId);
+    if (!kept) return null;
+    return { registration: kept.registration, watchedSinceMs: kept.sinceMs, report: this.reports.get(workflowId) ?? null };
+  }
+
+  /** When each wait was first registered: carried over a continue-as-new with `all()`. */
+  watchedSince(): Record<string, number> {
+    return Object.fromEntries([...this.entries].map(([workflowId, entry]) => [workflowId, entry.sinceMs]));
   }
 
   /** The changes after `since` (0: everything); a version this run never gave out gets the whole book. */

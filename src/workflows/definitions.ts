@@ -2,6 +2,7 @@
 import type { QueryDefinition, SignalDefinition } from '@temporalio/common';
 import type { EnterRequest, ProjectView, QueueNotice, TurnGrant } from '../follow-up/project-coordination';
 import type { FollowUpProgress, ReadTrouble } from '../follow-up/types';
+import type { WaitReadReport, WatchedWaitView } from '../follow-up/watch-figures';
 import type { WatchAnswer } from '../follow-up/watch-answer';
 import type { WatchChanges, WatchRegistration } from '../follow-up/watch-registry';
 
@@ -41,8 +42,13 @@ export const projectQuery = queryNamed<ProjectView>('project');
 export const watchJobSignal = signalNamed<[WatchRegistration]>('watchJob');
 /** To a job watcher: the follow-up's run no longer waits (`runId` absent: whichever run), or its `round` was answered. */
 export const unwatchJobSignal = signalNamed<[{ workflowId: string; runId?: string; round?: number }]>('unwatchJob');
-/** A job watcher's changes since a version: its polling activity asks, so the book never goes through history. */
-export const watchChangesQuery = queryNamed<WatchChanges, [number]>('watchChanges');
+/**
+ * A job watcher's changes since a version: its polling activity asks, so the book never goes through history. It
+ * passes its reports of the reads made since it last asked along (for `status`; a query's arguments are not in history).
+ */
+export const watchChangesQuery = queryNamed<WatchChanges, [number, WaitReadReport[]?]>('watchChanges');
+/** A job watcher's live figures for one follow-up (by workflow id): `status` asks; null when it holds no wait of it. */
+export const watchedWaitQuery = queryNamed<WatchedWaitView | null, [string]>('watchedWait');
 /** To a follow-up, from its watcher: the read that answers its wait, or why the wait cannot go on. */
 export const jobAnswerSignal = signalNamed<[WatchAnswer]>('jobAnswer');
 

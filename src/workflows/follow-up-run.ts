@@ -70,6 +70,7 @@ export class FollowUpRun {
       delivery: delivered?.via ?? null,
       prLink: this.shown?.prLink ?? null,
       outcome: null,
+      watcherId: null,
     };
     this.view = new RunView(this.ref, this.progress);
     // The poll activity says when reads begin to fail and when they succeed again; the failed reads themselves never
@@ -126,6 +127,12 @@ export class FollowUpRun {
       this.progress.prLink = job.prLink;
       this.view.showJob(this.shown);
     }
+    this.view.publish();
+  }
+
+  /** The shared job watcher now reading the job for this follow-up (null: none). */
+  watchedBy(watcherId: string | null): void {
+    this.progress.watcherId = watcherId;
     this.view.publish();
   }
 

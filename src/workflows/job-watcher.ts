@@ -19,7 +19,7 @@ import {
 } from '@temporalio/workflow';
 import type { FollowUpActivities } from '../activities';
 import { WatchRegistry, type WatchRegistration } from '../follow-up/watch-registry';
-import { unwatchJobSignal, watchChangesQuery, watchJobSignal } from './definitions';
+import { unwatchJobSignal, watchChangesQuery, watchedWaitQuery, watchJobSignal } from './definitions';
 
 /** Signals a run takes before it continues as new, far below Temporal's 10,000 per run. */
 const SIGNALS_PER_RUN = 4_000;
@@ -29,6 +29,8 @@ const IDLE_FOR_MS = 10 * 60_000;
 export interface WatcherStart {
   /** The waits carried from the run before (continue-as-new). */
   registrations?: WatchRegistration[];
+  /** When each of them was first registered, by workflow id. */
+  watchedSince?: Record<string, number>;
 }
 
 const { watchJobs } = proxyActivities<FollowUpActivities>({
@@ -41,17 +43,23 @@ const { watchJobs } = proxyActivities<FollowUpActivities>({
 });
 
 export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void> {
-  const registry = new WatchRegistry(Array.isArray(start.registrations) ? start.registrations : []);
+  const since = typeof start.watchedSince === 'object' && start.watchedSince !== null ? start.watchedSince : {};
+  const registry = new WatchRegistry(Array.isArray(start.registrations) ? start.registrations : [], since, Date.now());
   let signals = 0;
   setHandler(watchJobSignal, (registration) => {
     signals += 1;
-    registry.upsert(registration);
+    registry.upsert(registration, Date.now());
   });
   setHandler(unwatchJobSignal, ({ workflowId, runId, round }) => {
     signals += 1;
     registry.remove(workflowId, runId, round);
   });
-  setHandler(watchChangesQuery, (since) => registry.changesSince(typeof since === 'number' ? since : 0));
+  setHandler(watchChangesQuery, (version, reports) => {
+    // The reader's reports only feed watchedWaitQuery: nothing the workflow decides reads them (see WatchRegistry).
+    if (Array.isArray(reports)) registry.noteReports(reports);
+    return registry.changesSince(typeof version === 'number' ? version : 0);
+  });
+  setHandler(watchedWaitQuery, (workflowId) => registry.view(String(workflowId)));
 
   const reading = new CancellationScope();
   const reader = reading.run(() => watchJobs({ watcherId: workflowInfo().workflowId })).catch((error: unknown) => {
@@ -71,7 +79,7 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       reading.cancel();
       await reader;
       await condition(allHandlersFinished);
-      await continueAsNew<typeof jobWatcherWorkflow>({ registrations: registry.all() });
+      await continueAsNew<typeof jobWatcherWorkflow>({ registrations: registry.all(), watchedSince: registry.watchedSince() });
     }
   }
   reading.cancel();

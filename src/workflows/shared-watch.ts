@@ -45,7 +45,8 @@ export class SharedWatch {
     });
   }
 
-  private get watcherId(): string {
+  /** The watcher of this follow-up's shard. */
+  get watcherId(): string {
     return watcherWorkflowId(workflowInfo().taskQueue, watchShardOf(this.run.ref.projectId, this.run.ref.jobId, this.shards));
   }
 

@@ -18,10 +18,13 @@ const WAITING_FOR = { working: 'work', settling: 'settle', confirming: 'confirma
 export async function waitForResult(run: FollowUpRun, readNow: ReadNow, delivered: Delivered): Promise<AgentJob> {
   // Where the workers watch jobs together (AGENT_WATCH_SHARDS), a watcher reads for this follow-up; else it polls.
   const shared = run.watchShards !== null ? new SharedWatch(run, run.watchShards) : null;
+  // Named in the progress, so `status` knows which watcher to ask for the live figures.
+  if (shared) run.watchedBy(shared.watcherId);
   try {
     return await waitWith(run, readNow, delivered, shared);
   } finally {
     await shared?.leave();
+    if (shared) run.watchedBy(null);
   }
 }
 

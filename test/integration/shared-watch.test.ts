@@ -4,9 +4,13 @@
  * waiting follow-up has no activity of its own pending, and that a follow-up survives its watcher going away.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { ExitCode } from '../../src/cli';
+import type { FollowUpStatus } from '../../src/client';
+import { FollowUpReportSchema } from '../../src/command-line/json-output';
 import type { FollowUpWorker } from '../../src/worker/follow-up-worker';
-import { watcherWorkflowId } from '../../src/follow-up/watch-registry';
+import { watcherWorkflowId, watchShardOf } from '../../src/follow-up/watch-registry';
 import { watchChangesQuery } from '../../src/workflows/definitions';
+import { runCliOn } from '../support/cli-runner';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 
 const SHARDS = 2;
@@ -135,4 +139,79 @@ test('a watcher terminated by an operator: its follow-ups register again and end
   const outcome = await followUps.outcome(workflowId);
   expect(outcome.kind).toBe('completed');
   expect(firstRuns.size).toBeGreaterThan(0);
+});
+
+describe('status asks the watcher for the live figures', () => {
+  const watcherOf = (job: { projectId: string; jobId: string }) => watcherWorkflowId(taskQueue, watchShardOf(job.projectId, job.jobId, SHARDS));
+  const figures = (status: FollowUpStatus) => (status.watch?.available ? status.watch : null);
+
+  test('a waiting follow-up: watched since, the last read and its status, the next read; the queries leave no history', async () => {
+    const job = uniqueJob('figures');
+    h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
+    const followUps = h.followUps(taskQueue);
+    // A 5 s cap: the follow-up stays quiet (no registering again) for 50 s, so the watcher's history holds still.
+    const polling = { initialInterval: '200ms', maxInterval: '5s', timeout: '5m', settleWindow: '2s' };
+    const { workflowId } = await followUps.start({ ...job, prompt: 'Work on it', polling });
+    await waitFor(async () => figures(await followUps.status(workflowId))?.lastRead?.status === 'active', "the watcher's first reported read");
+    const watcher = h.client.workflow.getHandle(watcherOf(job));
+    const eventsBefore = (await watcher.fetchHistory()).events?.length;
+
+    const status = await followUps.status(workflowId);
+    expect(status.progress?.watcherId).toBe(watcherOf(job));
+    const live = figures(status)!;
+    expect(live.watcherId).toBe(watcherOf(job));
+    expect(Date.parse(live.watchedSince)).toBeLessThanOrEqual(Date.parse(live.lastRead!.at));
+    expect(live.nextReadAt).not.toBeNull();
+    expect(live.failing).toBeNull();
+    expect(live.reads).toBeGreaterThanOrEqual(1);
+
+    const text = await runCliOn(['status', workflowId], taskQueue);
+    expect(text.code).toBe(ExitCode.Ok);
+    expect(text.out).toMatch(new RegExp(`Watched by ${watcherOf(job)} since \\d\\d:\\d\\d:\\d\\d UTC: last read \\d\\d:\\d\\d:\\d\\d UTC \\(active\\), next read `));
+    const json = FollowUpReportSchema.parse(JSON.parse((await runCliOn(['status', workflowId, '--json'], taskQueue)).out));
+    expect(json.watch).toMatchObject({ watcherId: watcherOf(job), available: true, lastRead: { status: 'active' } });
+    // Asking is by query: the watcher's history is as it was.
+    expect((await watcher.fetchHistory()).events?.length).toBe(eventsBefore);
+    await followUps.cancel(workflowId);
+    expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
+  });
+
+  test("reads that fail: status gives the watcher's live count, since when, and the error", async () => {
+    const job = uniqueJob('failing');
+    h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
+    const followUps = h.followUps(taskQueue);
+    const { workflowId } = await followUps.start({ ...job, prompt: 'Work on it', polling: FAST_POLLING });
+    await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register');
+    h.simulator.setJobFaults(job.projectId, job.jobId, [{ operation: 'get', kind: 'status', status: 500 }]);
+    await waitFor(async () => (figures(await followUps.status(workflowId))?.failing?.failedReads ?? 0) >= 3, 'three failed reads reported');
+    const live = figures(await followUps.status(workflowId))!;
+    expect(live.failing?.lastError).toMatch(/HTTP 500/);
+    expect(live.lastRead?.status).toBeNull();
+    const text = await runCliOn(['status', workflowId], taskQueue);
+    expect(text.out).toMatch(/! reads failing for \S+ \(since \d\d:\d\d:\d\d UTC, \d+ in a row\): .*HTTP 500/);
+    expect(text.out).toContain('(failed), next read');
+    await followUps.cancel(workflowId);
+    expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
+  });
+
+  test('a watcher that is gone: status still answers, and says the figures are unavailable', async () => {
+    const job = uniqueJob('gone');
+    h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
+    const followUps = h.followUps(taskQueue);
+    // A 1-minute cap: ten minutes of silence before the follow-up registers again, so the watcher stays gone here.
+    const { workflowId } = await followUps.start({ ...job, prompt: 'Work on it', polling: { initialInterval: '200ms', maxInterval: '1m', timeout: '15m', settleWindow: '2s' } });
+    await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register');
+    await h.client.workflow.getHandle(watcherOf(job)).terminate('operator test: status without a watcher');
+
+    const status = await followUps.status(workflowId);
+    expect(status.progress?.phase).toBe('waiting');
+    expect(status.watch).toEqual({ watcherId: watcherOf(job), available: false, reason: expect.stringContaining('not running (TERMINATED)') });
+    const text = await runCliOn(['status', workflowId], taskQueue);
+    expect(text.code).toBe(ExitCode.Ok);
+    expect(text.out).toContain(`Watcher ${watcherOf(job)}: live figures not available (the watcher is not running (TERMINATED)`);
+    const json = FollowUpReportSchema.parse(JSON.parse((await runCliOn(['status', workflowId, '--json'], taskQueue)).out));
+    expect(json.watch).toMatchObject({ available: false });
+    await followUps.cancel(workflowId);
+    expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
+  });
 });

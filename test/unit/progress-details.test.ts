@@ -35,6 +35,24 @@ describe('the current details shown in the Web UI', () => {
     );
   });
 
+  test('watched by a shared watcher, a healthy wait says it waits and who reads for it; a failing one leads with the errors', () => {
+    const watcherId = 'agent-followup-watch/q/1';
+    expect(renderProgressDetails({ ...base, lastError: null, errorsSince: null, watcherId })).toBe(
+      [
+        '**Waiting for the job to end**: job `job-7` in project `proj-1` is `active`.',
+        '',
+        '- Read by the job watcher `agent-followup-watch/q/1` (no activity of its own); failed reads, last and next read: `agent-followup status`',
+        '- Sent: 2026-11-23T10:00:00.000Z, 1 attempt',
+        '- Gives up at: 2026-11-24T10:00:00.000Z',
+        '- Reads reported: 3 (reads that change nothing: `agent-followup status`)',
+      ].join('\n'),
+    );
+    const failing = renderProgressDetails({ ...base, watcherId }).split('\n');
+    expect(failing[0]).toBe('**Reading the job fails since 10:01:05 UTC**: AgentApiServerError: 503');
+    expect(failing[2]).toBe('Still waiting for the job `job-7` in project `proj-1` to end; last read as `active`.');
+    expect(failing.filter((line) => line.includes('AgentApiServerError'))).toHaveLength(1);
+  });
+
   test('a finished follow-up shows its pull request and the runs it took, and no longer a deadline', () => {
     const text = renderProgressDetails({ ...base, phase: 'finished', lastStatus: 'completed', lastError: null, runs: 3, prLink: 'https://github.com/acme/site/pull/9' });
     expect(text).toContain('**Finished**: job `job-7` in project `proj-1` is `completed`.');

@@ -118,8 +118,10 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
           const details: RetryAfterPastDeadlineDetails = { retryAfterMs, failingSinceMs: wait.failingSinceMs, failedReads: wait.failedReads, lastError: message };
           return void (await fail(wait, { type: RETRY_AFTER_PAST_DEADLINE, message: `The API asked to wait ${retryAfterMs} ms, past the follow-up's deadline`, details: [details] }));
         }
-        if (!wait.troubleTold) {
-          const trouble = { since: new Date(wait.failingSinceMs ?? readAtMs).toISOString(), lastError: message };
+        // Told when failing begins and again each time the count doubles: the follow-up's count is never off by more than
+        // half, and a day of failures costs it about a dozen signals.
+        if (!wait.troubleTold || isPowerOfTwo(wait.failedReads)) {
+          const trouble = { since: new Date(wait.failingSinceMs ?? readAtMs).toISOString(), lastError: message, failedReads: wait.failedReads };
           if (await tell(wait, () => temporal.workflow.getHandle(registration.workflowId, registration.runId).signal(readTroubleSignal, trouble))) wait.troubleTold = true;
         }
       }
@@ -165,6 +167,10 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
       await sleepUnlessAborted(sleepMs, [context.cancellationSignal, stopping]);
     }
   };
+}
+
+function isPowerOfTwo(count: number): boolean {
+  return count > 0 && (count & (count - 1)) === 0;
 }
 
 /** A definite failure as the follow-up shows it: its own type and message. */

@@ -46,7 +46,7 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
     failedWithReason
       ? `**Failed**: ${progress.lastError}\n\nThe ${job} ${progress.lastStatus === null ? (progress.sentAt === null ? 'was not sent the message' : 'was not read after the message') : `was last read as ${status}`}.`
       : watchedAndFailing
-        ? `**Reading the job fails${progress.errorsSince ? ` since ${progress.errorsSince.slice(11, 19)} UTC` : ''}**: ${progress.lastError}\n\nStill waiting for the ${job} to end; last read as ${status}.`
+        ? `**Reading the job fails${progress.errorsSince ? ` since ${progress.errorsSince.slice(11, 19)} UTC` : ''}${typeof progress.failedReads === 'number' ? `, ${progress.failedReads}+ reads failed` : ''}**: ${progress.lastError}\n\nStill waiting for the ${job} to end; last read as ${status}.`
         : `**${PHASE_TITLES[progress.phase]}**: ${job}${state}.`,
     '',
   ];

@@ -85,6 +85,8 @@ export interface FollowUpProgress {
    * null when it polls for itself or is not waiting. Absent from follow-ups started by an earlier version.
    */
   watcherId?: string | null;
+  /** Reads failed in a row, at least, as the shared watcher last told (null or absent: not told, or reads succeed). */
+  failedReads?: number | null;
   /** The poll activity under way, as Temporal describes it (filled in by the client, not by the workflow). */
   poll?: PollActivityProgress;
 }
@@ -124,6 +126,12 @@ export interface PollActivityProgress {
 export interface ReadTrouble {
   since: string;
   lastError: string;
+  /**
+   * Reads failed in a row when this was sent. A shared watcher tells again each time the count doubles (1, 2, 4, 8…),
+   * so the follow-up knows the count within a factor of two at the cost of a few signals; absent from the poll
+   * activity, whose pending attempt shows the live count.
+   */
+  failedReads?: number;
 }
 
 /** The details of a `FollowUpDeliveryUnknown` failure. */

@@ -80,6 +80,7 @@ export class FollowUpRun {
       else {
         this.progress.lastError = trouble.lastError;
         this.progress.errorsSince ??= trouble.since;
+        if (typeof trouble.failedReads === 'number') this.progress.failedReads = trouble.failedReads;
       }
       this.view.publish();
     });
@@ -189,6 +190,12 @@ export class FollowUpRun {
   private clearErrors(): void {
     this.progress.lastError = null;
     this.progress.errorsSince = null;
+    this.progress.failedReads = null;
+  }
+
+  /** Reads failed in a row as the shared watcher last told (null: it did not say). */
+  get failedReadsTold(): number | null {
+    return this.progress.failedReads ?? null;
   }
 
   /** Continues as new when Temporal suggests it, so history stays bounded whatever the API does. */

@@ -60,7 +60,7 @@ export class SharedWatch {
     const silenceMs = SILENT_GAPS_BEFORE_REREGISTERING * request.schedule.maxIntervalMs;
     for (;;) {
       const leftMs = this.run.deadlineMs + LAST_READ_GRACE_MS - Date.now();
-      if (leftMs <= 0) throw this.run.deadlinePassedWhileWaiting(null);
+      if (leftMs <= 0) throw this.run.deadlinePassedWhileWaiting(this.run.failedReadsTold);
       if (await condition(() => this.answer !== null, Math.min(leftMs, silenceMs))) break;
       if (Date.now() < this.run.deadlineMs) {
         log.info('No word from the job watcher; registering the wait again', { watcherId: this.watcherId, round: this.round });

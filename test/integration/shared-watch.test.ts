@@ -184,6 +184,8 @@ describe('status asks the watcher for the live figures', () => {
     await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register');
     h.simulator.setJobFaults(job.projectId, job.jobId, [{ operation: 'get', kind: 'status', status: 500 }]);
     await waitFor(async () => (figures(await followUps.status(workflowId))?.failing?.failedReads ?? 0) >= 3, 'three failed reads reported');
+    // The follow-up itself was told again as the count doubled (1, 2, 4…), so its details and failure can name it.
+    await waitFor(async () => ((await followUps.status(workflowId)).progress?.failedReads ?? 0) >= 2, 'the follow-up told of two failed reads');
     const live = figures(await followUps.status(workflowId))!;
     expect(live.failing?.lastError).toMatch(/HTTP 500/);
     expect(live.lastRead?.status).toBeNull();

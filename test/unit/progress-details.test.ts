@@ -51,6 +51,8 @@ describe('the current details shown in the Web UI', () => {
     expect(failing[0]).toBe('**Reading the job fails since 10:01:05 UTC**: AgentApiServerError: 503');
     expect(failing[2]).toBe('Still waiting for the job `job-7` in project `proj-1` to end; last read as `active`.');
     expect(failing.filter((line) => line.includes('AgentApiServerError'))).toHaveLength(1);
+    // The count the watcher last told (it tells again as the count doubles): at least that many.
+    expect(renderProgressDetails({ ...base, watcherId, failedReads: 8 }).split('\n')[0]).toBe('**Reading the job fails since 10:01:05 UTC, 8+ reads failed**: AgentApiServerError: 503');
   });
 
   test('a finished follow-up shows its pull request and the runs it took, and no longer a deadline', () => {

@@ -67,7 +67,7 @@ export interface WatchRow {
 /** Like a real deployment (the vendor counts 100 sends per project per hour), no project coordinator holds everyone. */
 const JOBS_PER_PROJECT = 100;
 /** How long the bench waits for every follow-up to end once the jobs have, before counting what did not. */
-const ENDING_GIVE_UP_MS = 15 * 60_000;
+const endingGiveUpMs = (n: number) => Math.max(15 * 60_000, n * 150);
 
 /** When, after a wait begins, the default schedule's gaps reach its cap (and stay there). */
 export function defaultScheduleSteadyAfterMs(): number {
@@ -125,10 +125,10 @@ export async function runWatchRow(options: WatchRowOptions): Promise<WatchRow> {
       await sleep(DEFAULT_POLLING.maxIntervalMs / sampleSize);
     }
     const sampleIds = sampleIndexes.map((index) => started.workflowIds[index] as string);
-    await resultsWithin(stack, sampleIds, ENDING_GIVE_UP_MS);
+    await resultsWithin(stack, sampleIds, endingGiveUpMs(sampleSize));
     log(`${label}: ending the other ${n - sampleSize} jobs at once`);
     for (const job of jobs) if (!finishedAt.has(job.jobId)) finish(job);
-    const results = await resultsWithin(stack, started.workflowIds, ENDING_GIVE_UP_MS);
+    const results = await resultsWithin(stack, started.workflowIds, endingGiveUpMs(n));
 
     const histories = await fetchHistories(stack.server.client, sampleIds);
     const detections = histories

@@ -3,9 +3,10 @@
  * it receives), and the built worker as a child process.
  */
 import { randomUUID } from 'node:crypto';
-import { FollowUpClient } from '../../src/client';
+import { FollowUpClient, type FollowUpInput } from '../../src/client';
 import { AgentApiSimulator, type SimulatedRequest } from '../../src/simulator/simulator';
-import { startDevServer, startWorker, stopChild, type DevServer, type WorkerProcess } from './processes';
+import { sleep, startDevServer, startWorker, stopChild, type DevServer, type WorkerProcess } from './processes';
+import { inBatches } from './stats';
 
 export const BENCH_API_KEY = 'mint_bench_not_a_real_key';
 
@@ -17,8 +18,8 @@ export interface BenchStack {
   taskQueue: string;
   followUps: FollowUpClient;
   worker: WorkerProcess;
-  /** Starts a (replacement) worker process with the stack's settings. */
-  startWorker(): WorkerProcess;
+  /** Starts a (replacement or additional) worker process with the stack's settings, and `extraEnv` over them. */
+  startWorker(extraEnv?: Record<string, string>): WorkerProcess;
   stop(): Promise<void>;
 }
 
@@ -49,6 +50,8 @@ export async function startBenchStack(options: { workMs: number; workerEnv?: Rec
     AGENT_API_KEY: BENCH_API_KEY,
     ...options.workerEnv,
   };
+  // Every worker started after the first, so that stop() leaves none behind.
+  const started: WorkerProcess[] = [];
   const stack: BenchStack = {
     server,
     simulator,
@@ -56,9 +59,13 @@ export async function startBenchStack(options: { workMs: number; workerEnv?: Rec
     taskQueue,
     followUps: new FollowUpClient(server.client, { taskQueue }),
     worker: startWorker(env),
-    startWorker: () => startWorker(env),
+    startWorker: (extraEnv = {}) => {
+      const worker = startWorker({ ...env, ...extraEnv });
+      started.push(worker);
+      return worker;
+    },
     async stop() {
-      await stopChild(stack.worker.child, 'SIGKILL');
+      for (const worker of [stack.worker, ...started]) await stopChild(worker.child, 'SIGKILL');
       await simulator.close();
       await server.stop();
     },
@@ -74,4 +81,52 @@ export async function startBenchStack(options: { workMs: number; workerEnv?: Rec
 /** The times (epoch ms) of one job's requests of one kind. */
 export function requestTimes(stack: BenchStack, jobId: string, operation: SimulatedRequest['operation']): number[] {
   return (stack.requests.get(jobId) ?? []).filter((request) => request.operation === operation).map((request) => request.atMs);
+}
+
+export interface StartedFollowUps {
+  workflowIds: string[];
+  /** When each job's start call was made (epoch ms), by job id. */
+  startedAt: Map<string, number>;
+  /** From the first start call to the last one answered, and to the last message reaching the API (ms). */
+  startedInMs: number;
+  allSentInMs: number;
+}
+
+/**
+ * Starts a follow-up to each job, 50 start calls in flight (as a service with a backlog would), and waits until
+ * every message reached the simulator: what waits after this is N follow-ups that all sent.
+ */
+export async function startFollowUpsAndAwaitSends(
+  stack: BenchStack,
+  jobs: ReadonlyArray<{ projectId: string; jobId: string }>,
+  input: Omit<FollowUpInput, 'projectId' | 'jobId'>,
+  log: (line: string) => void,
+): Promise<StartedFollowUps> {
+  const startedAt = new Map<string, number>();
+  const began = Date.now();
+  const workflowIds = await inBatches(jobs, 50, async (job) => {
+    startedAt.set(job.jobId, Date.now());
+    return (await stack.followUps.start({ ...job, ...input })).workflowId;
+  });
+  const startedInMs = Date.now() - began;
+  log(`${jobs.length} follow-ups started in ${(startedInMs / 1000).toFixed(1)}s; waiting for every send`);
+  // A follow-up may end without sending (an ambiguous send on an overloaded machine fails safe): none to wait for.
+  let ended = new Set<string>();
+  const unsent = () => jobs.filter((job, index) => !ended.has(workflowIds[index] as string) && requestTimes(stack, job.jobId, 'send').length === 0).length;
+  // 5,000 starts took up to 14 min to all send (docs/BENCHMARKS.md, bursts): the patience grows with N.
+  for (let tick = 1, giveUpAt = Date.now() + Math.max(15 * 60_000, jobs.length * 200); unsent() > 0 && Date.now() < giveUpAt; tick += 1) {
+    await sleep(1_000);
+    if (tick % 10 === 0) ended = await closedWorkflowIds(stack);
+  }
+  const allSentInMs = Date.now() - began;
+  const sent = jobs.filter((job) => requestTimes(stack, job.jobId, 'send').length > 0).length;
+  log(`${sent} of ${jobs.length} messages sent ${(allSentInMs / 1000).toFixed(1)}s after the first start; ${ended.size} follow-up(s) ended first, ${unsent()} still unsent`);
+  return { workflowIds, startedAt, startedInMs, allSentInMs };
+}
+
+/** The workflows on the stack's dev server that have ended (few, while follow-ups wait: a visibility query). */
+async function closedWorkflowIds(stack: BenchStack): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for await (const workflow of stack.server.client.workflow.list({ query: "ExecutionStatus != 'Running'" })) ids.add(workflow.workflowId);
+  return ids;
 }

@@ -3,6 +3,18 @@
  * by side with the vendor's own fixed 5 s polling loop, in one run, on real processes: the built worker, a local
  * Temporal dev server, and the simulator over loopback. Figures go to the report; nothing here asserts a time (tests
  * never do), but each figure is set against its target.
+ *
+ * `--only watch`: every row issue 19 asks of shared watching, in one section (watch-part.ts). Its options:
+ *   --watch-n 2000,5000,10000     shared watching on one worker, and the vendor's loop, at each N
+ *   --watch-polling-n 2000        today's per-follow-up polling (AGENT_WATCH_SHARDS=0) at each N
+ *   --watch-two-workers-n 2000    shared watching on two worker processes at each N
+ *   --watch-shards 8              AGENT_WATCH_SHARDS of the shared rows (and of the recovery row)
+ *   --watch-window 180            the measured window, s: about 3 reads per follow-up at the 60 s gap
+ *   --watch-settle S              from the last send to the window, s (default: past the schedule's ramp plus one gap, 140)
+ *   --watch-sample 200            jobs ended one by one over one gap, for detection delay and history events
+ *   --per-group 500               follow-ups per group of its recovery row (0: no recovery row)
+ *   --env NAME=VALUE              the workers' environment, as for sizes and recovery
+ * An empty list (`--watch-polling-n ''`) leaves those rows out.
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -14,8 +26,10 @@ import { runLane, type LaneFigures } from './lane';
 import { runBurst, type BurstRow } from './burst';
 import { runImportTime, type ImportRow } from './import-time';
 import { fmt } from './stats';
+import { meets, targetTable, type TargetRow } from './targets';
+import { renderWatch, runWatchPart, type WatchFigures } from './watch-part';
 
-const PARTS = ['scale', 'sizes', 'recovery', 'burst', 'lane', 'import'] as const;
+const PARTS = ['scale', 'sizes', 'recovery', 'burst', 'lane', 'import', 'watch'] as const;
 type Part = (typeof PARTS)[number];
 
 interface Figures {
@@ -27,6 +41,7 @@ interface Figures {
   burst?: BurstRow[];
   lane?: LaneFigures;
   imports?: ImportRow[];
+  watch?: WatchFigures;
 }
 
 async function main(): Promise<void> {
@@ -43,6 +58,13 @@ async function main(): Promise<void> {
       report: { type: 'string' },
       env: { type: 'string', multiple: true, default: [] },
       // Bursts: LABEL:FOLLOW_UPS:PROJECTS:SENDS_PER_WINDOW:WINDOW_S, comma-separated.
+      'watch-n': { type: 'string', default: '2000,5000,10000' },
+      'watch-polling-n': { type: 'string', default: '2000' },
+      'watch-two-workers-n': { type: 'string', default: '2000' },
+      'watch-shards': { type: 'string', default: '8' },
+      'watch-window': { type: 'string', default: '180' },
+      'watch-settle': { type: 'string' },
+      'watch-sample': { type: 'string', default: '200' },
       bursts: { type: 'string', default: '20 to one project:20:1:80:3600,150 to one project:150:1:80:60,1000 projects:1000:1000:80:3600,5000 projects:5000:5000:80:3600' },
     },
   });
@@ -54,11 +76,11 @@ async function main(): Promise<void> {
   if (only.has('sizes')) {
     // --env NAME=VALUE sets the worker's environment, e.g. to try another WORKER_MAX_CACHED_WORKFLOWS.
     const workerEnv = Object.fromEntries(values.env.map(envPair));
-    for (const n of values.n.split(',').filter(Boolean).map(Number)) {
+    for (const n of numbers(values.n)) {
       figures.sizes.push(await runSize({ n, intervalMs: 10_000, windowMs: Number(values.window) * 1000, withVendor: true, workerEnv, log }));
     }
     // Three polls of each follow-up in the window, as the 10 s rows have six.
-    for (const n of values['slow-n'].split(',').filter(Boolean).map(Number)) {
+    for (const n of numbers(values['slow-n'])) {
       figures.sizes.push(await runSize({ n, intervalMs: 60_000, windowMs: 3 * Number(values.window) * 1000, withVendor: false, workerEnv, log }));
     }
   }
@@ -74,6 +96,21 @@ async function main(): Promise<void> {
         await runBurst({ label: label as string, followUps: Number(followUps), projects: Number(projects), sendsPerWindow: Number(sendsPerWindow), windowMs: Number(windowS) * 1000, log }),
       );
     }
+  }
+  if (only.has('watch')) {
+    figures.watch = await runWatchPart({
+      sizes: numbers(values['watch-n']),
+      pollingSizes: numbers(values['watch-polling-n']),
+      twoWorkerSizes: numbers(values['watch-two-workers-n']),
+      shards: Number(values['watch-shards']),
+      windowMs: Number(values['watch-window']) * 1000,
+      ...(values['watch-settle'] !== undefined ? { settleMs: Number(values['watch-settle']) * 1000 } : {}),
+      sample: Number(values['watch-sample']),
+      recoveryPerGroup: Number(values['per-group']),
+      recoveryRestartMs: figures.recoveryRestartMs,
+      workerEnv: Object.fromEntries(values.env.map(envPair)),
+      log,
+    });
   }
   if (only.has('lane')) figures.lane = await runLane({ followUps: 20, workMs: 2_000, log });
   if (only.has('import')) figures.imports = runImportTime({ runs: 21, log });
@@ -220,6 +257,7 @@ function render(figures: Figures): string {
       '',
     );
   }
+  if (figures.watch) lines.push(...renderWatch(figures.watch));
   lines.push(...targets(figures));
   return `${lines.join('\n')}\n`;
 }
@@ -234,29 +272,28 @@ const BEFORE: Record<string, string> = {
 
 /** The issue's targets against what this run measured. */
 function targets(figures: Figures): string[] {
-  const rows: Array<[string, string, boolean | undefined]> = [];
+  const rows: TargetRow[] = [];
   const loops = figures.sizes.filter((row) => row.intervalMs === 10_000);
   const biggest = loops.at(-1);
   const n2000 = loops.find((row) => row.n === 2000);
   const hour = figures.scale?.find((row) => row.job === '1 h');
-  const check = (value: number, ok: (value: number) => boolean) => (Number.isFinite(value) ? ok(value) : undefined);
   if (biggest) {
     rows.push([`${biggest.n} follow-ups in flight on one worker, all sent once, peak RSS ≤ 800 MiB`, `${biggest.ours.sentExactlyOnce} of ${biggest.n} sent once, ${fmt(biggest.ours.peakRssMiB, 0)} MiB`, biggest.ours.sentExactlyOnce === biggest.n && biggest.ours.peakRssMiB <= 800]);
     for (const intervalMs of [...new Set(figures.sizes.map((row) => row.intervalMs))]) {
       const cpu = Math.max(...figures.sizes.filter((row) => row.intervalMs === intervalMs).map((row) => row.ours.cpuPerPollMs));
-      rows.push([`CPU per idle poll ≤ 4 ms (worker + server), polls every ${intervalMs / 1000} s`, `${fmt(cpu, 2)} ms at worst`, check(cpu, (value) => value <= 4)]);
+      rows.push([`CPU per idle poll ≤ 4 ms (worker + server), polls every ${intervalMs / 1000} s`, `${fmt(cpu, 2)} ms at worst`, meets(cpu, (value) => value <= 4)]);
     }
     const firstTask = Math.max(...figures.sizes.map((row) => row.ours.firstWorkflowTaskP50Ms));
-    rows.push(['first workflow task ≤ 50 ms (median, at the largest N)', `${fmt(firstTask, 0)} ms`, check(firstTask, (value) => value <= 50)]);
+    rows.push(['first workflow task ≤ 50 ms (median, at the largest N)', `${fmt(firstTask, 0)} ms`, meets(firstTask, (value) => value <= 50)]);
   }
-  if (n2000) rows.push(['N = 2000 polling every 10 s: poll lateness p99 ≤ 2 s', `${fmt(n2000.ours.latenessP99Ms, 0)} ms`, check(n2000.ours.latenessP99Ms, (value) => value <= 2_000)]);
+  if (n2000) rows.push(['N = 2000 polling every 10 s: poll lateness p99 ≤ 2 s', `${fmt(n2000.ours.latenessP99Ms, 0)} ms`, meets(n2000.ours.latenessP99Ms, (value) => value <= 2_000)]);
   if (figures.recovery) {
     const worst = Math.max(...figures.recovery.map((row) => row.resumeAfterReadyP50S));
-    rows.push(['polling resumes ≤ 5 s after a new worker is ready (median of each group)', figures.recovery.map((row) => `${fmt(row.resumeAfterReadyP50S)} s (${row.group})`).join('; '), check(worst, (value) => value <= 5)]);
+    rows.push(['polling resumes ≤ 5 s after a new worker is ready (median of each group)', figures.recovery.map((row) => `${fmt(row.resumeAfterReadyP50S)} s (${row.group})`).join('; '), meets(worst, (value) => value <= 5)]);
   }
   if (hour) {
-    rows.push(['≥ 10× fewer GETs than the 5 s poller on a 1 h job', `${fmt(hour.vendor.gets / hour.ours.gets)}×`, check(hour.vendor.gets / hour.ours.gets, (value) => value >= 10)]);
-    rows.push(['mean detection delay ≤ 30 s at defaults (1 h job)', `${fmt(hour.ours.meanDelayS)} s`, check(hour.ours.meanDelayS, (value) => value <= 30)]);
+    rows.push(['≥ 10× fewer GETs than the 5 s poller on a 1 h job', `${fmt(hour.vendor.gets / hour.ours.gets)}×`, meets(hour.vendor.gets / hour.ours.gets, (value) => value >= 10)]);
+    rows.push(['mean detection delay ≤ 30 s at defaults (1 h job)', `${fmt(hour.ours.meanDelayS)} s`, meets(hour.ours.meanDelayS, (value) => value <= 30)]);
   }
   const [importBase, importOurs] = figures.imports ?? [];
   if (importBase && importOurs) {
@@ -265,23 +302,20 @@ function targets(figures: Figures): string[] {
   }
   const fiveThousand = figures.burst?.find((row) => row.followUps === 5000 && row.projects === 5000);
   if (fiveThousand) {
-    rows.push(['5,000 follow-ups to 5,000 projects started together: the last sent within 180 s of the start', `${fmt(fiveThousand.lastSendS)} s`, check(fiveThousand.lastSendS, (value) => value <= 180)]);
+    rows.push(['5,000 follow-ups to 5,000 projects started together: the last sent within 180 s of the start', `${fmt(fiveThousand.lastSendS)} s`, meets(fiveThousand.lastSendS, (value) => value <= 180)]);
   }
-  if (rows.length === 0) return [];
-  return [
-    '## Against the targets',
-    '',
-    '| target | measured | |',
-    '|---|---|---|',
-    ...rows.map(([target, measured, ok]) => `| ${target} | ${measured} | ${ok === undefined ? 'n/a' : ok ? 'PASS' : 'MISS'} |`),
-    '',
-  ];
+  return targetTable('## Against the targets', rows);
 }
 
 main().catch((error: unknown) => {
   console.error(error);
   process.exitCode = 1;
 });
+
+/** A comma-separated list of numbers; empty: none. */
+function numbers(list: string): number[] {
+  return list.split(',').filter(Boolean).map(Number);
+}
 
 /** `NAME=VALUE`, split at the first '=' only: a value such as `NODE_OPTIONS=--flag=value` keeps its own. */
 function envPair(pair: string): [string, string] {

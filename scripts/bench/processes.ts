@@ -13,6 +13,23 @@ export function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+export interface CpuWindow<K extends string> {
+  fromMs: number;
+  toMs: number;
+  /** CPU (ms) each process used in the window. */
+  usedMs: Record<K, number>;
+}
+
+/** Sleeps through a window of `windowMs` and reports the CPU each of the named processes used in it. */
+export async function cpuOverWindow<K extends string>(pids: Record<K, number>, windowMs: number): Promise<CpuWindow<K>> {
+  const names = Object.keys(pids) as K[];
+  const fromMs = Date.now();
+  const before = names.map((name) => cpuMs(pids[name]));
+  await sleep(windowMs);
+  const usedMs = Object.fromEntries(names.map((name, index) => [name, cpuMs(pids[name]) - (before[index] as number)])) as Record<K, number>;
+  return { fromMs, toMs: Date.now(), usedMs };
+}
+
 /** Peak resident memory of a process so far, in MiB. */
 export function peakRssMiB(pid: number): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -7,9 +7,10 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { AgentApiSimulator, type SimulatedRequest } from '../../src/simulator/simulator';
-import { BENCH_API_KEY, requestTimes, startBenchStack } from './bench-stack';
-import { cpuMs, peakRssMiB, sleep, stopChild } from './processes';
-import { inBatches, percentile } from './stats';
+import { BENCH_API_KEY, requestTimes, startBenchStack, startFollowUpsAndAwaitSends } from './bench-stack';
+import { eventMs, fetchHistories } from './history';
+import { cpuOverWindow, peakRssMiB, sleep, stopChild } from './processes';
+import { HOUR_MS, percentile } from './stats';
 
 export interface SizeRow {
   n: number;
@@ -33,7 +34,18 @@ export interface SizeRow {
     sentExactlyOnce: number;
   };
   /** Not measured again for a row that repeats an N at another interval of ours. */
-  vendor: { peakRssMiB: number; cpuPerPollMs: number; polls: number; latenessP50Ms: number; latenessP99Ms: number } | null;
+  vendor: VendorFigures | null;
+}
+
+export interface VendorFigures {
+  peakRssMiB: number;
+  cpuPerPollMs: number;
+  polls: number;
+  latenessP50Ms: number;
+  latenessP99Ms: number;
+  /** What one waiter costs per hour of waiting: CPU (s) and GETs (720 at 5 s, less any lateness). */
+  cpuPerWaiterHourS: number;
+  getsPerWaiterHour: number;
 }
 
 const VENDOR_INTERVAL_MS = 5_000;
@@ -52,23 +64,10 @@ async function measureOurs({ n, intervalMs, windowMs, workerEnv, log }: { n: num
   try {
     const jobs = Array.from({ length: n }, (_, index) => ({ projectId: 'bench-size', jobId: `size-${n}-${index}` }));
     for (const job of jobs) stack.simulator.addJob(job);
-    const startedAt = new Map<string, number>();
-    const began = Date.now();
-    const workflowIds = await inBatches(jobs, 50, async (job) => {
-      startedAt.set(job.jobId, Date.now());
-      return (await stack.followUps.start({ ...job, prompt: 'A long-waiting follow-up', polling: POLLING })).workflowId;
-    });
-    log(`sizes: N=${n}: started in ${((Date.now() - began) / 1000).toFixed(1)}s; waiting for every send`);
-    const allSent = () => jobs.every((job) => requestTimes(stack, job.jobId, 'send').length > 0);
-    for (const giveUpAt = Date.now() + 15 * 60_000; !allSent() && Date.now() < giveUpAt; ) await sleep(1_000);
-    log(`sizes: N=${n}: every message sent ${((Date.now() - began) / 1000).toFixed(1)}s after the first start; settling`);
+    const { workflowIds, startedAt } = await startFollowUpsAndAwaitSends(stack, jobs, { prompt: 'A long-waiting follow-up', polling: POLLING }, (line) => log(`sizes: N=${n}: ${line}`));
     await sleep(2 * intervalMs + 5_000);
 
-    const from = Date.now();
-    const before = { worker: cpuMs(stack.worker.pid), server: cpuMs(stack.server.pid) };
-    await sleep(windowMs);
-    const after = { worker: cpuMs(stack.worker.pid), server: cpuMs(stack.server.pid) };
-    const to = Date.now();
+    const { fromMs: from, toMs: to, usedMs } = await cpuOverWindow({ worker: stack.worker.pid, server: stack.server.pid }, windowMs);
     const gets = jobs.flatMap((job) => requestTimes(stack, job.jobId, 'get').filter((at) => at >= from && at <= to));
     const lateness = jobs.flatMap((job) => gapsIn(requestTimes(stack, job.jobId, 'get'), from, to).map((gap) => gap - intervalMs));
     const firstSends = jobs.map((job) => ((requestTimes(stack, job.jobId, 'send')[0] ?? Number.NaN) - (startedAt.get(job.jobId) ?? Number.NaN)) / 1000);
@@ -84,9 +83,9 @@ async function measureOurs({ n, intervalMs, windowMs, workerEnv, log }: { n: num
     const firstTasks = await firstWorkflowTaskMs(stack.server.client, alone);
     return {
       peakRssMiB: peakRssMiB(stack.worker.pid),
-      cpuPerPollMs: (after.worker - before.worker + after.server - before.server) / gets.length,
-      workerCpuPerPollMs: (after.worker - before.worker) / gets.length,
-      serverCpuPerPollMs: (after.server - before.server) / gets.length,
+      cpuPerPollMs: (usedMs.worker + usedMs.server) / gets.length,
+      workerCpuPerPollMs: usedMs.worker / gets.length,
+      serverCpuPerPollMs: usedMs.server / gets.length,
       polls: gets.length,
       latenessP50Ms: percentile(lateness, 50),
       latenessP99Ms: percentile(lateness, 99),
@@ -103,7 +102,8 @@ async function measureOurs({ n, intervalMs, windowMs, workerEnv, log }: { n: num
   }
 }
 
-async function measureVendor({ n, windowMs, log }: { n: number; windowMs: number; log: (line: string) => void }): Promise<SizeRow['vendor']> {
+/** The vendor's loop for N jobs in one process of its own, every 5 s: its CPU, memory and GETs in a steady window. */
+export async function measureVendor({ n, windowMs, log }: { n: number; windowMs: number; log: (line: string) => void }): Promise<VendorFigures> {
   const requests = new Map<string, number[]>();
   const simulator = await AgentApiSimulator.start({
     // Many sends to one project on purpose: the vendor's hourly limit is not what this measures.
@@ -129,16 +129,22 @@ async function measureVendor({ n, windowMs, log }: { n: number; windowMs: number
   });
   try {
     await sleep(settleMs);
-    const from = Date.now();
-    const before = cpuMs(child.pid as number);
-    await sleep(windowMs);
-    const used = cpuMs(child.pid as number) - before;
-    const to = Date.now();
+    const { fromMs: from, toMs: to, usedMs } = await cpuOverWindow({ vendor: child.pid as number }, windowMs);
+    const used = usedMs.vendor;
     const peak = peakRssMiB(child.pid as number);
     const gets = jobIds.flatMap((jobId) => (requests.get(jobId) ?? []).filter((at) => at >= from && at <= to));
     const lateness = jobIds.flatMap((jobId) => gapsIn(requests.get(jobId) ?? [], from, to).map((gap) => gap - VENDOR_INTERVAL_MS));
-    log(`sizes: N=${n}: the vendor's loop measured`);
-    return { peakRssMiB: peak, cpuPerPollMs: used / gets.length, polls: gets.length, latenessP50Ms: percentile(lateness, 50), latenessP99Ms: percentile(lateness, 99) };
+    log(`the vendor's loop at N=${n} measured`);
+    const waiterHours = (n * (to - from)) / HOUR_MS;
+    return {
+      peakRssMiB: peak,
+      cpuPerPollMs: used / gets.length,
+      polls: gets.length,
+      latenessP50Ms: percentile(lateness, 50),
+      latenessP99Ms: percentile(lateness, 99),
+      cpuPerWaiterHourS: used / 1000 / waiterHours,
+      getsPerWaiterHour: gets.length / waiterHours,
+    };
   } finally {
     await stopChild(child, 'SIGKILL');
     await simulator.close();
@@ -153,13 +159,10 @@ export function gapsIn(times: number[], from: number, to: number): number[] {
 
 /** How long each follow-up's first workflow task ran (started → completed, server times), in ms. */
 async function firstWorkflowTaskMs(client: Client, workflowIds: string[]): Promise<number[]> {
-  const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
-    Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
-  const results = await inBatches(workflowIds, 10, async (workflowId) => {
-    const { events } = await client.workflow.getHandle(workflowId).fetchHistory();
-    const started = events?.find((event) => event.workflowTaskStartedEventAttributes);
-    const completed = events?.find((event) => event.workflowTaskCompletedEventAttributes);
-    return started && completed ? millis(completed.eventTime) - millis(started.eventTime) : Number.NaN;
+  const results = (await fetchHistories(client, workflowIds)).map((events) => {
+    const started = events.find((event) => event.workflowTaskStartedEventAttributes);
+    const completed = events.find((event) => event.workflowTaskCompletedEventAttributes);
+    return started && completed ? eventMs(completed) - eventMs(started) : Number.NaN;
   });
   return results.filter(Number.isFinite);
 }

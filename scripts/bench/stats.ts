@@ -1,5 +1,7 @@
 /** Small statistics for benchmark figures. */
 
+export const HOUR_MS = 3_600_000;
+
 /** The p-th percentile (0–100) of the values, nearest rank; NaN when there are none. */
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;

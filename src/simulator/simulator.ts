@@ -288,14 +288,20 @@ export class AgentApiSimulator {
     record.rules = activate(parseFaultRules(rules));
   }
 
-  /** Ends an active job's work now (as its scenario says), however long it was set to take; tests use it. */
-  finishJob(projectId: string, jobId: string): AgentJob {
+  /**
+   * Ends an active job's work now (as its scenario says), however long it was set to take; tests use it. `prLink`
+   * replaces the link a completed job would get, so that many jobs of one project each end with a link of their own
+   * (the default numbers pull requests per job, so every job's first is `pull/101`).
+   */
+  finishJob(projectId: string, jobId: string, options: { prLink?: string } = {}): AgentJob {
     const record = this.record(projectId, jobId);
     if (record.job.status !== 'active' || record.finishAt === null) {
       throw new Error(`simulated job ${projectId}/${jobId} is not working on a follow-up (status ${record.job.status})`);
     }
     record.finishAt = this.now();
-    return { ...this.advance(record) };
+    const job = this.advance(record);
+    if (options.prLink !== undefined && job.status === 'completed' && job.prLink !== null) job.prLink = options.prLink;
+    return { ...job };
   }
 
   /** The job as a GET would show it now. */

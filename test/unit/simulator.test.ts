@@ -168,6 +168,16 @@ describe('AgentApiSimulator job states', () => {
     expect(simulator.counts(ref.projectId, ref.jobId).prompts).toEqual(['First.', 'Second.']);
   });
 
+  test('a job finished by hand can be given a pull request link of its own; other outcomes ignore it', async () => {
+    const ref = freshJob();
+    await client.sendFollowUpMessage({ ...ref, prompt: 'Done now.' });
+    expect(simulator.finishJob(ref.projectId, ref.jobId, { prLink: 'https://github.com/acme/own/pull/7' }).prLink).toBe('https://github.com/acme/own/pull/7');
+    expect((await client.getAgentJob(ref)).prLink).toBe('https://github.com/acme/own/pull/7');
+    const failing = freshJob({ outcome: 'failed' });
+    await client.sendFollowUpMessage({ ...failing, prompt: 'Fail now.' });
+    expect(simulator.finishJob(failing.projectId, failing.jobId, { prLink: 'https://github.com/acme/own/pull/8' })).toMatchObject({ status: 'failed', prLink: null });
+  });
+
   test("a job's own work time overrides the simulator's default", async () => {
     const ref = freshJob({ workMs: 10_000 });
     await client.sendFollowUpMessage({ ...ref, prompt: 'Slow work.' });

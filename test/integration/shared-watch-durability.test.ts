@@ -146,3 +146,71 @@ test('a watcher worker SIGKILLed while its watchJobs reads: a new worker reads a
   }
 }, 240_000);
 
+/** Runs `task` over `items`, `width` at a time: 1,000 long polls at once would crowd the frontend's per-API limit. */
+async function inBatches<T, R>(items: T[], width: number, task: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (let i = 0; i < items.length; i += width) results.push(...(await Promise.all(items.slice(i, i + width).map(task))));
+  return results;
+}
+
+/** Who ran each watchJobs attempt of the task queue's watchers, over all their runs (continue-as-new included). */
+async function watchJobsIdentities(taskQueue: string, shards: number): Promise<string[]> {
+  const identities: string[] = [];
+  for (let shard = 0; shard < shards; shard += 1) {
+    const workflowId = watcherWorkflowId(taskQueue, shard);
+    for await (const execution of h.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+      const events = (await h.client.workflow.getHandle(workflowId, execution.runId).fetchHistory()).events ?? [];
+      const watchJobs = new Set(events.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'watchJobs').map((event) => String(event.eventId)));
+      for (const event of events) {
+        const attributes = event.activityTaskStartedEventAttributes;
+        if (attributes && watchJobs.has(String(attributes.scheduledEventId))) identities.push(attributes.identity ?? '');
+      }
+    }
+  }
+  // The attempts still running are in no history yet.
+  for (const identity of (await readers(taskQueue, shards)).values()) if (identity) identities.push(identity);
+  return identities;
+}
+
+test('1,000 follow-ups to 1,000 jobs of 10 projects on two worker processes: every result right, each message sent once, each job read by one reader, the reading on both workers', async () => {
+  // Enough shards that the two workers both take watchers' reading (the server hands each attempt to either).
+  const shards = 8;
+  // Every GET is answered after this long, so two reads of a job in flight at once arrive closer than this.
+  const readLatencyMs = 200;
+  const taskQueue = h.taskQueue();
+  const run = randomUUID().slice(0, 8);
+  const jobs = Array.from({ length: 1_000 }, (_, i) => ({ projectId: `many-p${i % 10}-${run}`, jobId: `job-${i}` }));
+  for (const job of jobs) h.simulator.addJob({ ...job, workMs: 3_000, faults: [{ operation: 'get', kind: 'latency', latencyMs: readLatencyMs }] });
+  // 100 sends per project: the vendor's hourly limit, all at once, so no follow-up waits for the budget.
+  const env = { AGENT_WATCH_SHARDS: String(shards), AGENT_SENDS_PER_PROJECT_PER_HOUR: '100' };
+  const workers = [startWorker(taskQueue, `watch-many-a-${run}`, env), startWorker(taskQueue, `watch-many-b-${run}`, env)];
+  try {
+    await Promise.all(workers.map(started));
+    const followUps = h.followUps(taskQueue);
+    const prompt = (job: { jobId: string }) => `Follow up on ${job.jobId}`;
+    // One schedule for every read: a GET every second.
+    const polling = { initialInterval: '1s', backoffCoefficient: 1, maxInterval: '1s', timeout: '15m', settleWindow: '2s' };
+    const ids = await inBatches(jobs, 100, async (job) => (await followUps.start({ ...job, prompt: prompt(job), polling })).workflowId);
+    const outcomes = await inBatches(ids, 100, (id) => followUps.outcome(id));
+    outcomes.forEach((outcome, i) => {
+      const job = jobs[i] as (typeof jobs)[number];
+      expectRightResult(outcome, job, prompt(job));
+    });
+
+    // After its send a job is read only by its shard's watcher, one read at a time, on its 1 s schedule. A read may be
+    // late, so the gap checked is the schedule's minus a tolerance, down to the read latency: a lone reader starts a
+    // read only after the one before was answered; a second reader reads at the same points (a timer may fire a
+    // millisecond early, hence the 10 ms).
+    const tooClose = jobs.flatMap((job) => {
+      const sentAtMs = h.simulator.counts(job.projectId, job.jobId).acceptedAtMs[0] ?? 0;
+      const reads = (gets.get(jobKey(job)) ?? []).filter((at) => at > sentAtMs);
+      return reads.slice(1).flatMap((at, i) => (at - (reads[i] as number) < readLatencyMs - 10 ? [{ job: jobKey(job), reads: reads.map((read) => read - sentAtMs) }] : []));
+    });
+    expect(tooClose).toEqual([]);
+
+    const identities = await watchJobsIdentities(taskQueue, shards);
+    expect(new Set(identities)).toEqual(new Set(workers.map((worker) => worker.identity)));
+  } finally {
+    await Promise.all(workers.map((worker) => stop(worker, 'SIGTERM')));
+  }
+}, 900_000);

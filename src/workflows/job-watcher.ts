@@ -6,6 +6,7 @@
  * It continues as new before its signals or history grow large, and ends when no wait is left for a while.
  */
 import {
+  ActivityCancellationType,
   allHandlersFinished,
   CancellationScope,
   condition,
@@ -39,6 +40,9 @@ const { watchJobs } = proxyActivities<FollowUpActivities>({
   startToCloseTimeout: '7 days',
   heartbeatTimeout: '5s',
   retry: { initialInterval: '1s', backoffCoefficient: 1.5, maximumInterval: '5s' },
+  // The attempt hears of its cancellation only at its next heartbeat (up to 4 s later): until then it still reads, so
+  // the next run's attempt must not start before it has stopped, or the two read the same jobs at once.
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   summary: 'read the watched jobs on their schedules, and tell their follow-ups when they answer',
 });
 

@@ -37,8 +37,8 @@ export interface Harness {
 
 
 /** Connects to the run's dev server and starts a simulator; call once per test file (beforeAll). */
-export async function createHarness(simulatorOptions: SimulatorOptions = {}): Promise<Harness> {
-  const address = process.env.TEST_TEMPORAL_ADDRESS;
+export async function createHarness(simulatorOptions: SimulatorOptions = {}, server: { address?: string } = {}): Promise<Harness> {
+  const address = server.address ?? process.env.TEST_TEMPORAL_ADDRESS;
   const bundlePath = process.env.TEST_WORKFLOW_BUNDLE;
   if (!address || !bundlePath) throw new Error('integration tests need the jest globalSetup (run them with `npm test`)');
   installQuietRuntime();

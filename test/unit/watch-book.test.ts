@@ -2,24 +2,11 @@ import type { AgentJob } from '../../src/agent-api/job';
 import { readFailed, readSucceeded, WatchBook } from '../../src/follow-up/watch-book';
 import { watchShardOf, WatchRegistry, type WatchRegistration } from '../../src/follow-up/watch-registry';
 import { reservedWorkflowIdProblem } from '../../src/follow-up/workflow-id-owner';
+import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';
 
 const T0 = 1_800_000_000_000;
-const schedule = { startedAtMs: T0, initialIntervalMs: 5_000, backoffCoefficient: 2, maxIntervalMs: 60_000, deadlineMs: T0 + 3_600_000 };
-
-function registration(overrides: Partial<WatchRegistration> = {}): WatchRegistration {
-  return {
-    workflowId: 'followup/p/j/1',
-    runId: 'run-1',
-    projectId: 'p',
-    jobId: 'j',
-    known: { status: 'active', prLink: null, archivedAt: null },
-    acceptUnchangedFromMs: null,
-    schedule,
-    readAtOnce: false,
-    round: 1,
-    ...overrides,
-  };
-}
+const schedule = defaultSchedule(T0);
+const registration = (overrides: Partial<WatchRegistration> = {}) => watchRegistration(schedule, overrides);
 
 const job = (status: string, prLink: string | null = null): AgentJob => ({ id: 'j', status, prLink });
 

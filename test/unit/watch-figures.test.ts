@@ -4,25 +4,12 @@ import type { FollowUpProgress } from '../../src/follow-up/types';
 import { readFailed, readSucceeded, reportOf, WatchBook } from '../../src/follow-up/watch-book';
 import { nextReadAtMs, watchFiguresOf, type WatchedWaitFacts } from '../../src/follow-up/watch-figures';
 import { WatchRegistry, type WatchRegistration } from '../../src/follow-up/watch-registry';
+import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';
 
 const T0 = Date.parse('2026-11-25T12:00:00.000Z');
 // Points at T0 + 5 s, 15 s, 35 s, 75 s, then every 60 s.
-const schedule = { startedAtMs: T0, initialIntervalMs: 5_000, backoffCoefficient: 2, maxIntervalMs: 60_000, deadlineMs: T0 + 3_600_000 };
-
-function registration(overrides: Partial<WatchRegistration> = {}): WatchRegistration {
-  return {
-    workflowId: 'followup/p/j/1',
-    runId: 'run-1',
-    projectId: 'p',
-    jobId: 'j',
-    known: { status: 'active', prLink: null, archivedAt: null },
-    acceptUnchangedFromMs: null,
-    schedule,
-    readAtOnce: false,
-    round: 1,
-    ...overrides,
-  };
-}
+const schedule = defaultSchedule(T0);
+const registration = (overrides: Partial<WatchRegistration> = {}) => watchRegistration(schedule, overrides);
 
 const report = (overrides: Partial<NonNullable<WatchedWaitFacts['report']>> = {}): NonNullable<WatchedWaitFacts['report']> => ({
   round: 1,

@@ -1,7 +1,7 @@
 /** `agent-followup budget show | set`: a project's send budget (sends in any rolling hour), kept by its coordinator. */
 import type { Command } from 'commander';
 import type { ProjectView } from '../client';
-import { roughDuration } from '../follow-up/progress-details';
+import { roughDuration, utcClock } from '../follow-up/progress-details';
 import { ExitCode, UsageError, type CliContext, type CliIo } from './io';
 
 export function registerBudget(program: Command, ctx: CliContext): void {
@@ -74,7 +74,7 @@ function describeProject(projectId: string, view: ProjectView | null): string {
   const lines = [
     `${projectId}: ${view.sentInWindow} of ${view.limit} sends used in the last ${window} (${view.limitSetForProject ? 'set for this project' : "the workers' default"})`,
   ];
-  if (view.nextSlotAt) lines.push(`  next slot ${view.nextSlotAt.slice(11, 19)} UTC (in ${roughDuration(Math.max(Date.parse(view.nextSlotAt) - Date.now(), 0))})`);
+  if (view.nextSlotAt) lines.push(`  next slot ${utcClock(view.nextSlotAt)} UTC (in ${roughDuration(Math.max(Date.parse(view.nextSlotAt) - Date.now(), 0))})`);
   if (view.waitingForBudget.length > 0) lines.push(`  waiting for a slot: ${view.waitingForBudget.length}`);
   for (const lane of view.lanes) {
     if (lane.waiting.length > 0) lines.push(`  job ${lane.jobId}: ${lane.holder ?? 'nobody'} holds it; ${lane.waiting.length} waiting behind`);

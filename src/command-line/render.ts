@@ -1,7 +1,7 @@
 /** How the commands print follow-ups, their progress and schedules as text. */
 import type { FollowUpStatus } from '../client';
 import { isTerminal } from '../agent-api/job';
-import { queuedLine, roughDuration } from '../follow-up/progress-details';
+import { queuedLine, roughDuration, utcClock } from '../follow-up/progress-details';
 import type { FollowUpProgress, FollowUpResult } from '../follow-up/types';
 import type { SharedWatchFigures, SharedWatchStatus } from '../follow-up/watch-figures';
 import type { FollowUpOutcome } from '../client/outcome';
@@ -64,19 +64,15 @@ export function failingLine(progress: FollowUpProgress, nowMs: number = Date.now
   const since = live ? live.since : progress.errorsSince;
   const what = live ? 'reads' : 'calls to the API';
   if (since === null) return `last error: ${lastError}`;
-  return `${what} failing for ${roughDuration(Math.max(0, nowMs - Date.parse(since)))} (since ${since.slice(11, 19)} UTC${live?.count ?? ''}): ${lastError}`;
+  return `${what} failing for ${roughDuration(Math.max(0, nowMs - Date.parse(since)))} (since ${utcClock(since)} UTC${live?.count ?? ''}): ${lastError}`;
 }
 
 /** The shared watcher's line of `status`: since when it watches, its last and next read; or why it could not say. */
 export function describeWatchLine(watch: SharedWatchStatus, nowMs: number = Date.now()): string {
   if (!watch.available) return `  Watcher ${watch.watcherId}: live figures not available (${watch.reason})`;
-  const last = watch.lastRead ? `last read ${clock(watch.lastRead.at)} UTC (${watch.lastRead.status ?? 'failed'})` : 'no read reported yet';
-  const next = watch.nextReadAt === null ? 'no read left before the deadline' : `next read ${clock(watch.nextReadAt)} UTC${inFrom(watch.nextReadAt, nowMs)}`;
-  return `  Watched by ${watch.watcherId} since ${clock(watch.watchedSince)} UTC: ${last}, ${next}`;
-}
-
-function clock(iso: string): string {
-  return iso.slice(11, 19);
+  const last = watch.lastRead ? `last read ${utcClock(watch.lastRead.at)} UTC (${watch.lastRead.status ?? 'failed'})` : 'no read reported yet';
+  const next = watch.nextReadAt === null ? 'no read left before the deadline' : `next read ${utcClock(watch.nextReadAt)} UTC${inFrom(watch.nextReadAt, nowMs)}`;
+  return `  Watched by ${watch.watcherId} since ${utcClock(watch.watchedSince)} UTC: ${last}, ${next}`;
 }
 
 /** " (in 12s)", or nothing when the time has come. */
@@ -104,10 +100,10 @@ export function describeStatus(status: FollowUpStatus): string {
     lines.push(`Last known (kept by the server): job status ${jobStatus ?? 'not read yet'}${prLink ? `, ${prLink}` : ''}`);
     // The pending wait, as the server describes it: how many reads, the next one, and what fails.
     if (poll) {
-      const next = poll.nextPollAt ? `, next read ${poll.nextPollAt.slice(11, 19)} UTC` : '';
+      const next = poll.nextPollAt ? `, next read ${utcClock(poll.nextPollAt)} UTC` : '';
       lines.push(`Running wait (kept by the server): ${poll.polls} read(s)${poll.lastStatus ? `, last read ${poll.lastStatus}` : ''}${next}`);
       if (poll.lastError) {
-        lines.push(`  ! ${poll.failingSince ? `reads failing since ${poll.failingSince.slice(11, 19)} UTC` : 'last read failed'}: ${poll.lastError}`);
+        lines.push(`  ! ${poll.failingSince ? `reads failing since ${utcClock(poll.failingSince)} UTC` : 'last read failed'}: ${poll.lastError}`);
       }
     }
   }

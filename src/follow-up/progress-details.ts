@@ -46,7 +46,7 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
     failedWithReason
       ? `**Failed**: ${progress.lastError}\n\nThe ${job} ${progress.lastStatus === null ? (progress.sentAt === null ? 'was not sent the message' : 'was not read after the message') : `was last read as ${status}`}.`
       : watchedAndFailing
-        ? `**Reading the job fails${progress.errorsSince ? ` since ${progress.errorsSince.slice(11, 19)} UTC` : ''}${typeof progress.failedReads === 'number' ? `, ${progress.failedReads}+ reads failed` : ''}**: ${progress.lastError}\n\nStill waiting for the ${job} to end; last read as ${status}.`
+        ? `**Reading the job fails${progress.errorsSince ? ` since ${utcClock(progress.errorsSince)} UTC` : ''}${typeof progress.failedReads === 'number' ? `, ${progress.failedReads}+ reads failed` : ''}**: ${progress.lastError}\n\nStill waiting for the ${job} to end; last read as ${status}.`
         : `**${PHASE_TITLES[progress.phase]}**: ${job}${state}.`,
     '',
   ];
@@ -56,7 +56,7 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
   if (progress.lastError && !failedWithReason && !watchedAndFailing) {
     // Errors as errors: an operator must tell "the API is failing" from "the agent is working" at a glance. The first
     // bullet, in bold: the panel is short, and a paragraph of its own pushed the deadline and reads out of view.
-    lines.push(`- **Calls to the agent API ${FINAL_PHASES.has(progress.phase) ? 'were' : 'are'} failing${progress.errorsSince ? ` since ${progress.errorsSince.slice(11, 19)} UTC` : ''}**: ${progress.lastError}`);
+    lines.push(`- **Calls to the agent API ${FINAL_PHASES.has(progress.phase) ? 'were' : 'are'} failing${progress.errorsSince ? ` since ${utcClock(progress.errorsSince)} UTC` : ''}**: ${progress.lastError}`);
   }
   if (progress.prLink) lines.push(`- Pull request: ${progress.prLink}`);
   if (progress.outcome) lines.push(`- Outcome: \`${progress.outcome}\` (search attribute AgentFollowUpOutcome)`);
@@ -89,10 +89,15 @@ export function queuedLine(progress: Pick<FollowUpProgress, 'queue' | 'jobId' | 
   let line = `Waiting for the project's send budget: ${queue.sentInWindow} of ${queue.limit} sent in the last ${window}`;
   if (queue.nextSlotAt !== null) {
     const atMs = Date.parse(queue.nextSlotAt);
-    line += `, next slot ${queue.nextSlotAt.slice(11, 19)} UTC (in ${roughDuration(Math.max(atMs - nowMs, 0))})`;
+    line += `, next slot ${utcClock(queue.nextSlotAt)} UTC (in ${roughDuration(Math.max(atMs - nowMs, 0))})`;
   }
   if (queue.ahead > 0) line += `; ${plural(queue.ahead, 'follow-up')} ahead`;
   return line;
+}
+
+/** The time of day of an ISO 8601 instant, as status lines show it ("12:01:05"; they add " UTC"). */
+export function utcClock(iso: string): string {
+  return iso.slice(11, 19);
 }
 
 /** "3m12s", "1h2m", "45s": to the second, for people. */

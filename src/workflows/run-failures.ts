@@ -7,7 +7,7 @@ import { RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
 import type { AgentJob } from '../agent-api/job';
 import { checkpointOfFailure, readCheckpoint } from '../follow-up/poll-checkpoint';
-import { roughDuration } from '../follow-up/progress-details';
+import { roughDuration, utcClock } from '../follow-up/progress-details';
 import { failureKind, type FollowUpOutcomeKind } from '../follow-up/outcome-kind';
 import {
   FollowUpErrorType,
@@ -139,7 +139,7 @@ function errorsAtEnd(facts: FailureFacts, failedReads: number | null): FollowUpT
 /** "Calls to the agent API had failed since 12:01:05 UTC (14 reads in a row); last: HttpError: …". */
 function errorsSentence(errors: NonNullable<FollowUpTimeoutDetails['errors']>): string {
   const count = errors.failedReads ? ` (${errors.failedReads} read${errors.failedReads === 1 ? '' : 's'} in a row)` : '';
-  return `Calls to the agent API had failed since ${errors.since.slice(11, 19)} UTC${count}; last: ${errors.lastError}`;
+  return `Calls to the agent API had failed since ${utcClock(errors.since)} UTC${count}; last: ${errors.lastError}`;
 }
 
 /** Reads failed in a row when the wait ran out, from its last failure or heartbeat (null: not known). */

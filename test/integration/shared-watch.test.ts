@@ -5,7 +5,7 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { ExitCode } from '../../src/cli';
-import type { FollowUpStatus } from '../../src/client';
+import type { FollowUpInput, FollowUpStatus } from '../../src/client';
 import { FollowUpReportSchema } from '../../src/command-line/json-output';
 import type { FollowUpWorker } from '../../src/worker/follow-up-worker';
 import { watcherWorkflowId, watchShardOf } from '../../src/follow-up/watch-registry';
@@ -144,6 +144,15 @@ test('a watcher terminated by an operator: its follow-ups register again and end
 describe('status asks the watcher for the live figures', () => {
   const watcherOf = (job: { projectId: string; jobId: string }) => watcherWorkflowId(taskQueue, watchShardOf(job.projectId, job.jobId, SHARDS));
   const figures = (status: FollowUpStatus) => (status.watch?.available ? status.watch : null);
+  /** A follow-up whose job works for ten minutes, registered with its watcher. */
+  async function waitingFollowUp(prefix: string, polling: FollowUpInput['polling']) {
+    const job = uniqueJob(prefix);
+    h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
+    const followUps = h.followUps(taskQueue);
+    const { workflowId } = await followUps.start({ ...job, prompt: 'Work on it', polling });
+    await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register');
+    return { job, followUps, workflowId };
+  }
 
   test('a waiting follow-up: watched since, the last read and its status, the next read; the queries leave no history', async () => {
     const job = uniqueJob('figures');
@@ -177,11 +186,7 @@ describe('status asks the watcher for the live figures', () => {
   });
 
   test("reads that fail: status gives the watcher's live count, since when, and the error", async () => {
-    const job = uniqueJob('failing');
-    h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
-    const followUps = h.followUps(taskQueue);
-    const { workflowId } = await followUps.start({ ...job, prompt: 'Work on it', polling: FAST_POLLING });
-    await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register');
+    const { job, followUps, workflowId } = await waitingFollowUp('failing', FAST_POLLING);
     h.simulator.setJobFaults(job.projectId, job.jobId, [{ operation: 'get', kind: 'status', status: 500 }]);
     await waitFor(async () => (figures(await followUps.status(workflowId))?.failing?.failedReads ?? 0) >= 3, 'three failed reads reported');
     // The follow-up itself was told again as the count doubled (1, 2, 4…), so its details and failure can name it.
@@ -197,12 +202,8 @@ describe('status asks the watcher for the live figures', () => {
   });
 
   test('a watcher that is gone: status still answers, and says the figures are unavailable', async () => {
-    const job = uniqueJob('gone');
-    h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
-    const followUps = h.followUps(taskQueue);
     // A 1-minute cap: ten minutes of silence before the follow-up registers again, so the watcher stays gone here.
-    const { workflowId } = await followUps.start({ ...job, prompt: 'Work on it', polling: { initialInterval: '200ms', maxInterval: '1m', timeout: '15m', settleWindow: '2s' } });
-    await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register');
+    const { job, followUps, workflowId } = await waitingFollowUp('gone', { initialInterval: '200ms', maxInterval: '1m', timeout: '15m', settleWindow: '2s' });
     await h.client.workflow.getHandle(watcherOf(job)).terminate('operator test: status without a watcher');
 
     const status = await followUps.status(workflowId);

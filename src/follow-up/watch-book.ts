@@ -59,7 +59,9 @@ export class WatchBook {
       this.waits.set(registration.workflowId, {
         registration,
         dueAtMs: registration.readAtOnce ? nowMs : nextPollAt(registration.schedule, nowMs),
-        polls: 0,
+        // Reads of a round replaced before it was answered (a read asked for, a registration again) never reached the
+        // follow-up: they carry over, so its count of reads never goes back. An answered round's went with its answer.
+        polls: sameRun && !kept.answered ? kept.polls : 0,
         sawActive: false,
         lastRead: sameRun ? kept.lastRead : null,
         // Errors carry over to the next round of the same run: the API's health did not change with it.

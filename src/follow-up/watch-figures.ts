@@ -11,7 +11,7 @@ export interface WaitReadReport {
   workflowId: string;
   runId: string;
   round: number;
-  /** Reads of this round so far. */
+  /** Reads the follow-up has not heard of yet: this round's, and those of its run's earlier rounds left unanswered. */
   reads: number;
   /** The last read: when, and the status it found (null: that read failed). */
   lastRead: { atMs: number; status: string | null } | null;

@@ -76,6 +76,18 @@ describe('WatchBook', () => {
     expect(book.get('followup/p/j/1')?.polls).toBe(0);
   });
 
+  test('a round replaced before it was answered (a read asked for) keeps its reads: the follow-up never heard of them', () => {
+    const book = new WatchBook();
+    book.apply({ version: 1, full: true, upserts: [registration()], removed: [] }, T0);
+    readSucceeded(book.get('followup/p/j/1')!, job('active'), T0 + 5_000, T0 + 5_000);
+    readSucceeded(book.get('followup/p/j/1')!, job('active'), T0 + 15_000, T0 + 15_000);
+    book.apply({ version: 2, full: false, upserts: [registration({ round: 2, readAtOnce: true })], removed: [] }, T0 + 16_000);
+    expect(book.get('followup/p/j/1')?.polls).toBe(2);
+    // Another run of the workflow id starts from nothing.
+    book.apply({ version: 3, full: false, upserts: [registration({ runId: 'run-2', round: 1 })], removed: [] }, T0 + 17_000);
+    expect(book.get('followup/p/j/1')?.polls).toBe(0);
+  });
+
   test('an unchanged terminal read answers once the settle window has passed', () => {
     const book = new WatchBook();
     const known = { status: 'completed', prLink: null, archivedAt: null };

@@ -120,9 +120,10 @@ test('the book reports a wait as it stands: its reads, the last one, failures an
     lastError: 'AgentApiServerError: HTTP 500',
     nextReadAtMs: T0 + 35_000,
   });
-  // The last read outlives the round: the next wait of the same run starts with it.
+  // The last read outlives the round: the next wait of the same run starts with it, and with the unanswered round's
+  // reads (the follow-up never heard of them, so `status` would otherwise count fewer reads than before).
   book.apply({ version: 2, full: false, upserts: [registration({ round: 2 })], removed: [] }, T0 + 16_000);
-  expect(reportOf(book.get('followup/p/j/1')!)).toMatchObject({ round: 2, reads: 0, lastRead: { atMs: T0 + 15_000, status: null }, failedReads: 1 });
+  expect(reportOf(book.get('followup/p/j/1')!)).toMatchObject({ round: 2, reads: 2, lastRead: { atMs: T0 + 15_000, status: null }, failedReads: 1 });
 });
 
 describe("status's watcher line", () => {

@@ -5,7 +5,9 @@
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { CheckedIn, CheckInRequest, FollowUpActivities, PollRequest, PollResult, SendRequest, SentMessage } from '../activities';
 import { pollHeartbeatTimeoutMs } from '../follow-up/poll-schedule';
+import type { PollSchedule } from '../follow-up/poll-schedule';
 import type { WatchRegistration } from '../follow-up/watch-registry';
+import type { JobRef } from '../agent-api/http-client';
 
 /** Room after the deadline for the last poll, planned on the deadline itself, to finish. */
 const LAST_POLL_GRACE_MS = 30_000;
@@ -71,4 +73,21 @@ export function registerWatch(request: { watcherId: string; registration: WatchR
     summary: `register with the job watcher ${request.watcherId} (starting it)`,
   });
   return register(request);
+}
+
+/**
+ * One read of the job, made by the follow-up itself: a read asked for (pollNow) while a shared watcher follows the job,
+ * which would come to it only at its next look at its book (every 2 s). Exactly one GET: the schedule given to the poll
+ * ends now, so no second read is planned, and a failed read is not retried (the wait goes back to the watcher, which
+ * reads again at once and tells of the failure as it tells of any other). `known: null` returns the read as it is.
+ */
+export function readAgentJobOnce(ref: JobRef, schedule: PollSchedule): Promise<PollResult> {
+  const { pollAgentJob: read } = proxyActivities<FollowUpActivities>({
+    // AGENT_API_REQUEST_TIMEOUT is at most 25 s; the heartbeats during the read notice a lost worker sooner.
+    startToCloseTimeout: '30s',
+    heartbeatTimeout: '10s',
+    retry: { maximumAttempts: 1 },
+    summary: `read job ${ref.jobId} now (asked for)`,
+  });
+  return read({ ...ref, known: null, acceptUnchangedFromMs: null, readAtOnce: true, schedule: { ...schedule, deadlineMs: Date.now() } });
 }

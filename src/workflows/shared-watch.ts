@@ -9,8 +9,9 @@ import type { JobState } from '../agent-api/job';
 import type { PollResult } from '../activities';
 import type { PollSchedule } from '../follow-up/poll-schedule';
 import { isWatchAnswer, type WatchAnswer } from '../follow-up/watch-answer';
+import { isAnswer } from '../follow-up/watch-book';
 import { watcherWorkflowId, watchShardOf, type WatchRegistration } from '../follow-up/watch-registry';
-import { registerWatch } from './activities';
+import { readAgentJobOnce, registerWatch } from './activities';
 import { jobAnswerSignal, unwatchJobSignal, watchJobSignal } from './definitions';
 import type { FollowUpRun } from './follow-up-run';
 
@@ -30,6 +31,8 @@ export class SharedWatch {
   private round = 0;
   private answer: Extract<WatchAnswer, { kind: 'read' | 'failure' }> | null = null;
   private registered = false;
+  /** Reads asked for that were not an answer: they count with the next answer, even if their wait was replaced. */
+  private readsAsked: { polls: number; sawActive: boolean } = { polls: 0, sawActive: false };
 
   constructor(
     private readonly run: FollowUpRun,
@@ -50,12 +53,19 @@ export class SharedWatch {
     return watcherWorkflowId(workflowInfo().taskQueue, watchShardOf(this.run.ref.projectId, this.run.ref.jobId, this.shards));
   }
 
-  /** One wait: registered with the watcher, answered by it (or ended by the deadline). */
+  /**
+   * One wait: registered with the watcher, answered by it (or ended by the deadline). A read asked for is made here at
+   * once; only if it is not an answer (by the watcher's own rule) does the wait go to the watcher, from the schedule's
+   * next point.
+   */
   async wait(request: WatchedRequest): Promise<PollResult> {
     this.round += 1;
     this.answer = null;
+    const asked = request.readAtOnce ? await this.readAsked(request) : null;
+    if (asked && isAnswer(request, asked.job, asked.readAtMs)) return this.withReadsAsked(asked);
+    if (asked) this.readsAsked = { polls: this.readsAsked.polls + asked.polls, sawActive: this.readsAsked.sawActive || asked.sawActive };
     const { workflowId, runId } = workflowInfo();
-    const registration: WatchRegistration = { workflowId, runId, ...this.run.ref, ...request, round: this.round };
+    const registration: WatchRegistration = { workflowId, runId, ...this.run.ref, ...request, readAtOnce: request.readAtOnce && asked === null, round: this.round };
     await this.register(registration);
     const silenceMs = SILENT_GAPS_BEFORE_REREGISTERING * request.schedule.maxIntervalMs;
     for (;;) {
@@ -71,7 +81,28 @@ export class SharedWatch {
     if (answer.kind === 'failure') {
       throw ApplicationFailure.create({ type: answer.type, message: answer.message, details: answer.details, nonRetryable: true });
     }
-    return { job: answer.job, readAtMs: answer.readAtMs, polls: answer.polls, sawActive: answer.sawActive };
+    return this.withReadsAsked({ job: answer.job, readAtMs: answer.readAtMs, polls: answer.polls, sawActive: answer.sawActive });
+  }
+
+  /** A read asked for counts like any other, and may have been the one that saw the job working. */
+  private withReadsAsked(result: PollResult): PollResult {
+    const { polls, sawActive } = this.readsAsked;
+    this.readsAsked = { polls: 0, sawActive: false };
+    return { ...result, polls: result.polls + polls, sawActive: result.sawActive || sawActive };
+  }
+
+  /**
+   * The read asked for, by the follow-up itself: the watcher would make it only at its next look at its book. A failed
+   * read (null) goes to the watcher, which reads again at once and tells of the failure as it tells of any other.
+   */
+  private async readAsked(request: WatchedRequest): Promise<PollResult | null> {
+    try {
+      return await readAgentJobOnce(this.run.ref, request.schedule);
+    } catch (error) {
+      if (CancellationScope.current().consideredCancelled) throw error;
+      log.info('The read asked for failed; the job watcher reads the job at once instead', { error: String(error) });
+      return null;
+    }
   }
 
   /** The follow-up ends with a wait unanswered (cancelled, deadline): its watcher forgets it, even while cancelling. */

@@ -103,7 +103,18 @@ test('the deadline ends a watched follow-up as timed out, with the last status i
   expect(await watched()).not.toContain(workflowId);
 });
 
-test('a read asked for (pollNow) is made by the watcher at once', async () => {
+/**
+ * Waits until the follow-up's settle window (1 s in these tests) has passed since its send: a terminal read inside it
+ * cannot be the result yet (it may be a lagging replica), so the follow-up would rightly go on waiting.
+ */
+async function pastSettleWindow(followUps: ReturnType<Harness['followUps']>, workflowId: string): Promise<void> {
+  await waitFor(async () => {
+    const { sentAt } = await followUps.progress(workflowId);
+    return sentAt !== null && Date.now() - Date.parse(sentAt) > 2_000;
+  }, 'the settle window to pass since the send');
+}
+
+test('a read asked for (pollNow) is made at once by the follow-up itself, not at the watcher\'s next look at its book', async () => {
   const job = uniqueJob('now');
   // No pull request before: the result (with one) cannot look like the job before the message, so one read decides.
   h.simulator.addJob({ ...job, prLink: null, workMs: 500 });
@@ -112,11 +123,63 @@ test('a read asked for (pollNow) is made by the watcher at once', async () => {
   const { workflowId } = await followUps.start({ ...job, prompt: 'Quick one', polling: { initialInterval: '1h', maxInterval: '1h', timeout: '2h', settleWindow: '1s' } });
   await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register after its send');
   await waitFor(() => h.simulator.job(job.projectId, job.jobId).status === 'completed', 'the agent to finish the message');
+  await pastSettleWindow(followUps, workflowId);
   const readsBefore = h.simulator.counts(job.projectId, job.jobId).gets;
   await followUps.pollNow(workflowId);
   const outcome = await followUps.outcome(workflowId);
   expect(outcome.kind).toBe('completed');
   expect(h.simulator.counts(job.projectId, job.jobId).gets).toBe(readsBefore + 1);
+  // Made by the follow-up (its own one-read activity), and its watcher let go of the wait it answered itself.
+  const events = (await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const summaries = events.flatMap((event) => {
+    const summary = event.userMetadata?.summary?.data;
+    return event.activityTaskScheduledEventAttributes && summary ? [JSON.parse(Buffer.from(summary).toString()) as string] : [];
+  });
+  expect(summaries.filter((summary) => summary.endsWith('now (asked for)'))).toEqual([`read job ${job.jobId} now (asked for)`]);
+  await waitFor(async () => !(await watched()).includes(workflowId), 'the watcher to forget the wait');
+});
+
+test('a read asked for that is not an answer counts as a poll, and the wait goes back to the watcher', async () => {
+  const job = uniqueJob('now-unchanged');
+  h.simulator.addJob({ ...job, workMs: 60 * 60_000 });
+  const followUps = h.followUps(taskQueue);
+  const { workflowId } = await followUps.start({ ...job, prompt: 'Still working', polling: { initialInterval: '1h', maxInterval: '1h', timeout: '2h', settleWindow: '1s' } });
+  await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register after its send');
+  const pollsBefore = (await followUps.progress(workflowId)).polls;
+  const readsBefore = h.simulator.counts(job.projectId, job.jobId).gets;
+  await followUps.pollNow(workflowId);
+  await waitFor(async () => h.simulator.counts(job.projectId, job.jobId).gets > readsBefore, 'the read asked for');
+  // Still active: the follow-up waits on, registered with its watcher again; the agent then finishes, and a second
+  // read asked for ends it with the result, each read counted.
+  await waitFor(async () => (await followUps.progress(workflowId)).phase === 'waiting' && (await watched()).includes(workflowId), 'the wait back with the watcher');
+  await pastSettleWindow(followUps, workflowId);
+  h.simulator.finishJob(job.projectId, job.jobId, { prLink: 'https://github.com/acme/app/pull/77' });
+  await followUps.pollNow(workflowId);
+  const outcome = await followUps.outcome(workflowId);
+  expect(outcome.kind).toBe('completed');
+  expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe('https://github.com/acme/app/pull/77');
+  expect(h.simulator.counts(job.projectId, job.jobId).gets).toBe(readsBefore + 2);
+  expect(outcome.kind === 'completed' ? outcome.result.polls : null).toBe(pollsBefore + 2);
+});
+
+test('a read asked for that fails goes to the watcher: it reads again at once and tells the follow-up of the failure', async () => {
+  const job = uniqueJob('now-failing');
+  h.simulator.addJob({ ...job, workMs: 60 * 60_000 });
+  const followUps = h.followUps(taskQueue);
+  const { workflowId } = await followUps.start({ ...job, prompt: 'Still working', polling: { initialInterval: '1h', maxInterval: '1h', timeout: '2h', settleWindow: '1s' } });
+  await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register after its send');
+  const readsBefore = h.simulator.counts(job.projectId, job.jobId).gets;
+  h.simulator.setJobFaults(job.projectId, job.jobId, [{ operation: 'get', kind: 'status', status: 500, times: 2 }]);
+  await followUps.pollNow(workflowId);
+  // The follow-up's own read, then the watcher's.
+  await waitFor(async () => ((await followUps.progress(workflowId)).failedReads ?? 0) >= 1, 'the watcher to tell of the failed read');
+  const progress = await followUps.progress(workflowId);
+  expect(progress.phase).toBe('waiting');
+  expect(progress.lastError).toMatch(/HTTP 500/);
+  expect(h.simulator.counts(job.projectId, job.jobId).gets).toBe(readsBefore + 2);
+  await followUps.cancel(workflowId);
+  expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
+  await waitFor(async () => !(await watched()).includes(workflowId), 'the watcher to forget the cancelled wait');
 });
 
 test('a watcher terminated by an operator: its follow-ups register again and end right', async () => {

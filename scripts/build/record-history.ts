@@ -11,6 +11,7 @@ import { checkFollowUpInput } from '../../src/client';
 import { startLocalStack, type LocalStack } from '../stack/local-stack';
 import { coordinatorWorkflowId } from '../../src/follow-up/coordinator-id';
 import { followUpStartMetadata } from '../../src/follow-up/start-metadata';
+import { watcherWorkflowId, watchShardOf } from '../../src/follow-up/watch-registry';
 import type { FollowUpInput } from '../../src/follow-up/input';
 import type { followUpWorkflow } from '../../src/workflows/follow-up';
 
@@ -35,6 +36,8 @@ interface Scenario {
   queuedBehind?: number;
   /** Past the settle window after the send, a caller asks for a read now (its next poll is far off). */
   readNow?: boolean;
+  /** Waits through shared job watchers of this many shards; the watcher's own history is recorded beside it. */
+  watchShards?: number;
   polling: FollowUpInput['polling'];
 }
 
@@ -57,6 +60,10 @@ const SCENARIOS: Scenario[] = [
   // The wait after the send is cancelled and started again with a read at once: it finds the result.
   { name: 'read-now', workMs: 300, readNow: true, polling: { initialInterval: '10m', maxInterval: '10m', settleWindow: '1s', timeout: '30m' } },
   { name: 'started-without-attributes', workMs: 1_500, bareStart: true, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
+  // Shared watching: the send registers the first wait with the job's watcher (starting it), which answers it.
+  { name: 'shared-watch', workMs: 1_500, watchShards: 2, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
+  // Shared watching and a read asked for: the follow-up makes it itself, and its result ends the wait.
+  { name: 'shared-read-now', workMs: 300, watchShards: 2, readNow: true, polling: { initialInterval: '10m', maxInterval: '10m', settleWindow: '1s', timeout: '30m' } },
 ];
 
 async function main(): Promise<void> {
@@ -67,6 +74,7 @@ async function main(): Promise<void> {
       ...(scenario.continueAsNewAfterEvents
         ? { serverArgs: ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${scenario.continueAsNewAfterEvents}`] }
         : {}),
+      ...(scenario.watchShards !== undefined ? { watchShards: scenario.watchShards } : {}),
     });
     try {
       await record(stack, scenario);
@@ -120,6 +128,14 @@ async function record(stack: LocalStack, scenario: Scenario): Promise<void> {
   const file = join(OUT_DIR, `${HISTORY_VERSION}-${scenario.name}.json`);
   writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
   console.log(`wrote ${file} (${history.events?.length ?? 0} events)`);
+  if (scenario.watchShards !== undefined) {
+    // The watcher stays running (it waits ten minutes for more waits): a partial history replays all the same.
+    const watcherId = watcherWorkflowId('record-histories', watchShardOf(ref.projectId, ref.jobId, scenario.watchShards));
+    const watcher = await stack.env.client.workflow.getHandle(watcherId).fetchHistory();
+    const watcherFile = join(OUT_DIR, `${HISTORY_VERSION}-watcher-of-${scenario.name}.json`);
+    writeFileSync(watcherFile, `${JSON.stringify(JSON.parse(historyToJSON(watcher)), null, 2)}\n`);
+    console.log(`wrote ${watcherFile} (${watcher.events?.length ?? 0} events)`);
+  }
   if (ahead.length > 0) {
     await Promise.all(ahead.map((workflowId) => stack.run(stack.followUps.result(workflowId))));
     // The coordinator is still running (it keeps its window for an hour): a partial history replays all the same.

@@ -40,6 +40,8 @@ export interface LocalStackOptions {
   serverArgs?: string[];
   /** The per-project send budget set on the sends queue (default: the production default, 80 an hour). */
   sendsPerProjectPerHour?: number;
+  /** Shared job watchers per task queue (AGENT_WATCH_SHARDS; default: none, each follow-up polls its own job). */
+  watchShards?: number;
 }
 
 /** Starts the dev server, the simulator and a worker; throws with a fix when no Temporal CLI can be found. */
@@ -73,7 +75,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       taskQueue,
       api: new AgentApiClient({ baseUrl: simulator.baseUrl, apiKey: LOCAL_API_KEY, requestTimeoutMs: 5_000 }),
       shutdownGraceTimeMs: 2_000,
-      ...(options.sendsPerProjectPerHour !== undefined ? { coordination: { sendsPerHour: options.sendsPerProjectPerHour } } : {}),
+      ...(options.sendsPerProjectPerHour !== undefined || options.watchShards !== undefined
+        ? {
+            coordination: {
+              ...(options.sendsPerProjectPerHour !== undefined ? { sendsPerHour: options.sendsPerProjectPerHour } : {}),
+              ...(options.watchShards !== undefined ? { watchShards: options.watchShards } : {}),
+            },
+          }
+        : {}),
     });
   } catch (error) {
     await simulator.close();

@@ -13,6 +13,8 @@ import { createCoordinationActivities, type CoordinationSettings } from './coord
 import { readTroubleSignal } from '../workflows/definitions';
 import { createPollAgentJob } from './poll-agent-job';
 import { createWatchJobs } from './watch-jobs';
+import { jobState, type JobState } from '../agent-api/job';
+import type { PollSchedule } from '../follow-up/poll-schedule';
 import type { WatchRegistration } from '../follow-up/watch-registry';
 import { JOB_WATCHER_WORKFLOW_TYPE, watchJobSignal } from '../workflows/definitions';
 import type { jobWatcherWorkflow } from '../workflows/job-watcher';
@@ -37,12 +39,32 @@ export interface ActivityDependencies {
 /** A send under a slot of the project's budget: the request may leave only before `sendByMs`. */
 export interface SendRequest extends MessageRequest {
   sendByMs: number;
+  /** With shared watching: the follow-up's first wait, registered with its watcher as soon as the message is taken. */
+  watch?: FirstWait;
+}
+
+/**
+ * The first wait after a send, as the follow-up would register it: what it knows is the send's answer (or, without a
+ * job in it, the job before), a terminal read unchanged from that answers after the settle window, and the schedule
+ * starts with the answer. Registered here it costs the follow-up no signal and no workflow task of its own.
+ */
+export interface FirstWait {
+  watcherId: string;
+  /** The job before the send. */
+  baseline: JobState;
+  settleWindowMs: number;
+  schedule: Omit<PollSchedule, 'startedAtMs'>;
 }
 
 /** The API's answer, and when the request left. */
 export interface SentMessage extends SendResult {
   requestStartedAtMs: number;
+  /** The first wait as registered with its watcher; null: registering it failed, and the follow-up does it itself. */
+  watching?: WatchRegistration | null;
 }
+
+/** How long registering the first wait may hold up a send's answer: past it the follow-up registers it itself. */
+const FIRST_WAIT_REGISTRATION_MS = 5_000;
 
 
 
@@ -77,7 +99,8 @@ export function createActivities({ api, temporal, stopping = new AbortController
         if (result.job === null) {
           log.warn('Follow-up accepted, but the response broke the job contract; polling will read the job', { problem: result.responseProblem });
         }
-        return { ...result, requestStartedAtMs };
+        if (!request.watch) return { ...result, requestStartedAtMs };
+        return { ...result, requestStartedAtMs, watching: await registerFirstWait(request, request.watch, result.job === null ? request.watch.baseline : jobState(result.job), requestStartedAtMs + request.watch.settleWindowMs, now()) };
       } catch (error) {
         throw withRequestStart(error, requestStartedAtMs);
       } finally {
@@ -101,16 +124,52 @@ export function createActivities({ api, temporal, stopping = new AbortController
      * client call can start it). The follow-up signals a running watcher itself; it calls this when that fails.
      */
     async registerWatch({ watcherId, registration }: { watcherId: string; registration: WatchRegistration }): Promise<void> {
-      await temporal.workflow.signalWithStart<typeof jobWatcherWorkflow, [WatchRegistration]>(JOB_WATCHER_WORKFLOW_TYPE, {
-        workflowId: watcherId,
-        taskQueue: Context.current().info.taskQueue,
-        args: [{}],
-        signal: watchJobSignal,
-        signalArgs: [registration],
-        staticSummary: 'Reads the jobs of waiting follow-ups for them, and tells each when its job answered',
-      });
+      await startWatching(temporal, watcherId, registration);
     },
   };
+
+  /**
+   * Registers the first wait of a message just taken. The send has succeeded whatever happens here: a failure only
+   * means the follow-up registers the wait itself (null), so it is logged and never thrown.
+   */
+  async function registerFirstWait(request: SendRequest, watch: FirstWait, known: JobState, acceptUnchangedFromMs: number, nowMs: number): Promise<WatchRegistration | null> {
+    const execution = Context.current().info.workflowExecution;
+    // Run outside a workflow (a test's mock environment): there is no follow-up to answer.
+    if (!execution) return null;
+    const { workflowId, runId } = execution;
+    const registration: WatchRegistration = {
+      workflowId,
+      runId,
+      projectId: request.projectId,
+      jobId: request.jobId,
+      known,
+      acceptUnchangedFromMs,
+      schedule: { ...watch.schedule, startedAtMs: nowMs },
+      readAtOnce: false,
+      // Round 0: the follow-up numbers its own waits from 1, so one it registers after a send that died mid-way
+      // (this registration made, the answer lost) replaces this one rather than passing for a repeat of it.
+      round: 0,
+    };
+    try {
+      await temporal.withDeadline(Date.now() + FIRST_WAIT_REGISTRATION_MS, () => startWatching(temporal, watch.watcherId, registration));
+      return registration;
+    } catch (error) {
+      log.warn('The message was taken, but registering its wait with the job watcher failed; the follow-up registers it itself', { watcherId: watch.watcherId, error: String(error) });
+      return null;
+    }
+  }
+}
+
+/** Signals a registration to its watcher, starting the watcher if it is not running (only a client call can). */
+async function startWatching(temporal: Client, watcherId: string, registration: WatchRegistration): Promise<void> {
+  await temporal.workflow.signalWithStart<typeof jobWatcherWorkflow, [WatchRegistration]>(JOB_WATCHER_WORKFLOW_TYPE, {
+    workflowId: watcherId,
+    taskQueue: Context.current().info.taskQueue,
+    args: [{}],
+    signal: watchJobSignal,
+    signalArgs: [registration],
+    staticSummary: 'Reads the jobs of waiting follow-ups for them, and tells each when its job answered',
+  });
 }
 
 export type FollowUpActivities = ReturnType<typeof createActivities>;

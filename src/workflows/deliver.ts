@@ -12,7 +12,10 @@ import { isTerminal, jobState, type AgentJob, type JobState } from '../agent-api
 import type { Delivered } from '../follow-up/checkpoint';
 import { classifySendFailure, decideDelivery } from '../follow-up/decisions';
 import { FollowUpErrorType, type DeliveryRecord, type FollowUpDeliveryUnknownDetails } from '../follow-up/types';
+import type { FirstWait } from '../activities';
+import type { PollSchedule } from '../follow-up/poll-schedule';
 import { pollAgentJob, sendFollowUpMessage } from './activities';
+import { sharedWatcherId } from './shared-watch';
 import type { FollowUpRun } from './follow-up-run';
 import { describeFailure } from './run-failures';
 import type { ProjectTurn } from './project-turn';
@@ -65,8 +68,15 @@ export async function deliver(run: FollowUpRun, turn: ProjectTurn, readNow: Read
     run.sending(baseline);
     let waitMs: number;
     try {
-      const { job, requestStartedAtMs } = await sendFollowUpMessage({ ...run.ref, prompt: run.request.prompt, idempotencyKey, sendByMs: slot.sendByMs });
+      const { job, requestStartedAtMs, watching } = await sendFollowUpMessage({
+        ...run.ref,
+        prompt: run.request.prompt,
+        idempotencyKey,
+        sendByMs: slot.sendByMs,
+        ...firstWait(run, baseline),
+      });
       turn.spent();
+      run.firstWaitRegistered(watching ?? null);
       // The answer is what the next read is compared with; it is no proof of work on this message (only a read is).
       const delivered = run.delivered({ baseline: jobState(baseline), sentAtMs: requestStartedAtMs, via: 'response', sawActive: false, known: jobState(job ?? baseline), previous: null });
       // The job as the API answered this message: the first state this follow-up shows.
@@ -169,9 +179,22 @@ async function settleOpenAttempt(run: FollowUpRun, open: OpenAttempt): Promise<D
 }
 
 /** The poll schedule of a wait starting now, from the follow-up's polling options. */
-export function scheduleFrom(run: FollowUpRun) {
+/** With shared watching, the send registers the first wait with the job's watcher (see FirstWait). */
+function firstWait(run: FollowUpRun, baseline: AgentJob): { watch?: FirstWait } {
+  if (run.watchShards === null) return {};
+  // The schedule starts with the send's answer, in the activity.
+  const schedule = scheduleShape(run);
+  return { watch: { watcherId: sharedWatcherId(run.ref, run.watchShards), baseline: jobState(baseline), settleWindowMs: run.request.polling.settleWindowMs, schedule } };
+}
+
+/** A wait's poll schedule, starting now. */
+export function scheduleFrom(run: FollowUpRun): PollSchedule {
+  return { startedAtMs: Date.now(), ...scheduleShape(run) };
+}
+
+function scheduleShape(run: FollowUpRun): Omit<PollSchedule, 'startedAtMs'> {
   const { initialIntervalMs, backoffCoefficient, maxIntervalMs } = run.request.polling;
-  return { startedAtMs: Date.now(), initialIntervalMs, backoffCoefficient, maxIntervalMs, deadlineMs: run.deadlineMs };
+  return { initialIntervalMs, backoffCoefficient, maxIntervalMs, deadlineMs: run.deadlineMs };
 }
 
 /** The API's Retry-After, when the failure carries one. */

@@ -10,6 +10,7 @@ import type { QueueNotice } from '../follow-up/project-coordination';
 import type { FollowUpRequest } from '../follow-up/request';
 import { formatMs } from '../follow-up/duration';
 import type { FollowUpInput } from '../follow-up/input';
+import type { WatchRegistration } from '../follow-up/watch-registry';
 import type { FollowUpPhase, FollowUpProgress, FollowUpResult, QueuePlace } from '../follow-up/types';
 import { readTroubleSignal } from './definitions';
 import { recordFinished, recordStarted, recordTimeToTerminal } from './metrics';
@@ -31,6 +32,7 @@ export class FollowUpRun {
   holdsLane: boolean;
   /** Wait through the workers' shared watchers, of this many shards (null: poll the job itself). */
   watchShards: number | null;
+  private registeredAtSend: WatchRegistration | null = null;
   private polls: number;
   private sendAttempts: number;
   private readonly runs: number;
@@ -114,8 +116,11 @@ export class FollowUpRun {
     if (this.progress.phase === 'queued') this.enter('starting');
   }
 
-  /** A read came back: keep it, count its polls, show it. */
-  observe(job: AgentJob, polls: number): void {
+  /**
+   * A read came back: keep it, count its polls, show it. A read that is the follow-up's result is shown by `finish`
+   * (`show: false`), with the outcome, in one upsert.
+   */
+  observe(job: AgentJob, polls: number, show = true): void {
     this.lastJob = job;
     this.polls += polls;
     this.progress.polls = this.polls;
@@ -126,12 +131,24 @@ export class FollowUpRun {
       this.progress.lastStatus = job.status;
       this.progress.lastStatusUnknown = !isKnownStatus(job.status);
       this.progress.prLink = job.prLink;
-      this.view.showJob(this.shown);
+      if (show) this.view.showJob(this.shown);
     }
     this.view.publish();
   }
 
   /** The shared job watcher now reading the job for this follow-up (null: none). */
+  /** The first wait as the send registered it with the job's watcher (null: the follow-up registers its own). */
+  firstWaitRegistered(registration: WatchRegistration | null): void {
+    this.registeredAtSend = registration;
+  }
+
+  /** Taken once, by the wait that follows the send. */
+  takeFirstWaitRegistered(): WatchRegistration | null {
+    const registration = this.registeredAtSend;
+    this.registeredAtSend = null;
+    return registration;
+  }
+
   watchedBy(watcherId: string | null): void {
     this.progress.watcherId = watcherId;
     this.view.publish();
@@ -281,7 +298,7 @@ export class FollowUpRun {
 
   private end(outcome: Parameters<RunView['showEnd']>[0]): void {
     this.progress.outcome = outcome;
-    this.view.showEnd(outcome);
+    this.view.showEnd(outcome, this.shown);
     recordFinished(outcome);
   }
 }

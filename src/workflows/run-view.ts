@@ -26,20 +26,32 @@ export class RunView {
 
   /** Keeps AgentJobStatus and AgentPrLink current, so a visibility query by status finds the follow-up. */
   showJob(shown: AgentJob | null): void {
+    const updates = this.jobUpdates(shown);
+    if (updates.length > 0) upsertSearchAttributes(updates);
+  }
+
+  /**
+   * Marks how the follow-up ended where the Web UI's list and visibility queries see it, with the job as it ended
+   * (`shown`, not shown yet) in the same upsert: one history event, not two.
+   */
+  showEnd(outcome: FollowUpOutcomeKind, shown: AgentJob | null): void {
+    this.publish();
+    const jobUpdates = this.jobUpdates(shown);
+    const status = jobUpdates.find((update) => update.key === AgentJobStatus)?.value ?? workflowInfo().typedSearchAttributes.get(AgentJobStatus);
+    const ending = endingAttributeUpdates(outcome, typeof status === 'string' ? status : undefined);
+    // The ending's word on the job's status wins over the job's own.
+    const endingKeys = new Set(ending.map((update) => update.key.name));
+    upsertSearchAttributes([...jobUpdates.filter((update) => !endingKeys.has(update.key.name)), ...ending]);
+  }
+
+  private jobUpdates(shown: AgentJob | null) {
     const attributes = workflowInfo().typedSearchAttributes;
-    const updates = jobAttributeUpdates(this.ref, shown, {
+    return jobAttributeUpdates(this.ref, shown, {
       projectId: attributes.get(AgentProjectId),
       jobId: attributes.get(AgentJobId),
       status: attributes.get(AgentJobStatus),
       prLink: attributes.get(AgentPrLink),
     });
-    if (updates.length > 0) upsertSearchAttributes(updates);
-  }
-
-  /** Marks how the follow-up ended where the Web UI's list and visibility queries see it. */
-  showEnd(outcome: FollowUpOutcomeKind): void {
-    this.publish();
-    upsertSearchAttributes(endingAttributeUpdates(outcome, workflowInfo().typedSearchAttributes.get(AgentJobStatus)));
   }
 
   /** The delivery record a later run of this workflow id reads to know whether its message went out. */

@@ -1,11 +1,13 @@
 /**
  * A follow-up's side of shared watching: it registers each wait with its shard's watcher (job-watcher.ts) and waits
- * on a durable condition for the answer, with no activity of its own pending. It does not depend on the watcher
+ * on a durable condition for the answer, with no activity of its own pending. The first wait after a send is
+ * registered by the send activity itself (FirstWait), which saves the follow-up a signal and a workflow task; the
+ * follow-up adopts it. It does not depend on the watcher
  * alone: after a silence of ten poll gaps it registers again (which starts the watcher if it is gone), and its own
  * deadline ends the wait whatever the watcher does.
  */
 import { ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { JobState } from '../agent-api/job';
+import { sameJobState, type JobState } from '../agent-api/job';
 import type { PollResult } from '../activities';
 import type { PollSchedule } from '../follow-up/poll-schedule';
 import { isWatchAnswer, type WatchAnswer } from '../follow-up/watch-answer';
@@ -27,17 +29,31 @@ export interface WatchedRequest {
   readAtOnce: boolean;
 }
 
+/** The watcher of a follow-up's shard. */
+export function sharedWatcherId(ref: { projectId: string; jobId: string }, shards: number): string {
+  return watcherWorkflowId(workflowInfo().taskQueue, watchShardOf(ref.projectId, ref.jobId, shards));
+}
+
 export class SharedWatch {
   private round = 0;
   private answer: Extract<WatchAnswer, { kind: 'read' | 'failure' }> | null = null;
   private registered = false;
+  /** The first wait, registered by the send activity: taken as this follow-up's own if its first wait is the same. */
+  private registeredAtSend: WatchRegistration | null;
   /** Reads asked for that were not an answer: they count with the next answer, even if their wait was replaced. */
   private readsAsked: { polls: number; sawActive: boolean } = { polls: 0, sawActive: false };
 
   constructor(
     private readonly run: FollowUpRun,
     private readonly shards: number,
+    registeredAtSend: WatchRegistration | null,
   ) {
+    this.registeredAtSend = registeredAtSend;
+    // Before the handler is set: an answer to that wait that came first (buffered by the SDK) is this wait's.
+    if (registeredAtSend) {
+      this.round = registeredAtSend.round;
+      this.registered = true;
+    }
     setHandler(jobAnswerSignal, (answer) => {
       // An answer to an earlier wait (a read asked for replaced it) is not this wait's.
       if (isWatchAnswer(answer) && answer.round === this.round) {
@@ -50,7 +66,7 @@ export class SharedWatch {
 
   /** The watcher of this follow-up's shard. */
   get watcherId(): string {
-    return watcherWorkflowId(workflowInfo().taskQueue, watchShardOf(this.run.ref.projectId, this.run.ref.jobId, this.shards));
+    return sharedWatcherId(this.run.ref, this.shards);
   }
 
   /**
@@ -59,14 +75,11 @@ export class SharedWatch {
    * next point.
    */
   async wait(request: WatchedRequest): Promise<PollResult> {
-    this.round += 1;
-    this.answer = null;
-    const asked = request.readAtOnce ? await this.readAsked(request) : null;
-    if (asked && isAnswer(request, asked.job, asked.readAtMs)) return this.withReadsAsked(asked);
-    if (asked) this.readsAsked = { polls: this.readsAsked.polls + asked.polls, sawActive: this.readsAsked.sawActive || asked.sawActive };
-    const { workflowId, runId } = workflowInfo();
-    const registration: WatchRegistration = { workflowId, runId, ...this.run.ref, ...request, readAtOnce: request.readAtOnce && asked === null, round: this.round };
-    await this.register(registration);
+    const atSend = this.registeredAtSend;
+    this.registeredAtSend = null;
+    const round = atSend && isSameWait(atSend, request) ? { registered: atSend } : await this.newRound(request);
+    if ('answered' in round) return round.answered;
+    const registration = round.registered;
     const silenceMs = SILENT_GAPS_BEFORE_REREGISTERING * request.schedule.maxIntervalMs;
     for (;;) {
       const leftMs = this.run.deadlineMs + LAST_READ_GRACE_MS - Date.now();
@@ -89,6 +102,22 @@ export class SharedWatch {
     const { polls, sawActive } = this.readsAsked;
     this.readsAsked = { polls: 0, sawActive: false };
     return { ...result, polls: result.polls + polls, sawActive: result.sawActive || sawActive };
+  }
+
+  /**
+   * Registers a new round of the wait, after making the read asked for, if any: a read that answers (by the watcher's
+   * own rule) is returned instead.
+   */
+  private async newRound(request: WatchedRequest): Promise<{ registered: WatchRegistration } | { answered: PollResult }> {
+    this.round += 1;
+    this.answer = null;
+    const asked = request.readAtOnce ? await this.readAsked(request) : null;
+    if (asked && isAnswer(request, asked.job, asked.readAtMs)) return { answered: this.withReadsAsked(asked) };
+    if (asked) this.readsAsked = { polls: this.readsAsked.polls + asked.polls, sawActive: this.readsAsked.sawActive || asked.sawActive };
+    const { workflowId, runId } = workflowInfo();
+    const registration: WatchRegistration = { workflowId, runId, ...this.run.ref, ...request, readAtOnce: request.readAtOnce && asked === null, round: this.round };
+    await this.register(registration);
+    return { registered: registration };
   }
 
   /**
@@ -127,4 +156,19 @@ export class SharedWatch {
       await registerWatch({ watcherId: this.watcherId, registration }, this.run.deadlineMs);
     }
   }
+}
+
+/** Whether the wait registered at the send is the one the follow-up now asks for (its schedule's start aside). */
+function isSameWait(registered: WatchRegistration, request: WatchedRequest): boolean {
+  const { schedule } = registered;
+  const sameKnown = registered.known === null || request.known === null ? registered.known === request.known : sameJobState(registered.known, request.known);
+  return (
+    sameKnown &&
+    !request.readAtOnce &&
+    registered.acceptUnchangedFromMs === request.acceptUnchangedFromMs &&
+    schedule.initialIntervalMs === request.schedule.initialIntervalMs &&
+    schedule.backoffCoefficient === request.schedule.backoffCoefficient &&
+    schedule.maxIntervalMs === request.schedule.maxIntervalMs &&
+    schedule.deadlineMs === request.schedule.deadlineMs
+  );
 }

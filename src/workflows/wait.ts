@@ -17,7 +17,7 @@ const WAITING_FOR = { working: 'work', settling: 'settle', confirming: 'confirma
 /** Waits for the job as it ended after this follow-up's message. */
 export async function waitForResult(run: FollowUpRun, readNow: ReadNow, delivered: Delivered): Promise<AgentJob> {
   // Where the workers watch jobs together (AGENT_WATCH_SHARDS), a watcher reads for this follow-up; else it polls.
-  const shared = run.watchShards !== null ? new SharedWatch(run, run.watchShards) : null;
+  const shared = run.watchShards !== null ? new SharedWatch(run, run.watchShards, run.takeFirstWaitRegistered()) : null;
   // Named in the progress, so `status` knows which watcher to ask for the live figures.
   if (shared) run.watchedBy(shared.watcherId);
   try {
@@ -48,7 +48,6 @@ async function waitWith(run: FollowUpRun, readNow: ReadNow, delivered: Delivered
         readAtOnce ? `read job ${run.ref.jobId} now (asked for), then wait for it to change from ${known.status}` : `wait for job ${run.ref.jobId} to change from ${known.status}`,
       ),
     );
-    run.observe(job, polls);
     // Reads that found the job `active` as already known still prove the agent took this message.
     if (sawActive && !state.sawActive) {
       state = { ...state, sawActive: true };
@@ -56,6 +55,8 @@ async function waitWith(run: FollowUpRun, readNow: ReadNow, delivered: Delivered
     }
     const read = jobState(job);
     const next = judgeRead(watch(), read, readAtMs);
+    // The result is shown with the outcome (one upsert); any other read at once.
+    run.observe(job, polls, next.kind !== 'result');
     if (next.kind === 'result') return job;
     const sawActiveBefore = state.sawActive;
     const after = watchAfter(watch(), read);

@@ -35,9 +35,13 @@ test('there are committed histories to replay, one per way a follow-up runs', ()
     'baseline-read-now.json',
     'baseline-reconciled-send.json',
     'baseline-resumed-from-earlier-run.json',
+    'baseline-shared-read-now.json',
+    'baseline-shared-watch.json',
     'baseline-started-without-attributes.json',
     'baseline-timed-out.json',
     'baseline-waited-for-idle.json',
+    'baseline-watcher-of-shared-read-now.json',
+    'baseline-watcher-of-shared-watch.json',
   ]);
 });
 

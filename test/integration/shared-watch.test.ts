@@ -67,6 +67,32 @@ test('30 follow-ups to 30 jobs of 3 projects: every result right, each message s
   await waitFor(async () => (await watched()).length === 0, 'the watchers to forget the ended follow-ups');
 });
 
+test("the send registers the first wait: the follow-up signals no registration of its own, and a shard's first follow-up starts its watcher without an activity of its own", async () => {
+  // A task queue of its own, so that its watchers are not running yet.
+  const queue = h.taskQueue();
+  const own = await h.worker(queue, undefined, { coordination: { watchShards: SHARDS } });
+  await own.runUntil(async () => {
+    const job = uniqueJob('first-wait');
+    h.simulator.addJob({ ...job, workMs: 1_500 });
+    const followUps = h.followUps(queue);
+    const { workflowId } = await followUps.start({ ...job, prompt: 'Fix it', polling: FAST_POLLING });
+    const outcome = await followUps.outcome(workflowId);
+    expect(outcome.kind).toBe('completed');
+    expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(h.simulator.job(job.projectId, job.jobId).prLink);
+    const events = (await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    const activities = events.flatMap((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+    expect(activities).not.toContain('registerWatch');
+    const signalled = events.flatMap((event) => event.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName ?? []);
+    // One wait (the agent works 1.5 s on a 200 ms schedule): registered by the send, answered by the watcher.
+    const answers = events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'jobAnswer');
+    expect(signalled.filter((name) => name === 'watchJob')).toHaveLength(answers.length - 1);
+    // The watcher was started by the send, and watches nothing now.
+    const watcher = h.client.workflow.getHandle(watcherWorkflowId(queue, watchShardOf(job.projectId, job.jobId, SHARDS)));
+    expect((await watcher.describe()).status.name).toBe('RUNNING');
+    await waitFor(async () => (await watcher.query(watchChangesQuery, 0)).upserts.length === 0, 'the watcher to forget the answered wait');
+  });
+});
+
 test('a waiting follow-up has no activity of its own pending: its watcher reads for it', async () => {
   const job = uniqueJob('quiet');
   h.simulator.addJob({ ...job, workMs: 60_000 });

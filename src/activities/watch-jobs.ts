@@ -55,8 +55,39 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
     const readSinceRefresh = new Set<string>();
     let inFlight = 0;
     let refreshedAtMs = 0;
-    let heartbeatAtMs = 0;
+    /** The book query under way: reads of the book as it is go on meanwhile. */
+    let refreshing: Promise<void> | null = null;
+    /** What ends the attempt from a refresh: the watcher gone, or a book that could not be taken in. */
+    let endWith: unknown = null;
     const aborted = () => context.cancellationSignal.aborted || stopping.aborted;
+    // From a timer, not from the loop: on a worker so busy that the book query waits seconds for a workflow task, a
+    // heartbeat behind that query timed the attempt out, and every retry did the same (seen at 10,000 waits with a
+    // cache of 100 workflows: attempt 81 of a watcher's reading, no job read for 20 minutes).
+    const heartbeats = setInterval(() => context.heartbeat({ watching: book.size, inFlight }), HEARTBEAT_EVERY_MS);
+    context.heartbeat({ watching: 0, inFlight: 0 });
+
+    /** Brings the book up to date by query; a failed query is tried again at the next refresh, its reports with it. */
+    const refresh = (): Promise<void> => {
+      const reports = [...readSinceRefresh].flatMap((workflowId) => {
+        const wait = book.get(workflowId);
+        return wait ? [reportOf(wait)] : [];
+      });
+      readSinceRefresh.clear();
+      return watcher.query(watchChangesQuery, book.version, reports).then(
+        (changes) => {
+          try {
+            book.apply(changes, Date.now());
+          } catch (error) {
+            endWith = error;
+          }
+        },
+        (error: unknown) => {
+          if (error instanceof WorkflowNotFoundError) endWith = error;
+          else log.warn('Could not bring the book up to date from the watcher; trying again at the next refresh', { watcherId, error: String(error) });
+          for (const report of reports) readSinceRefresh.add(report.workflowId);
+        },
+      );
+    };
 
     const tell = async (wait: WatchedWait, send: () => Promise<void>): Promise<boolean> => {
       try {
@@ -133,22 +164,31 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
       if (!told) wait.answered = false;
     };
 
-    for (;;) {
-      if (aborted()) {
-        if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
-        // The worker is stopping: end the attempt now, so the watcher's retry runs on another worker at once.
-        throw ApplicationFailure.create({ type: 'WorkerStopping', message: 'This worker is stopping; another worker carries the watching on.' });
+    try {
+      for (;;) {
+        if (aborted()) {
+          if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
+          // The worker is stopping: end the attempt now, so the watcher's retry runs on another worker at once.
+          throw ApplicationFailure.create({ type: 'WorkerStopping', message: 'This worker is stopping; another worker carries the watching on.' });
+        }
+        // The watcher no longer exists: there is no book to read for.
+        if (endWith !== null) throw endWith;
+        if (refreshing === null && Date.now() - refreshedAtMs >= BOOK_REFRESH_MS) {
+          refreshing = refresh().finally(() => {
+            refreshedAtMs = Date.now();
+            refreshing = null;
+          });
+        }
+        readDue();
+        const next = book.nextDueAtMs();
+        const sleepMs = Math.max(TURN_MS, Math.min(BOOK_REFRESH_MS - (Date.now() - refreshedAtMs), next === null ? BOOK_REFRESH_MS : next - Date.now()));
+        await sleepUnlessAborted(sleepMs, [context.cancellationSignal, stopping]);
       }
-      const nowMs = Date.now();
-      if (nowMs - refreshedAtMs >= BOOK_REFRESH_MS) {
-        const reports = [...readSinceRefresh].flatMap((workflowId) => {
-          const wait = book.get(workflowId);
-          return wait ? [reportOf(wait)] : [];
-        });
-        readSinceRefresh.clear();
-        book.apply(await watcher.query(watchChangesQuery, book.version, reports), Date.now());
-        refreshedAtMs = Date.now();
-      }
+    } finally {
+      clearInterval(heartbeats);
+    }
+
+    function readDue(): void {
       for (const wait of book.due(Date.now(), READS_AT_ONCE - inFlight)) {
         wait.reading = true;
         inFlight += 1;
@@ -158,13 +198,6 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
           readSinceRefresh.add(wait.registration.workflowId);
         });
       }
-      if (Date.now() - heartbeatAtMs >= HEARTBEAT_EVERY_MS) {
-        context.heartbeat({ watching: book.size, inFlight });
-        heartbeatAtMs = Date.now();
-      }
-      const next = book.nextDueAtMs();
-      const sleepMs = Math.max(TURN_MS, Math.min(BOOK_REFRESH_MS - (Date.now() - refreshedAtMs), next === null ? BOOK_REFRESH_MS : next - Date.now()));
-      await sleepUnlessAborted(sleepMs, [context.cancellationSignal, stopping]);
     }
   };
 }

@@ -178,7 +178,6 @@ async function settleOpenAttempt(run: FollowUpRun, open: OpenAttempt): Promise<D
   return null;
 }
 
-/** The poll schedule of a wait starting now, from the follow-up's polling options. */
 /** With shared watching, the send registers the first wait with the job's watcher (see FirstWait). */
 function firstWait(run: FollowUpRun, baseline: AgentJob): { watch?: FirstWait } {
   if (run.watchShards === null) return {};
@@ -187,11 +186,12 @@ function firstWait(run: FollowUpRun, baseline: AgentJob): { watch?: FirstWait } 
   return { watch: { watcherId: sharedWatcherId(run.ref, run.watchShards), baseline: jobState(baseline), settleWindowMs: run.request.polling.settleWindowMs, schedule } };
 }
 
-/** A wait's poll schedule, starting now. */
+/** The poll schedule of a wait starting now, from the follow-up's polling options. */
 export function scheduleFrom(run: FollowUpRun): PollSchedule {
   return { startedAtMs: Date.now(), ...scheduleShape(run) };
 }
 
+/** The follow-up's poll schedule without its start. */
 function scheduleShape(run: FollowUpRun): Omit<PollSchedule, 'startedAtMs'> {
   const { initialIntervalMs, backoffCoefficient, maxIntervalMs } = run.request.polling;
   return { initialIntervalMs, backoffCoefficient, maxIntervalMs, deadlineMs: run.deadlineMs };

@@ -136,7 +136,6 @@ export class FollowUpRun {
     this.view.publish();
   }
 
-  /** The shared job watcher now reading the job for this follow-up (null: none). */
   /** The first wait as the send registered it with the job's watcher (null: the follow-up registers its own). */
   firstWaitRegistered(registration: WatchRegistration | null): void {
     this.registeredAtSend = registration;
@@ -149,6 +148,7 @@ export class FollowUpRun {
     return registration;
   }
 
+  /** The shared job watcher now reading the job for this follow-up (null: none). */
   watchedBy(watcherId: string | null): void {
     this.progress.watcherId = watcherId;
     this.view.publish();

@@ -7,28 +7,19 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import type { PollCheckpoint, PollRequest, PollResult } from '../../src/activities/poll-agent-job';
 import { createPollAgentJob, JOB_UNCHANGED, WORKER_STOPPING } from '../../src/activities/poll-agent-job';
 import { RETRY_AFTER_PAST_DEADLINE, type ReadTrouble, type RetryAfterPastDeadlineDetails } from '../../src/follow-up/types';
-import { AgentApiClient } from '../../src/agent-api/http-client';
 import { jobState } from '../../src/agent-api/job';
-import { AgentApiSimulator } from '../../src/simulator/simulator';
 import { failureOf } from '../support/failures';
+import type { AgentApiSimulator } from '../../src/simulator/simulator';
+import { loopbackApi } from '../support/loopback-api';
 
 const API_KEY = 'mint_test_poll_key_0001';
-let simulator: AgentApiSimulator;
-let api: AgentApiClient;
+const loopback = loopbackApi(API_KEY);
 let counter = 0;
-
-beforeAll(async () => {
-  simulator = await AgentApiSimulator.start({ apiKey: API_KEY, defaultWorkMs: 60_000 });
-  api = new AgentApiClient({ baseUrl: simulator.baseUrl, apiKey: API_KEY, requestTimeoutMs: 2_000 });
-});
-afterAll(async () => {
-  await simulator.close();
-});
 
 function freshJob(spec: Partial<Parameters<AgentApiSimulator['addJob']>[0]> = {}) {
   counter += 1;
   const ref = { projectId: `proj-poll-${counter}`, jobId: `job-poll-${counter}` };
-  const job = simulator.addJob({ ...ref, ...spec });
+  const job = loopback.simulator.addJob({ ...ref, ...spec });
   return { ref, job };
 }
 
@@ -51,7 +42,7 @@ function run(
   request: PollRequest,
   info: Partial<ConstructorParameters<typeof MockActivityEnvironment>[0]> = {},
   stopping = new AbortController().signal,
-  activity: PollActivity = createPollAgentJob(api, { stopping, maxLoops: Number.POSITIVE_INFINITY }),
+  activity: PollActivity = createPollAgentJob(loopback.api, { stopping, maxLoops: Number.POSITIVE_INFINITY }),
 ) {
   const env = new MockActivityEnvironment({ attempt: 1, heartbeatTimeoutMs: 10_000, ...info });
   const heartbeats: PollCheckpoint[] = [];
@@ -66,7 +57,7 @@ test('with nothing known, the first read is the answer', async () => {
   const result = await done;
   expect(result.job.status).toBe('completed');
   expect(result.polls).toBe(1);
-  expect(simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
+  expect(loopback.simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
 });
 
 test('infrequent polling: an unchanged read ends the attempt with a BENIGN failure whose retry delay is the next planned poll', async () => {
@@ -79,19 +70,19 @@ test('infrequent polling: an unchanged read ends the attempt with a BENIGN failu
   expect(delayMs).toBeGreaterThan(30_000);
   expect(delayMs).toBeLessThanOrEqual(60_000);
   expect((failure.details?.[0] as PollCheckpoint).polls).toBe(2);
-  expect(simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
+  expect(loopback.simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
 });
 
 test('the first attempt of a wait does not read before the first planned poll', async () => {
   const { ref, job } = freshJob({ busyForMs: 600_000 });
   const failure = await failureOf(run(waitRequest(ref, jobState(job), 60_000)).done);
   expect(failure.type).toBe(JOB_UNCHANGED);
-  expect(simulator.counts(ref.projectId, ref.jobId).gets).toBe(0);
+  expect(loopback.simulator.counts(ref.projectId, ref.jobId).gets).toBe(0);
 });
 
 test('a 429 with Retry-After: 0 waits for the next planned poll, never polling faster than planned', async () => {
   const { ref, job } = freshJob({ busyForMs: 600_000 });
-  simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 429, retryAfter: '0' }]);
+  loopback.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 429, retryAfter: '0' }]);
   const failure = await failureOf(run(waitRequest(ref, jobState(job), 60_000), { attempt: 2 }).done);
   expect(failure.type).toBe('AgentApiRateLimited');
   expect(Number(failure.nextRetryDelay)).toBeGreaterThan(30_000);
@@ -99,7 +90,7 @@ test('a 429 with Retry-After: 0 waits for the next planned poll, never polling f
 
 test('a 429 asking for longer than the planned gap is obeyed', async () => {
   const { ref, job } = freshJob({ busyForMs: 600_000 });
-  simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 429, retryAfter: '300' }]);
+  loopback.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 429, retryAfter: '300' }]);
   const failure = await failureOf(run(waitRequest(ref, jobState(job), 60_000), { attempt: 2 }).done);
   expect(Number(failure.nextRetryDelay)).toBeGreaterThan(290_000);
 });
@@ -107,10 +98,10 @@ test('a 429 asking for longer than the planned gap is obeyed', async () => {
 test('frequent polling: polls loop inside one attempt, heartbeating, until the job changes; active reads are reported', async () => {
   const { ref, job } = freshJob();
   // The job is idle (`completed`); a message makes it active, and the wait watches for the end.
-  await api.sendFollowUpMessage({ ...ref, prompt: 'go' });
+  await loopback.api.sendFollowUpMessage({ ...ref, prompt: 'go' });
   const { done, heartbeats } = run(waitRequest(ref, { ...jobState(job), status: 'active', prLink: null }, 100));
-  await waitUntil(() => simulator.counts(ref.projectId, ref.jobId).gets >= 3);
-  simulator.finishJob(ref.projectId, ref.jobId);
+  await waitUntil(() => loopback.simulator.counts(ref.projectId, ref.jobId).gets >= 3);
+  loopback.simulator.finishJob(ref.projectId, ref.jobId);
   const result = await done;
   expect(result.job.status).toBe('completed');
   expect(result.sawActive).toBe(true);
@@ -122,31 +113,31 @@ test('frequent polling: polls loop inside one attempt, heartbeating, until the j
 test('a gap longer than half the heartbeat timeout is slept in pieces, with a heartbeat between them', async () => {
   const { ref, job } = freshJob({ busyForMs: 600_000 });
   const { done, heartbeats } = run(waitRequest(ref, jobState(job), 1_000), { heartbeatTimeoutMs: 200 });
-  await waitUntil(() => simulator.counts(ref.projectId, ref.jobId).gets >= 1);
+  await waitUntil(() => loopback.simulator.counts(ref.projectId, ref.jobId).gets >= 1);
   // Before the first read (1s in), a heartbeat at least every 100ms.
   expect(heartbeats.length).toBeGreaterThanOrEqual(8);
-  simulator.finishJob(ref.projectId, ref.jobId);
+  loopback.simulator.finishJob(ref.projectId, ref.jobId);
   expect((await done).job.status).toBe('completed');
 });
 
 test('past its loop limit, a worker hands even a frequent wait to the retry timer, and a loop that ends frees its place', async () => {
-  const activity = createPollAgentJob(api, { stopping: new AbortController().signal, maxLoops: 1 });
+  const activity = createPollAgentJob(loopback.api, { stopping: new AbortController().signal, maxLoops: 1 });
   const first = freshJob({ busyForMs: 600_000 });
   const looping = run(waitRequest(first.ref, jobState(first.job), 100), {}, undefined, activity);
-  await waitUntil(() => simulator.counts(first.ref.projectId, first.ref.jobId).gets >= 1);
+  await waitUntil(() => loopback.simulator.counts(first.ref.projectId, first.ref.jobId).gets >= 1);
 
   const second = freshJob({ busyForMs: 600_000 });
   const handedOver = await failureOf(run(waitRequest(second.ref, jobState(second.job), 5_000), {}, undefined, activity).done);
   expect(handedOver.type).toBe(JOB_UNCHANGED);
   expect(Number(handedOver.nextRetryDelay)).toBeLessThanOrEqual(5_000);
-  expect(simulator.counts(second.ref.projectId, second.ref.jobId).gets).toBe(0);
+  expect(loopback.simulator.counts(second.ref.projectId, second.ref.jobId).gets).toBe(0);
 
-  simulator.finishJob(first.ref.projectId, first.ref.jobId);
+  loopback.simulator.finishJob(first.ref.projectId, first.ref.jobId);
   await looping.done;
   const third = freshJob({ busyForMs: 600_000 });
   const loopsAgain = run(waitRequest(third.ref, jobState(third.job), 100), {}, undefined, activity);
-  await waitUntil(() => simulator.counts(third.ref.projectId, third.ref.jobId).gets >= 2);
-  simulator.finishJob(third.ref.projectId, third.ref.jobId);
+  await waitUntil(() => loopback.simulator.counts(third.ref.projectId, third.ref.jobId).gets >= 2);
+  loopback.simulator.finishJob(third.ref.projectId, third.ref.jobId);
   expect((await loopsAgain.done).job.status).toBe('completed');
 });
 
@@ -167,7 +158,7 @@ test('three bodies in a row that break the contract end the wait with a non-retr
   expect(failure.type).toBe('AgentApiContractViolation');
   expect(failure.nonRetryable).toBe(true);
   expect(failure.message).toContain("field 'status'");
-  expect(simulator.counts(ref.projectId, ref.jobId).gets).toBe(3);
+  expect(loopback.simulator.counts(ref.projectId, ref.jobId).gets).toBe(3);
 });
 
 test('the count of broken bodies carries over from the previous attempt through its heartbeat', async () => {
@@ -175,12 +166,12 @@ test('the count of broken bodies carries over from the previous attempt through 
   const carried: PollCheckpoint = { attempt: 1, polls: 2, sawActive: false, invalidInARow: 2, lastStatus: null, lastError: 'x', nextPollAtMs: null };
   const failure = await failureOf(run(waitRequest(ref, jobState(job), 60_000), { attempt: 2, heartbeatDetails: carried }).done);
   expect(failure.type).toBe('AgentApiContractViolation');
-  expect(simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
+  expect(loopback.simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
 });
 
 test('a definite refusal (401) ends the wait at once for the workflow to decide', async () => {
   const { ref, job } = freshJob();
-  simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 401 }]);
+  loopback.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 401 }]);
   const failure = await failureOf(run(waitRequest(ref, jobState(job), 100), { attempt: 2 }).done);
   expect(failure.type).toBe('AgentApiUnauthorized');
   expect(failure.nonRetryable).toBe(true);
@@ -209,7 +200,7 @@ describe('errors as errors', () => {
   /** A poll activity whose reports to the follow-up are kept, in order. */
   function reporting() {
     const told: Array<ReadTrouble | null> = [];
-    const activity = createPollAgentJob(api, {
+    const activity = createPollAgentJob(loopback.api, {
       stopping: new AbortController().signal,
       maxLoops: Number.POSITIVE_INFINITY,
       reportTrouble: async (_execution, trouble) => void told.push(trouble),
@@ -219,8 +210,8 @@ describe('errors as errors', () => {
 
   test('the follow-up hears once that reads began to fail and once that they succeed again; each heartbeat carries the streak', async () => {
     const { ref, job } = freshJob();
-    await api.sendFollowUpMessage({ ...ref, prompt: 'go' });
-    simulator.injectFaults(ref.projectId, ref.jobId, [
+    await loopback.api.sendFollowUpMessage({ ...ref, prompt: 'go' });
+    loopback.simulator.injectFaults(ref.projectId, ref.jobId, [
       { operation: 'get', status: 500 },
       { operation: 'get', status: 500 },
       { operation: 'get', status: 500 },
@@ -228,7 +219,7 @@ describe('errors as errors', () => {
     const { told, activity } = reporting();
     const { done, heartbeats } = run(waitRequest(ref, { ...jobState(job), status: 'active', prLink: null }, 50), {}, undefined, activity);
     await waitUntil(() => told.length === 2);
-    simulator.finishJob(ref.projectId, ref.jobId);
+    loopback.simulator.finishJob(ref.projectId, ref.jobId);
     const result = await done;
     expect(result.job.status).toBe('completed');
     expect(told[0]).toEqual({ since: expect.any(String), lastError: expect.stringContaining('500') });
@@ -243,7 +234,7 @@ describe('errors as errors', () => {
 
   test('a streak carried from the previous attempt goes on counting, and the follow-up, already told, is not told again', async () => {
     const { ref, job } = freshJob({ busyForMs: 600_000 });
-    simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 503 }]);
+    loopback.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 503 }]);
     const carried: PollCheckpoint = {
       attempt: 3, polls: 4, sawActive: true, invalidInARow: 0, lastStatus: 'active', lastError: 'AgentApiServerError: 503', nextPollAtMs: null,
       failingSinceMs: 1_700_000_000_000, failedReads: 2, troubleTold: true,
@@ -258,7 +249,7 @@ describe('errors as errors', () => {
 
   test('a Retry-After past the deadline ends the wait at once, saying so, instead of waiting for the deadline', async () => {
     const { ref, job } = freshJob({ busyForMs: 600_000 });
-    simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 429, retryAfter: String(10 * 24 * 3600) }]);
+    loopback.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 429, retryAfter: String(10 * 24 * 3600) }]);
     const request = waitRequest(ref, jobState(job), 60_000);
     request.schedule.deadlineMs = Date.now() + 90_000;
     const failure = await failureOf(run(request, { attempt: 2 }).done);

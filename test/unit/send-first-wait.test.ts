@@ -7,21 +7,11 @@ import type { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities, type SendRequest, type SentMessage } from '../../src/activities';
 import { DEFAULT_COORDINATION } from '../../src/activities/coordination';
-import { AgentApiClient } from '../../src/agent-api/http-client';
 import type { WatchRegistration } from '../../src/follow-up/watch-registry';
-import { AgentApiSimulator } from '../../src/simulator/simulator';
+import { loopbackApi } from '../support/loopback-api';
 
 const API_KEY = 'mint_test_send_key_0001';
-let simulator: AgentApiSimulator;
-let api: AgentApiClient;
-
-beforeAll(async () => {
-  simulator = await AgentApiSimulator.start({ apiKey: API_KEY, defaultWorkMs: 60_000 });
-  api = new AgentApiClient({ baseUrl: simulator.baseUrl, apiKey: API_KEY, requestTimeoutMs: 2_000 });
-});
-afterAll(async () => {
-  await simulator.close();
-});
+const loopback = loopbackApi(API_KEY);
 
 /** A stand-in for the worker's client: records each signal-with-start, or fails it. */
 function temporalThat(fails: boolean) {
@@ -40,7 +30,7 @@ function temporalThat(fails: boolean) {
 }
 
 function send(request: SendRequest, temporal: Client): Promise<SentMessage> {
-  const { sendFollowUpMessage } = createActivities({ api, temporal, coordination: DEFAULT_COORDINATION });
+  const { sendFollowUpMessage } = createActivities({ api: loopback.api, temporal, coordination: DEFAULT_COORDINATION });
   const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 10_000, workflowExecution: { workflowId: 'follow-up-1', runId: 'run-1' } });
   return env.run(sendFollowUpMessage, request);
 }
@@ -49,7 +39,7 @@ const schedule = { initialIntervalMs: 5_000, backoffCoefficient: 2, maxIntervalM
 
 test("the first wait is registered with the job's answer, round 0, the settle window from the request's start", async () => {
   const ref = { projectId: 'proj-send-1', jobId: 'job-send-1' };
-  simulator.addJob(ref);
+  loopback.simulator.addJob(ref);
   const { client, calls } = temporalThat(false);
   const baseline = { status: 'completed', prLink: null, archivedAt: null };
   const sent = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000, watch: { watcherId: 'watcher-3', baseline, settleWindowMs: 15_000, schedule } }, client);
@@ -66,18 +56,18 @@ test("the first wait is registered with the job's answer, round 0, the settle wi
 
 test('a registration that fails loses nothing: the send is still returned, and `watching: null` has the follow-up register itself', async () => {
   const ref = { projectId: 'proj-send-2', jobId: 'job-send-2' };
-  simulator.addJob(ref);
+  loopback.simulator.addJob(ref);
   const { client } = temporalThat(true);
   const baseline = { status: 'completed', prLink: null, archivedAt: null };
   const sent = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000, watch: { watcherId: 'watcher-3', baseline, settleWindowMs: 15_000, schedule } }, client);
   expect(sent.job?.status).toBe('active');
   expect(sent.watching).toBeNull();
-  expect(simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+  expect(loopback.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
 });
 
 test('without shared watching nothing is registered', async () => {
   const ref = { projectId: 'proj-send-3', jobId: 'job-send-3' };
-  simulator.addJob(ref);
+  loopback.simulator.addJob(ref);
   const { client, calls } = temporalThat(false);
   const sent = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000 }, client);
   expect(sent.watching).toBeUndefined();

@@ -7,23 +7,13 @@
 import type { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createWatchJobs } from '../../src/activities/watch-jobs';
-import { AgentApiClient } from '../../src/agent-api/http-client';
 import { jobState } from '../../src/agent-api/job';
 import type { WatchAnswer } from '../../src/follow-up/watch-answer';
 import type { WatchChanges, WatchRegistration } from '../../src/follow-up/watch-registry';
-import { AgentApiSimulator } from '../../src/simulator/simulator';
+import { loopbackApi } from '../support/loopback-api';
 
 const API_KEY = 'mint_test_watch_key_0001';
-let simulator: AgentApiSimulator;
-let api: AgentApiClient;
-
-beforeAll(async () => {
-  simulator = await AgentApiSimulator.start({ apiKey: API_KEY, defaultWorkMs: 60_000 });
-  api = new AgentApiClient({ baseUrl: simulator.baseUrl, apiKey: API_KEY, requestTimeoutMs: 2_000 });
-});
-afterAll(async () => {
-  await simulator.close();
-});
+const loopback = loopbackApi(API_KEY);
 
 /** A stand-in client: the watcher answers each book query with `answer(n)` (n from 1); follow-ups' signals are kept. */
 function temporalWhose(answer: (query: number) => Promise<WatchChanges>) {
@@ -58,7 +48,7 @@ test('a book query that takes seconds does not stop the heartbeats', async () =>
   const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
   const beats: unknown[] = [];
   env.on('heartbeat', (details: unknown) => beats.push(details));
-  const running = env.run(createWatchJobs(api, client, new AbortController().signal), { watcherId: 'watcher-slow' });
+  const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal), { watcherId: 'watcher-slow' });
   await waitUntil(() => beats.length >= 3);
   // Still the first query, never answered: the heartbeats came from the timer.
   expect(queries()).toBe(1);
@@ -68,7 +58,7 @@ test('a book query that takes seconds does not stop the heartbeats', async () =>
 
 test('a failed book query is tried again, and the book it then gets is read', async () => {
   const ref = { projectId: 'proj-watch-1', jobId: 'job-watch-1' };
-  const job = simulator.addJob(ref);
+  const job = loopback.simulator.addJob(ref);
   const now = Date.now();
   const registration: WatchRegistration = {
     workflowId: 'follow-up-1',
@@ -86,12 +76,12 @@ test('a failed book query is tried again, and the book it then gets is read', as
     return { version: 1, full: true, upserts: query === 3 ? [registration] : [], removed: [] };
   });
   const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
-  const running = env.run(createWatchJobs(api, client, new AbortController().signal), { watcherId: 'watcher-flaky' });
+  const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal), { watcherId: 'watcher-flaky' });
   await waitUntil(() => signals.some((signal) => signal.name === 'jobAnswer'));
   expect(queries()).toBeGreaterThanOrEqual(3);
   const answer = signals.find((signal) => signal.name === 'jobAnswer')?.args[0] as WatchAnswer;
-  expect(answer).toMatchObject({ round: 1, kind: 'read', job: { status: simulator.job(ref.projectId, ref.jobId).status } });
-  expect(simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
+  expect(answer).toMatchObject({ round: 1, kind: 'read', job: { status: loopback.simulator.job(ref.projectId, ref.jobId).status } });
+  expect(loopback.simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
   env.cancel();
   await expect(running).rejects.toThrow();
 });

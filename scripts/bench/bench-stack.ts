@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { FollowUpClient, type FollowUpInput } from '../../src/client';
 import { AgentApiSimulator, type SimulatedRequest } from '../../src/simulator/simulator';
+import { FOLLOW_UP_WORKFLOW_TYPE } from '../../src/workflows/definitions';
 import { sleep, startDevServer, startWorker, stopChild, type DevServer, type WorkerProcess } from './processes';
 import { inBatches } from './stats';
 
@@ -127,6 +128,8 @@ export async function startFollowUpsAndAwaitSends(
 /** The workflows on the stack's dev server that have ended (few, while follow-ups wait: a visibility query). */
 async function closedWorkflowIds(stack: BenchStack): Promise<Set<string>> {
   const ids = new Set<string>();
-  for await (const workflow of stack.server.client.workflow.list({ query: "ExecutionStatus != 'Running'" })) ids.add(workflow.workflowId);
+  // Follow-ups only: a watcher's or coordinator's continue-as-new closes a run too.
+  const query = `ExecutionStatus != 'Running' AND WorkflowType = '${FOLLOW_UP_WORKFLOW_TYPE}'`;
+  for await (const workflow of stack.server.client.workflow.list({ query })) ids.add(workflow.workflowId);
   return ids;
 }

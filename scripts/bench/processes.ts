@@ -30,6 +30,12 @@ export async function cpuOverWindow<K extends string>(pids: Record<K, number>, w
   return { fromMs, toMs: Date.now(), usedMs };
 }
 
+/** Resident memory of a process now, in MiB. */
+export function rssMiB(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
 /** Peak resident memory of a process so far, in MiB. */
 export function peakRssMiB(pid: number): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

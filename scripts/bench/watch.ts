@@ -11,7 +11,7 @@ import { watcherWorkflowId } from '../../src/follow-up/watch-registry';
 import { jobAnswerSignal } from '../../src/workflows/definitions';
 import { requestTimes, startBenchStack, startFollowUpsAndAwaitSends, type BenchStack } from './bench-stack';
 import { eventMs, fetchHistories, type HistoryEvent } from './history';
-import { cpuOverWindow, peakRssMiB, sleep } from './processes';
+import { cpuOverWindow, peakRssMiB, rssMiB, sleep } from './processes';
 import { HOUR_MS, inBatches, percentile } from './stats';
 
 export interface WatchRowOptions {
@@ -33,6 +33,9 @@ export interface WorkerFigures {
   identity: string;
   /** CPU the process used in the window (ms). */
   cpuMs: number;
+  /** Resident memory at the end of the window: every follow-up waiting. */
+  waitingRssMiB: number;
+  /** The high-water mark over the whole row: sends, waiting and the endings. */
   peakRssMiB: number;
   /** Watchers whose watchJobs activity this worker was running at the end of the window. */
   watchers: number;
@@ -108,6 +111,7 @@ export async function runWatchRow(options: WatchRowOptions): Promise<WatchRow> {
     log(`${label}: measuring a ${windowMs / 1000}s window`);
     const pids = Object.fromEntries([['server', stack.server.pid], ...workers.map((worker, index) => [identities[index], worker.pid])]) as Record<string, number>;
     const window = await cpuOverWindow(pids, windowMs);
+    const waitingRss = Object.fromEntries(identities.map((identity) => [identity, rssMiB(pids[identity] as number)]));
     const watchersBy = await watcherIdentities(stack, shards);
     const gets = jobs.reduce((sum, job) => sum + requestTimes(stack, job.jobId, 'get').filter((at) => at >= window.fromMs && at <= window.toMs).length, 0);
 
@@ -146,6 +150,7 @@ export async function runWatchRow(options: WatchRowOptions): Promise<WatchRow> {
       workers: identities.map((identity) => ({
         identity,
         cpuMs: window.usedMs[identity] as number,
+        waitingRssMiB: waitingRss[identity] as number,
         peakRssMiB: peakRssMiB(pids[identity] as number),
         watchers: watchersBy.filter((each) => each === identity).length,
       })),

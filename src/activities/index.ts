@@ -15,7 +15,7 @@ import { createPollAgentJob } from './poll-agent-job';
 import { createWatchJobs } from './watch-jobs';
 import { jobState, type JobState } from '../agent-api/job';
 import type { PollSchedule } from '../follow-up/poll-schedule';
-import type { WatchRegistration } from '../follow-up/watch-registry';
+import { watcherTaskQueue, type WatchRegistration } from '../follow-up/watch-registry';
 import { JOB_WATCHER_WORKFLOW_TYPE, watchJobSignal } from '../workflows/definitions';
 import type { jobWatcherWorkflow } from '../workflows/job-watcher';
 
@@ -164,7 +164,7 @@ export function createActivities({ api, temporal, stopping = new AbortController
 async function startWatching(temporal: Client, watcherId: string, registration: WatchRegistration): Promise<void> {
   await temporal.workflow.signalWithStart<typeof jobWatcherWorkflow, [WatchRegistration]>(JOB_WATCHER_WORKFLOW_TYPE, {
     workflowId: watcherId,
-    taskQueue: Context.current().info.taskQueue,
+    taskQueue: watcherTaskQueue(Context.current().info.taskQueue),
     args: [{}],
     signal: watchJobSignal,
     signalArgs: [registration],

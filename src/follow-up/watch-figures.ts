@@ -33,7 +33,7 @@ export interface WatchedWaitView {
 
 /** What the figures are made of: the parts of the watcher's answer they read. */
 export interface WatchedWaitFacts {
-  registration: Pick<WatchRegistration, 'round' | 'readAtOnce' | 'schedule'>;
+  registration: Pick<WatchRegistration, 'round' | 'readAtOnce' | 'schedule' | 'readBefore'>;
   watchedSinceMs: number;
   report: Omit<WaitReadReport, 'workflowId' | 'runId'> | null;
 }
@@ -66,14 +66,24 @@ export function nextReadAtMs(view: WatchedWaitFacts, nowMs: number): number | nu
   return nextPollAt(registration.schedule, nowMs);
 }
 
+/** The later of the watcher's last read and the follow-up's own just before it registered (a read asked for). */
+function latestRead(
+  watcherRead: { atMs: number; status: string | null } | null,
+  ownRead: { atMs: number; status: string } | null,
+): { atMs: number; status: string | null } | null {
+  if (watcherRead === null || ownRead === null) return watcherRead ?? ownRead;
+  return ownRead.atMs > watcherRead.atMs ? ownRead : watcherRead;
+}
+
 /** The figures `status` shows, from the watcher's answer, at `nowMs`. */
 export function watchFiguresOf(view: WatchedWaitFacts, nowMs: number): SharedWatchFigures {
   const { report } = view;
   const iso = (ms: number) => new Date(ms).toISOString();
   const next = nextReadAtMs(view, nowMs);
+  const lastRead = latestRead(report?.lastRead ?? null, view.registration.readBefore ?? null);
   return {
     watchedSince: iso(view.watchedSinceMs),
-    lastRead: report?.lastRead ? { at: iso(report.lastRead.atMs), status: report.lastRead.status } : null,
+    lastRead: lastRead ? { at: iso(lastRead.atMs), status: lastRead.status } : null,
     reads: report !== null && report.round === view.registration.round ? report.reads : null,
     failing:
       report !== null && report.lastError !== null && report.failingSinceMs !== null

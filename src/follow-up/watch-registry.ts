@@ -23,6 +23,11 @@ export interface WatchRegistration {
   readAtOnce: boolean;
   /** Which wait of the follow-up this is: answers name it, so a late answer to an earlier wait is never taken. */
   round: number;
+  /**
+   * The read the follow-up made itself just before (a read asked for that was not its answer): `status` shows it as
+   * the last read until the watcher makes a later one.
+   */
+  readBefore?: { atMs: number; status: string };
 }
 
 /** What changed since a version: registrations added or replaced, and the follow-ups that left. */
@@ -125,4 +130,13 @@ export const WATCHER_ID_PREFIX = 'agent-followup-watch/';
 /** The watcher of a shard of one task queue's jobs (each deployment reads with its own key). */
 export function watcherWorkflowId(taskQueue: string, shard: number): string {
   return `${WATCHER_ID_PREFIX}${taskQueue}/${shard}`;
+}
+
+/**
+ * The task queue the watchers of a follow-up task queue run on. A queue of their own gives them a workflow cache of
+ * their own: in the follow-ups' cache, thousands of follow-ups evict them, and an evicted watcher replays thousands of
+ * signals for every look at its book.
+ */
+export function watcherTaskQueue(followUpTaskQueue: string): string {
+  return `${followUpTaskQueue}/watchers`;
 }

@@ -11,6 +11,7 @@ import { createActivities, jobLogAttributesInterceptor, type CoordinationSetting
 import { DEFAULT_COORDINATION } from '../activities/coordination';
 import type { AgentApiClient } from '../agent-api/http-client';
 import { NamespaceNotReadyError } from '../client/namespace-errors';
+import { watcherTaskQueue } from '../follow-up/watch-registry';
 import { checkSearchAttributes } from './search-attribute-check';
 import { pollLoopLimit, WORKER_DEFAULTS } from './worker-defaults';
 
@@ -55,16 +56,18 @@ function workflowCode(options: FollowUpWorkerOptions): Pick<WorkerOptions, 'work
 }
 
 /**
- * A follow-up worker: two SDK workers in one process, run and stopped together. The main one runs the follow-ups and
- * their activities on the deployment's task queue; the other runs project coordinators on the namespace's
- * coordinator queue, which every deployment shares, so one project has one budget and one lane per job whichever
- * service sends to it.
+ * A follow-up worker: up to three SDK workers in one process, run and stopped together. The main one runs the
+ * follow-ups and their activities on the deployment's task queue. The coordinators run on the namespace's coordinator
+ * queue, which every deployment shares, so one project has one budget and one lane per job whichever service sends to
+ * it. With shared watching, the job watchers run on a queue of their own (watcherTaskQueue), with a cache of their own.
  */
 export class FollowUpWorker {
   constructor(
     readonly main: Worker,
     /** Null when another FollowUpWorker of this process already runs the coordinator queue (a queue is polled once per process). */
     readonly coordinators: Worker | null,
+    /** Null without shared watching (AGENT_WATCH_SHARDS=0). */
+    readonly watchers: Worker | null = null,
     private readonly release: () => void = () => undefined,
   ) {}
 
@@ -76,31 +79,35 @@ export class FollowUpWorker {
     return this.main.getState();
   }
 
-  /** Runs both until shut down (SIGINT/SIGTERM through the Runtime, or `shutdown()`); if one fails, both stop. */
+  /** Runs them all until shut down (SIGINT/SIGTERM through the Runtime, or `shutdown()`); if one fails, all stop. */
   async run(): Promise<void> {
-    await this.together([this.main.run(), ...(this.coordinators ? [this.coordinators.run()] : [])]);
+    await this.together(this.all().map((worker) => worker.run()));
   }
 
-  /** Runs both until `work` settles, then stops them; resolves as `work` does. */
+  /** Runs them all until `work` settles, then stops them; resolves as `work` does. */
   async runUntil<R>(work: Promise<R> | (() => Promise<R>)): Promise<R> {
     const promise = typeof work === 'function' ? work() : work;
-    const [result] = await this.together([
-      this.main.runUntil(promise),
-      ...(this.coordinators ? [this.coordinators.runUntil(promise.catch(() => undefined))] : []),
-    ]);
+    const [result] = await this.together([this.main.runUntil(promise), ...this.others().map((worker) => worker.runUntil(promise.catch(() => undefined)))]);
     return result as R;
   }
 
   shutdown(): void {
-    for (const worker of [this.main, this.coordinators]) {
-      if (worker === null) continue;
+    for (const worker of this.all()) {
       if (worker.getState() === 'RUNNING') worker.shutdown();
     }
   }
 
-  private async together<T extends unknown[]>(runs: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  private all(): Worker[] {
+    return [this.main, ...this.others()];
+  }
+
+  private others(): Worker[] {
+    return [this.coordinators, this.watchers].filter((worker): worker is Worker => worker !== null);
+  }
+
+  private async together(runs: Promise<unknown>[]): Promise<unknown[]> {
     try {
-      return (await Promise.all(runs)) as T;
+      return await Promise.all(runs);
     } catch (error) {
       this.shutdown();
       await Promise.allSettled(runs);
@@ -134,6 +141,9 @@ async function checkNamespace(connection: NativeConnection, namespace: string): 
  */
 const COORDINATORS_CACHED = 1_000;
 
+/** Watchers kept in memory: every one there can be (AGENT_WATCH_SHARDS is at most 1,024), as each holds a large book. */
+const WATCHERS_CACHED = 1_024;
+
 /**
  * Coordinator queues some FollowUpWorker of this process polls. The SDK lets a process poll a task queue once, so a
  * service that embeds workers for several task queues runs the coordinators in the first of them.
@@ -158,7 +168,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     maxPollLoops: options.maxPollLoops ?? pollLoopLimit(maxConcurrentActivities),
     coordination,
   });
-  const { followUpIsRunning, ...followUpActivities } = activities;
+  const { followUpIsRunning, watchJobs, ...followUpActivities } = activities;
   const common = {
     connection: options.connection,
     namespace: options.namespace,
@@ -188,6 +198,16 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
         stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
       });
   if (coordinators) coordinatorQueuesPolled.add(coordinatorsKey);
+  const watchers = coordination.watchShards
+    ? await Worker.create({
+        ...common,
+        taskQueue: watcherTaskQueue(options.taskQueue),
+        activities: { watchJobs },
+        ...workflowCode(options),
+        maxCachedWorkflows: WATCHERS_CACHED,
+        stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
+      })
+    : null;
   // Long waits end their loop as soon as the worker begins to stop, so another worker carries them on at once
   // instead of after the grace time (a send, meanwhile, is left to finish).
   const watch = setInterval(() => {
@@ -198,7 +218,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     }
   }, 250);
   watch.unref();
-  return new FollowUpWorker(main, coordinators, () => {
+  return new FollowUpWorker(main, coordinators, watchers, () => {
     if (coordinators) coordinatorQueuesPolled.delete(coordinatorsKey);
   });
 }

@@ -22,8 +22,15 @@ import type { FollowUpActivities } from '../activities';
 import { WatchRegistry, type WatchRegistration } from '../follow-up/watch-registry';
 import { unwatchJobSignal, watchChangesQuery, watchedWaitQuery, watchJobSignal } from './definitions';
 
-/** Signals a run takes before it continues as new, far below Temporal's 10,000 per run. */
-const SIGNALS_PER_RUN = 4_000;
+/**
+ * A run continues as new after this many signals or events, so that replaying it stays short. A watcher that takes
+ * signals all the time is evicted at its continue-as-new (the server refuses the completion while a signal that came
+ * meanwhile is unhandled) and replays its whole run before its next task. At 4,000 signals that replay took 7 s on a
+ * busy worker; with the 10 s workflow task timeout and signals still arriving, the run outgrew every retry and its
+ * reading stayed cancelled (10,000 waits: 3 of 8 watchers stuck for over 20 minutes).
+ */
+const SIGNALS_PER_RUN = 1_000;
+const EVENTS_PER_RUN = 2_000;
 /** How long a watcher with nothing to watch stays, so a burst of follow-ups does not start it over and over. */
 const IDLE_FOR_MS = 10 * 60_000;
 
@@ -71,7 +78,7 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   });
   for (;;) {
     setCurrentDetails(`Watching **${registry.size}** wait(s) of follow-ups; run ${workflowInfo().runId}.`);
-    const shouldContinue = () => workflowInfo().continueAsNewSuggested || signals >= SIGNALS_PER_RUN;
+    const shouldContinue = () => workflowInfo().continueAsNewSuggested || signals >= SIGNALS_PER_RUN || workflowInfo().historyLength >= EVENTS_PER_RUN;
     const size = registry.size;
     if (size === 0) {
       const busy = await condition(() => registry.size > 0 || shouldContinue(), IDLE_FOR_MS);

@@ -3,7 +3,7 @@
  * on a durable condition for the answer, with no activity of its own pending. The first wait after a send is
  * registered by the send activity itself (FirstWait), which saves the follow-up a signal and a workflow task; the
  * follow-up adopts it. It does not depend on the watcher
- * alone: after a silence of ten poll gaps it registers again (which starts the watcher if it is gone), and its own
+ * alone: after a silence of sixty poll gaps it registers again (which starts the watcher if it is gone), and its own
  * deadline ends the wait whatever the watcher does.
  */
 import { ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
@@ -17,8 +17,13 @@ import { readAgentJobOnce, registerWatch } from './activities';
 import { jobAnswerSignal, unwatchJobSignal, watchJobSignal } from './definitions';
 import type { FollowUpRun } from './follow-up-run';
 
-/** Silence, in poll gaps at the schedule's cap, after which a follow-up registers its wait again. */
-const SILENT_GAPS_BEFORE_REREGISTERING = 10;
+/**
+ * Silence, in poll gaps at the schedule's cap, after which a follow-up registers its wait again: an hour at the default
+ * schedule. It only covers a watcher that was terminated or lost the wait (`pollNow` registers again at once), and it
+ * costs every waiting follow-up two workflow tasks, a signal to its watcher and a read: at ten gaps, 10,000 follow-ups
+ * on a 100-workflow cache re-registered 17 times a second, each replaying its history twice, and saturated the worker.
+ */
+const SILENT_GAPS_BEFORE_REREGISTERING = 60;
 /** Room after the deadline for the watcher's last read, planned on the deadline itself, to arrive. */
 const LAST_READ_GRACE_MS = 5_000;
 
@@ -40,8 +45,11 @@ export class SharedWatch {
   private registered = false;
   /** The first wait, registered by the send activity: taken as this follow-up's own if its first wait is the same. */
   private registeredAtSend: WatchRegistration | null;
-  /** Reads asked for that were not an answer: they count with the next answer, even if their wait was replaced. */
-  private readsAsked: { polls: number; sawActive: boolean } = { polls: 0, sawActive: false };
+  /**
+   * Whether a read asked for that was not an answer found the job working: that proves the agent took the message, and
+   * the follow-up learns it with the next answer (the read itself is counted and shown at once).
+   */
+  private askedSawActive = false;
 
   constructor(
     private readonly run: FollowUpRun,
@@ -94,14 +102,14 @@ export class SharedWatch {
     if (answer.kind === 'failure') {
       throw ApplicationFailure.create({ type: answer.type, message: answer.message, details: answer.details, nonRetryable: true });
     }
-    return this.withReadsAsked({ job: answer.job, readAtMs: answer.readAtMs, polls: answer.polls, sawActive: answer.sawActive });
+    return this.withAskedSawActive({ job: answer.job, readAtMs: answer.readAtMs, polls: answer.polls, sawActive: answer.sawActive });
   }
 
-  /** A read asked for counts like any other, and may have been the one that saw the job working. */
-  private withReadsAsked(result: PollResult): PollResult {
-    const { polls, sawActive } = this.readsAsked;
-    this.readsAsked = { polls: 0, sawActive: false };
-    return { ...result, polls: result.polls + polls, sawActive: result.sawActive || sawActive };
+  /** A read asked for may have been the one that saw the job working. */
+  private withAskedSawActive(result: PollResult): PollResult {
+    const sawActive = result.sawActive || this.askedSawActive;
+    this.askedSawActive = false;
+    return { ...result, sawActive };
   }
 
   /**
@@ -112,10 +120,22 @@ export class SharedWatch {
     this.round += 1;
     this.answer = null;
     const asked = request.readAtOnce ? await this.readAsked(request) : null;
-    if (asked && isAnswer(request, asked.job, asked.readAtMs)) return { answered: this.withReadsAsked(asked) };
-    if (asked) this.readsAsked = { polls: this.readsAsked.polls + asked.polls, sawActive: this.readsAsked.sawActive || asked.sawActive };
+    if (asked && isAnswer(request, asked.job, asked.readAtMs)) return { answered: this.withAskedSawActive(asked) };
+    if (asked) {
+      // Counted and shown now, like any other read: `status` should not wait for the next answer to show it.
+      this.run.observe(asked.job, asked.polls);
+      this.askedSawActive ||= asked.sawActive;
+    }
     const { workflowId, runId } = workflowInfo();
-    const registration: WatchRegistration = { workflowId, runId, ...this.run.ref, ...request, readAtOnce: request.readAtOnce && asked === null, round: this.round };
+    const registration: WatchRegistration = {
+      workflowId,
+      runId,
+      ...this.run.ref,
+      ...request,
+      readAtOnce: request.readAtOnce && asked === null,
+      round: this.round,
+      ...(asked ? { readBefore: { atMs: asked.readAtMs, status: asked.job.status } } : {}),
+    };
     await this.register(registration);
     return { registered: registration };
   }

@@ -8,7 +8,7 @@ import { ExitCode } from '../../src/cli';
 import type { FollowUpInput, FollowUpStatus } from '../../src/client';
 import { FollowUpReportSchema } from '../../src/command-line/json-output';
 import type { FollowUpWorker } from '../../src/worker/follow-up-worker';
-import { watcherWorkflowId, watchShardOf } from '../../src/follow-up/watch-registry';
+import { watcherTaskQueue, watcherWorkflowId, watchShardOf } from '../../src/follow-up/watch-registry';
 import { watchChangesQuery } from '../../src/workflows/definitions';
 import { runCliOn } from '../support/cli-runner';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
@@ -86,9 +86,11 @@ test("the send registers the first wait: the follow-up signals no registration o
     // One wait (the agent works 1.5 s on a 200 ms schedule): registered by the send, answered by the watcher.
     const answers = events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'jobAnswer');
     expect(signalled.filter((name) => name === 'watchJob')).toHaveLength(answers.length - 1);
-    // The watcher was started by the send, and watches nothing now.
+    // The watcher was started by the send, on the watchers' own queue (their own cache), and watches nothing now.
     const watcher = h.client.workflow.getHandle(watcherWorkflowId(queue, watchShardOf(job.projectId, job.jobId, SHARDS)));
-    expect((await watcher.describe()).status.name).toBe('RUNNING');
+    const described = await watcher.describe();
+    expect(described.status.name).toBe('RUNNING');
+    expect(described.taskQueue).toBe(watcherTaskQueue(queue));
     await waitFor(async () => (await watcher.query(watchChangesQuery, 0)).upserts.length === 0, 'the watcher to forget the answered wait');
   });
 });
@@ -222,7 +224,7 @@ test('a watcher terminated by an operator: its follow-ups register again and end
     firstRuns.set(shard, description.runId);
     await handle.terminate('operator test');
   }
-  // Ten poll gaps of silence (4 s at FAST_POLLING's cap), then the follow-up registers again, starting a new watcher.
+  // Sixty poll gaps of silence (24 s at FAST_POLLING's cap), then the follow-up registers again, starting a new watcher.
   await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register with a new watcher');
   h.simulator.finishJob(job.projectId, job.jobId);
   const outcome = await followUps.outcome(workflowId);
@@ -290,8 +292,27 @@ describe('status asks the watcher for the live figures', () => {
     expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
   });
 
+  test('a read asked for that is not an answer shows at once: counted, its status, and as the last read', async () => {
+    // An hour to the schedule's first read: any read now is the one asked for.
+    const { job, followUps, workflowId } = await waitingFollowUp('asked-shown', { initialInterval: '1h', maxInterval: '1h', timeout: '2h', settleWindow: '1s' });
+    const before = await followUps.status(workflowId);
+    expect(figures(before)?.lastRead).toBeNull();
+    const readsBefore = h.simulator.counts(job.projectId, job.jobId).gets;
+    await followUps.pollNow(workflowId);
+    await waitFor(async () => (await followUps.progress(workflowId)).polls === (before.progress?.polls ?? 0) + 1, 'the read asked for to be counted');
+    expect(h.simulator.counts(job.projectId, job.jobId).gets).toBe(readsBefore + 1);
+    await waitFor(async () => figures(await followUps.status(workflowId))?.lastRead !== null, 'the watcher to hold the wait again');
+    const after = await followUps.status(workflowId);
+    expect(after.progress).toMatchObject({ phase: 'waiting', lastStatus: 'active' });
+    expect(figures(after)?.lastRead?.status).toBe('active');
+    const text = await runCliOn(['status', workflowId], taskQueue);
+    expect(text.out).toMatch(/last read \d\d:\d\d:\d\d UTC \(active\), next read /);
+    await followUps.cancel(workflowId);
+    expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
+  });
+
   test('a watcher that is gone: status still answers, and says the figures are unavailable', async () => {
-    // A 1-minute cap: ten minutes of silence before the follow-up registers again, so the watcher stays gone here.
+    // A 1-minute cap: an hour of silence before the follow-up registers again, so the watcher stays gone here.
     const { job, followUps, workflowId } = await waitingFollowUp('gone', { initialInterval: '200ms', maxInterval: '1m', timeout: '15m', settleWindow: '2s' });
     await h.client.workflow.getHandle(watcherOf(job)).terminate('operator test: status without a watcher');
 

@@ -72,6 +72,14 @@ describe('watchFiguresOf', () => {
     const figures = watchFiguresOf({ registration: registration(), watchedSinceMs: T0, report: null }, T0 + 1_000);
     expect(figures).toMatchObject({ lastRead: null, reads: null, failing: null, nextReadAt: '2026-11-25T12:00:05.000Z' });
   });
+
+  test("shows the follow-up's own read asked for as the last read until the watcher makes a later one", () => {
+    const asked = registration({ round: 2, readBefore: { atMs: T0 + 50_000, status: 'active' } });
+    expect(watchFiguresOf({ registration: asked, watchedSinceMs: T0, report: null }, T0 + 51_000).lastRead).toEqual({ at: '2026-11-25T12:00:50.000Z', status: 'active' });
+    expect(watchFiguresOf({ registration: asked, watchedSinceMs: T0, report: report() }, T0 + 51_000).lastRead).toEqual({ at: '2026-11-25T12:00:50.000Z', status: 'active' });
+    const later = report({ round: 2, reads: 1, lastRead: { atMs: T0 + 75_000, status: null } });
+    expect(watchFiguresOf({ registration: asked, watchedSinceMs: T0, report: later }, T0 + 76_000).lastRead).toEqual({ at: '2026-11-25T12:01:15.000Z', status: null });
+  });
 });
 
 describe('WatchRegistry keeps what status asks for', () => {

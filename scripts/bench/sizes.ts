@@ -120,13 +120,9 @@ export async function measureVendor({ n, windowMs, log }: { n: number; windowMs:
   const jobIds = Array.from({ length: n }, (_, index) => `vendor-${n}-${index}`);
   for (const jobId of jobIds) simulator.addJob({ projectId: 'bench-size', jobId });
   const settleMs = 2 * VENDOR_INTERVAL_MS + 5_000;
-  const child = spawn(process.execPath, [join(__dirname, 'vendor-loop.js')], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      BENCH_VENDOR: JSON.stringify({ baseUrl: simulator.baseUrl, apiKey: BENCH_API_KEY, projectId: 'bench-size', jobIds, intervalMs: VENDOR_INTERVAL_MS, durationMs: settleMs + windowMs + 10_000 }),
-    },
-    stdio: 'ignore',
-  });
+  // The job list goes in on stdin: at 10,000 jobs it is past the size an environment variable may have (E2BIG).
+  const child = spawn(process.execPath, [join(__dirname, 'vendor-loop.js')], { env: { PATH: process.env.PATH ?? '' }, stdio: ['pipe', 'ignore', 'ignore'] });
+  child.stdin?.end(JSON.stringify({ baseUrl: simulator.baseUrl, apiKey: BENCH_API_KEY, projectId: 'bench-size', jobIds, intervalMs: VENDOR_INTERVAL_MS, durationMs: settleMs + windowMs + 10_000 }));
   try {
     await sleep(settleMs);
     const { fromMs: from, toMs: to, usedMs } = await cpuOverWindow({ vendor: child.pid as number }, windowMs);

@@ -2,8 +2,10 @@
  * The simplest alternative a user would write, as the vendor's docs show it: send the message, then a fixed-interval
  * `while (true)` that reads the job and stops on `completed` or `failed` (it never stops on `archived`). In process
  * for the scale runs; as a child process (`node dist/scripts/bench/vendor-loop.js`) when its CPU and memory are
- * measured: it then reads BENCH_VENDOR (JSON) and runs one loop per job until `durationMs`.
+ * measured: it then reads its settings (JSON) from stdin and runs one loop per job until `durationMs`.
  */
+import { readFileSync } from 'node:fs';
+
 export interface VendorLoopOptions {
   baseUrl: string;
   apiKey: string;
@@ -54,7 +56,7 @@ interface ChildConfig {
 }
 
 async function runAsChild(): Promise<void> {
-  const config = JSON.parse(process.env.BENCH_VENDOR ?? '{}') as ChildConfig;
+  const config = JSON.parse(readFileSync(0, 'utf8')) as ChildConfig;
   const stop = new AbortController();
   setTimeout(() => stop.abort(), config.durationMs).unref();
   console.log('vendor loops running');

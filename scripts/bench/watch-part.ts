@@ -39,12 +39,17 @@ export async function runWatchPart(options: WatchPartOptions): Promise<WatchFigu
   const { shards, workerEnv, log } = options;
   const common = { windowMs: options.windowMs, sample: options.sample, workerEnv, log, ...(options.settleMs !== undefined ? { settleMs: options.settleMs } : {}) };
   const figures: WatchFigures = { shards, rows: [], vendor: [], recovery: [], recoveryRestartMs: options.recoveryRestartMs };
+  // Each row's figures go to the log as soon as they are measured: a later row that fails loses no earlier one.
+  const logged = <T>(what: string, value: T): T => {
+    log(`${what}, figures: ${JSON.stringify(value)}`);
+    return value;
+  };
   for (const n of options.sizes) {
-    figures.rows.push(await runWatchRow({ ...common, n, shards, workers: 1 }));
-    figures.vendor.push({ n, ...(await measureVendor({ n, windowMs: options.windowMs, log })) });
+    figures.rows.push(logged(`shared, N=${n}`, await runWatchRow({ ...common, n, shards, workers: 1 })));
+    figures.vendor.push(logged(`the vendor's loop, N=${n}`, { n, ...(await measureVendor({ n, windowMs: options.windowMs, log })) }));
   }
-  for (const n of options.pollingSizes) figures.rows.push(await runWatchRow({ ...common, n, shards: 0, workers: 1 }));
-  for (const n of options.twoWorkerSizes) figures.rows.push(await runWatchRow({ ...common, n, shards, workers: 2 }));
+  for (const n of options.pollingSizes) figures.rows.push(logged(`each polls itself, N=${n}`, await runWatchRow({ ...common, n, shards: 0, workers: 1 })));
+  for (const n of options.twoWorkerSizes) figures.rows.push(logged(`shared on two workers, N=${n}`, await runWatchRow({ ...common, n, shards, workers: 2 })));
   if (options.recoveryPerGroup > 0) {
     figures.recovery = await runRecovery({
       perGroup: options.recoveryPerGroup,

@@ -35,6 +35,10 @@ ENTRYPOINT ["bash", "/opt/agent-followup/setup-namespace.sh"]
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
+# Two malloc arenas instead of up to one per thread: with 10,000 shared-watching follow-ups waiting, the worker's
+# malloc memory (the SDK's native core, its threads) was ~330 MiB over a dozen arenas, ~170 MiB over two
+# (docs/BENCHMARKS.md, "N = 10,000 on one worker").
+ENV MALLOC_ARENA_MAX=2
 WORKDIR /app
 # Owned by root and read-only to the process: the worker needs no writable files (workflows are bundled in memory).
 COPY --from=build /app/package.json ./

@@ -50,6 +50,10 @@ const { watchJobs } = proxyActivities<FollowUpActivities>({
   // The attempt hears of its cancellation only at its next heartbeat (up to 4 s later): until then it still reads, so
   // the next run's attempt must not start before it has stopped, or the two read the same jobs at once.
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  // Eager dispatch would hand the reading to the worker that ran this workflow's task, and a watcher's tasks stay on
+  // the worker that has it cached: every watcher started in one burst would then read on one worker. Through the
+  // task queue, each attempt goes to whichever worker polls for it, so the reading spreads over all of them.
+  allowEagerDispatch: false,
   summary: 'read the watched jobs on their schedules, and tell their follow-ups when they answer',
 });
 

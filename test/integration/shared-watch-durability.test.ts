@@ -185,8 +185,9 @@ async function watchJobsIdentities(taskQueue: string, shards: number): Promise<s
 }
 
 test('1,000 follow-ups to 1,000 jobs of 10 projects on two worker processes: every result right, each message sent once, each job read by one reader, the reading on both workers', async () => {
-  // Enough shards that the two workers both take watchers' reading (the server hands each attempt to either).
-  const shards = 8;
+  // Enough shards that the two workers both take watchers' reading: the server hands each attempt to whichever worker
+  // polls for it (with eager dispatch, CI once saw all 8 of 8 watchers read on one worker).
+  const shards = 16;
   // Every GET is answered after this long, so two reads of a job in flight at once arrive closer than this.
   const readLatencyMs = 200;
   const taskQueue = h.taskQueue();

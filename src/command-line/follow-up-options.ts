@@ -34,6 +34,18 @@ export function addFollowUpInputOptions(command: Command): Command {
     .option('--on-ambiguous-send <policy>', 'reconcile (default) | retry | fail: when a send may or may not have arrived');
 }
 
+/**
+ * The error for words the command line left over. With the prompt given they are most likely the rest of an unquoted
+ * prompt; without it, values typed in place (`send p j "..."`), so the hint names the options they belong to.
+ */
+export function strayArgumentError(extra: string[], options: FollowUpInputOptions, quoteAlso = ''): UsageError {
+  const words = extra.map((word) => `'${word}'`).join(' ');
+  if (options.prompt !== undefined || options.promptFile !== undefined) {
+    return new UsageError(`unexpected argument ${words} (quote the prompt${quoteAlso}: --prompt "...")`);
+  }
+  return new UsageError(`unexpected argument ${words}: the project, job and prompt are options (--project ID --job ID --prompt "...")`);
+}
+
 /** Durations stay as typed ("10s" is sent as "10s", so messages and the Web UI echo it); digits are milliseconds. */
 function durationValue(value: string): string | number {
   return /^\d+$/.test(value) ? Number(value) : value;

@@ -5,8 +5,8 @@ import { roughDuration } from '../follow-up/progress-details';
 import { inspectFollowUpInput } from '../follow-up/request';
 import { optionDifferences } from '../follow-up/option-differences';
 import type { FollowUpRequest } from '../follow-up/request';
-import { addFollowUpInputOptions, buildInput, type FollowUpInputOptions } from './follow-up-options';
-import { checkWorkflowIdArgument, ExitCode, UsageError, type CliContext, type CliIo } from './io';
+import { addFollowUpInputOptions, buildInput, strayArgumentError, type FollowUpInputOptions } from './follow-up-options';
+import { checkWorkflowIdArgument, ExitCode, type CliContext, type CliIo } from './io';
 import { classifyFailure, exitCodeForOutcome } from './outcome-codes';
 import { describeProgress, describeResult } from './render';
 import { followUpReport } from './json-output';
@@ -41,7 +41,7 @@ export function registerSend(program: Command, ctx: CliContext): void {
 }
 
 async function send(options: SendOptions, extra: string[], io: CliIo): Promise<number> {
-  if (extra.length > 0) throw new UsageError(`unexpected argument '${String(extra[0])}' (quote the prompt: --prompt "...")`);
+  if (extra.length > 0) throw strayArgumentError(extra, options);
   const input = buildInput(options);
   if (options.workflowId !== undefined) checkWorkflowIdArgument(options.workflowId, '--workflow-id');
   // Validate before connecting: bad input never reaches Temporal.

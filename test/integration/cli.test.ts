@@ -173,6 +173,8 @@ test.each([
   [['send', '--project', 'p', '--job', 'j', '--prompt', 'x', '--bogus'], /unknown option '--bogus'/],
   [['send', '--project', 'p', '--job', 'j', '--prompt', 'x', '--wiat'], /unknown option '--wiat'\n\(Did you mean --wait\?\)/],
   [['send', '--project', 'p', '--job', 'j', '--prompt', 'x', 'and more'], /unexpected argument 'and more' \(quote the prompt/],
+  [['send', 'p', 'j', 'do it'], /unexpected argument 'p' 'j' 'do it': the project, job and prompt are options \(--project ID --job ID --prompt "\.\.\."\)/],
+  [['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x', '--cron', '0', '9', '*', '*', '1'], /unexpected argument '9' '\*' '\*' '1' \(quote the prompt and the cron expression/],
   [['status'], /missing required argument 'workflowId'/],
   [['status', 'a', 'b'], /too many arguments for 'status'/],
   [['launch'], /unknown command 'launch'/],

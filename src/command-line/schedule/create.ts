@@ -2,8 +2,8 @@
 import type { Command } from 'commander';
 import { maxPromptLengthFromEnv, type AgentJobCheckResult } from '../../client';
 import { checkScheduleRequest, type FollowUpScheduleRequest, type ScheduleOverlapChoice } from '../../schedules';
-import { addFollowUpInputOptions, buildInput, definedOnly, type FollowUpInputOptions } from '../follow-up-options';
-import { ExitCode, UsageError, type CliContext, type CliIo } from '../io';
+import { addFollowUpInputOptions, buildInput, definedOnly, strayArgumentError, type FollowUpInputOptions } from '../follow-up-options';
+import { ExitCode, type CliContext, type CliIo } from '../io';
 import { describePolicies, describeSpec, timeIn } from '../render';
 import { paint } from '../terminal';
 import { withSchedules } from './with-schedules';
@@ -67,7 +67,7 @@ function duration(value: string | undefined): string | number | undefined {
 }
 
 async function create(options: CreateOptions, extra: string[], io: CliIo): Promise<number> {
-  if (extra.length > 0) throw new UsageError(`unexpected argument '${String(extra[0])}' (quote the prompt and the cron expression)`);
+  if (extra.length > 0) throw strayArgumentError(extra, options, ' and the cron expression');
   const request: FollowUpScheduleRequest = {
     input: buildInput(options),
     ...definedOnly({

@@ -8,9 +8,7 @@
  *   --watch-n 2000,5000,10000     shared watching on one worker, and the vendor's loop, at each N
  *   --watch-polling-n 2000        today's per-follow-up polling (AGENT_WATCH_SHARDS=0) at each N
  *   --watch-two-workers-n 2000    shared watching on two worker processes at each N
- *   --watch-shards 2              AGENT_WATCH_SHARDS of the shared rows (and of the recovery row); each watcher costs
- *                                 CPU whatever it watches (docs/BENCHMARKS.md, "Where a shared read's CPU goes"), and
- *                                 two is the fewest that lets the two-worker row read on both workers
+ *   --watch-shards 8              AGENT_WATCH_SHARDS of the shared rows (and of the recovery row)
  *   --watch-window 180            the measured window, s: about 3 reads per follow-up at the 60 s gap
  *   --watch-settle S              from the last send to the window, s (default: past the schedule's ramp plus one gap, 140)
  *   --watch-sample 200            jobs ended one by one over one gap, for detection delay and history events
@@ -67,7 +65,7 @@ async function main(): Promise<void> {
       'watch-n': { type: 'string', default: '2000,5000,10000' },
       'watch-polling-n': { type: 'string', default: '2000' },
       'watch-two-workers-n': { type: 'string', default: '2000' },
-      'watch-shards': { type: 'string', default: '2' },
+      'watch-shards': { type: 'string', default: '8' },
       'watch-window': { type: 'string', default: '180' },
       'watch-settle': { type: 'string' },
       'watch-sample': { type: 'string', default: '200' },

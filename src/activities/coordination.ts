@@ -21,6 +21,11 @@ export interface CoordinationSettings {
   windowMs?: number;
   /** Waits go through shared job watchers of this many shards (AGENT_WATCH_SHARDS; absent: each polls its own job). */
   watchShards?: number;
+  /**
+   * The size in bytes a watcher this worker starts keeps its book to (default WATCH_BOOK_LIMIT_BYTES, from the server's
+   * 2 MB payload limit): lower it for a server with a lower limit.blobSize.error. Tests lower it to fill a book.
+   */
+  watchBookLimitBytes?: number;
 }
 
 export const DEFAULT_COORDINATION: CoordinationSettings = {

@@ -124,7 +124,7 @@ export function createActivities({ api, temporal, stopping = new AbortController
      * client call can start it). The follow-up signals a running watcher itself; it calls this when that fails.
      */
     async registerWatch({ watcherId, registration }: { watcherId: string; registration: WatchRegistration }): Promise<void> {
-      await startWatching(temporal, watcherId, registration);
+      await startWatching(temporal, watcherId, registration, coordination.watchBookLimitBytes);
     },
   };
 
@@ -151,7 +151,7 @@ export function createActivities({ api, temporal, stopping = new AbortController
       round: 0,
     };
     try {
-      await temporal.withDeadline(Date.now() + FIRST_WAIT_REGISTRATION_MS, () => startWatching(temporal, watch.watcherId, registration));
+      await temporal.withDeadline(Date.now() + FIRST_WAIT_REGISTRATION_MS, () => startWatching(temporal, watch.watcherId, registration, coordination.watchBookLimitBytes));
       return registration;
     } catch (error) {
       log.warn('The message was taken, but registering its wait with the job watcher failed; the follow-up registers it itself', { watcherId: watch.watcherId, error: String(error) });
@@ -161,11 +161,11 @@ export function createActivities({ api, temporal, stopping = new AbortController
 }
 
 /** Signals a registration to its watcher, starting the watcher if it is not running (only a client call can). */
-async function startWatching(temporal: Client, watcherId: string, registration: WatchRegistration): Promise<void> {
+async function startWatching(temporal: Client, watcherId: string, registration: WatchRegistration, bookLimitBytes: number | undefined): Promise<void> {
   await temporal.workflow.signalWithStart<typeof jobWatcherWorkflow, [WatchRegistration]>(JOB_WATCHER_WORKFLOW_TYPE, {
     workflowId: watcherId,
     taskQueue: watcherTaskQueue(Context.current().info.taskQueue),
-    args: [{}],
+    args: [bookLimitBytes !== undefined ? { bookLimitBytes } : {}],
     signal: watchJobSignal,
     signalArgs: [registration],
     staticSummary: 'Reads the jobs of waiting follow-ups for them, and tells each when its job answered',

@@ -14,6 +14,7 @@ import type { AgentApiClient } from '../agent-api/http-client';
 import { FollowUpErrorType, RETRY_AFTER_PAST_DEADLINE, type RetryAfterPastDeadlineDetails } from '../follow-up/types';
 import type { WatchAnswer } from '../follow-up/watch-answer';
 import { readFailed, readSucceeded, reportOf, WatchBook, type WatchedWait } from '../follow-up/watch-book';
+import type { WatchRefusal } from '../follow-up/watch-registry';
 import { jobAnswerSignal, readTroubleSignal, unwatchJobSignal, watchChangesQuery } from '../workflows/definitions';
 import { sleepUnlessAborted } from './abort-signals';
 import { apiCounters, countedApiCall } from './api-metrics';
@@ -80,6 +81,8 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
           } catch (error) {
             endWith = error;
           }
+          const refusals = [...untold.splice(0), ...(Array.isArray(changes.refused) ? changes.refused : [])];
+          if (refusals.length > 0) void tellRefused(refusals);
         },
         (error: unknown) => {
           if (error instanceof WorkflowNotFoundError) endWith = error;
@@ -87,6 +90,30 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
           for (const report of reports) readSinceRefresh.add(report.workflowId);
         },
       );
+    };
+
+    /**
+     * Tells the follow-ups whose waits were refused (the book is full), so they poll for themselves; a few at a time,
+     * beside the reads. Told again after a refresh that gives the whole book, which a follow-up ignores (its round
+     * has passed). A run that ended hears nothing; a signal that failed is tried again at the next refresh.
+     */
+    const untold: WatchRefusal[] = [];
+    const tellRefused = async (refusals: readonly WatchRefusal[]): Promise<void> => {
+      for (let at = 0; at < refusals.length; at += READS_AT_ONCE) {
+        await Promise.all(
+          refusals.slice(at, at + READS_AT_ONCE).map(async (refusal) => {
+            const { workflowId, runId, round } = refusal;
+            const refused: WatchAnswer = { round, kind: 'refused', polls: 0 };
+            try {
+              await temporal.workflow.getHandle(workflowId, runId).signal(jobAnswerSignal, refused);
+            } catch (error) {
+              if (error instanceof WorkflowNotFoundError) return;
+              log.warn('Could not tell a follow-up its wait was refused; trying again at the next refresh', { workflowId, error: String(error) });
+              untold.push(refusal);
+            }
+          }),
+        );
+      }
     };
 
     const tell = async (wait: WatchedWait, send: () => Promise<void>): Promise<boolean> => {

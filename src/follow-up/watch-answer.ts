@@ -21,6 +21,12 @@ export type WatchAnswer =
       message: string;
       details: unknown[];
       polls: number;
+    }
+  | {
+      round: number;
+      /** The watcher's book is full (WATCH_BOOK_LIMIT_BYTES): it keeps nothing of this wait, and the follow-up polls for itself. */
+      kind: 'refused';
+      polls: number;
     };
 
 export function isWatchAnswer(value: unknown): value is WatchAnswer {
@@ -28,5 +34,6 @@ export function isWatchAnswer(value: unknown): value is WatchAnswer {
   const answer = value as Partial<WatchAnswer>;
   if (typeof answer.round !== 'number' || typeof answer.polls !== 'number') return false;
   if (answer.kind === 'read') return typeof answer.job === 'object' && answer.job !== null && typeof answer.readAtMs === 'number';
+  if (answer.kind === 'refused') return true;
   return answer.kind === 'failure' && typeof answer.type === 'string' && typeof answer.message === 'string';
 }

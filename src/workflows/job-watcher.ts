@@ -3,7 +3,9 @@
  * jobs). Follow-ups register a wait by signal and hear back only when their job answered, or when reads of it begin
  * or stop failing. The reading is one long activity (watchJobs) that asks this workflow for the changes to its book by
  * query, so the book never passes through history; this workflow only keeps the book and keeps that activity running.
- * It continues as new before its signals or history grow large, and ends when no wait is left for a while.
+ * It continues as new before its signals or history grow large, and ends when no wait is left for a while. Its book
+ * goes into the next run's input, which the server limits to 2 MB: a wait that would pass WATCH_BOOK_LIMIT_BYTES is
+ * refused (the reader tells its follow-up, which polls for itself).
  */
 import {
   ActivityCancellationType,
@@ -19,7 +21,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { FollowUpActivities } from '../activities';
-import { WatchRegistry, type WatchRegistration } from '../follow-up/watch-registry';
+import { WATCH_BOOK_LIMIT_BYTES, WatchRegistry, type CarriedBook } from '../follow-up/watch-registry';
 import { unwatchJobSignal, watchChangesQuery, watchedWaitQuery, watchJobSignal } from './definitions';
 
 /**
@@ -34,11 +36,10 @@ const EVENTS_PER_RUN = 2_000;
 /** How long a watcher with nothing to watch stays, so a burst of follow-ups does not start it over and over. */
 const IDLE_FOR_MS = 10 * 60_000;
 
-export interface WatcherStart {
-  /** The waits carried from the run before (continue-as-new). */
-  registrations?: WatchRegistration[];
-  /** When each of them was first registered, by workflow id. */
-  watchedSince?: Record<string, number>;
+/** What a watcher starts with: nothing, or what the run before carried (continue-as-new). */
+export interface WatcherStart extends CarriedBook {
+  /** The size the book keeps to (default WATCH_BOOK_LIMIT_BYTES): lower for a server with a lower payload limit. */
+  bookLimitBytes?: number;
 }
 
 const { watchJobs } = proxyActivities<FollowUpActivities>({
@@ -58,12 +59,22 @@ const { watchJobs } = proxyActivities<FollowUpActivities>({
 });
 
 export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void> {
-  const since = typeof start.watchedSince === 'object' && start.watchedSince !== null ? start.watchedSince : {};
-  const registry = new WatchRegistry(Array.isArray(start.registrations) ? start.registrations : [], since, Date.now());
+  const limitBytes = typeof start.bookLimitBytes === 'number' && start.bookLimitBytes > 0 ? start.bookLimitBytes : WATCH_BOOK_LIMIT_BYTES;
+  const registry = new WatchRegistry(start, Date.now(), limitBytes);
   let signals = 0;
+  let refused = 0;
   setHandler(watchJobSignal, (registration) => {
     signals += 1;
-    registry.upsert(registration, Date.now());
+    if (registry.admit(registration, Date.now())) return;
+    refused += 1;
+    // Once a run: a full watcher refuses every new wait, and its details keep the count.
+    if (refused === 1) {
+      log.warn('The book is full: waits are refused and their follow-ups poll for themselves; more shards (AGENT_WATCH_SHARDS) give each watcher fewer', {
+        waits: registry.size,
+        bookBytes: registry.bookBytes,
+        limitBytes,
+      });
+    }
   });
   setHandler(unwatchJobSignal, ({ workflowId, runId, round }) => {
     signals += 1;
@@ -81,22 +92,31 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     if (!isCancellation(error)) log.warn('The watch activity ended', { error: String(error) });
   });
   for (;;) {
-    setCurrentDetails(`Watching **${registry.size}** wait(s) of follow-ups; run ${workflowInfo().runId}.`);
+    setCurrentDetails(
+      `Watching **${registry.size}** wait(s) of follow-ups (book ${kib(registry.bookBytes)} of ${kib(limitBytes)} KiB)` +
+        `${refused > 0 ? `; **${refused}** refused this run, the book being full` : ''}; run ${workflowInfo().runId}.`,
+    );
     const shouldContinue = () => workflowInfo().continueAsNewSuggested || signals >= SIGNALS_PER_RUN || workflowInfo().historyLength >= EVENTS_PER_RUN;
     const size = registry.size;
+    const refusedBefore = refused;
     if (size === 0) {
       const busy = await condition(() => registry.size > 0 || shouldContinue(), IDLE_FOR_MS);
       if (!busy) break;
     } else {
-      await condition(() => registry.size !== size || shouldContinue());
+      await condition(() => registry.size !== size || refused !== refusedBefore || shouldContinue());
     }
     if (shouldContinue()) {
+      const readerStoppedAtMs = Date.now();
       reading.cancel();
       await reader;
       await condition(allHandlersFinished);
-      await continueAsNew<typeof jobWatcherWorkflow>({ registrations: registry.all(), watchedSince: registry.watchedSince() });
+      await continueAsNew<typeof jobWatcherWorkflow>({ ...registry.carried(readerStoppedAtMs), bookLimitBytes: limitBytes });
     }
   }
   reading.cancel();
   await reader;
+}
+
+function kib(bytes: number): string {
+  return String(Math.ceil(bytes / 1024));
 }

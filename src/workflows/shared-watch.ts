@@ -2,9 +2,9 @@
  * A follow-up's side of shared watching: it registers each wait with its shard's watcher (job-watcher.ts) and waits
  * on a durable condition for the answer, with no activity of its own pending. The first wait after a send is
  * registered by the send activity itself (FirstWait), which saves the follow-up a signal and a workflow task; the
- * follow-up adopts it. It does not depend on the watcher
- * alone: after a silence of sixty poll gaps it registers again (which starts the watcher if it is gone), and its own
- * deadline ends the wait whatever the watcher does.
+ * follow-up adopts it. It does not depend on the watcher alone: after a silence of sixty poll gaps it registers again
+ * (which starts the watcher if it is gone), its own deadline ends the wait whatever the watcher does, and a wait the
+ * watcher refused (its book full) is the follow-up's own to poll.
  */
 import { ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
 import { sameJobState, type JobState } from '../agent-api/job';
@@ -27,6 +27,14 @@ const SILENT_GAPS_BEFORE_REREGISTERING = 60;
 /** Room after the deadline for the watcher's last read, planned on the deadline itself, to arrive. */
 const LAST_READ_GRACE_MS = 5_000;
 
+/** The watcher's book was full: the follow-up polls for this wait itself, at once if the watcher was to read at once. */
+export interface RefusedWait {
+  refused: true;
+  readAtOnce: boolean;
+  /** A read asked for in this wait found the job working (see `askedSawActive`). */
+  sawActive: boolean;
+}
+
 export interface WatchedRequest {
   known: JobState | null;
   acceptUnchangedFromMs: number | null;
@@ -41,7 +49,7 @@ export function sharedWatcherId(ref: { projectId: string; jobId: string }, shard
 
 export class SharedWatch {
   private round = 0;
-  private answer: Extract<WatchAnswer, { kind: 'read' | 'failure' }> | null = null;
+  private answer: WatchAnswer | null = null;
   private registered = false;
   /** The first wait, registered by the send activity: taken as this follow-up's own if its first wait is the same. */
   private registeredAtSend: WatchRegistration | null;
@@ -82,12 +90,12 @@ export class SharedWatch {
    * once; only if it is not an answer (by the watcher's own rule) does the wait go to the watcher, from the schedule's
    * next point.
    */
-  async wait(request: WatchedRequest): Promise<PollResult> {
+  async wait(request: WatchedRequest): Promise<PollResult | RefusedWait> {
     const atSend = this.registeredAtSend;
     this.registeredAtSend = null;
     const round = atSend && isSameWait(atSend, request) ? { registered: atSend } : await this.newRound(request);
     if ('answered' in round) return round.answered;
-    const registration = round.registered;
+    let registration = round.registered;
     const silenceMs = SILENT_GAPS_BEFORE_REREGISTERING * request.schedule.maxIntervalMs;
     for (;;) {
       const leftMs = this.run.deadlineMs + LAST_READ_GRACE_MS - Date.now();
@@ -95,10 +103,15 @@ export class SharedWatch {
       if (await condition(() => this.answer !== null, Math.min(leftMs, silenceMs))) break;
       if (Date.now() < this.run.deadlineMs) {
         log.info('No word from the job watcher; registering the wait again', { watcherId: this.watcherId, round: this.round });
-        await this.register({ ...registration, readAtOnce: true });
+        registration = { ...registration, readAtOnce: true };
+        await this.register(registration);
       }
     }
     const answer = this.answer as unknown as WatchAnswer;
+    if (answer.kind === 'refused') {
+      log.info('The job watcher’s book is full; polling this wait itself', { watcherId: this.watcherId, round: this.round });
+      return { refused: true, readAtOnce: registration.readAtOnce, sawActive: this.takeAskedSawActive() };
+    }
     if (answer.kind === 'failure') {
       throw ApplicationFailure.create({ type: answer.type, message: answer.message, details: answer.details, nonRetryable: true });
     }
@@ -107,9 +120,14 @@ export class SharedWatch {
 
   /** A read asked for may have been the one that saw the job working. */
   private withAskedSawActive(result: PollResult): PollResult {
-    const sawActive = result.sawActive || this.askedSawActive;
+    const askedSawActive = this.takeAskedSawActive();
+    return askedSawActive && !result.sawActive ? { ...result, sawActive: true } : result;
+  }
+
+  private takeAskedSawActive(): boolean {
+    const sawActive = this.askedSawActive;
     this.askedSawActive = false;
-    return { ...result, sawActive };
+    return sawActive;
   }
 
   /**

@@ -41,13 +41,25 @@ async function waitWith(run: FollowUpRun, readNow: ReadNow, delivered: Delivered
   for (;;) {
     run.enter('waiting', WAITING_FOR[verdict.why]);
     const { known, acceptUnchangedFromMs } = verdict;
-    const { job, readAtMs, polls, sawActive } = await readNow.poll((readAtOnce) =>
-      shared ? shared.wait({ known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce }) : pollAgentJob(
+    const pollItself = (readAtOnce: boolean) =>
+      pollAgentJob(
         { ...run.ref, known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce },
         run.deadlineMs,
         readAtOnce ? `read job ${run.ref.jobId} now (asked for), then wait for it to change from ${known.status}` : `wait for job ${run.ref.jobId} to change from ${known.status}`,
-      ),
-    );
+      );
+    const { job, readAtMs, polls, sawActive } = await readNow.poll(async (readAtOnce) => {
+      if (!shared) return pollItself(readAtOnce);
+      const watched = await shared.wait({ known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce });
+      if (!('refused' in watched)) return watched;
+      // The watcher's book is full: this wait polls for itself, and the next registers with the watcher again.
+      run.watchedBy(null);
+      try {
+        const result = await pollItself(watched.readAtOnce);
+        return watched.sawActive && !result.sawActive ? { ...result, sawActive: true } : result;
+      } finally {
+        run.watchedBy(shared.watcherId);
+      }
+    });
     // Reads that found the job `active` as already known still prove the agent took this message.
     if (sawActive && !state.sawActive) {
       state = { ...state, sawActive: true };

@@ -232,6 +232,49 @@ test('a watcher terminated by an operator: its follow-ups register again and end
   expect(firstRuns.size).toBeGreaterThan(0);
 });
 
+test('a watcher whose book is full refuses the next waits: their follow-ups poll for themselves, and every result is right', async () => {
+  // A task queue of its own, its one watcher keeping a book of about two waits (a registration takes about 600 bytes).
+  const queue = h.taskQueue();
+  const own = await h.worker(queue, undefined, { coordination: { watchShards: 1, watchBookLimitBytes: 1_500 } });
+  await own.runUntil(async () => {
+    const followUps = h.followUps(queue);
+    const jobs = Array.from({ length: 5 }, () => uniqueJob('full'));
+    for (const job of jobs) h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
+    const started = await Promise.all(jobs.map((job) => followUps.start({ ...job, prompt: `Fix ${job.jobId}`, polling: FAST_POLLING })));
+    const watcher = h.client.workflow.getHandle(watcherWorkflowId(queue, 0));
+    const pollsItself = async (workflowId: string) => {
+      const pending = (await h.client.workflow.getHandle(workflowId).describe()).raw.pendingActivities ?? [];
+      return pending.some((activity) => activity.activityType?.name === 'pollAgentJob');
+    };
+    // Every follow-up waits: watched (in the book) or polling for itself, never both.
+    await waitFor(async () => {
+      // The first send starts the watcher.
+      const changes = await watcher.query(watchChangesQuery, 0).catch((error: unknown) => {
+        if (error instanceof WorkflowNotFoundError) return null;
+        throw error;
+      });
+      const book = new Set((changes?.upserts ?? []).map((registration) => registration.workflowId));
+      const itself = await Promise.all(started.map(({ workflowId }) => pollsItself(workflowId)));
+      return started.every(({ workflowId }, i) => book.has(workflowId) !== itself[i]) && book.size > 0 && book.size < started.length;
+    }, 'each follow-up to be watched or to poll for itself');
+    // The reader told the refusals (client signals): none cost the watcher's history an event.
+    const watcherEvents = (await watcher.fetchHistory()).events ?? [];
+    expect(watcherEvents.filter((event) => event.signalExternalWorkflowExecutionInitiatedEventAttributes)).toEqual([]);
+    expect((await watcher.describe()).status.name).toBe('RUNNING');
+    // Its details in the Web UI say how full its book is and how many waits it refused.
+    const { currentDetails } = await watcher.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    expect(currentDetails).toMatch(/\(book \d+ of 2 KiB\); \*\*[1-9]\d*\*\* refused this run, the book being full/);
+    for (const job of jobs) h.simulator.finishJob(job.projectId, job.jobId);
+    const outcomes = await Promise.all(started.map(({ workflowId }) => followUps.outcome(workflowId)));
+    outcomes.forEach((outcome, i) => {
+      const job = jobs[i] as (typeof jobs)[number];
+      expect(outcome.kind).toBe('completed');
+      expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(h.simulator.job(job.projectId, job.jobId).prLink);
+      expect(h.simulator.counts(job.projectId, job.jobId).prompts).toEqual([`Fix ${job.jobId}`]);
+    });
+  });
+});
+
 describe('status asks the watcher for the live figures', () => {
   const watcherOf = (job: { projectId: string; jobId: string }) => watcherWorkflowId(taskQueue, watchShardOf(job.projectId, job.jobId, SHARDS));
   const figures = (status: FollowUpStatus) => (status.watch?.available ? status.watch : null);

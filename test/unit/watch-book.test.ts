@@ -21,11 +21,11 @@ describe('WatchRegistry', () => {
     registry.upsert(registration({ round: 2 }));
     registry.remove('b');
     const next = registry.changesSince(first.version);
-    expect(next).toEqual({ version: first.version + 2, full: false, upserts: [registration({ round: 2 })], removed: ['b'] });
+    expect(next).toEqual({ version: first.version + 2, full: false, upserts: [registration({ round: 2 })], removed: ['b'], refused: [] });
   });
 
   test('an earlier round of the same run never replaces a later one; another run of the workflow id does', () => {
-    const registry = new WatchRegistry([registration({ round: 3 })]);
+    const registry = new WatchRegistry({ registrations: [registration({ round: 3 })] });
     registry.upsert(registration({ round: 2 }));
     expect(registry.all()[0]?.round).toBe(3);
     registry.upsert(registration({ runId: 'run-2', round: 1 }));
@@ -33,7 +33,7 @@ describe('WatchRegistry', () => {
   });
 
   test('an answer forgets only the round it answered, and only for its run', () => {
-    const registry = new WatchRegistry([registration({ round: 2 })]);
+    const registry = new WatchRegistry({ registrations: [registration({ round: 2 })] });
     registry.remove('followup/p/j/1', 'run-1', 1);
     registry.remove('followup/p/j/1', 'run-0');
     expect(registry.size).toBe(1);
@@ -42,8 +42,96 @@ describe('WatchRegistry', () => {
   });
 
   test('a version this run never gave out gets the whole book', () => {
-    const registry = new WatchRegistry([registration()]);
+    const registry = new WatchRegistry({ registrations: [registration()] });
     expect(registry.changesSince(99).full).toBe(true);
+  });
+
+  describe('its size, in bytes of the continue-as-new input (the server refuses more than 2 MB)', () => {
+    /** The next run's input, as the payload converter stores it. */
+    const carriedBytes = (registry: WatchRegistry, nowMs = T0) => Buffer.byteLength(JSON.stringify({ ...registry.carried(nowMs), bookLimitBytes: registry.limitBytes }));
+    const nth = (i: number, overrides: Partial<WatchRegistration> = {}) =>
+      registration({ workflowId: `followup/projé/job-${i}/🦜`, runId: `run-${i}`, jobId: `job-${i}`, ...overrides });
+    const refusalOf = (refused: WatchRegistration, atMs = T0) => ({ workflowId: refused.workflowId, runId: refused.runId, round: refused.round, atMs });
+
+    test('takes waits in until the next would pass the limit; what it counts is what the input takes, UTF-8 counted', () => {
+      const registry = new WatchRegistry({}, T0, 5_000);
+      let admitted = 0;
+      while (registry.admit(nth(admitted), T0)) admitted += 1;
+      expect(admitted).toBeGreaterThan(5);
+      expect(registry.size).toBe(admitted);
+      expect(registry.admit(nth(admitted + 1), T0)).toBe(false);
+      expect(registry.size).toBe(admitted);
+      // Never less than the input takes but for its frame, and at most a byte or two a wait more (two refusals kept).
+      const frame = carriedBytes(new WatchRegistry({}, T0, 5_000));
+      const taken = carriedBytes(registry) - frame;
+      expect(registry.carriedBytes).toBeGreaterThanOrEqual(taken);
+      expect(registry.carriedBytes - taken).toBeLessThanOrEqual(2 * (admitted + 2));
+      expect(registry.bookBytes).toBeLessThanOrEqual(5_000);
+    });
+
+    test('a full book still takes a new round of a wait it keeps (it replaces it), and a late repeat of an older round changes nothing', () => {
+      const registry = new WatchRegistry({}, T0, 5_000);
+      let admitted = 0;
+      while (registry.admit(nth(admitted, { round: 5 }), T0)) admitted += 1;
+      expect(registry.admit(nth(0, { round: 6 }), T0)).toBe(true);
+      expect(registry.admit(nth(1, { round: 4 }), T0)).toBe(true);
+      expect(registry.view(nth(1).workflowId)?.registration.round).toBe(5);
+      expect(registry.size).toBe(admitted);
+    });
+
+    test('a wait refused goes to the reader as a refusal, and the follow-up’s earlier wait is forgotten; the room a wait left takes the next', () => {
+      const registry = new WatchRegistry({}, T0, 5_000);
+      let admitted = 0;
+      while (registry.admit(nth(admitted), T0)) admitted += 1;
+      const version = registry.changesSince(0).version;
+      // A new round that grew past the room left: refused, and the round before it forgotten.
+      const grown = nth(0, { round: 2, readBefore: { atMs: T0, status: 'x'.repeat(2_000) } });
+      expect(registry.admit(grown, T0 + 1)).toBe(false);
+      expect(registry.view(grown.workflowId)).toBeNull();
+      expect(registry.changesSince(version)).toMatchObject({ removed: [grown.workflowId], refused: [refusalOf(grown, T0 + 1)] });
+      expect(registry.changesSince(0).refused).toEqual([refusalOf(nth(admitted), T0), refusalOf(grown, T0 + 1)]);
+      expect(registry.admit(nth(admitted + 1), T0)).toBe(true);
+      registry.remove(nth(1).workflowId);
+      expect(registry.admit(nth(admitted + 2), T0)).toBe(true);
+    });
+
+    test('a refusal is kept until its follow-up registers again or leaves, or for two minutes, and carried over a continue-as-new', () => {
+      const registry = new WatchRegistry({ registrations: [nth(0)] }, T0, 100);
+      for (const i of [1, 2, 3]) expect(registry.admit(nth(i), T0)).toBe(false);
+      registry.remove(nth(1).workflowId, nth(1).runId);
+      registry.remove(nth(0).workflowId, nth(0).runId, 1);
+      const next = new WatchRegistry(registry.carried(T0 + 60_000), T0 + 60_000, 100);
+      expect(next.changesSince(0).refused).toEqual([refusalOf(nth(2)), refusalOf(nth(3))]);
+      // The limit raised since: the follow-up registers again and is taken in.
+      const raised = new WatchRegistry(registry.carried(T0 + 60_000), T0 + 60_000, 5_000);
+      expect(raised.admit(nth(2, { round: 2 }), T0 + 60_000)).toBe(true);
+      expect(raised.changesSince(0).refused).toEqual([refusalOf(nth(3))]);
+      expect(registry.carried(T0 + 2 * 60_000 + 1).refusals).toEqual([]);
+    });
+
+    test('a refusal made after the reader stopped is carried however long the run takes to wind down', () => {
+      const registry = new WatchRegistry({ registrations: [nth(0)] }, T0, 100);
+      const readerStoppedAtMs = T0;
+      expect(registry.admit(nth(1), T0 + 1_000)).toBe(false);
+      expect(registry.admit(nth(2), T0 + 6 * 60_000)).toBe(false);
+      expect(registry.carried(readerStoppedAtMs).refusals).toEqual([refusalOf(nth(1), T0 + 1_000), refusalOf(nth(2), T0 + 6 * 60_000)]);
+    });
+
+    test('refusals keep to their own share of the input: the oldest go first', () => {
+      const registry = new WatchRegistry({}, T0, 0);
+      for (let i = 0; i < 3_000; i += 1) registry.admit(nth(i), T0);
+      const { refused } = registry.changesSince(0);
+      expect(refused.length).toBeGreaterThan(1_000);
+      expect(refused.length).toBeLessThan(3_000);
+      expect(refused.at(-1)).toEqual(refusalOf(nth(2_999)));
+      expect(carriedBytes(registry)).toBeLessThanOrEqual(200_000 + 100);
+    });
+
+    test('waits carried from the run before are all kept, even past a limit lowered since', () => {
+      const registry = new WatchRegistry({ registrations: [nth(0), nth(1), nth(2)] }, T0, 100);
+      expect(registry.size).toBe(3);
+      expect(registry.admit(nth(3), T0)).toBe(false);
+    });
   });
 
   test('one job, one shard; shards spread jobs', () => {
@@ -56,7 +144,7 @@ describe('WatchRegistry', () => {
 describe('WatchBook', () => {
   test('a wait is due at its schedule’s next point, or at once when a read is asked for', () => {
     const book = new WatchBook();
-    book.apply({ version: 1, full: true, upserts: [registration(), registration({ workflowId: 'now', readAtOnce: true })], removed: [] }, T0 + 1_000);
+    book.apply({ version: 1, full: true, upserts: [registration(), registration({ workflowId: 'now', readAtOnce: true })], removed: [], refused: [] }, T0 + 1_000);
     expect(book.due(T0 + 1_000, 10).map((wait) => wait.registration.workflowId)).toEqual(['now']);
     expect(book.get('followup/p/j/1')?.dueAtMs).toBe(T0 + 5_000);
     expect(book.due(T0 + 5_000, 10).map((wait) => wait.registration.workflowId)).toEqual(['now', 'followup/p/j/1']);
@@ -65,33 +153,33 @@ describe('WatchBook', () => {
 
   test('an unchanged read plans the next; a change answers and stops the reads until the next round', () => {
     const book = new WatchBook();
-    book.apply({ version: 1, full: true, upserts: [registration()], removed: [] }, T0);
+    book.apply({ version: 1, full: true, upserts: [registration()], removed: [], refused: [] }, T0);
     const wait = book.get('followup/p/j/1')!;
     expect(readSucceeded(wait, job('active'), T0 + 5_000, T0 + 5_000)).toEqual({ answer: false, recovered: false });
     expect(wait.dueAtMs).toBe(T0 + 15_000);
     expect(readSucceeded(wait, job('completed', 'https://github.com/a/b/pull/1'), T0 + 15_000, T0 + 15_000).answer).toBe(true);
     expect(book.due(T0 + 60_000, 10)).toEqual([]);
-    book.apply({ version: 2, full: false, upserts: [registration({ round: 2, known: { status: 'completed', prLink: 'https://github.com/a/b/pull/1', archivedAt: null } })], removed: [] }, T0 + 16_000);
+    book.apply({ version: 2, full: false, upserts: [registration({ round: 2, known: { status: 'completed', prLink: 'https://github.com/a/b/pull/1', archivedAt: null } })], removed: [], refused: [] }, T0 + 16_000);
     expect(book.get('followup/p/j/1')?.answered).toBe(false);
     expect(book.get('followup/p/j/1')?.polls).toBe(0);
   });
 
   test('a round replaced before it was answered (a read asked for) keeps its reads: the follow-up never heard of them', () => {
     const book = new WatchBook();
-    book.apply({ version: 1, full: true, upserts: [registration()], removed: [] }, T0);
+    book.apply({ version: 1, full: true, upserts: [registration()], removed: [], refused: [] }, T0);
     readSucceeded(book.get('followup/p/j/1')!, job('active'), T0 + 5_000, T0 + 5_000);
     readSucceeded(book.get('followup/p/j/1')!, job('active'), T0 + 15_000, T0 + 15_000);
-    book.apply({ version: 2, full: false, upserts: [registration({ round: 2, readAtOnce: true })], removed: [] }, T0 + 16_000);
+    book.apply({ version: 2, full: false, upserts: [registration({ round: 2, readAtOnce: true })], removed: [], refused: [] }, T0 + 16_000);
     expect(book.get('followup/p/j/1')?.polls).toBe(2);
     // Another run of the workflow id starts from nothing.
-    book.apply({ version: 3, full: false, upserts: [registration({ runId: 'run-2', round: 1 })], removed: [] }, T0 + 17_000);
+    book.apply({ version: 3, full: false, upserts: [registration({ runId: 'run-2', round: 1 })], removed: [], refused: [] }, T0 + 17_000);
     expect(book.get('followup/p/j/1')?.polls).toBe(0);
   });
 
   test('an unchanged terminal read answers once the settle window has passed', () => {
     const book = new WatchBook();
     const known = { status: 'completed', prLink: null, archivedAt: null };
-    book.apply({ version: 1, full: true, upserts: [registration({ known, acceptUnchangedFromMs: T0 + 30_000 })], removed: [] }, T0);
+    book.apply({ version: 1, full: true, upserts: [registration({ known, acceptUnchangedFromMs: T0 + 30_000 })], removed: [], refused: [] }, T0);
     const wait = book.get('followup/p/j/1')!;
     expect(readSucceeded(wait, job('completed'), T0 + 20_000, T0 + 20_000).answer).toBe(false);
     expect(readSucceeded(wait, job('completed'), T0 + 40_000, T0 + 40_000).answer).toBe(true);
@@ -99,7 +187,7 @@ describe('WatchBook', () => {
 
   test('failed reads are counted from the first; Retry-After moves the next read, or past the deadline says so', () => {
     const book = new WatchBook();
-    book.apply({ version: 1, full: true, upserts: [registration()], removed: [] }, T0);
+    book.apply({ version: 1, full: true, upserts: [registration()], removed: [], refused: [] }, T0);
     const wait = book.get('followup/p/j/1')!;
     expect(readFailed(wait, 'AgentApiServerError: HTTP 500', T0 + 5_000, T0 + 5_000, 0)).toEqual({ pastDeadline: false });
     expect(readFailed(wait, 'AgentApiRateLimited: HTTP 429', T0 + 15_000, T0 + 15_000, 120_000)).toEqual({ pastDeadline: false });
@@ -111,7 +199,7 @@ describe('WatchBook', () => {
 
   test('a later run of the workflow id is not dropped for an earlier run that ended', () => {
     const book = new WatchBook();
-    book.apply({ version: 1, full: true, upserts: [registration({ runId: 'run-2' })], removed: [] }, T0);
+    book.apply({ version: 1, full: true, upserts: [registration({ runId: 'run-2' })], removed: [], refused: [] }, T0);
     book.drop('followup/p/j/1', 'run-1');
     expect(book.size).toBe(1);
     book.drop('followup/p/j/1', 'run-2');

@@ -94,13 +94,13 @@ describe('WatchRegistry keeps what status asks for', () => {
   });
 
   test('carries since when over a continue-as-new', () => {
-    const registry = new WatchRegistry([registration()], { 'followup/p/j/1': T0 - 5_000 }, T0);
-    expect(registry.watchedSince()).toEqual({ 'followup/p/j/1': T0 - 5_000 });
-    expect(new WatchRegistry([registration({ workflowId: 'new' })], {}, T0).view('new')?.watchedSinceMs).toBe(T0);
+    const registry = new WatchRegistry({ registrations: [registration()], watchedSince: { 'followup/p/j/1': T0 - 5_000 } }, T0);
+    expect(registry.carried(T0).watchedSince).toEqual({ 'followup/p/j/1': T0 - 5_000 });
+    expect(new WatchRegistry({ registrations: [registration({ workflowId: 'new' })] }, T0).view('new')?.watchedSinceMs).toBe(T0);
   });
 
   test("keeps the reader's report of a registered run, and forgets it when the wait leaves", () => {
-    const registry = new WatchRegistry([registration()], {}, T0);
+    const registry = new WatchRegistry({ registrations: [registration()] }, T0);
     const kept = { workflowId: 'followup/p/j/1', runId: 'run-1', ...report() };
     registry.noteReports([kept, { ...kept, workflowId: 'unknown' }, { ...kept, runId: 'run-0', reads: 99 }]);
     expect(registry.view('followup/p/j/1')?.report).toEqual(kept);
@@ -112,7 +112,7 @@ describe('WatchRegistry keeps what status asks for', () => {
 
 test('the book reports a wait as it stands: its reads, the last one, failures and the next read', () => {
   const book = new WatchBook();
-  book.apply({ version: 1, full: true, upserts: [registration()], removed: [] }, T0);
+  book.apply({ version: 1, full: true, upserts: [registration()], removed: [], refused: [] }, T0);
   const wait = book.get('followup/p/j/1')!;
   expect(reportOf(wait)).toMatchObject({ reads: 0, lastRead: null, nextReadAtMs: T0 + 5_000 });
   readSucceeded(wait, { id: 'j', status: 'active', prLink: null }, T0 + 5_000, T0 + 5_000);
@@ -130,7 +130,7 @@ test('the book reports a wait as it stands: its reads, the last one, failures an
   });
   // The last read outlives the round: the next wait of the same run starts with it, and with the unanswered round's
   // reads (the follow-up never heard of them, so `status` would otherwise count fewer reads than before).
-  book.apply({ version: 2, full: false, upserts: [registration({ round: 2 })], removed: [] }, T0 + 16_000);
+  book.apply({ version: 2, full: false, upserts: [registration({ round: 2 })], removed: [], refused: [] }, T0 + 16_000);
   expect(reportOf(book.get('followup/p/j/1')!)).toMatchObject({ round: 2, reads: 2, lastRead: { atMs: T0 + 15_000, status: null }, failedReads: 1 });
 });
 

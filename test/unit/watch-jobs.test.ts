@@ -73,7 +73,7 @@ test('a failed book query is tried again, and the book it then gets is read', as
   };
   const { client, signals, queries } = temporalWhose(async (query) => {
     if (query <= 2) throw new Error('query timed out: the watcher did not answer in time');
-    return { version: 1, full: true, upserts: query === 3 ? [registration] : [], removed: [] };
+    return { version: 1, full: true, upserts: query === 3 ? [registration] : [], removed: [], refused: [] };
   });
   const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
   const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal), { watcherId: 'watcher-flaky' });

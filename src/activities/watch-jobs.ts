@@ -39,6 +39,33 @@ const TURN_MS = 250;
  */
 const HEARTBEAT_EVERY_MS = 1_000;
 
+/**
+ * Room for the clocks of the watcher's workflow task (a refusal's time) and of this worker (when the book was asked
+ * for): a refusal made this long before the last telling of the attempt before is told again, to be sure.
+ */
+const REFUSAL_CLOCK_MARGIN_MS = 2 * 60_000;
+
+/** What the reader heartbeats: figures for operators, and until when its refusals were told (for the next attempt). */
+interface ReaderProgress {
+  watching: number;
+  inFlight: number;
+  /** Every refusal made before this time (this worker's clock) was told; null: none told yet. */
+  refusalsToldBeforeMs: number | null;
+}
+
+interface RefusalToTell {
+  refusal: WatchRefusal;
+  /** Reads of the wait it replaced, not yet answered. */
+  polls: number;
+}
+
+/** Until when the attempt before told its refusals, from its last heartbeat (null: it told none, or there was none). */
+function refusalsToldBefore(details: unknown): number | null {
+  if (typeof details !== 'object' || details === null) return null;
+  const told = (details as Partial<ReaderProgress>).refusalsToldBeforeMs;
+  return typeof told === 'number' && Number.isFinite(told) ? told : null;
+}
+
 export interface WatchJobsRequest {
   /** The watcher workflow this activity reads for. */
   watcherId: string;
@@ -61,14 +88,19 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
     /** What ends the attempt from a refresh: the watcher gone, or a book that could not be taken in. */
     let endWith: unknown = null;
     const aborted = () => context.cancellationSignal.aborted || stopping.aborted;
+    // Refusals the attempt before told (its last heartbeat says until when): a new attempt gets the whole book, and
+    // telling its refusals again would cost each of their follow-ups a history event for nothing.
+    let refusalsToldBeforeMs = refusalsToldBefore(context.info.heartbeatDetails);
+    const progress = (): ReaderProgress => ({ watching: book.size, inFlight, refusalsToldBeforeMs });
     // From a timer, not from the loop: on a worker so busy that the book query waits seconds for a workflow task, a
     // heartbeat behind that query timed the attempt out, and every retry did the same (seen at 10,000 waits with a
     // cache of 100 workflows: attempt 81 of a watcher's reading, no job read for 20 minutes).
-    const heartbeats = setInterval(() => context.heartbeat({ watching: book.size, inFlight }), HEARTBEAT_EVERY_MS);
-    context.heartbeat({ watching: 0, inFlight: 0 });
+    const heartbeats = setInterval(() => context.heartbeat(progress()), HEARTBEAT_EVERY_MS);
+    context.heartbeat(progress());
 
     /** Brings the book up to date by query; a failed query is tried again at the next refresh, its reports with it. */
     const refresh = (): Promise<void> => {
+      const askedAtMs = Date.now();
       const reports = [...readSinceRefresh].flatMap((workflowId) => {
         const wait = book.get(workflowId);
         return wait ? [reportOf(wait)] : [];
@@ -76,13 +108,23 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
       readSinceRefresh.clear();
       return watcher.query(watchChangesQuery, book.version, reports).then(
         (changes) => {
+          const refused = (Array.isArray(changes.refused) ? changes.refused : []).filter(
+            (refusal) => refusalsToldBeforeMs === null || refusal.atMs >= refusalsToldBeforeMs - REFUSAL_CLOCK_MARGIN_MS,
+          );
+          // A refused wait replaces an earlier one, whose reads (not yet answered) the follow-up still counts.
+          const refusals = refused.map((refusal) => ({ refusal, polls: unansweredReadsOf(refusal) }));
           try {
             book.apply(changes, Date.now());
           } catch (error) {
             endWith = error;
           }
-          const refusals = [...untold.splice(0), ...(Array.isArray(changes.refused) ? changes.refused : [])];
-          if (refusals.length > 0) void tellRefused(refusals);
+          telling = telling.then(async () => {
+            const untoldBefore = [...untold.values()];
+            untold.clear();
+            await tellRefused([...untoldBefore, ...refusals]);
+            // Every refusal made before this query has been told (or waits in `untold`, which the heartbeat does not carry).
+            if (untold.size === 0) refusalsToldBeforeMs = askedAtMs;
+          }).catch((error: unknown) => log.warn('Could not tell refusals', { watcherId, error: String(error) }));
         },
         (error: unknown) => {
           if (error instanceof WorkflowNotFoundError) endWith = error;
@@ -92,24 +134,31 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
       );
     };
 
+    /** Refusals whose signal failed, by follow-up (its latest only): tried again after the next refresh. */
+    const untold = new Map<string, RefusalToTell>();
+    /** One telling at a time, in the order of the refreshes: `refusalsToldBeforeMs` only moves forward. */
+    let telling: Promise<void> = Promise.resolve();
+    const unansweredReadsOf = ({ workflowId, runId }: WatchRefusal): number => {
+      const kept = book.get(workflowId);
+      return kept && kept.registration.runId === runId && !kept.answered ? kept.polls : 0;
+    };
     /**
      * Tells the follow-ups whose waits were refused (the book is full), so they poll for themselves; a few at a time,
-     * beside the reads. Told again after a refresh that gives the whole book, which a follow-up ignores (its round
-     * has passed). A run that ended hears nothing; a signal that failed is tried again at the next refresh.
+     * beside the reads. A run that ended hears nothing; a signal that failed is tried again after the next refresh.
      */
-    const untold: WatchRefusal[] = [];
-    const tellRefused = async (refusals: readonly WatchRefusal[]): Promise<void> => {
+    const tellRefused = async (refusals: readonly RefusalToTell[]): Promise<void> => {
       for (let at = 0; at < refusals.length; at += READS_AT_ONCE) {
         await Promise.all(
-          refusals.slice(at, at + READS_AT_ONCE).map(async (refusal) => {
-            const { workflowId, runId, round } = refusal;
-            const refused: WatchAnswer = { round, kind: 'refused', polls: 0 };
+          refusals.slice(at, at + READS_AT_ONCE).map(async (toTell) => {
+            const { workflowId, runId, round } = toTell.refusal;
+            const refused: WatchAnswer = { round, kind: 'refused', polls: toTell.polls };
             try {
               await temporal.workflow.getHandle(workflowId, runId).signal(jobAnswerSignal, refused);
             } catch (error) {
               if (error instanceof WorkflowNotFoundError) return;
               log.warn('Could not tell a follow-up its wait was refused; trying again at the next refresh', { workflowId, error: String(error) });
-              untold.push(refusal);
+              const later = untold.get(workflowId);
+              if (!later || later.refusal.round <= round) untold.set(workflowId, toTell);
             }
           }),
         );

@@ -31,6 +31,8 @@ const LAST_READ_GRACE_MS = 5_000;
 export interface RefusedWait {
   refused: true;
   readAtOnce: boolean;
+  /** Reads the watcher made for the wait this one replaced, which no answer counted. */
+  polls: number;
   /** A read asked for in this wait found the job working (see `askedSawActive`). */
   sawActive: boolean;
 }
@@ -110,7 +112,7 @@ export class SharedWatch {
     const answer = this.answer as unknown as WatchAnswer;
     if (answer.kind === 'refused') {
       log.info('The job watcher’s book is full; polling this wait itself', { watcherId: this.watcherId, round: this.round });
-      return { refused: true, readAtOnce: registration.readAtOnce, sawActive: this.takeAskedSawActive() };
+      return { refused: true, readAtOnce: registration.readAtOnce, polls: answer.polls, sawActive: this.takeAskedSawActive() };
     }
     if (answer.kind === 'failure') {
       throw ApplicationFailure.create({ type: answer.type, message: answer.message, details: answer.details, nonRetryable: true });
@@ -120,8 +122,8 @@ export class SharedWatch {
 
   /** A read asked for may have been the one that saw the job working. */
   private withAskedSawActive(result: PollResult): PollResult {
-    const askedSawActive = this.takeAskedSawActive();
-    return askedSawActive && !result.sawActive ? { ...result, sawActive: true } : result;
+    // The read itself was counted when it was made.
+    return withEarlierReads(result, { polls: 0, sawActive: this.takeAskedSawActive() });
   }
 
   private takeAskedSawActive(): boolean {
@@ -194,6 +196,11 @@ export class SharedWatch {
       await registerWatch({ watcherId: this.watcherId, registration }, this.run.deadlineMs);
     }
   }
+}
+
+/** A poll's result, counting the reads of the same wait made before it (and whether one found the job working). */
+export function withEarlierReads(result: PollResult, earlier: { polls: number; sawActive: boolean }): PollResult {
+  return { ...result, polls: result.polls + earlier.polls, sawActive: result.sawActive || earlier.sawActive };
 }
 
 /** Whether the wait registered at the send is the one the follow-up now asks for (its schedule's start aside). */

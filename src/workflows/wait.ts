@@ -10,7 +10,7 @@ import { pollAgentJob } from './activities';
 import { scheduleFrom } from './deliver';
 import type { FollowUpRun } from './follow-up-run';
 import type { ReadNow } from './read-now';
-import { SharedWatch } from './shared-watch';
+import { SharedWatch, withEarlierReads } from './shared-watch';
 
 const WAITING_FOR = { working: 'work', settling: 'settle', confirming: 'confirmation' } as const;
 
@@ -54,8 +54,7 @@ async function waitWith(run: FollowUpRun, readNow: ReadNow, delivered: Delivered
       // The watcher's book is full: this wait polls for itself, and the next registers with the watcher again.
       run.watchedBy(null);
       try {
-        const result = await pollItself(watched.readAtOnce);
-        return watched.sawActive && !result.sawActive ? { ...result, sawActive: true } : result;
+        return withEarlierReads(await pollItself(watched.readAtOnce), watched);
       } finally {
         run.watchedBy(shared.watcherId);
       }

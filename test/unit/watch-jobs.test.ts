@@ -9,21 +9,29 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createWatchJobs } from '../../src/activities/watch-jobs';
 import { jobState } from '../../src/agent-api/job';
 import type { WatchAnswer } from '../../src/follow-up/watch-answer';
-import type { WatchChanges, WatchRegistration } from '../../src/follow-up/watch-registry';
+import type { WaitReadReport } from '../../src/follow-up/watch-figures';
+import type { WatchChanges, WatchRefusal, WatchRegistration } from '../../src/follow-up/watch-registry';
 import { loopbackApi } from '../support/loopback-api';
 
 const API_KEY = 'mint_test_watch_key_0001';
 const loopback = loopbackApi(API_KEY);
 
-/** A stand-in client: the watcher answers each book query with `answer(n)` (n from 1); follow-ups' signals are kept. */
-function temporalWhose(answer: (query: number) => Promise<WatchChanges>) {
+/**
+ * A stand-in client: the watcher answers each book query with `answer(n)` (n from 1); follow-ups' signals are kept,
+ * and a signal `fails` says no to (n from 1 per follow-up) throws as an unreachable server would.
+ */
+function temporalWhose(answer: (query: number, reports: WaitReadReport[]) => Promise<WatchChanges>, fails: (workflowId: string, n: number) => boolean = () => false) {
   const signals: Array<{ workflowId: string; name: string; args: unknown[] }> = [];
+  const tries = new Map<string, number>();
   let queries = 0;
   const client = {
     workflow: {
       getHandle: (workflowId: string) => ({
-        query: () => answer((queries += 1)),
+        query: (_query: unknown, _version: number, reports: WaitReadReport[]) => answer((queries += 1), reports),
         signal: async (definition: { name: string } | string, ...args: unknown[]) => {
+          const n = (tries.get(workflowId) ?? 0) + 1;
+          tries.set(workflowId, n);
+          if (fails(workflowId, n)) throw new Error('14 UNAVAILABLE: the server did not answer');
           signals.push({ workflowId, name: typeof definition === 'string' ? definition : definition.name, args });
         },
       }),
@@ -31,6 +39,8 @@ function temporalWhose(answer: (query: number) => Promise<WatchChanges>) {
   };
   return { client: client as unknown as Client, signals, queries: () => queries };
 }
+
+const noChanges = (version: number): WatchChanges => ({ version, full: false, upserts: [], removed: [], refused: [] });
 
 function waitUntil(check: () => boolean): Promise<void> {
   return new Promise((resolve) => {
@@ -84,4 +94,86 @@ test('a failed book query is tried again, and the book it then gets is read', as
   expect(loopback.simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
   env.cancel();
   await expect(running).rejects.toThrow();
+});
+
+/** Runs `check` against a running reading activity, then cancels the activity whatever `check` found. */
+async function whileRunning(env: MockActivityEnvironment, running: Promise<unknown>, check: () => Promise<void>): Promise<void> {
+  try {
+    await check();
+  } finally {
+    env.cancel();
+    await running.catch(() => undefined);
+  }
+}
+
+describe('refusals (a full book)', () => {
+  const refusal = (workflowId: string, atMs: number, round = 1): WatchRefusal => ({ workflowId, runId: `${workflowId}-run`, round, atMs });
+  const refusedTo = (signals: ReturnType<typeof temporalWhose>['signals'], workflowId: string) =>
+    signals.filter((signal) => signal.workflowId === workflowId && signal.name === 'jobAnswer').map((signal) => signal.args[0] as WatchAnswer);
+
+  test('a refusal whose signal failed is told after the next refresh', async () => {
+    const { client, signals, queries } = temporalWhose(
+      async (query) => (query === 1 ? { version: 1, full: true, upserts: [], removed: [], refused: [refusal('refused-1', Date.now())] } : noChanges(1)),
+      (workflowId, n) => workflowId === 'refused-1' && n === 1,
+    );
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
+    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal), { watcherId: 'watcher-retry' });
+    await whileRunning(env, running, async () => {
+      await waitUntil(() => refusedTo(signals, 'refused-1').length > 0);
+      expect(queries()).toBeGreaterThanOrEqual(2);
+      expect(refusedTo(signals, 'refused-1')).toEqual([{ round: 1, kind: 'refused', polls: 0 }]);
+    });
+  });
+
+  test('a new attempt tells only the refusals the attempt before may not have told', async () => {
+    const toldBeforeMs = Date.now() - 60 * 60_000;
+    const refused = [refusal('told-long-ago', toldBeforeMs - 10 * 60_000), refusal('told-just-before', toldBeforeMs - 30_000), refusal('made-after', toldBeforeMs + 1_000)];
+    const { client, signals } = temporalWhose(async (query) => (query === 1 ? { version: 3, full: true, upserts: [], removed: [], refused } : noChanges(3)));
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000, attempt: 2, heartbeatDetails: { watching: 0, inFlight: 0, refusalsToldBeforeMs: toldBeforeMs } });
+    const beats: Array<{ refusalsToldBeforeMs: number | null }> = [];
+    env.on('heartbeat', (details: { refusalsToldBeforeMs: number | null }) => beats.push(details));
+    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal), { watcherId: 'watcher-again' });
+    await whileRunning(env, running, async () => {
+      // The next attempt's starting point moves past this attempt's first book once its refusals are told.
+      await waitUntil(() => beats.some((beat) => beat.refusalsToldBeforeMs !== null && beat.refusalsToldBeforeMs > toldBeforeMs));
+      // Within the clocks' margin of the last telling, a refusal is told again, to be sure; one long before is not.
+      expect(signals.map((signal) => signal.workflowId).sort()).toEqual(['made-after', 'told-just-before']);
+    });
+  });
+
+  test('a refused wait carries the reads of the wait it replaced, which no answer counted', async () => {
+    const ref = { projectId: 'proj-watch-2', jobId: 'job-watch-2' };
+    const job = loopback.simulator.addJob(ref);
+    const now = Date.now();
+    const registration: WatchRegistration = {
+      workflowId: 'follow-up-refused',
+      runId: 'run-1',
+      ...ref,
+      // Known as it is: no read answers.
+      known: jobState(job),
+      acceptUnchangedFromMs: null,
+      // Read at once, then not for a minute: the one read is over before the refusal comes.
+      schedule: { startedAtMs: now, initialIntervalMs: 60_000, backoffCoefficient: 1, maxIntervalMs: 60_000, deadlineMs: now + 600_000 },
+      readAtOnce: true,
+      round: 1,
+    };
+    let refused = false;
+    const { client, signals } = temporalWhose(async (query, reports) => {
+      if (query === 1) return { version: 1, full: true, upserts: [registration], removed: [], refused: [] };
+      // The reader reports a read with the next query once it has come back.
+      if (refused || !reports.some((report) => report.workflowId === registration.workflowId && report.reads === 1)) return noChanges(refused ? 3 : 1);
+      refused = true;
+      // Its next round (a read asked for) found the book full: the watcher forgot round 1 and refused round 2.
+      return { version: 3, full: false, upserts: [], removed: [registration.workflowId], refused: [{ workflowId: registration.workflowId, runId: 'run-1', round: 2, atMs: Date.now() }] };
+    });
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
+    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal), { watcherId: 'watcher-replaced' });
+    await whileRunning(env, running, async () => {
+      await waitUntil(() => refusedTo(signals, registration.workflowId).length > 0);
+      const [told] = refusedTo(signals, registration.workflowId);
+      // The read of round 1, which no answer counted.
+      expect(told).toEqual({ round: 2, kind: 'refused', polls: 1 });
+      expect(loopback.simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
+    });
+  });
 });

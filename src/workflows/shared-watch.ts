@@ -14,6 +14,7 @@ import { isWatchAnswer, type WatchAnswer } from '../follow-up/watch-answer';
 import { isAnswer } from '../follow-up/watch-book';
 import { watcherWorkflowId, watchShardOf, type WatchRegistration } from '../follow-up/watch-registry';
 import { readAgentJobOnce, registerWatch } from './activities';
+import { Alarm } from './alarm';
 import { jobAnswerSignal, unwatchJobSignal, watchJobSignal } from './definitions';
 import type { FollowUpRun } from './follow-up-run';
 
@@ -51,6 +52,8 @@ export function sharedWatcherId(ref: { projectId: string; jobId: string }, shard
 
 export class SharedWatch {
   private round = 0;
+  /** Bounds every wait (the silence, the deadline); never cancelled, so an answered wait costs no timer event. */
+  private readonly alarm = new Alarm();
   private answer: WatchAnswer | null = null;
   private registered = false;
   /** The first wait, registered by the send activity: taken as this follow-up's own if its first wait is the same. */
@@ -99,15 +102,19 @@ export class SharedWatch {
     if ('answered' in round) return round.answered;
     let registration = round.registered;
     const silenceMs = SILENT_GAPS_BEFORE_REREGISTERING * request.schedule.maxIntervalMs;
-    for (;;) {
-      const leftMs = this.run.deadlineMs + LAST_READ_GRACE_MS - Date.now();
-      if (leftMs <= 0) throw this.run.deadlinePassedWhileWaiting(this.run.failedReadsTold);
-      if (await condition(() => this.answer !== null, Math.min(leftMs, silenceMs))) break;
-      if (Date.now() < this.run.deadlineMs) {
+    let silentSinceMs = Date.now();
+    const endsAtMs = this.run.deadlineMs + LAST_READ_GRACE_MS;
+    while (this.answer === null) {
+      if (Date.now() >= endsAtMs) throw this.run.deadlinePassedWhileWaiting(this.run.failedReadsTold);
+      // Within a tenth of the silence counts as the silence: an alarm set by the wait before rings a little early.
+      if (Date.now() >= silentSinceMs + silenceMs * 0.9 && Date.now() < this.run.deadlineMs) {
         log.info('No word from the job watcher; registering the wait again', { watcherId: this.watcherId, round: this.round });
         registration = { ...registration, readAtOnce: true };
         await this.register(registration);
+        silentSinceMs = Date.now();
       }
+      this.alarm.setBy(Math.min(endsAtMs, silentSinceMs + silenceMs));
+      await condition(() => this.answer !== null || this.alarm.rang);
     }
     const answer = this.answer as unknown as WatchAnswer;
     if (answer.kind === 'refused') {

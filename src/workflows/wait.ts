@@ -59,21 +59,20 @@ async function waitWith(run: FollowUpRun, readNow: ReadNow, delivered: Delivered
         run.watchedBy(shared.watcherId);
       }
     });
+    const recordedSawActive = state.sawActive;
     // Reads that found the job `active` as already known still prove the agent took this message.
-    if (sawActive && !state.sawActive) {
-      state = { ...state, sawActive: true };
-      run.recordDelivered(state);
-    }
+    if (sawActive) state = { ...state, sawActive: true };
     const read = jobState(job);
     const next = judgeRead(watch(), read, readAtMs);
     // The result is shown with the outcome (one upsert); any other read at once.
     run.observe(job, polls, next.kind !== 'result');
+    // Not recorded for the result (a history event saved): this run ends at once, and a later run resuming from the
+    // record (after a failure) at worst waits out the rest of the settle window before taking the same result.
     if (next.kind === 'result') return job;
-    const sawActiveBefore = state.sawActive;
     const after = watchAfter(watch(), read);
     state = { ...state, sawActive: after.sawActive, previous: after.previous, known: next.known };
     // A later run of this follow-up must know the job was seen working on its message.
-    if (state.sawActive && !sawActiveBefore) run.recordDelivered(state);
+    if (state.sawActive && !recordedSawActive) run.recordDelivered(state);
     verdict = next;
     await run.continueAsNewIfSuggested(state);
   }

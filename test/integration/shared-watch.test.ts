@@ -86,6 +86,11 @@ test("the send registers the first wait: the follow-up signals no registration o
     // One wait (the agent works 1.5 s on a 200 ms schedule): registered by the send, answered by the watcher.
     const answers = events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'jobAnswer');
     expect(signalled.filter((name) => name === 'watchJob')).toHaveLength(answers.length - 1);
+    // Every wait after the send shares one alarm, which no answer cancels: one timer event for all of them.
+    const sentAt = events.findIndex((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'sendFollowUpMessage');
+    const afterSend = events.slice(sentAt);
+    expect(afterSend.filter((event) => event.timerStartedEventAttributes)).toHaveLength(1);
+    expect(afterSend.filter((event) => event.timerCanceledEventAttributes)).toHaveLength(0);
     // The watcher was started by the send, on the watchers' own queue (their own cache), and watches nothing now.
     const watcher = h.client.workflow.getHandle(watcherWorkflowId(queue, watchShardOf(job.projectId, job.jobId, SHARDS)));
     const described = await watcher.describe();

@@ -6,9 +6,9 @@
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { BUDGET_DEFAULTS_WORKFLOW_ID, coordinatorWorkflowId, DEFAULT_BUDGET_MEMO_KEY, DEFAULT_COORDINATOR_TASK_QUEUE } from '../follow-up/coordinator-id';
-import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, HOUR_MS, recheckAfterMs, type EnterRequest } from '../follow-up/project-coordination';
+import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, HOUR_MS, recheckAfterMs, type EnterRequest, type TurnGrant } from '../follow-up/project-coordination';
 import type { DeliveryRecord } from '../follow-up/types';
-import { enterSignal, PROJECT_COORDINATOR_WORKFLOW_TYPE } from '../workflows/definitions';
+import { enterSignal, PROJECT_COORDINATOR_WORKFLOW_TYPE, standingQuery } from '../workflows/definitions';
 import type { projectCoordinatorWorkflow } from '../workflows/project-coordinator';
 import { createFindEarlierDelivery } from './earlier-delivery';
 
@@ -53,7 +53,19 @@ export interface CheckedIn {
   recheckAfterMs: number;
   /** This worker's follow-ups wait through shared watchers of this many shards (absent: each polls its own job). */
   watchShards?: number;
+  /**
+   * The follow-up's standing once the coordinator took the check-in in: its turn (and slot) if granted, what the
+   * `turn` signal says too, so it need not wait for the signal. Null: it waits in line, or the coordinator did not say
+   * in time (the signal says it then).
+   */
+  standing?: TurnGrant | null;
 }
+
+/**
+ * How long a check-in waits for the coordinator to say where the follow-up stands (a query, answered after the
+ * workflow task that takes the check-in in). Past it the follow-up waits for the `turn` signal, as it would anyway.
+ */
+const STANDING_QUERY_MS = 2_000;
 
 /** Builds the coordination activities around a Temporal client of the worker's connection. */
 export function createCoordinationActivities(client: Client, settings: CoordinationSettings) {
@@ -69,7 +81,8 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
         request.findEarlier ? findEarlierDelivery({ workflowId: request.workflowId, runId: request.runId }) : null,
         defaultSendsPerHour(),
       ]);
-      await client.workflow.signalWithStart<typeof projectCoordinatorWorkflow, [EnterRequest]>(
+      const slotFor = earlier?.state === 'delivered' ? null : request.slotFor;
+      const coordinator = await client.workflow.signalWithStart<typeof projectCoordinatorWorkflow, [EnterRequest]>(
         PROJECT_COORDINATOR_WORKFLOW_TYPE,
         {
           workflowId: coordinatorWorkflowId(request.projectId),
@@ -81,14 +94,24 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
               workflowId: request.workflowId,
               jobId: request.jobId,
               deadlineMs: request.deadlineMs,
-              slotFor: earlier?.state === 'delivered' ? null : request.slotFor,
+              slotFor,
               defaultLimit: sendsPerHour,
             },
           ],
           staticSummary: `Project ${request.projectId}: send budget and one follow-up at a time per job`,
         },
       );
-      return { earlier, recheckAfterMs: recheckAfterMs(settings.windowMs ?? HOUR_MS), ...(settings.watchShards ? { watchShards: settings.watchShards } : {}) };
+      // Asked rather than waited for: a follow-up waiting for its turn signal costs its history a timer started and
+      // cancelled. Any failure (a busy coordinator, its first task not done yet) leaves it to the signal.
+      const standing = await client
+        .withDeadline(Date.now() + STANDING_QUERY_MS, () => coordinator.query(standingQuery, request.workflowId, slotFor))
+        .catch(() => null);
+      return {
+        earlier,
+        recheckAfterMs: recheckAfterMs(settings.windowMs ?? HOUR_MS),
+        ...(settings.watchShards ? { watchShards: settings.watchShards } : {}),
+        standing,
+      };
     },
 
     /** Whether the follow-up with this workflow id has a running run. */

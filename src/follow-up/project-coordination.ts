@@ -323,6 +323,18 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
   return { grants, notices, wakeAtMs: wakes.length > 0 ? Math.min(...wakes) : null, more };
 }
 
+/**
+ * A follow-up's standing as `schedule` left it: the turn it holds (with the slot granted for `key`, if any), or null
+ * while it waits in line. What the `turn` signal says, for a check-in that asks rather than waits for the signal.
+ */
+export function standingOf(state: CoordinatorState, workflowId: string, key: string | null): TurnGrant | null {
+  const holds = Object.values(state.lanes).some((lane) => lane.holder?.workflowId === workflowId);
+  if (!holds) return null;
+  const slot = key === null ? undefined : state.slots.find((granted) => granted.workflowId === workflowId && granted.key === key);
+  // A slot's lease ends where it starts to count in the window (`schedule`).
+  return { workflowId, slot: slot?.key ?? null, sendByMs: slot?.countsFromMs ?? null };
+}
+
 /** How often a holder with others behind it is checked, and how long after its own deadline one alone is. */
 export const HOLDER_CHECK = { othersWaitingMs: 5 * 60_000, pastDeadlineMs: 60_000 } as const;
 

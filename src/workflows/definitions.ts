@@ -37,6 +37,11 @@ export const setDefaultBudgetSignal = signalNamed<[{ sendsPerHour: number | null
 export const defaultBudgetQuery = queryNamed<{ sendsPerHour: number | null }>('defaultBudget');
 /** The coordinator as it stands: budget, use of the window, lanes. */
 export const projectQuery = queryNamed<ProjectView>('project');
+/**
+ * A follow-up's standing with its coordinator (by workflow id, and the send attempt it asked a slot for): its turn if
+ * it holds its job, with the slot when granted; null while it waits. Its check-in asks, so it need not wait for `turn`.
+ */
+export const standingQuery = queryNamed<TurnGrant | null, [string, string | null]>('standing');
 
 /** To a job watcher: watch this wait of a follow-up (replacing its earlier one). */
 export const watchJobSignal = signalNamed<[WatchRegistration]>('watchJob');

@@ -37,6 +37,7 @@ import {
   nextHolderCheckAtMs,
   returnSlot,
   schedule,
+  standingOf,
   viewOf,
   windowEmptiesAtMs,
   type CoordinatorState,
@@ -46,7 +47,7 @@ import {
 } from '../follow-up/project-coordination';
 import { identifierProblem } from '../follow-up/request';
 import { FollowUpErrorType } from '../follow-up/types';
-import { enterSignal, leaveSignal, projectQuery, queueNoticeSignal, returnSlotSignal, setBudgetSignal, turnSignal } from './definitions';
+import { enterSignal, leaveSignal, projectQuery, queueNoticeSignal, returnSlotSignal, setBudgetSignal, standingQuery, turnSignal } from './definitions';
 
 /** Signals a run takes before it continues as new, far below Temporal's 10,000 per run. */
 const SIGNALS_PER_RUN = 4_000;
@@ -100,6 +101,7 @@ export async function projectCoordinatorWorkflow(start: CoordinatorStart, ...con
     heard();
   });
   setHandler(projectQuery, () => viewOf(state, Date.now()));
+  setHandler(standingQuery, (workflowId, key) => standingOf(state, workflowId, key));
 
   for (;;) {
     changed = false;

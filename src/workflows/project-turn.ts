@@ -7,7 +7,7 @@
 import { CancellationScope, condition, ContinueAsNew, getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
 import { coordinatorWorkflowId } from '../follow-up/coordinator-id';
 import { formatMs } from '../follow-up/duration';
-import type { QueueNotice } from '../follow-up/project-coordination';
+import type { QueueNotice, TurnGrant } from '../follow-up/project-coordination';
 import type { DeliveryRecord } from '../follow-up/types';
 import type { CheckedIn } from '../activities';
 import { checkIn } from './activities';
@@ -46,16 +46,7 @@ export class ProjectTurn {
     this.holds = run.holdsLane;
     setHandler(turnSignal, (grant) => {
       this.heard += 1;
-      this.holds = true;
-      if (grant.slot === null || grant.sendByMs === null || this.granted.has(grant.slot)) return;
-      this.granted.add(grant.slot);
-      if (grant.slot === this.awaited) {
-        this.slot = { key: grant.slot, sendByMs: grant.sendByMs };
-        this.awaited = null;
-      } else {
-        // For an attempt given up on (a late, repeated check-in asked for it again): it must not count.
-        this.strays.push(this.returnSlot(grant.slot));
-      }
+      this.take(grant);
     });
     setHandler(queueNoticeSignal, (notice) => {
       this.heard += 1;
@@ -68,10 +59,25 @@ export class ProjectTurn {
     });
   }
 
+  /** The job is this run's, and maybe a slot with it: from the `turn` signal, or from a check-in that asked first. */
+  private take(grant: Pick<TurnGrant, 'slot' | 'sendByMs'>): void {
+    this.holds = true;
+    // Told twice (asked, then signalled): a slot counts once.
+    if (grant.slot === null || grant.sendByMs === null || this.granted.has(grant.slot)) return;
+    this.granted.add(grant.slot);
+    if (grant.slot === this.awaited) {
+      this.slot = { key: grant.slot, sendByMs: grant.sendByMs };
+      this.awaited = null;
+    } else {
+      // For an attempt given up on (a late, repeated check-in asked for it again): it must not count.
+      this.strays.push(this.returnSlot(grant.slot));
+    }
+  }
+
   /** Runs `work` holding the job; `work` gets what an earlier run under this workflow id did with the message. */
   async hold<T>(work: (earlier: DeliveryRecord | null) => Promise<T>): Promise<T> {
     try {
-      const earlier = await this.take();
+      const earlier = await this.takeLane();
       const result = await work(earlier);
       await this.leave();
       return result;
@@ -118,7 +124,7 @@ export class ProjectTurn {
     return this.tell((handle) => handle.signal(returnSlotSignal, { workflowId: workflowInfo().workflowId, slot: key }));
   }
 
-  private async take(): Promise<DeliveryRecord | null> {
+  private async takeLane(): Promise<DeliveryRecord | null> {
     if (this.holds) return null;
     this.run.queued(null);
     this.awaited = this.nextKey();
@@ -136,6 +142,7 @@ export class ProjectTurn {
   private noteCheckIn(checkedIn: CheckedIn): void {
     if (typeof checkedIn.recheckAfterMs === 'number' && checkedIn.recheckAfterMs > 0) this.recheckAfterMs = checkedIn.recheckAfterMs;
     if (typeof checkedIn.watchShards === 'number' && checkedIn.watchShards >= 1) this.run.watchShards = Math.floor(checkedIn.watchShards);
+    if (checkedIn.standing) this.take(checkedIn.standing);
   }
 
   /**

@@ -88,6 +88,8 @@ test("the send registers the first wait: the follow-up signals no registration o
     expect(signalled.filter((name) => name === 'watchJob')).toHaveLength(answers.length - 1);
     // Every wait after the send shares one alarm, which no answer cancels: one timer event for all of them.
     const sentAt = events.findIndex((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'sendFollowUpMessage');
+    // Its check-in asked the coordinator for its turn (a free lane): no timer waited for the turn signal.
+    expect(events.slice(0, sentAt).filter((event) => event.timerStartedEventAttributes)).toHaveLength(0);
     const afterSend = events.slice(sentAt);
     expect(afterSend.filter((event) => event.timerStartedEventAttributes)).toHaveLength(1);
     expect(afterSend.filter((event) => event.timerCanceledEventAttributes)).toHaveLength(0);

@@ -11,6 +11,7 @@ import {
   schedule,
   sendLeaseMs,
   sentInWindow,
+  standingOf,
   viewOf,
   type CoordinatorState,
   type EnterRequest,
@@ -189,6 +190,27 @@ describe("a job's lane: one follow-up at a time, the others in arrival order", (
     enter(state, request('a', 'j', null), 0);
     expect(schedule(state, 0).grants).toEqual([{ workflowId: 'a', slot: null, sendByMs: null }]);
     expect(sentInWindow(state, 0)).toBe(0);
+  });
+
+  test("a follow-up's standing says what its turn signal says: the job and its slot once scheduled, nothing while it waits", () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    state.limitOverride = 1;
+    enter(state, request('a', 'j'), 0);
+    enter(state, request('b', 'j'), 0);
+    enter(state, request('c', 'k'), 0);
+    expect(standingOf(state, 'a', 'a#1')).toBeNull();
+    const { grants } = schedule(state, 0);
+    // Each standing equals the grant signalled: a has the job and the project's only slot, c the job without a slot.
+    for (const grant of grants) expect(standingOf(state, grant.workflowId, `${grant.workflowId}#1`)).toEqual(grant);
+    expect(grants.map((grant) => [grant.workflowId, grant.slot])).toEqual([
+      ['a', 'a#1'],
+      ['c', null],
+    ]);
+    expect(standingOf(state, 'b', 'b#1')).toBeNull();
+    // Another attempt's key: the turn, without a slot.
+    expect(standingOf(state, 'a', 'a#2')).toEqual({ workflowId: 'a', slot: null, sendByMs: null });
+    leave(state, 'a');
+    expect(standingOf(state, 'a', 'a#1')).toBeNull();
   });
 
   test('holders are checked when others wait behind them, and when they outstay their own deadline', () => {

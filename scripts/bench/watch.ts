@@ -201,12 +201,14 @@ async function watcherIdentities(stack: BenchStack, shards: number): Promise<str
 
 /** Each follow-up's result, or null if it failed or had not ended within `giveUpMs`. */
 async function resultsWithin(stack: BenchStack, workflowIds: readonly string[], giveUpMs: number): Promise<Array<{ prLink: string | null } | null>> {
-  let timer: NodeJS.Timeout | undefined;
-  const givenUp = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), giveUpMs);
-  });
+  // Giving up aborts the waits still under way: left running, their long polls outlived the stack's connection and
+  // crashed the bench after it stopped.
+  const giveUp = new AbortController();
+  const timer = setTimeout(() => giveUp.abort(), giveUpMs);
   try {
-    return await inBatches(workflowIds, 100, (workflowId) => Promise.race([stack.followUps.result(workflowId).catch(() => null), givenUp]));
+    return await inBatches(workflowIds, 100, (workflowId) =>
+      giveUp.signal.aborted ? Promise.resolve(null) : stack.server.client.withAbortSignal(giveUp.signal, () => stack.followUps.result(workflowId)).catch(() => null),
+    );
   } finally {
     clearTimeout(timer);
   }

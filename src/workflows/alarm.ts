@@ -14,14 +14,14 @@ export class Alarm {
     return this.pending?.rang === true;
   }
 
-  /** Makes sure the workflow wakes by `atMs`. */
-  setBy(atMs: number): void {
+  /** Makes sure the workflow wakes by `atMs`; `summary` names the timer in the Web UI when a new one is set. */
+  setBy(atMs: number, summary: string): void {
     if (this.pending && !this.pending.rang && this.pending.atMs <= atMs) return;
     const alarm = { atMs, rang: false };
     this.pending = alarm;
     // Not cancellable: a read asked for cancels the wait it interrupts, and the alarm must outlive it (and cancelling
     // it would cost the event this class saves).
-    void CancellationScope.nonCancellable(() => sleep(Math.max(1, atMs - Date.now()))).then(() => {
+    void CancellationScope.nonCancellable(() => sleep(Math.max(1, atMs - Date.now()), { summary })).then(() => {
       alarm.rang = true;
     });
   }

@@ -14,6 +14,7 @@ import { isWatchAnswer, type WatchAnswer } from '../follow-up/watch-answer';
 import { isAnswer } from '../follow-up/watch-book';
 import { watcherWorkflowId, watchShardOf, type WatchRegistration } from '../follow-up/watch-registry';
 import { readAgentJobOnce, registerWatch } from './activities';
+import { formatMs } from '../follow-up/duration';
 import { Alarm } from './alarm';
 import { jobAnswerSignal, unwatchJobSignal, watchJobSignal } from './definitions';
 import type { FollowUpRun } from './follow-up-run';
@@ -113,7 +114,13 @@ export class SharedWatch {
         await this.register(registration);
         silentSinceMs = Date.now();
       }
-      this.alarm.setBy(Math.min(endsAtMs, silentSinceMs + silenceMs));
+      const wakeAtMs = Math.min(endsAtMs, silentSinceMs + silenceMs);
+      this.alarm.setBy(
+        wakeAtMs,
+        wakeAtMs === endsAtMs
+          ? `wait for job ${this.run.ref.jobId}'s watcher until the follow-up's deadline`
+          : `wait for job ${this.run.ref.jobId}'s watcher; register again after ${formatMs(silenceMs)} of silence`,
+      );
       await condition(() => this.answer !== null || this.alarm.rang);
     }
     const answer = this.answer as unknown as WatchAnswer;

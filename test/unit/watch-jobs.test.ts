@@ -69,18 +69,8 @@ test('a book query that takes seconds does not stop the heartbeats', async () =>
 test('a failed book query is tried again, and the book it then gets is read', async () => {
   const ref = { projectId: 'proj-watch-1', jobId: 'job-watch-1' };
   const job = loopback.simulator.addJob(ref);
-  const now = Date.now();
-  const registration: WatchRegistration = {
-    workflowId: 'follow-up-1',
-    runId: 'run-1',
-    ...ref,
-    // Known as something else: the first read is an answer.
-    known: { ...jobState(job), status: 'active' },
-    acceptUnchangedFromMs: null,
-    schedule: { startedAtMs: now, initialIntervalMs: 100, backoffCoefficient: 1, maxIntervalMs: 100, deadlineMs: now + 60_000 },
-    readAtOnce: true,
-    round: 1,
-  };
+  // Known as something else: the first read is an answer.
+  const registration = registrationOf(ref, { workflowId: 'follow-up-1', known: { ...jobState(job), status: 'active' }, gapMs: 100 });
   const { client, signals, queries } = temporalWhose(async (query) => {
     if (query <= 2) throw new Error('query timed out: the watcher did not answer in time');
     return { version: 1, full: true, upserts: query === 3 ? [registration] : [], removed: [], refused: [] };
@@ -95,6 +85,21 @@ test('a failed book query is tried again, and the book it then gets is read', as
   env.cancel();
   await expect(running).rejects.toThrow();
 });
+
+/** A first wait (round 1, read at once) of run 'run-1' on a fixed gap; its deadline a minute or ten gaps away, whichever is later. */
+function registrationOf(ref: { projectId: string; jobId: string }, wait: { workflowId: string; known: WatchRegistration['known']; gapMs: number }): WatchRegistration {
+  const now = Date.now();
+  return {
+    workflowId: wait.workflowId,
+    runId: 'run-1',
+    ...ref,
+    known: wait.known,
+    acceptUnchangedFromMs: null,
+    schedule: { startedAtMs: now, initialIntervalMs: wait.gapMs, backoffCoefficient: 1, maxIntervalMs: wait.gapMs, deadlineMs: now + Math.max(60_000, 10 * wait.gapMs) },
+    readAtOnce: true,
+    round: 1,
+  };
+}
 
 /** Runs `check` against a running reading activity, then cancels the activity whatever `check` found. */
 async function whileRunning(env: MockActivityEnvironment, running: Promise<unknown>, check: () => Promise<void>): Promise<void> {
@@ -144,19 +149,8 @@ describe('refusals (a full book)', () => {
   test('a refused wait carries the reads of the wait it replaced, which no answer counted', async () => {
     const ref = { projectId: 'proj-watch-2', jobId: 'job-watch-2' };
     const job = loopback.simulator.addJob(ref);
-    const now = Date.now();
-    const registration: WatchRegistration = {
-      workflowId: 'follow-up-refused',
-      runId: 'run-1',
-      ...ref,
-      // Known as it is: no read answers.
-      known: jobState(job),
-      acceptUnchangedFromMs: null,
-      // Read at once, then not for a minute: the one read is over before the refusal comes.
-      schedule: { startedAtMs: now, initialIntervalMs: 60_000, backoffCoefficient: 1, maxIntervalMs: 60_000, deadlineMs: now + 600_000 },
-      readAtOnce: true,
-      round: 1,
-    };
+    // Known as it is: no read answers. Read at once, then not for a minute: the one read is over before the refusal comes.
+    const registration = registrationOf(ref, { workflowId: 'follow-up-refused', known: jobState(job), gapMs: 60_000 });
     let refused = false;
     const { client, signals } = temporalWhose(async (query, reports) => {
       if (query === 1) return { version: 1, full: true, upserts: [registration], removed: [], refused: [] };

@@ -17,6 +17,7 @@ import { boundedSignal } from '../activities/abort-signals';
 import { apiKeySecrets, REDACTED, scrubSecrets, secretDetector } from '../secrets';
 import { parseRetryAfter } from './retry-after';
 import { formatMs } from '../follow-up/duration';
+import { KeepAliveGet, type GetAnswer } from './keep-alive-get';
 import type { AgentJob } from './job';
 import { AgentJobSchema, describeSchemaProblem, ErrorBodySchema, toAgentJob } from './schemas';
 
@@ -54,8 +55,6 @@ export interface SendResult {
   responseProblem?: string;
 }
 
-export type FetchLike = typeof fetch;
-
 /** Encodes one path segment. `.` and `..` are refused because URL parsers fold them even when percent-encoded. */
 export function encodePathSegment(name: string, value: string): string {
   if (value === '' || value === '.' || value === '..') {
@@ -80,11 +79,10 @@ export class AgentApiClient {
   private readonly secrets: string[];
   /** Whether a text holds the key in any form: job fields that do are not passed on (secrets.ts). */
   private readonly holdsSecret: (text: string) => boolean;
+  /** The reads' transport; sends go through `fetch` (keep-alive-get.ts says why). */
+  private readonly reads = new KeepAliveGet();
 
-  constructor(
-    private readonly config: AgentApiClientConfig,
-    private readonly fetchImpl: FetchLike = fetch,
-  ) {
+  constructor(private readonly config: AgentApiClientConfig) {
     // The secret part too, in case an API echoes it without its prefix.
     this.secrets = apiKeySecrets(config.apiKey);
     this.holdsSecret = secretDetector(this.secrets);
@@ -127,23 +125,15 @@ export class AgentApiClient {
     // Cancelled before anything went out: nothing can have arrived.
     if (cancel?.aborted) throw cancel.reason;
     const bounded = boundedSignal(cancel, this.config.requestTimeoutMs);
-    let response: Response;
-    let text: string;
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${this.config.apiKey}`,
+      Accept: 'application/json',
+      ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      ...init.headers,
+    };
+    let answer: GetAnswer;
     try {
-      response = await this.fetchImpl(url, {
-        method: init.method,
-        body: init.body,
-        signal: bounded.signal,
-        // Never follow a redirect: it would carry the key to another address. A 3xx becomes a rejection below.
-        redirect: 'manual',
-        headers: {
-          Authorization: `Bearer ${this.config.apiKey}`,
-          Accept: 'application/json',
-          ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
-          ...init.headers,
-        },
-      });
-      text = await response.text();
+      answer = init.method === 'GET' ? await this.reads.get(url, headers, bounded.signal) : await this.viaFetch(url, init, headers, bounded.signal);
     } catch (error) {
       if (cancel?.aborted) {
         // A send cut off by cancellation or a stopping worker may already have reached the API: never "not delivered".
@@ -159,11 +149,17 @@ export class AgentApiClient {
     } finally {
       bounded.release();
     }
-    if (!response.ok) {
-      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Date.now());
-      throw failureForStatus(response.status, context, errorMessageOf(text, this.secrets), retryAfterMs);
+    if (answer.status < 200 || answer.status > 299) {
+      const retryAfterMs = parseRetryAfter(answer.retryAfter, Date.now());
+      throw failureForStatus(answer.status, context, errorMessageOf(answer.text, this.secrets), retryAfterMs);
     }
-    return text;
+    return answer.text;
+  }
+
+  private async viaFetch(url: string, init: { method: 'GET' | 'POST'; body?: string }, headers: Record<string, string>, signal: AbortSignal): Promise<GetAnswer> {
+    // Never follow a redirect: it would carry the key to another address. A 3xx becomes a rejection in `request`.
+    const response = await fetch(url, { method: init.method, body: init.body, signal, redirect: 'manual', headers });
+    return { status: response.status, retryAfter: response.headers.get('retry-after'), text: await response.text() };
   }
 
   private transportFailure(error: unknown, timedOut: boolean, context: RequestContext): ApplicationFailure {
@@ -253,10 +249,13 @@ function describeAbort(reason: unknown): string {
   return message === 'WORKER_SHUTDOWN' ? 'the worker is shutting down' : message || 'cancelled';
 }
 
-/** undici hides the useful part (ECONNREFUSED, ENOTFOUND) in `cause`. Duck-typed: fetch's errors may come from
- * another realm, where `instanceof Error` is false. */
+/**
+ * The error's code and a description with it. `node:http` puts the code on the error; undici (fetch, the sends) hides
+ * it in `cause`. Duck-typed: fetch's errors may come from another realm, where `instanceof Error` is false.
+ */
 function describeNetworkError(error: unknown): { code?: string; description: string } {
-  const { message, cause } = (error ?? {}) as { message?: unknown; cause?: { message?: unknown; code?: unknown } };
+  const { message, code, cause } = (error ?? {}) as { message?: unknown; code?: unknown; cause?: { message?: unknown; code?: unknown } };
+  if (typeof code === 'string') return { code, description: `${code} (${typeof message === 'string' ? message : ''})` };
   if (cause && typeof cause === 'object') {
     const causeMessage = typeof cause.message === 'string' ? cause.message : '';
     if (typeof cause.code === 'string') return { code: cause.code, description: `${cause.code} (${causeMessage})` };

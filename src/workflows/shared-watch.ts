@@ -9,12 +9,12 @@
 import { ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
 import { sameJobState, type JobState } from '../agent-api/job';
 import type { PollResult } from '../activities';
+import { formatMs } from '../follow-up/duration';
 import type { PollSchedule } from '../follow-up/poll-schedule';
 import { isWatchAnswer, type WatchAnswer } from '../follow-up/watch-answer';
 import { isAnswer } from '../follow-up/watch-book';
 import { watcherWorkflowId, watchShardOf, type WatchRegistration } from '../follow-up/watch-registry';
 import { readAgentJobOnce, registerWatch } from './activities';
-import { formatMs } from '../follow-up/duration';
 import { Alarm } from './alarm';
 import { jobAnswerSignal, unwatchJobSignal, watchJobSignal } from './definitions';
 import type { FollowUpRun } from './follow-up-run';

@@ -133,7 +133,7 @@ export class AgentApiClient {
     };
     let answer: GetAnswer;
     try {
-      answer = init.method === 'GET' ? await this.reads.get(url, headers, bounded.signal) : await this.viaFetch(url, init, headers, bounded.signal);
+      answer = init.method === 'GET' ? await this.reads.get(url, headers, bounded.signal) : await this.viaFetch(url, { method: init.method, body: init.body }, headers, bounded.signal);
     } catch (error) {
       if (cancel?.aborted) {
         // A send cut off by cancellation or a stopping worker may already have reached the API: never "not delivered".
@@ -156,7 +156,7 @@ export class AgentApiClient {
     return answer.text;
   }
 
-  private async viaFetch(url: string, init: { method: 'GET' | 'POST'; body?: string }, headers: Record<string, string>, signal: AbortSignal): Promise<GetAnswer> {
+  private async viaFetch(url: string, init: { method: 'POST'; body?: string }, headers: Record<string, string>, signal: AbortSignal): Promise<GetAnswer> {
     // Never follow a redirect: it would carry the key to another address. A 3xx becomes a rejection in `request`.
     const response = await fetch(url, { method: init.method, body: init.body, signal, redirect: 'manual', headers });
     return { status: response.status, retryAfter: response.headers.get('retry-after'), text: await response.text() };

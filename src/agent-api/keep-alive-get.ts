@@ -1,8 +1,8 @@
 /**
  * The transport of the reads: GET through `node:http(s)` on kept-alive connections. Waiting follow-ups are read every
- * 5 to 60 s, so a worker makes a few dozen GETs a second in small groups; at that rate a GET through `fetch` cost
- * 0.65 ms of CPU on Node 24 (1.12 ms on Node 20) and one through `node:http` 0.38 ms (0.56 ms), most of a shared
- * read's own cost (docs/BENCHMARKS.md, "Where the worker's CPU goes").
+ * 5 to 60 s, so a worker makes a few dozen GETs a second in small groups. Through `fetch` a shared read cost the
+ * worker 2.06 ms of CPU, through this 0.94 ms (2,000 waits, Node 24, side by side in one session: docs/BENCHMARKS.md,
+ * "The reads on kept-alive connections").
  *
  * Sends stay on `fetch` (http-client.ts): they are a hundred an hour per project at most, and what their failures
  * mean (taken or not) is recorded in tests and replay histories. A GET may be repeated, so this transport also repeats
@@ -40,12 +40,6 @@ export class KeepAliveGet {
     const second = await this.attempt(new URL(url), headers, signal);
     if ('answer' in second) return second.answer;
     throw second.staleConnection;
-  }
-
-  /** Closes the idle connections (the ones in use close when their request ends). */
-  close(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
   }
 
   private attempt(url: URL, headers: Record<string, string>, signal: AbortSignal): Promise<Attempt> {

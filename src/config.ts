@@ -12,6 +12,7 @@ import { formatMs, parseDuration } from './follow-up/duration';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './observability/log-settings';
 import { DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './follow-up/project-coordination';
+import { DEFAULT_WATCH_MIN_INTERVAL_MS, DEFAULT_WATCH_SHARDS } from './follow-up/watch-defaults';
 import { WORKER_DEFAULTS } from './worker/worker-defaults';
 
 export const DEFAULT_TASK_QUEUE = 'agent-followup';
@@ -177,7 +178,23 @@ const WorkerEnvFields = z.object({
       return z.NEVER;
     }),
   // Waiting through shared job watchers of this many shards per task queue (docs/HOW-IT-WORKS.md); 0: each polls itself.
-  AGENT_WATCH_SHARDS: z.coerce.number({ error: 'must be a whole number of shards (e.g. 8), or 0 for each follow-up to poll its own job' }).int().min(0).max(1_024).default(0),
+  AGENT_WATCH_SHARDS: z.coerce
+    .number({ error: 'must be a whole number of shards (e.g. 8), or 0 for each follow-up to poll its own job' })
+    .int()
+    .min(0)
+    .max(1_024)
+    .default(DEFAULT_WATCH_SHARDS),
+  // Follow-ups whose polling starts faster than this poll their own job: a watcher reads a new wait ~3 s after the send.
+  AGENT_WATCH_MIN_INTERVAL: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined || value === '') return DEFAULT_WATCH_MIN_INTERVAL_MS;
+      const millis = parseDuration(/^\d+$/.test(value) ? Number(value) : value);
+      if (millis !== undefined && millis >= 0) return millis;
+      ctx.addIssue({ code: 'custom', message: 'must be a duration such as "5s" or a number of milliseconds (0: every follow-up waits through the watchers)' });
+      return z.NEVER;
+    }),
   // For tests only, and not in the README: the budget's window, shortened so a test sees it slide in seconds.
   AGENT_SEND_WINDOW_MS: z.coerce.number().int().min(1_000).optional(),
   WORKER_MAX_CACHED_WORKFLOWS: positiveWhole(WORKER_DEFAULTS.maxCachedWorkflows),
@@ -253,6 +270,8 @@ export interface WorkerConfig {
   sendsPerProjectPerHour: number;
   /** Shards of shared job watchers per task queue (0: each follow-up polls its own job). */
   watchShards: number;
+  /** Follow-ups whose `initialInterval` is shorter poll their own job even with watchers. */
+  watchMinIntervalMs: number;
   /** The budget's window for coordinators this worker starts (tests only; an hour otherwise). */
   sendWindowMs?: number;
   observability: ObservabilitySettings;
@@ -308,6 +327,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     maxConcurrentActivities: vars.WORKER_MAX_CONCURRENT_ACTIVITIES,
     sendsPerProjectPerHour: vars.AGENT_SENDS_PER_PROJECT_PER_HOUR,
     watchShards: vars.AGENT_WATCH_SHARDS,
+    watchMinIntervalMs: vars.AGENT_WATCH_MIN_INTERVAL,
     ...(vars.AGENT_SEND_WINDOW_MS !== undefined ? { sendWindowMs: vars.AGENT_SEND_WINDOW_MS } : {}),
     observability: { metricsAddress: vars.WORKER_METRICS_ADDRESS, logFormat: vars.LOG_FORMAT, logLevel: vars.LOG_LEVEL },
     ...(vars.TEMPORAL_WORKER_IDENTITY !== undefined ? { identity: vars.TEMPORAL_WORKER_IDENTITY } : {}),

@@ -109,7 +109,8 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       taskQueue,
       api: new AgentApiClient({ baseUrl: api.url, apiKey, requestTimeoutMs: 5_000 }),
       // Its own coordinators' task queue, so two stacks on one server never share a project's budget.
-      coordination: { taskQueue: `${taskQueue}-coordinators` },
+      // The test server skips timers, not a watcher's reading (one long activity in real time): there each polls itself.
+      coordination: { taskQueue: `${taskQueue}-coordinators`, ...(timeSkipping ? { watchShards: 0 } : {}) },
       shutdownGraceTimeMs: 1_000,
       // The test server skips timers, not sleeps inside an activity: every wait goes on the retry timer there. It
       // cannot list search attributes either; startTimeSkippingServer registered them.

@@ -54,7 +54,8 @@ async function main(): Promise<void> {
       coordination: {
         taskQueue: config.temporal.coordinatorTaskQueue,
         sendsPerHour: config.sendsPerProjectPerHour,
-        ...(config.watchShards > 0 ? { watchShards: config.watchShards } : {}),
+        watchShards: config.watchShards,
+        watchMinIntervalMs: config.watchMinIntervalMs,
         ...(config.sendWindowMs !== undefined ? { windowMs: config.sendWindowMs } : {}),
       },
     });

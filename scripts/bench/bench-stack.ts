@@ -24,6 +24,12 @@ export interface BenchStack {
   stop(): Promise<void>;
 }
 
+/**
+ * The workers' environment for rows that measure each follow-up polling its own job (the path of schedules faster than
+ * AGENT_WATCH_MIN_INTERVAL, and of AGENT_WATCH_SHARDS=0); the watch part measures the watchers.
+ */
+export const PER_FOLLOW_UP_POLLING = { AGENT_WATCH_SHARDS: '0' } as const;
+
 export async function startBenchStack(options: { workMs: number; workerEnv?: Record<string, string>; sendsPerProjectPerHour?: number; sendLimit?: { sends: number; windowMs: number } }): Promise<BenchStack> {
   const server = await startDevServer([]);
   const requests = new Map<string, SimulatedRequest[]>();

@@ -161,7 +161,8 @@ function render(figures: Figures): string {
     lines.push(
       '## Many long-waiting follow-ups on one worker',
       '',
-      'N follow-ups whose jobs never end, ours polling at a fixed interval (`{ initialInterval, backoffCoefficient: 1 }`): every 10 s, ' +
+      'N follow-ups whose jobs never end, each polling its own job (`AGENT_WATCH_SHARDS=0`; shared watching is in its own section) ' +
+        'at a fixed interval (`{ initialInterval, backoffCoefficient: 1 }`): every 10 s, ' +
         'so every poll loops inside its activity, or every 60 s, the default cap, where a long wait spends its life, so every poll ' +
         'is an attempt on Temporal\'s retry timer (`WORKER_MAX_CONCURRENT_ACTIVITIES` = N + 200, cache 500); the vendor\'s loop every ' +
         '5 s for the same N in one process. CPU per poll is the CPU the worker and the dev server (ours) or the loop\'s process ' +
@@ -188,7 +189,7 @@ function render(figures: Figures): string {
     lines.push(
       '## Recovery after a worker SIGKILL',
       '',
-      `The worker is killed while every follow-up waits; a new one is started ${figures.recoveryRestartMs / 1000} s later. For each follow-up: its first poll after ` +
+      `Each follow-up polling its own job (\`AGENT_WATCH_SHARDS=0\`): the worker is killed while every follow-up waits; a new one is started ${figures.recoveryRestartMs / 1000} s later. For each follow-up: its first poll after ` +
         'the kill, minus the later of "when it was due anyway" and "when the new worker was ready". The vendor\'s loop, killed, ' +
         'has no state to recover: every follow-up it was following is lost.',
       '',

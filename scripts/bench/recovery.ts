@@ -3,7 +3,7 @@
  * polls are carried by Temporal's retry timer (every 60 s) wait on one worker; it is killed and a new one started.
  * For each follow-up: its first poll after the kill, against when it was due and when the new worker was ready.
  */
-import { requestTimes, startBenchStack } from './bench-stack';
+import { PER_FOLLOW_UP_POLLING, requestTimes, startBenchStack } from './bench-stack';
 import { sleep, stopChild } from './processes';
 import { inBatches, percentile } from './stats';
 
@@ -25,7 +25,7 @@ const GROUPS = [
 
 export async function runRecovery(options: { perGroup: number; restartAfterMs: number; workerEnv?: Record<string, string>; log: (line: string) => void }): Promise<RecoveryRow[]> {
   const { perGroup, restartAfterMs, log } = options;
-  const stack = await startBenchStack({ workMs: 24 * 3_600_000, workerEnv: { WORKER_MAX_CONCURRENT_ACTIVITIES: String(2 * perGroup + 200), ...options.workerEnv } });
+  const stack = await startBenchStack({ workMs: 24 * 3_600_000, workerEnv: { WORKER_MAX_CONCURRENT_ACTIVITIES: String(2 * perGroup + 200), ...PER_FOLLOW_UP_POLLING, ...options.workerEnv } });
   try {
     const jobs = GROUPS.flatMap((group) =>
       Array.from({ length: perGroup }, (_, index) => ({ projectId: 'bench-recovery', jobId: `recovery-${group.intervalMs}-${index}`, intervalMs: group.intervalMs })),

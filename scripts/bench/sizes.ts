@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { AgentApiSimulator, type SimulatedRequest } from '../../src/simulator/simulator';
-import { BENCH_API_KEY, requestTimes, startBenchStack, startFollowUpsAndAwaitSends } from './bench-stack';
+import { BENCH_API_KEY, PER_FOLLOW_UP_POLLING, requestTimes, startBenchStack, startFollowUpsAndAwaitSends } from './bench-stack';
 import { eventMs, fetchHistories } from './history';
 import { cpuOverWindow, peakRssMiB, sleep, stopChild } from './processes';
 import { HOUR_MS, percentile } from './stats';
@@ -60,7 +60,7 @@ export async function runSize(options: { n: number; intervalMs: number; windowMs
 
 async function measureOurs({ n, intervalMs, windowMs, workerEnv, log }: { n: number; intervalMs: number; windowMs: number; workerEnv?: Record<string, string>; log: (line: string) => void }): Promise<SizeRow['ours']> {
   const POLLING = pollingEvery(intervalMs);
-  const stack = await startBenchStack({ workMs: 24 * 3_600_000, workerEnv: { WORKER_MAX_CONCURRENT_ACTIVITIES: String(n + 200), ...workerEnv } });
+  const stack = await startBenchStack({ workMs: 24 * 3_600_000, workerEnv: { WORKER_MAX_CONCURRENT_ACTIVITIES: String(n + 200), ...PER_FOLLOW_UP_POLLING, ...workerEnv } });
   try {
     const jobs = Array.from({ length: n }, (_, index) => ({ projectId: 'bench-size', jobId: `size-${n}-${index}` }));
     for (const job of jobs) stack.simulator.addJob(job);

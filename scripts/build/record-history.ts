@@ -74,7 +74,10 @@ async function main(): Promise<void> {
       ...(scenario.continueAsNewAfterEvents
         ? { serverArgs: ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${scenario.continueAsNewAfterEvents}`] }
         : {}),
-      ...(scenario.watchShards !== undefined ? { watchShards: scenario.watchShards } : {}),
+      // Each scenario records one way of waiting: its follow-up polls for itself unless it names shards, and then the
+      // watchers read for it whatever its schedule.
+      watchShards: scenario.watchShards ?? 0,
+      watchMinIntervalMs: 0,
     });
     try {
       await record(stack, scenario);

@@ -40,8 +40,10 @@ export interface LocalStackOptions {
   serverArgs?: string[];
   /** The per-project send budget set on the sends queue (default: the production default, 80 an hour). */
   sendsPerProjectPerHour?: number;
-  /** Shared job watchers per task queue (AGENT_WATCH_SHARDS; default: none, each follow-up polls its own job). */
+  /** Shared job watchers per task queue (AGENT_WATCH_SHARDS; default 2, 0: each follow-up polls its own job). */
   watchShards?: number;
+  /** Follow-ups polling faster than this poll their own job (AGENT_WATCH_MIN_INTERVAL; default 5 s). */
+  watchMinIntervalMs?: number;
 }
 
 /** Starts the dev server, the simulator and a worker; throws with a fix when no Temporal CLI can be found. */
@@ -75,14 +77,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       taskQueue,
       api: new AgentApiClient({ baseUrl: simulator.baseUrl, apiKey: LOCAL_API_KEY, requestTimeoutMs: 5_000 }),
       shutdownGraceTimeMs: 2_000,
-      ...(options.sendsPerProjectPerHour !== undefined || options.watchShards !== undefined
-        ? {
-            coordination: {
-              ...(options.sendsPerProjectPerHour !== undefined ? { sendsPerHour: options.sendsPerProjectPerHour } : {}),
-              ...(options.watchShards !== undefined ? { watchShards: options.watchShards } : {}),
-            },
-          }
-        : {}),
+      coordination: {
+        ...(options.sendsPerProjectPerHour !== undefined ? { sendsPerHour: options.sendsPerProjectPerHour } : {}),
+        ...(options.watchShards !== undefined ? { watchShards: options.watchShards } : {}),
+        ...(options.watchMinIntervalMs !== undefined ? { watchMinIntervalMs: options.watchMinIntervalMs } : {}),
+      },
     });
   } catch (error) {
     await simulator.close();

@@ -46,14 +46,17 @@ async function main(): Promise<void> {
 
   // A budget of one send a second, so the sends are not spread over minutes the way 80 an hour would spread them.
   const stack = await startLocalStack({ ui: true, uiPort: options.uiPort, sendsPerProjectPerHour: 3_600, simulator: { defaultWorkMs: 1_500 } });
-  // A second worker, as a deployment with AGENT_WATCH_SHARDS=2 would run it: its follow-ups wait through job watchers.
+  // A second worker, as a deployment runs by default (AGENT_WATCH_SHARDS=2): its follow-ups wait through job watchers.
+  // The stack's own worker takes the others, whose 500 ms schedules are faster than AGENT_WATCH_MIN_INTERVAL: each
+  // polls its own job.
   const sharedWorker = await createFollowUpWorker({
     connection: stack.env.nativeConnection,
     namespace: 'default',
     taskQueue: SHARED_TASK_QUEUE,
     api: new AgentApiClient({ baseUrl: stack.simulator.baseUrl, apiKey: LOCAL_API_KEY, requestTimeoutMs: 5_000 }),
     shutdownGraceTimeMs: 2_000,
-    coordination: { sendsPerHour: 3_600, watchShards: 2 },
+    // Its follow-ups poll every 500 ms (failed reads pile up in seconds), faster than the watchers take by default.
+    coordination: { sendsPerHour: 3_600, watchShards: 2, watchMinIntervalMs: 0 },
   });
   const sharedRunning = sharedWorker.run();
   try {

@@ -10,6 +10,7 @@ import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, HOUR_MS, recheckAfterMs, type Enter
 import type { DeliveryRecord } from '../follow-up/types';
 import { enterSignal, PROJECT_COORDINATOR_WORKFLOW_TYPE, standingQuery } from '../workflows/definitions';
 import type { projectCoordinatorWorkflow } from '../workflows/project-coordinator';
+import { DEFAULT_WATCH_MIN_INTERVAL_MS, DEFAULT_WATCH_SHARDS } from '../follow-up/watch-defaults';
 import { createFindEarlierDelivery } from './earlier-delivery';
 
 export interface CoordinationSettings {
@@ -19,8 +20,14 @@ export interface CoordinationSettings {
   sendsPerHour: number;
   /** The window's length for coordinators this worker starts; only tests shorten it. */
   windowMs?: number;
-  /** Waits go through shared job watchers of this many shards (AGENT_WATCH_SHARDS; absent: each polls its own job). */
+  /** Waits go through shared job watchers of this many shards (AGENT_WATCH_SHARDS; 0 or absent: each polls its own job). */
   watchShards?: number;
+  /**
+   * Follow-ups whose polling starts faster than this (`initialInterval`) poll their own job even with watchers
+   * (AGENT_WATCH_MIN_INTERVAL): a watcher reads a new wait up to about 3 s after the send (see DEFAULT_WATCH_MIN_INTERVAL_MS).
+   * 0: every follow-up waits through the watchers.
+   */
+  watchMinIntervalMs?: number;
   /**
    * The size in bytes a watcher this worker starts keeps its book to (default WATCH_BOOK_LIMIT_BYTES, from the server's
    * 2 MB payload limit): lower it for a server with a lower limit.blobSize.error. Tests lower it to fill a book.
@@ -31,6 +38,8 @@ export interface CoordinationSettings {
 export const DEFAULT_COORDINATION: CoordinationSettings = {
   taskQueue: DEFAULT_COORDINATOR_TASK_QUEUE,
   sendsPerHour: DEFAULT_SENDS_PER_PROJECT_PER_HOUR,
+  watchShards: DEFAULT_WATCH_SHARDS,
+  watchMinIntervalMs: DEFAULT_WATCH_MIN_INTERVAL_MS,
 };
 
 export interface CheckInRequest {
@@ -44,6 +53,8 @@ export interface CheckInRequest {
   slotFor: string | null;
   /** Look up what earlier runs under this workflow id did (the first check-in of a run). */
   findEarlier: boolean;
+  /** The follow-up's first poll gap (`polling.initialInterval`): whether its waits may go through the watchers. */
+  initialIntervalMs?: number;
 }
 
 export interface CheckedIn {
@@ -51,7 +62,7 @@ export interface CheckedIn {
   earlier: DeliveryRecord | null;
   /** How long the follow-up may hear nothing from the coordinator while it waits before it checks in again. */
   recheckAfterMs: number;
-  /** This worker's follow-ups wait through shared watchers of this many shards (absent: each polls its own job). */
+  /** This follow-up waits through shared watchers of this many shards (absent: it polls its own job). */
   watchShards?: number;
   /**
    * The follow-up's standing once the coordinator took the check-in in: its turn (and slot) if granted, what the
@@ -109,7 +120,7 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
       return {
         earlier,
         recheckAfterMs: recheckAfterMs(settings.windowMs ?? HOUR_MS),
-        ...(settings.watchShards ? { watchShards: settings.watchShards } : {}),
+        ...(watchesFor(settings, request) ? { watchShards: settings.watchShards } : {}),
         standing,
       };
     },
@@ -124,6 +135,12 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
       }
     },
   };
+}
+
+/** Whether this worker's watchers read for the follow-up: there are some, and its schedule is one they can keep. */
+export function watchesFor(settings: CoordinationSettings, request: CheckInRequest): boolean {
+  if (!settings.watchShards) return false;
+  return request.initialIntervalMs === undefined || request.initialIntervalMs >= (settings.watchMinIntervalMs ?? 0);
 }
 
 /** How long a worker trusts its last read of the namespace's default budget. */

@@ -165,7 +165,8 @@ export class ProjectTurn {
 
   private checkInRequest(slotFor: string | null, findEarlier: boolean) {
     const { workflowId, runId } = workflowInfo();
-    return { ...this.run.ref, workflowId, runId, deadlineMs: this.run.deadlineMs, slotFor, findEarlier };
+    const initialIntervalMs = this.run.request.polling.initialIntervalMs;
+    return { ...this.run.ref, workflowId, runId, deadlineMs: this.run.deadlineMs, slotFor, findEarlier, initialIntervalMs };
   }
 
   /** A name for the next slot asked for, unique over every run of this follow-up. */

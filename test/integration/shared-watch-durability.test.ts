@@ -111,7 +111,7 @@ test('a watcher worker SIGKILLed while its watchJobs reads: a new worker reads a
   const jobs = Array.from({ length: 6 }, (_, i) => ({ projectId: `kill-p${i % 2}-${run}`, jobId: `job-${i}` }));
   // Still working when the worker dies: each job ends only when the test finishes it.
   for (const job of jobs) h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
-  const env = { AGENT_WATCH_SHARDS: String(shards) };
+  const env = { AGENT_WATCH_SHARDS: String(shards), AGENT_WATCH_MIN_INTERVAL: '0' };
   const first = startWorker(taskQueue, `watch-kill-a-${run}`, env);
   let second: WorkerProcess | undefined;
   try {
@@ -195,7 +195,7 @@ test('1,000 follow-ups to 1,000 jobs of 10 projects on two worker processes: eve
   const jobs = Array.from({ length: 1_000 }, (_, i) => ({ projectId: `many-p${i % 10}-${run}`, jobId: `job-${i}` }));
   for (const job of jobs) h.simulator.addJob({ ...job, workMs: 3_000, faults: [{ operation: 'get', kind: 'latency', latencyMs: readLatencyMs }] });
   // 100 sends per project: the vendor's hourly limit, all at once, so no follow-up waits for the budget.
-  const env = { AGENT_WATCH_SHARDS: String(shards), AGENT_SENDS_PER_PROJECT_PER_HOUR: '100' };
+  const env = { AGENT_WATCH_SHARDS: String(shards), AGENT_WATCH_MIN_INTERVAL: '0', AGENT_SENDS_PER_PROJECT_PER_HOUR: '100' };
   const workers = [startWorker(taskQueue, `watch-many-a-${run}`, env), startWorker(taskQueue, `watch-many-b-${run}`, env)];
   try {
     await Promise.all(workers.map(started));

@@ -22,7 +22,7 @@ let running: Promise<void>;
 beforeAll(async () => {
   h = await createHarness();
   taskQueue = h.taskQueue();
-  worker = await h.worker(taskQueue, undefined, { coordination: { watchShards: SHARDS } });
+  worker = await h.worker(taskQueue, undefined, { coordination: { watchShards: SHARDS, watchMinIntervalMs: 0 } });
   running = worker.run();
 });
 afterAll(async () => {
@@ -70,7 +70,7 @@ test('30 follow-ups to 30 jobs of 3 projects: every result right, each message s
 test("the send registers the first wait: the follow-up signals no registration of its own, and a shard's first follow-up starts its watcher without an activity of its own", async () => {
   // A task queue of its own, so that its watchers are not running yet.
   const queue = h.taskQueue();
-  const own = await h.worker(queue, undefined, { coordination: { watchShards: SHARDS } });
+  const own = await h.worker(queue, undefined, { coordination: { watchShards: SHARDS, watchMinIntervalMs: 0 } });
   await own.runUntil(async () => {
     const job = uniqueJob('first-wait');
     h.simulator.addJob({ ...job, workMs: 1_500 });
@@ -242,7 +242,7 @@ test('a watcher terminated by an operator: its follow-ups register again and end
 test('a watcher whose book is full refuses the next waits: their follow-ups poll for themselves, and every result is right', async () => {
   // A task queue of its own, its one watcher keeping a book of about two waits (a registration takes about 600 bytes).
   const queue = h.taskQueue();
-  const own = await h.worker(queue, undefined, { coordination: { watchShards: 1, watchBookLimitBytes: 1_500 } });
+  const own = await h.worker(queue, undefined, { coordination: { watchShards: 1, watchMinIntervalMs: 0, watchBookLimitBytes: 1_500 } });
   await own.runUntil(async () => {
     const followUps = h.followUps(queue);
     const jobs = Array.from({ length: 5 }, () => uniqueJob('full'));

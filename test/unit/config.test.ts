@@ -149,7 +149,8 @@ describe('loadWorkerConfig', () => {
       maxCachedWorkflows: 500,
       maxConcurrentActivities: 2_000,
       sendsPerProjectPerHour: 80,
-      watchShards: 0,
+      watchShards: 2,
+      watchMinIntervalMs: 5_000,
       // Metrics are off unless an address is given: two workers on one host would otherwise fight over one port.
       observability: { metricsAddress: null, logFormat: 'text', logLevel: 'INFO' },
     });
@@ -379,9 +380,17 @@ describe('loadTemporalSettings', () => {
   });
 });
 
-describe('AGENT_WATCH_SHARDS', () => {
-  test('a whole number of shards turns shared watching on; a bad value says what to give', () => {
+describe('AGENT_WATCH_SHARDS and AGENT_WATCH_MIN_INTERVAL', () => {
+  test('a whole number of shards sets shared watching (0 turns it off); a bad value says what to give', () => {
     expect(loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '8' }).watchShards).toBe(8);
+    expect(loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '0' }).watchShards).toBe(0);
     expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: 'many' })).toThrow(/AGENT_WATCH_SHARDS.*whole number of shards/);
+  });
+
+  test('the shortest first poll gap the watchers take is a duration; 0 gives them every follow-up', () => {
+    expect(loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_MIN_INTERVAL: '10s' }).watchMinIntervalMs).toBe(10_000);
+    expect(loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_MIN_INTERVAL: '0' }).watchMinIntervalMs).toBe(0);
+    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_MIN_INTERVAL: 'soon' })).toThrow(/AGENT_WATCH_MIN_INTERVAL must be a duration such as "5s"/);
+    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_MIN_INTERVAL: '-5s' })).toThrow(/AGENT_WATCH_MIN_INTERVAL/);
   });
 });

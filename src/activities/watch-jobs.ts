@@ -4,7 +4,7 @@
  * follow-up only when its job answered, when its reads begin or stop failing, or when its wait cannot go on. A healthy
  * wait costs its follow-up nothing between those. It heartbeats every couple of seconds (the watcher's heartbeat
  * timeout is 5 s), so after a worker dies another one takes the reading over within seconds; the book is rebuilt from
- * the workflow and every overdue job is read at once.
+ * the workflow, and every job whose read fell due since the last heartbeat of the attempt before is read at once.
  */
 import { setMaxListeners } from 'node:events';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
@@ -53,12 +53,21 @@ interface ReaderProgress {
   inFlight: number;
   /** Every refusal made before this time (this worker's clock) was told; null: none told yet. */
   refusalsToldBeforeMs: number | null;
+  /** When it heartbeat (this worker's clock): the attempt after it knows since when no one read. */
+  aliveAtMs: number;
 }
 
 interface RefusalToTell {
   refusal: WatchRefusal;
   /** Reads of the wait it replaced, not yet answered. */
   polls: number;
+}
+
+/** Until when the attempt before was reading, from its last heartbeat (null: there was none). */
+function readingUntil(details: unknown): number | null {
+  if (typeof details !== 'object' || details === null) return null;
+  const alive = (details as Partial<ReaderProgress>).aliveAtMs;
+  return typeof alive === 'number' && Number.isFinite(alive) ? alive : null;
 }
 
 /** Until when the attempt before told its refusals, from its last heartbeat (null: it told none, or there was none). */
@@ -95,7 +104,10 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
     // Refusals the attempt before told (its last heartbeat says until when): a new attempt gets the whole book, and
     // telling its refusals again would cost each of their follow-ups a history event for nothing.
     let refusalsToldBeforeMs = refusalsToldBefore(context.info.heartbeatDetails);
-    const progress = (): ReaderProgress => ({ watching: book.size, inFlight, refusalsToldBeforeMs });
+    // After a crash, the waits whose reads fell due since the attempt before last heartbeat are read at once (the most
+    // overdue first), not at their next planned read a whole gap later. Only for the first book taken in.
+    let unreadSinceMs = readingUntil(context.info.heartbeatDetails);
+    const progress = (): ReaderProgress => ({ watching: book.size, inFlight, refusalsToldBeforeMs, aliveAtMs: Date.now() });
     // From a timer, not from the loop: on a worker so busy that the book query waits seconds for a workflow task, a
     // heartbeat behind that query timed the attempt out, and every retry did the same (seen at 10,000 waits with a
     // cache of 100 workflows: attempt 81 of a watcher's reading, no job read for 20 minutes).
@@ -118,7 +130,8 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
           // A refused wait replaces an earlier one, whose reads (not yet answered) the follow-up still counts.
           const refusals = refused.map((refusal) => ({ refusal, polls: unansweredReadsOf(refusal) }));
           try {
-            book.apply(changes, Date.now());
+            book.apply(changes, Date.now(), unreadSinceMs);
+            unreadSinceMs = null;
           } catch (error) {
             endWith = error;
           }

@@ -47,3 +47,21 @@ export function nextPollAt(schedule: PollSchedule, afterMs: number): number | nu
   const steps = Math.floor((afterMs - at) / interval) + 1;
   return Math.min(at + Math.max(steps, 1) * interval, schedule.deadlineMs);
 }
+
+/**
+ * The last planned poll at or before `atMs`, or null when none has come yet. A reader taking over after a crash reads
+ * at once a wait whose poll fell due while no one was reading, instead of waiting a whole gap for the next one.
+ */
+export function lastPollAtOrBefore(schedule: PollSchedule, atMs: number): number | null {
+  if (atMs >= schedule.deadlineMs) return schedule.deadlineMs;
+  let at = schedule.startedAtMs;
+  let interval = Math.min(schedule.initialIntervalMs, schedule.maxIntervalMs);
+  while (interval < schedule.maxIntervalMs) {
+    if (at + interval > atMs) return at === schedule.startedAtMs ? null : at;
+    at += interval;
+    interval = Math.min(interval * schedule.backoffCoefficient, schedule.maxIntervalMs);
+  }
+  const steps = Math.floor((atMs - at) / interval);
+  const last = at + Math.max(steps, 0) * interval;
+  return last === schedule.startedAtMs ? null : last;
+}

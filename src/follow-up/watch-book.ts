@@ -4,7 +4,7 @@
  * (nextPollAt), the same "is this read an answer" (`isAnswer`), the same counting of failed reads.
  */
 import { isTerminal, jobState, sameJobState, type AgentJob } from '../agent-api/job';
-import { nextPollAt } from './poll-schedule';
+import { lastPollAtOrBefore, nextPollAt } from './poll-schedule';
 import type { WaitReadReport } from './watch-figures';
 import type { WatchChanges, WatchRegistration } from './watch-registry';
 
@@ -33,6 +33,15 @@ export function isAnswer(registration: Pick<WatchRegistration, 'known' | 'accept
   return isTerminal(job.status) && registration.acceptUnchangedFromMs !== null && readAtMs >= registration.acceptUnchangedFromMs;
 }
 
+/** When a wait new to the book is first read: its next planned poll, or at once the one missed while no one read. */
+function firstDue(registration: WatchRegistration, nowMs: number, unreadSinceMs: number | null): number | null {
+  if (unreadSinceMs !== null) {
+    const missed = lastPollAtOrBefore(registration.schedule, nowMs);
+    if (missed !== null && missed > unreadSinceMs) return missed;
+  }
+  return nextPollAt(registration.schedule, nowMs);
+}
+
 export class WatchBook {
   private readonly waits = new Map<string, WatchedWait>();
   version = 0;
@@ -45,8 +54,12 @@ export class WatchBook {
     return this.waits.get(workflowId);
   }
 
-  /** Takes the watcher's changes in: a new wait (or a new round of one) starts fresh; a repeated one keeps its state. */
-  apply(changes: WatchChanges, nowMs: number): void {
+  /**
+   * Takes the watcher's changes in: a new wait (or a new round of one) starts fresh; a repeated one keeps its state.
+   * `unreadSinceMs`: no one read for the watcher since then (a reader taking over after a crash), so a wait whose poll
+   * fell due after it is due at once, the most overdue first.
+   */
+  apply(changes: WatchChanges, nowMs: number, unreadSinceMs: number | null = null): void {
     if (changes.full) {
       const keep = new Set(changes.upserts.map((registration) => registration.workflowId));
       for (const workflowId of this.waits.keys()) if (!keep.has(workflowId)) this.waits.delete(workflowId);
@@ -58,7 +71,7 @@ export class WatchBook {
       const sameRun = kept !== undefined && kept.registration.runId === registration.runId;
       this.waits.set(registration.workflowId, {
         registration,
-        dueAtMs: registration.readAtOnce ? nowMs : nextPollAt(registration.schedule, nowMs),
+        dueAtMs: registration.readAtOnce ? nowMs : firstDue(registration, nowMs, unreadSinceMs),
         // Reads of a round replaced before it was answered (a read asked for, a registration again) never reached the
         // follow-up: they carry over, so its count of reads never goes back. An answered round's went with its answer.
         polls: sameRun && !kept.answered ? kept.polls : 0,

@@ -1,4 +1,4 @@
-import { FREQUENT_POLL_LIMIT_MS, nextPollAt, pollHeartbeatTimeoutMs, type PollSchedule } from '../../src/follow-up/poll-schedule';
+import { FREQUENT_POLL_LIMIT_MS, lastPollAtOrBefore, nextPollAt, pollHeartbeatTimeoutMs, type PollSchedule } from '../../src/follow-up/poll-schedule';
 
 const schedule: PollSchedule = { startedAtMs: 1_000, initialIntervalMs: 5_000, backoffCoefficient: 2, maxIntervalMs: 60_000, deadlineMs: 1_000_000 };
 
@@ -54,6 +54,27 @@ describe('pollHeartbeatTimeoutMs: how soon a dead polling loop is noticed', () =
       const longestLoopGap = Math.min(maxIntervalMs, FREQUENT_POLL_LIMIT_MS);
       // Core sends a heartbeat at most every 0.8 × the timeout; the next poll must come before that runs out.
       expect(longestLoopGap).toBeLessThan(0.8 * pollHeartbeatTimeoutMs({ maxIntervalMs }));
+    }
+  });
+});
+
+describe('lastPollAtOrBefore: the planned read a reader taking over may have missed', () => {
+  test('none before the first point; then the latest point at or before the time, growing then capped', () => {
+    // Points: 6 s, 16 s, 36 s, 76 s, then every 60 s.
+    expect(lastPollAtOrBefore(schedule, 5_999)).toBeNull();
+    expect(lastPollAtOrBefore(schedule, 6_000)).toBe(6_000);
+    expect(lastPollAtOrBefore(schedule, 15_999)).toBe(6_000);
+    expect(lastPollAtOrBefore(schedule, 100_000)).toBe(76_000);
+    expect(lastPollAtOrBefore(schedule, 136_000)).toBe(136_000);
+    expect(lastPollAtOrBefore(schedule, 200_000)).toBe(196_000);
+    expect(lastPollAtOrBefore(schedule, 2_000_000)).toBe(1_000_000);
+  });
+
+  test('it and nextPollAt never disagree: the point before a time is the one whose next is after it', () => {
+    for (let atMs = 1_000; atMs < 400_000; atMs += 1_777) {
+      const last = lastPollAtOrBefore(schedule, atMs);
+      if (last !== null) expect(nextPollAt(schedule, last - 1)).toBe(last);
+      expect(nextPollAt(schedule, atMs)).toBeGreaterThan(atMs);
     }
   });
 });

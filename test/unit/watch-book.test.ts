@@ -142,6 +142,25 @@ describe('WatchRegistry', () => {
 });
 
 describe('WatchBook', () => {
+  test('a reader taking over after a crash reads at once the waits whose read fell due while no one read, the most overdue first', () => {
+    const at = (startedAtMs: number) => defaultSchedule(startedAtMs);
+    const waits = [
+      registration({ workflowId: 'a' }), // reads at T0 + 5, 15, 35, 75 s
+      registration({ workflowId: 'b', schedule: at(T0 + 28_000) }), // 33, 43
+      registration({ workflowId: 'c', schedule: at(T0 + 32_000) }), // 37, 47
+      registration({ workflowId: 'e', schedule: at(T0 + 10_000) }), // 15, 25, 45: its last read came before the crash
+    ];
+    const book = new WatchBook();
+    book.apply({ version: 1, full: true, upserts: waits, removed: [], refused: [] }, T0 + 40_000, T0 + 30_000);
+    expect(book.due(T0 + 40_000, 10).map((wait) => wait.registration.workflowId)).toEqual(['b', 'a', 'c']);
+    expect(book.get('e')?.dueAtMs).toBe(T0 + 45_000);
+    // A first reader (nothing missed) keeps to the schedule's next points.
+    const fresh = new WatchBook();
+    fresh.apply({ version: 1, full: true, upserts: waits, removed: [], refused: [] }, T0 + 40_000);
+    expect(fresh.due(T0 + 40_000, 10)).toEqual([]);
+    expect(fresh.get('a')?.dueAtMs).toBe(T0 + 75_000);
+  });
+
   test('a wait is due at its schedule’s next point, or at once when a read is asked for', () => {
     const book = new WatchBook();
     book.apply({ version: 1, full: true, upserts: [registration(), registration({ workflowId: 'now', readAtOnce: true })], removed: [], refused: [] }, T0 + 1_000);

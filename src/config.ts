@@ -82,6 +82,8 @@ const booleanFlag = z
   .optional()
   .transform((value) => value === 'true' || value === '1');
 
+const WATCH_SHARDS_PROBLEM = 'must be a whole number of shards from 0 to 1024 (e.g. 8), or 0 for each follow-up to poll its own job';
+
 const durationMs = (fallback: number) =>
   z
     .string()
@@ -179,10 +181,10 @@ const WorkerEnvFields = z.object({
     }),
   // Waiting through shared job watchers of this many shards per task queue (docs/HOW-IT-WORKS.md); 0: each polls itself.
   AGENT_WATCH_SHARDS: z.coerce
-    .number({ error: 'must be a whole number of shards (e.g. 8), or 0 for each follow-up to poll its own job' })
-    .int()
-    .min(0)
-    .max(1_024)
+    .number({ error: WATCH_SHARDS_PROBLEM })
+    .int({ error: WATCH_SHARDS_PROBLEM })
+    .min(0, { error: WATCH_SHARDS_PROBLEM })
+    .max(1_024, { error: WATCH_SHARDS_PROBLEM })
     .default(DEFAULT_WATCH_SHARDS),
   // Follow-ups whose polling starts faster than this poll their own job: a watcher reads a new wait ~3 s after the send.
   AGENT_WATCH_MIN_INTERVAL: z

@@ -385,6 +385,8 @@ describe('AGENT_WATCH_SHARDS and AGENT_WATCH_MIN_INTERVAL', () => {
     expect(loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '8' }).watchShards).toBe(8);
     expect(loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '0' }).watchShards).toBe(0);
     expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: 'many' })).toThrow(/AGENT_WATCH_SHARDS.*whole number of shards/);
+    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '-1' })).toThrow(/AGENT_WATCH_SHARDS must be a whole number of shards from 0 to 1024/);
+    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '2.5' })).toThrow(/AGENT_WATCH_SHARDS must be a whole number of shards/);
   });
 
   test('the shortest first poll gap the watchers take is a duration; 0 gives them every follow-up', () => {

@@ -84,15 +84,20 @@ const booleanFlag = z
 
 const WATCH_SHARDS_PROBLEM = 'must be a whole number of shards from 0 to 1024 (e.g. 8), or 0 for each follow-up to poll its own job';
 
-const durationMs = (fallback: number) =>
+/** A duration such as "15s" or a number of milliseconds; `zeroMeans` allows 0 and says in the error what it does. */
+const durationMs = (fallback: number, zeroMeans?: string) =>
   z
     .string()
     .optional()
     .transform((value, ctx) => {
       if (value === undefined || value === '') return fallback;
       const millis = parseDuration(/^\d+$/.test(value) ? Number(value) : value);
-      if (millis !== undefined && millis > 0) return millis;
-      ctx.addIssue({ code: 'custom', message: 'must be a positive duration such as "15s" or a number of milliseconds' });
+      if (millis !== undefined && (millis > 0 || (millis === 0 && zeroMeans !== undefined))) return millis;
+      const message =
+        zeroMeans === undefined
+          ? 'must be a positive duration such as "15s" or a number of milliseconds'
+          : `must be a duration such as "5s" or a number of milliseconds (0: ${zeroMeans})`;
+      ctx.addIssue({ code: 'custom', message });
       return z.NEVER;
     });
 
@@ -187,16 +192,7 @@ const WorkerEnvFields = z.object({
     .max(1_024, { error: WATCH_SHARDS_PROBLEM })
     .default(DEFAULT_WATCH_SHARDS),
   // Follow-ups whose polling starts faster than this poll their own job: a watcher reads a new wait ~3 s after the send.
-  AGENT_WATCH_MIN_INTERVAL: z
-    .string()
-    .optional()
-    .transform((value, ctx) => {
-      if (value === undefined || value === '') return DEFAULT_WATCH_MIN_INTERVAL_MS;
-      const millis = parseDuration(/^\d+$/.test(value) ? Number(value) : value);
-      if (millis !== undefined && millis >= 0) return millis;
-      ctx.addIssue({ code: 'custom', message: 'must be a duration such as "5s" or a number of milliseconds (0: every follow-up waits through the watchers)' });
-      return z.NEVER;
-    }),
+  AGENT_WATCH_MIN_INTERVAL: durationMs(DEFAULT_WATCH_MIN_INTERVAL_MS, 'every follow-up waits through the watchers'),
   // For tests only, and not in the README: the budget's window, shortened so a test sees it slide in seconds.
   AGENT_SEND_WINDOW_MS: z.coerce.number().int().min(1_000).optional(),
   WORKER_MAX_CACHED_WORKFLOWS: positiveWhole(WORKER_DEFAULTS.maxCachedWorkflows),

@@ -143,12 +143,11 @@ describe('WatchRegistry', () => {
 
 describe('WatchBook', () => {
   test('a reader taking over after a crash reads at once the waits whose read fell due while no one read, the most overdue first', () => {
-    const at = (startedAtMs: number) => defaultSchedule(startedAtMs);
     const waits = [
       registration({ workflowId: 'a' }), // reads at T0 + 5, 15, 35, 75 s
-      registration({ workflowId: 'b', schedule: at(T0 + 28_000) }), // 33, 43
-      registration({ workflowId: 'c', schedule: at(T0 + 32_000) }), // 37, 47
-      registration({ workflowId: 'e', schedule: at(T0 + 10_000) }), // 15, 25, 45: its last read came before the crash
+      registration({ workflowId: 'b', schedule: defaultSchedule(T0 + 28_000) }), // 33, 43
+      registration({ workflowId: 'c', schedule: defaultSchedule(T0 + 32_000) }), // 37, 47
+      registration({ workflowId: 'e', schedule: defaultSchedule(T0 + 10_000) }), // 15, 25, 45: its last read came before the crash
     ];
     const book = new WatchBook();
     book.apply({ version: 1, full: true, upserts: waits, removed: [], refused: [] }, T0 + 40_000, T0 + 30_000);

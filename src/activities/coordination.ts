@@ -1,17 +1,26 @@
 /**
  * What a follow-up's coordination needs from outside workflow code: checking in with its project's coordinator
- * (signal-with-start: the coordinator may not be running, and only a client call can start it; a short call, so a
- * burst of follow-ups never queues on Temporal's limit of long-running calls), looking up what earlier runs of the
- * follow-up did with the message, and, for the coordinator, asking whether a follow-up still runs.
+ * (update-with-start: the coordinator may not be running, and only a client call can start it; the update's validator
+ * may refuse for now, which is back-pressure), finding the follow-ups to the same job started before it and what earlier
+ * runs of the follow-up did with the message, and, for the coordinator, asking whether a follow-up still runs.
  */
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { setTimeout as delay } from 'node:timers/promises';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import {
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  type Client,
+} from '@temporalio/client';
 import { BUDGET_DEFAULTS_WORKFLOW_ID, coordinatorWorkflowId, DEFAULT_BUDGET_MEMO_KEY, DEFAULT_COORDINATOR_TASK_QUEUE } from '../follow-up/coordinator-id';
-import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, HOUR_MS, recheckAfterMs, type EnterRequest, type TurnGrant } from '../follow-up/project-coordination';
-import type { DeliveryRecord } from '../follow-up/types';
-import { enterSignal, PROJECT_COORDINATOR_WORKFLOW_TYPE, standingQuery } from '../workflows/definitions';
+import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, HOUR_MS, recheckAfterMs, type CheckInAnswer, type EnterRequest, type QueueNotice, type TurnGrant } from '../follow-up/project-coordination';
+import { CHECK_IN_REFUSED, COORDINATOR_BUSY, FollowUpErrorType, type DeliveryRecord } from '../follow-up/types';
+import { enterUpdate, PROJECT_COORDINATOR_WORKFLOW_TYPE } from '../workflows/definitions';
 import type { projectCoordinatorWorkflow } from '../workflows/project-coordinator';
 import { DEFAULT_WATCH_MIN_INTERVAL_MS, DEFAULT_WATCH_SHARDS } from '../follow-up/watch-defaults';
 import { createFindEarlierDelivery } from './earlier-delivery';
+import { createFindEarlierFollowUps } from './earlier-follow-ups';
 
 export interface CoordinationSettings {
   /** Where coordinators run: one queue for the namespace, so follow-ups of every task queue share them. */
@@ -48,6 +57,10 @@ export interface CheckInRequest {
   /** The follow-up checking in. */
   workflowId: string;
   runId: string;
+  /** The run's name for its check-ins: the coordinator's grants and notices carry it back. */
+  ticket: string;
+  /** When the server started the follow-up's chain: its place in its job's lane. */
+  startedAtMs: number;
   deadlineMs: number;
   /** The send attempt to ask a slot for, unless an earlier run delivered the message. */
   slotFor: string | null;
@@ -55,73 +68,65 @@ export interface CheckInRequest {
   findEarlier: boolean;
   /** The follow-up's first poll gap (`polling.initialInterval`): whether its waits may go through the watchers. */
   initialIntervalMs?: number;
+  /** Which check-in of the run this is: with the run id, the update's id, so a retried attempt is taken once. */
+  sequence?: number;
 }
 
 export interface CheckedIn {
   /** What an earlier run under this workflow id did with the message (null: none sent it). */
   earlier: DeliveryRecord | null;
-  /** How long the follow-up may hear nothing from the coordinator while it waits before it checks in again. */
+  /** How long the follow-up may first hear nothing from the coordinator while it waits before it checks in again. */
   recheckAfterMs: number;
   /** This follow-up waits through shared watchers of this many shards (absent: it polls its own job). */
   watchShards?: number;
-  /**
-   * The follow-up's standing once the coordinator took the check-in in: its turn (and slot) if granted, what the
-   * `turn` signal says too, so it need not wait for the signal. Null: it waits in line, or the coordinator did not say
-   * in time (the signal says it then).
-   */
+  /** Its turn (and slot) if the coordinator gave them at once; null: it waits for the `turn` signal. */
   standing?: TurnGrant | null;
+  /** What it waits for, when it waits. */
+  notice?: QueueNotice | null;
 }
 
-/**
- * How long a check-in waits for the coordinator to say where the follow-up stands (a query, answered after the
- * workflow task that takes the check-in in). Past it the follow-up waits for the `turn` signal, as it would anyway.
- */
-const STANDING_QUERY_MS = 2_000;
+/** How long one check-in may wait for the coordinator's answer before the holder of its id is looked at. */
+const CHECK_IN_ANSWER_MS = 10_000;
+/** Refused for now (busy, or Temporal's limit of updates in flight): tried again within the attempt, for this long. */
+const CHECK_IN_ATTEMPT_MS = 20_000;
+/** The pause after a refusal, doubling: jittered, so a burst of refused check-ins does not come back together. */
+const REFUSED_PAUSE = { firstMs: 200, maxMs: 5_000 } as const;
 
 /** Builds the coordination activities around a Temporal client of the worker's connection. */
 export function createCoordinationActivities(client: Client, settings: CoordinationSettings) {
   const findEarlierDelivery = createFindEarlierDelivery(client);
+  const findEarlierFollowUps = createFindEarlierFollowUps(client);
   const defaultSendsPerHour = createDefaultBudgetReader(client, settings.sendsPerHour);
+  const reportedForeign = new Set<string>();
   return {
     /**
      * Takes the follow-up's place in its job's lane and asks for a send slot (starting the coordinator if need be);
      * on the first check-in of a run, first finds what earlier runs sent, which decides whether a slot is needed.
      */
     async checkIn(request: CheckInRequest): Promise<CheckedIn> {
-      const [earlier, sendsPerHour] = await Promise.all([
+      const [earlier, sendsPerHour, before] = await Promise.all([
         request.findEarlier ? findEarlierDelivery({ workflowId: request.workflowId, runId: request.runId }) : null,
         defaultSendsPerHour(),
+        findEarlierFollowUps(request),
       ]);
       const slotFor = earlier?.state === 'delivered' ? null : request.slotFor;
-      const coordinator = await client.workflow.signalWithStart<typeof projectCoordinatorWorkflow, [EnterRequest]>(
-        PROJECT_COORDINATOR_WORKFLOW_TYPE,
-        {
-          workflowId: coordinatorWorkflowId(request.projectId),
-          taskQueue: settings.taskQueue,
-          args: [{ projectId: request.projectId, sendsPerHour, ...(settings.windowMs ? { windowMs: settings.windowMs } : {}) }],
-          signal: enterSignal,
-          signalArgs: [
-            {
-              workflowId: request.workflowId,
-              jobId: request.jobId,
-              deadlineMs: request.deadlineMs,
-              slotFor,
-              defaultLimit: sendsPerHour,
-            },
-          ],
-          staticSummary: `Project ${request.projectId}: send budget and one follow-up at a time per job`,
-        },
-      );
-      // Asked rather than waited for: a follow-up waiting for its turn signal costs its history a timer started and
-      // cancelled. Any failure (a busy coordinator, its first task not done yet) leaves it to the signal.
-      const standing = await client
-        .withDeadline(Date.now() + STANDING_QUERY_MS, () => coordinator.query(standingQuery, request.workflowId, slotFor))
-        .catch(() => null);
+      const enter: EnterRequest = {
+        workflowId: request.workflowId,
+        ticket: request.ticket,
+        jobId: request.jobId,
+        startedAtMs: request.startedAtMs,
+        before,
+        deadlineMs: request.deadlineMs,
+        slotFor,
+        defaultLimit: sendsPerHour,
+      };
+      const answer = await enterCoordinator(request, enter, sendsPerHour);
       return {
         earlier,
         recheckAfterMs: recheckAfterMs(settings.windowMs ?? HOUR_MS),
         ...(watchesFor(settings, request) ? { watchShards: settings.watchShards } : {}),
-        standing,
+        standing: answer.standing,
+        notice: answer.notice,
       };
     },
 
@@ -135,6 +140,100 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
       }
     },
   };
+
+  /**
+   * The check-in itself, tried again within the attempt while the coordinator refuses it for now (closing its run,
+   * full) or Temporal refuses another update in flight; past CHECK_IN_ATTEMPT_MS the attempt fails and Temporal's retry
+   * policy brings it back. An answer that does not come in time, or a refusal no coordinator gives, means something
+   * else may hold the coordinator's id: that is looked at, and fails the follow-up at once if so.
+   */
+  async function enterCoordinator(request: CheckInRequest, enter: EnterRequest, sendsPerHour: number): Promise<CheckInAnswer> {
+    const coordinatorId = coordinatorWorkflowId(request.projectId);
+    const giveUpAtMs = Date.now() + CHECK_IN_ATTEMPT_MS;
+    let pauseMs: number = REFUSED_PAUSE.firstMs;
+    for (;;) {
+      try {
+        return await client.withDeadline(Date.now() + CHECK_IN_ANSWER_MS, () =>
+          client.workflow.executeUpdateWithStart(enterUpdate, {
+            args: [enter],
+            updateId: `check-in/${request.runId}/${request.sequence ?? 0}`,
+            startWorkflowOperation: new WithStartWorkflowOperation<typeof projectCoordinatorWorkflow>(PROJECT_COORDINATOR_WORKFLOW_TYPE, {
+              workflowId: coordinatorId,
+              taskQueue: settings.taskQueue,
+              workflowIdConflictPolicy: 'USE_EXISTING',
+              args: [{ projectId: request.projectId, sendsPerHour, ...(settings.windowMs ? { windowMs: settings.windowMs } : {}) }],
+              staticSummary: `Project ${request.projectId}: send budget and one follow-up at a time per job`,
+            }),
+          }),
+        );
+      } catch (error) {
+        const refusal = refusalOf(error);
+        if (refusal === 'invalid') throw ApplicationFailure.create({ type: CHECK_IN_REFUSED, message: describe(error), nonRetryable: true });
+        if (refusal !== 'busy') await failIfForeign(coordinatorId);
+        if (Date.now() + pauseMs >= giveUpAtMs) {
+          throw ApplicationFailure.create({
+            type: COORDINATOR_BUSY,
+            message: `The coordinator of project '${request.projectId}' did not take the check-in yet (${describe(error)}); checking in again`,
+            nextRetryDelay: jittered(REFUSED_PAUSE.maxMs),
+          });
+        }
+        await delay(jittered(pauseMs), undefined, { signal: Context.current().cancellationSignal });
+        pauseMs = Math.min(pauseMs * 2, REFUSED_PAUSE.maxMs);
+      }
+    }
+  }
+
+  /** Fails the check-in for good when the coordinator's id is held by something that will never answer it. */
+  async function failIfForeign(coordinatorId: string): Promise<void> {
+    let description;
+    try {
+      description = await client.workflow.getHandle(coordinatorId).describe();
+    } catch {
+      return;
+    }
+    const { type, taskQueue, runId, status } = description;
+    if (status.name !== 'RUNNING') return;
+    if (type === PROJECT_COORDINATOR_WORKFLOW_TYPE && taskQueue === settings.taskQueue) return;
+    const what =
+      type === PROJECT_COORDINATOR_WORKFLOW_TYPE
+        ? `a coordinator on task queue '${taskQueue}', which this deployment's workers do not poll (theirs: '${settings.taskQueue}')`
+        : `a workflow of type '${type}'`;
+    const message =
+      `The workflow '${coordinatorId}' (run ${runId}) is ${what}, and it holds the id of the project's coordinator: ` +
+      `no follow-up to this project can be coordinated while it runs, so nothing was sent. Fix: end it ` +
+      `(temporal workflow terminate --workflow-id '${coordinatorId}' --reason 'not the project coordinator'), then start the follow-up again.`;
+    if (!reportedForeign.has(runId)) {
+      reportedForeign.add(runId);
+      log.error('A foreign workflow holds a project coordinator id', { coordinatorId, runId, workflowType: type, taskQueue });
+    }
+    throw ApplicationFailure.create({ type: FollowUpErrorType.CoordinatorIdTaken, message, nonRetryable: true, details: [{ workflowId: coordinatorId, runId, workflowType: type, taskQueue }] });
+  }
+}
+
+/** How an update failed: refused for now (try again), refused as malformed, or anything else (look at the holder). */
+function refusalOf(error: unknown): 'busy' | 'invalid' | 'other' {
+  if (error instanceof WorkflowUpdateFailedError) {
+    const type = (error.cause as { type?: unknown } | undefined)?.type;
+    if (type === COORDINATOR_BUSY) return 'busy';
+    if (type === CHECK_IN_REFUSED) return 'invalid';
+    return 'other';
+  }
+  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return 'other';
+  // Temporal's own refusals of one more update in flight, or of a run that just closed, are for now.
+  const code = (error as { cause?: { code?: unknown } }).cause?.code ?? (error as { code?: unknown }).code;
+  return code === GRPC.RESOURCE_EXHAUSTED || code === GRPC.ABORTED || code === GRPC.UNAVAILABLE ? 'busy' : 'other';
+}
+
+const GRPC = { RESOURCE_EXHAUSTED: 8, ABORTED: 10, UNAVAILABLE: 14 } as const;
+
+function describe(error: unknown): string {
+  if (error instanceof WorkflowUpdateFailedError && error.cause) return error.cause.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Between half and all of `ms`. */
+function jittered(ms: number): number {
+  return Math.round(ms / 2 + Math.random() * (ms / 2));
 }
 
 /** Whether this worker's watchers read for the follow-up: there are some, and its schedule is one they can keep. */

@@ -42,7 +42,7 @@ export function createFindEarlierDelivery(client: Client) {
 }
 
 /** A visibility-query string literal. */
-function quote(value: string): string {
+export function quote(value: string): string {
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
@@ -58,7 +58,7 @@ function isDeliveryRecord(value: unknown): value is DeliveryRecord {
 }
 
 /** The server has no visibility at all (Temporal's time-skipping test server): no earlier run can be listed there. */
-function hasNoVisibility(error: unknown): boolean {
+export function hasNoVisibility(error: unknown): boolean {
   const cause = error instanceof ServiceError ? error.cause : undefined;
   return typeof cause === 'object' && cause !== null && (cause as { code?: unknown }).code === GrpcStatus.UNIMPLEMENTED;
 }

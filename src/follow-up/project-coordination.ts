@@ -23,13 +23,17 @@ export function sendLeaseMs(windowMs: number): number {
 }
 
 /**
- * How long a follow-up waiting on its coordinator (for its job or a send slot) may hear nothing before it checks in
- * again: five minutes on the hour's window, ten seconds on a test's short one. A coordinator that lost it (terminated,
- * reset) takes it back in line then; one that knows it changes nothing.
+ * How long a follow-up waiting on its coordinator (for its job or a send slot) may first hear nothing before it checks
+ * in again: five minutes on the hour's window, ten seconds on a test's short one. A coordinator that lost it
+ * (terminated, reset) takes it back in line then; one that knows it changes nothing. Each silent check-in doubles the
+ * next silence, up to RECHECK_GROWTH times this, so a long wait costs a handful of check-ins, not one per silence.
  */
 export function recheckAfterMs(windowMs: number): number {
   return Math.min(5 * 60_000, Math.max(10_000, Math.floor(windowMs / 12)));
 }
+
+/** How far silent check-ins stretch the silence: 5, 10, 20, 40 minutes on the hour's window, then every 40. */
+export const RECHECK_GROWTH = 8;
 
 /** A grant of one send: counted in the window from `countsFromMs` (the end of its lease) for a window's length. */
 export interface SendSlot {
@@ -41,6 +45,12 @@ export interface SendSlot {
 
 export interface LaneEntry {
   workflowId: string;
+  /** The follow-up's run's name for its messages: a grant or notice carries it back, so a forged or stale one is told apart. */
+  ticket: string;
+  /** When the server started the follow-up (its chain): the lane's order. */
+  startedAtMs: number;
+  /** Follow-ups to the job started before this one that the coordinator has not seen yet: it goes after them. */
+  awaits?: string[];
   sinceMs: number;
   /** The follow-up's own deadline: past it, it no longer waits (it times out by itself). */
   deadlineMs: number;
@@ -52,14 +62,23 @@ export interface LaneEntry {
 
 export interface Lane {
   holder: LaneEntry | null;
+  /** In the order their follow-ups were started. */
   waiting: LaneEntry[];
+  /** The last follow-ups that held the job and left, so one started before a newcomer is known to be done. */
+  served?: string[];
 }
+
+/** Follow-ups remembered per lane as served: more than any newcomer's list of earlier follow-ups holds. */
+const SERVED_KEPT = 100;
 
 /** A holder waiting for a send slot. */
 export interface SlotRequest {
   workflowId: string;
+  ticket: string;
   jobId: string;
   key: string;
+  /** The follow-up's start: slots go in this order, so one asked again after a lost lease keeps its place. */
+  startedAtMs: number;
   sinceMs: number;
   deadlineMs: number;
   told?: boolean;
@@ -78,12 +97,20 @@ export interface CoordinatorState {
   /** Totals over the coordinator's whole life (all runs). */
   totals: { served: number; granted: number; returned: number; waitedForBudget: number };
   runs: number;
+  /** Follow-ups started before one in a lane that the coordinator has not seen: when to ask next whether each runs. */
+  awaitedCheckedAtMs?: Record<string, number>;
 }
 
 /** What a follow-up asks when it checks in, and again before a later send attempt. */
 export interface EnterRequest {
   workflowId: string;
+  /** Unique to the follow-up's run; grants and notices carry it back. */
+  ticket: string;
   jobId: string;
+  /** When the server started the follow-up's chain (`workflowInfo().startTime`). */
+  startedAtMs: number;
+  /** Running follow-ups to the same job started before this one (from visibility, when the check-in looked). */
+  before: string[];
   deadlineMs: number;
   /**
    * The send attempt it wants a slot for, named uniquely by the follow-up (null: none, e.g. a re-run whose message
@@ -97,9 +124,17 @@ export interface EnterRequest {
 /** To a follow-up: the job is yours; with `sendByMs`, a request may leave until then. */
 export interface TurnGrant {
   workflowId: string;
+  /** The ticket of the check-in this answers. */
+  ticket: string;
   /** The attempt the slot is for (null: the turn comes without a slot). */
   slot: string | null;
   sendByMs: number | null;
+}
+
+/** The coordinator's answer to a check-in: the follow-up's standing (its turn, and slot, if it has them), or what it waits for. */
+export interface CheckInAnswer {
+  standing: TurnGrant | null;
+  notice: QueueNotice | null;
 }
 
 /** To a follow-up that waits: why, and for how long it may expect to. */
@@ -109,7 +144,7 @@ export type QueueNotice =
 
 export interface Schedule {
   grants: TurnGrant[];
-  notices: Array<{ workflowId: string; notice: QueueNotice }>;
+  notices: Array<{ workflowId: string; ticket: string; notice: QueueNotice }>;
   /** When the state next changes by itself (a slot leaves the window, a waiting follow-up's deadline), if ever. */
   wakeAtMs: number | null;
   /** Some grants or notices were left for the next round (more than `maxMessages` were due). */
@@ -153,20 +188,47 @@ export function nextSlotAtMs(state: CoordinatorState, nowMs: number): number | n
 }
 
 /**
- * A follow-up checks in: it takes its place in its job's lane (or keeps the one it has: a retried check-in, a re-run
- * under the same id) and, with `slotFor`, asks for a send slot once it holds the job.
+ * A follow-up checks in: it takes its place in its job's lane in the order follow-ups were started (or keeps the one it
+ * has: a retried check-in, a re-run under the same id) and, with `slotFor`, asks for a send slot once it holds the job.
+ * Follow-ups to the job started before it that the coordinator has not seen are awaited: it goes after them.
  */
 export function enter(state: CoordinatorState, request: EnterRequest, nowMs: number): void {
   state.defaultLimit = request.defaultLimit;
   const lane = (state.lanes[request.jobId] ??= { holder: null, waiting: [] });
-  const holds = lane.holder?.workflowId === request.workflowId;
-  const waiting = lane.waiting.some((entry) => entry.workflowId === request.workflowId);
-  if (!holds && !waiting) lane.waiting.push({ workflowId: request.workflowId, sinceMs: nowMs, deadlineMs: request.deadlineMs });
-  if (holds && lane.holder) lane.holder.deadlineMs = request.deadlineMs;
-  if (request.slotFor !== null) askForSlot(state, { workflowId: request.workflowId, jobId: request.jobId, key: request.slotFor, sinceMs: nowMs, deadlineMs: request.deadlineMs });
+  const holder = lane.holder?.workflowId === request.workflowId ? lane.holder : null;
+  let entry = holder ?? lane.waiting.find((waiting) => waiting.workflowId === request.workflowId) ?? null;
+  if (entry === null) {
+    entry = { workflowId: request.workflowId, ticket: request.ticket, startedAtMs: request.startedAtMs, sinceMs: nowMs, deadlineMs: request.deadlineMs };
+    insertInStartOrder(lane.waiting, entry);
+  }
+  entry.ticket = request.ticket;
+  entry.deadlineMs = request.deadlineMs;
+  if (entry !== holder) {
+    const seen = new Set([...(lane.holder ? [lane.holder.workflowId] : []), ...lane.waiting.map((waiting) => waiting.workflowId), ...(lane.served ?? [])]);
+    const awaits = request.before.filter((workflowId) => workflowId !== request.workflowId && !seen.has(workflowId));
+    if (awaits.length > 0) entry.awaits = awaits;
+    else delete entry.awaits;
+  }
+  // Whoever awaited this follow-up has now seen it.
+  for (const waiting of lane.waiting) forget(waiting, request.workflowId);
+  if (request.slotFor !== null) {
+    askForSlot(state, { workflowId: request.workflowId, ticket: request.ticket, jobId: request.jobId, key: request.slotFor, startedAtMs: request.startedAtMs, sinceMs: nowMs, deadlineMs: request.deadlineMs });
+  }
 }
 
-/** Queues a slot request, unless that attempt has a slot already or is queued (a repeated signal). */
+function insertInStartOrder<T extends { workflowId: string; startedAtMs: number }>(list: T[], item: T): void {
+  const index = list.findIndex((other) => other.startedAtMs > item.startedAtMs || (other.startedAtMs === item.startedAtMs && other.workflowId > item.workflowId));
+  if (index < 0) list.push(item);
+  else list.splice(index, 0, item);
+}
+
+function forget(entry: LaneEntry, workflowId: string): void {
+  if (!entry.awaits?.includes(workflowId)) return;
+  entry.awaits = entry.awaits.filter((awaited) => awaited !== workflowId);
+  if (entry.awaits.length === 0) delete entry.awaits;
+}
+
+/** Queues a slot request in start order, unless that attempt has a slot already; a repeated ask updates it. */
 function askForSlot(state: CoordinatorState, request: SlotRequest): void {
   if (state.slots.some((slot) => slot.workflowId === request.workflowId && slot.key === request.key)) return;
   const queued = state.slotRequests.find((entry) => entry.workflowId === request.workflowId);
@@ -174,10 +236,11 @@ function askForSlot(state: CoordinatorState, request: SlotRequest): void {
     // A late, repeated check-in for an attempt the follow-up has since given up on must not replace the newer one.
     if (isOlderAttempt(request.key, queued.key)) return;
     queued.key = request.key;
+    queued.ticket = request.ticket;
     queued.deadlineMs = request.deadlineMs;
     return;
   }
-  state.slotRequests.push(request);
+  insertInStartOrder(state.slotRequests, request);
 }
 
 /** Whether `key` names an earlier attempt of the same run than `than` (keys are `<run id>#<attempt>`). */
@@ -196,24 +259,42 @@ export function returnSlot(state: CoordinatorState, workflowId: string, key: str
   return true;
 }
 
-/** A follow-up is done with its job, or gives up waiting: the next in line may go. Its sent slots still count. */
-export function leave(state: CoordinatorState, workflowId: string): 'released' | 'left' | 'unknown' {
-  state.slotRequests = state.slotRequests.filter((entry) => entry.workflowId !== workflowId);
+/**
+ * A follow-up is done with its job, or gives up waiting: the next in line may go. Its sent slots still count. With a
+ * ticket, only the run that checked in with it may leave (a late leave of an earlier run changes nothing).
+ */
+export function leave(state: CoordinatorState, workflowId: string, ticket?: string): 'released' | 'left' | 'unknown' {
+  const matches = (entry: LaneEntry) => entry.workflowId === workflowId && (ticket === undefined || entry.ticket === ticket);
   for (const [jobId, lane] of Object.entries(state.lanes)) {
-    if (lane.holder?.workflowId === workflowId) {
+    if (lane.holder && matches(lane.holder)) {
       lane.holder = null;
+      lane.served = [...(lane.served ?? []), workflowId].slice(-SERVED_KEPT);
       state.totals.served += 1;
+      dropSlotRequest(state, workflowId);
+      for (const waiting of lane.waiting) forget(waiting, workflowId);
       if (lane.waiting.length === 0) delete state.lanes[jobId];
       return 'released';
     }
-    const index = lane.waiting.findIndex((entry) => entry.workflowId === workflowId);
+    const index = lane.waiting.findIndex(matches);
     if (index >= 0) {
       lane.waiting.splice(index, 1);
+      dropSlotRequest(state, workflowId);
+      for (const waiting of lane.waiting) forget(waiting, workflowId);
       if (lane.waiting.length === 0 && lane.holder === null) delete state.lanes[jobId];
       return 'left';
     }
   }
   return 'unknown';
+}
+
+function dropSlotRequest(state: CoordinatorState, workflowId: string): void {
+  state.slotRequests = state.slotRequests.filter((entry) => entry.workflowId !== workflowId);
+}
+
+/** A follow-up awaited by others turned out not to run: nobody waits for it any longer. */
+export function forgetAwaited(state: CoordinatorState, workflowId: string): void {
+  for (const lane of Object.values(state.lanes)) for (const waiting of lane.waiting) forget(waiting, workflowId);
+  if (state.awaitedCheckedAtMs) delete state.awaitedCheckedAtMs[workflowId];
 }
 
 /**
@@ -236,22 +317,22 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
   state.slots = countedSlots(state, nowMs);
   state.slotRequests = state.slotRequests.filter((request) => request.deadlineMs > nowMs);
 
-  const turns = new Set<string>();
+  const turns = new Map<string, string>();
   for (const [jobId, lane] of Object.entries(state.lanes)) {
     lane.waiting = lane.waiting.filter((entry) => entry.deadlineMs > nowMs);
-    if (lane.holder === null && lane.waiting.length > 0 && canSay()) {
-      const next = lane.waiting.shift();
-      if (next) {
-        messages += 1;
-        lane.holder = { workflowId: next.workflowId, sinceMs: nowMs, deadlineMs: next.deadlineMs, checkedAtMs: nowMs };
-        turns.add(next.workflowId);
-      }
+    // The first in start order goes, once every follow-up started before it has been seen (or found gone).
+    const next = lane.waiting[0];
+    if (lane.holder === null && next !== undefined && next.awaits === undefined && canSay()) {
+      lane.waiting.shift();
+      messages += 1;
+      lane.holder = { ...next, sinceMs: nowMs, checkedAtMs: nowMs };
+      turns.set(next.workflowId, next.ticket);
     }
     if (lane.holder === null && lane.waiting.length === 0) delete state.lanes[jobId];
   }
 
   // Slots go only to follow-ups holding their job, in the order they asked.
-  const holders = new Set(Object.values(state.lanes).flatMap((lane) => (lane.holder ? [lane.holder.workflowId] : [])));
+  const holders = holderIds(state);
   const lease = sendLeaseMs(state.windowMs);
   const stillWaiting: SlotRequest[] = [];
   // Slots keep the order they were asked in: once one waits for the next round, so do those after it.
@@ -269,7 +350,7 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
       state.slots.push({ workflowId: request.workflowId, key: request.key, countsFromMs: nowMs + lease });
       state.totals.granted += 1;
       if (request.told) state.totals.waitedForBudget += 1;
-      grants.push({ workflowId: request.workflowId, slot: request.key, sendByMs: nowMs + lease });
+      grants.push({ workflowId: request.workflowId, ticket: request.ticket, slot: request.key, sendByMs: nowMs + lease });
       turns.delete(request.workflowId);
     } else {
       stillWaiting.push(request);
@@ -278,7 +359,7 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
   state.slotRequests = stillWaiting;
   // A turn without a slot: the follow-up needs none (its message went out in an earlier run), or waits for one,
   // holding the job meanwhile (it reads the job before it sends).
-  for (const workflowId of turns) grants.push({ workflowId, slot: null, sendByMs: null });
+  for (const [workflowId, ticket] of turns) grants.push({ workflowId, ticket, slot: null, sendByMs: null });
 
   const limit = limitOf(state);
   const nextSlot = nextSlotAtMs(state, nowMs);
@@ -292,6 +373,7 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
       const expected = counted[counted.length - limit + ahead];
       notices.push({
         workflowId: request.workflowId,
+        ticket: request.ticket,
         notice: {
           reason: 'budget',
           sentInWindow: counted.length,
@@ -310,7 +392,7 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
       const place = index + (lane.holder ? 1 : 0);
       if (entry.toldAhead !== place && canSay()) {
         messages += 1;
-        notices.push({ workflowId: entry.workflowId, notice: { reason: 'lane', jobId, ahead: place } });
+        notices.push({ workflowId: entry.workflowId, ticket: entry.ticket, notice: { reason: 'lane', jobId, ahead: place } });
         entry.toldAhead = place;
       }
     });
@@ -324,15 +406,100 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
 }
 
 /**
+ * What a check-in may take at once without passing anyone: its job, if free and it is first in line with no earlier
+ * follow-up awaited; then a slot, if the window has room and no holder asked before it. Everything else is left to
+ * `schedule`, whose grants go out as signals in bounded rounds; these ride on the check-in's answer.
+ */
+export function grantAtCheckIn(state: CoordinatorState, workflowId: string, jobId: string, nowMs: number): void {
+  const lane = state.lanes[jobId];
+  if (!lane) return;
+  const head = lane.waiting[0];
+  if (lane.holder === null && head?.workflowId === workflowId && head.awaits === undefined && head.deadlineMs > nowMs) {
+    lane.waiting.shift();
+    lane.holder = { ...head, sinceMs: nowMs, checkedAtMs: nowMs };
+  }
+  if (lane.holder?.workflowId !== workflowId) return;
+  state.slots = countedSlots(state, nowMs);
+  if (state.slots.length >= limitOf(state)) return;
+  const holders = holderIds(state);
+  const first = state.slotRequests.find((request) => holders.has(request.workflowId) && request.deadlineMs > nowMs);
+  if (first?.workflowId !== workflowId) return;
+  state.slotRequests = state.slotRequests.filter((request) => request !== first);
+  state.slots.push({ workflowId, key: first.key, countsFromMs: nowMs + sendLeaseMs(state.windowMs) });
+  state.totals.granted += 1;
+}
+
+/** What a check-in that must wait is told in its answer (and marked told, so no signal repeats it); null if it waits for nothing. */
+export function noticeAtCheckIn(state: CoordinatorState, workflowId: string, jobId: string, nowMs: number): QueueNotice | null {
+  const lane = state.lanes[jobId];
+  const index = lane?.waiting.findIndex((entry) => entry.workflowId === workflowId) ?? -1;
+  const entry = lane?.waiting[index];
+  if (lane && entry) {
+    entry.toldAhead = index + (lane.holder ? 1 : 0);
+    return { reason: 'lane', jobId, ahead: entry.toldAhead };
+  }
+  if (lane?.holder?.workflowId !== workflowId) return null;
+  const holders = holderIds(state);
+  const waiting = state.slotRequests.filter((request) => holders.has(request.workflowId));
+  const ahead = waiting.findIndex((request) => request.workflowId === workflowId);
+  const request = waiting[ahead];
+  if (!request) return null;
+  request.told = true;
+  const counted = countedSlots(state, nowMs);
+  const limit = limitOf(state);
+  const expected = counted[counted.length - limit + ahead];
+  return { reason: 'budget', sentInWindow: counted.length, limit, windowMs: state.windowMs, nextSlotAtMs: expected ? expected.countsFromMs + state.windowMs : nextSlotAtMs(state, nowMs), ahead };
+}
+
+function holderIds(state: CoordinatorState): Set<string> {
+  return new Set(Object.values(state.lanes).flatMap((lane) => (lane.holder ? [lane.holder.workflowId] : [])));
+}
+
+/**
  * A follow-up's standing as `schedule` left it: the turn it holds (with the slot granted for `key`, if any), or null
  * while it waits in line. What the `turn` signal says, for a check-in that asks rather than waits for the signal.
  */
 export function standingOf(state: CoordinatorState, workflowId: string, key: string | null): TurnGrant | null {
-  const holds = Object.values(state.lanes).some((lane) => lane.holder?.workflowId === workflowId);
-  if (!holds) return null;
+  const holder = Object.values(state.lanes).find((lane) => lane.holder?.workflowId === workflowId)?.holder;
+  if (!holder) return null;
   const slot = key === null ? undefined : state.slots.find((granted) => granted.workflowId === workflowId && granted.key === key);
   // A slot's lease ends where it starts to count in the window (`schedule`).
-  return { workflowId, slot: slot?.key ?? null, sendByMs: slot?.countsFromMs ?? null };
+  return { workflowId, ticket: holder.ticket, slot: slot?.key ?? null, sendByMs: slot?.countsFromMs ?? null };
+}
+
+/**
+ * Follow-ups awaited by a lane's first waiter (started before it, not seen yet) to make sure of: each a while after it
+ * was first awaited and then every few minutes, since one that ended before checking in never says so.
+ */
+export function awaitedToCheck(state: CoordinatorState, nowMs: number): string[] {
+  const nextCheckAt = (state.awaitedCheckedAtMs ??= {});
+  const due: string[] = [];
+  for (const lane of Object.values(state.lanes)) {
+    for (const workflowId of lane.waiting[0]?.awaits ?? []) {
+      const at = (nextCheckAt[workflowId] ??= nowMs + AWAITED_CHECK.firstMs);
+      if (nowMs >= at && !due.includes(workflowId)) due.push(workflowId);
+    }
+  }
+  for (const workflowId of Object.keys(nextCheckAt)) if (!isAwaited(state, workflowId)) delete nextCheckAt[workflowId];
+  return due;
+}
+
+/** When `awaitedToCheck` next has something to say (null: nothing awaited). */
+export function nextAwaitedCheckAtMs(state: CoordinatorState): number | null {
+  const times = Object.values(state.awaitedCheckedAtMs ?? {});
+  return times.length > 0 ? Math.min(...times) : null;
+}
+
+/** An awaited follow-up still runs (it has not reached its check-in yet, or held the job before a reset): look again later. */
+export function markAwaitedChecked(state: CoordinatorState, workflowId: string, nowMs: number): void {
+  (state.awaitedCheckedAtMs ??= {})[workflowId] = nowMs + AWAITED_CHECK.againMs;
+}
+
+/** How long an awaited follow-up may not check in before the coordinator asks whether it still runs, and how often after. */
+export const AWAITED_CHECK = { firstMs: 30_000, againMs: 2 * 60_000 } as const;
+
+function isAwaited(state: CoordinatorState, workflowId: string): boolean {
+  return Object.values(state.lanes).some((lane) => lane.waiting.some((entry) => entry.awaits?.includes(workflowId)));
 }
 
 /** How often a holder with others behind it is checked, and how long after its own deadline one alone is. */

@@ -10,6 +10,8 @@ export const FollowUpErrorType = {
   DeliveryUnknown: 'FollowUpDeliveryUnknown',
   /** get-job kept answering with bodies that break the job contract. */
   ContractViolation: 'AgentApiContractViolation',
+  /** A workflow that is not the project's coordinator holds the coordinator's id; nothing was sent. */
+  CoordinatorIdTaken: 'CoordinatorIdTaken',
 } as const;
 
 /**
@@ -166,6 +168,11 @@ export interface RetryAfterPastDeadlineDetails {
 
 /** The failure type of a send refused because its slot's lease ran out before the request could leave. */
 export const SEND_SLOT_EXPIRED = 'SendSlotExpired';
+
+/** A coordinator's validator refused a check-in for now (its run is closing, or it keeps all it can): try again later. */
+export const COORDINATOR_BUSY = 'CoordinatorBusy';
+/** A coordinator's validator refused a malformed check-in: trying again cannot help. */
+export const CHECK_IN_REFUSED = 'CheckInRefused';
 
 /** What a send failure says about its request, beyond the API's own details (agent-api/errors.ts). */
 export interface SendFailureDetails {

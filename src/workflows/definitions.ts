@@ -1,6 +1,6 @@
 /** Message definitions shared by the workflows and their callers. */
-import type { QueryDefinition, SignalDefinition } from '@temporalio/common';
-import type { EnterRequest, ProjectView, QueueNotice, TurnGrant } from '../follow-up/project-coordination';
+import type { QueryDefinition, SignalDefinition, UpdateDefinition } from '@temporalio/common';
+import type { CheckInAnswer, EnterRequest, ProjectView, QueueNotice, TurnGrant } from '../follow-up/project-coordination';
 import type { FollowUpProgress, ReadTrouble } from '../follow-up/types';
 import type { WaitReadReport, WatchedWaitView } from '../follow-up/watch-figures';
 import type { WatchAnswer } from '../follow-up/watch-answer';
@@ -20,13 +20,14 @@ export const pollNowSignal = signalNamed<[]>('pollNow');
 export const readTroubleSignal = signalNamed<[ReadTrouble | null]>('readTrouble');
 
 /**
- * To a project's coordinator, sent with signal-with-start (a short call, unlike an update, so a burst of starts never
- * waits on Temporal's limit of long-running calls): a follow-up takes its place in its job's lane, or keeps it, and
- * asks for a send slot.
+ * To a project's coordinator, by update-with-start from the follow-up's check-in: take (or keep) the follow-up's place
+ * in its job's lane and ask for a send slot. The answer is its standing. An update, not a signal: the coordinator's
+ * validator refuses a malformed check-in, and one that would grow its run past what it keeps, before anything is
+ * written to history; the sender tries again later (back-pressure a signal cannot give).
  */
-export const enterSignal = signalNamed<[EnterRequest]>('enter');
-/** To a coordinator: a follow-up is done with its job, or gives up waiting. */
-export const leaveSignal = signalNamed<[{ workflowId: string }]>('leave');
+export const enterUpdate = updateNamed<CheckInAnswer, [EnterRequest]>('enter');
+/** To a coordinator: a follow-up is done with its job, or gives up waiting (with its check-in's ticket). */
+export const leaveSignal = signalNamed<[{ workflowId: string; ticket?: string }]>('leave');
 /** To a coordinator: a slot under which no request left (the job was busy, the lease ran out), so it does not count. */
 export const returnSlotSignal = signalNamed<[{ workflowId: string; slot: string }]>('returnSlot');
 /** To a coordinator: the project's own budget (sends per hour), or null to follow the workers' default again. */
@@ -37,12 +38,6 @@ export const setDefaultBudgetSignal = signalNamed<[{ sendsPerHour: number | null
 export const defaultBudgetQuery = queryNamed<{ sendsPerHour: number | null }>('defaultBudget');
 /** The coordinator as it stands: budget, use of the window, lanes. */
 export const projectQuery = queryNamed<ProjectView>('project');
-/**
- * A follow-up's standing with its coordinator (by workflow id, and the send attempt it asked a slot for): its turn if
- * it holds its job, with the slot when granted; null while it waits. Its check-in asks, so it need not wait for `turn`.
- */
-export const standingQuery = queryNamed<TurnGrant | null, [string, string | null]>('standing');
-
 /** To a job watcher: watch this wait of a follow-up (replacing its earlier one). */
 export const watchJobSignal = signalNamed<[WatchRegistration]>('watchJob');
 /** To a job watcher: the follow-up's run no longer waits (`runId` absent: whichever run), or its `round` was answered. */
@@ -57,10 +52,10 @@ export const watchedWaitQuery = queryNamed<WatchedWaitView | null, [string]>('wa
 /** To a follow-up, from its watcher: the read that answers its wait, or why the wait cannot go on. */
 export const jobAnswerSignal = signalNamed<[WatchAnswer]>('jobAnswer');
 
-/** To a follow-up: the job is yours, and maybe a send slot with it. */
+/** To a follow-up: the job is yours, and maybe a send slot with it (with the ticket of its check-in). */
 export const turnSignal = signalNamed<[TurnGrant]>('turn');
-/** To a follow-up that waits: for whom or for what. */
-export const queueNoticeSignal = signalNamed<[QueueNotice]>('queueNotice');
+/** To a follow-up that waits: for whom or for what, and the ticket of its check-in. */
+export const queueNoticeSignal = signalNamed<[QueueNotice, string]>('queueNotice');
 
 /**
  * The plain objects the SDK's `defineSignal` and `defineQuery` return (a type and a name), made here so that the
@@ -68,6 +63,10 @@ export const queueNoticeSignal = signalNamed<[QueueNotice]>('queueNotice');
  */
 function signalNamed<Args extends unknown[]>(name: string): SignalDefinition<Args> {
   return { type: 'signal', name } as SignalDefinition<Args>;
+}
+
+function updateNamed<Result, Args extends unknown[]>(name: string): UpdateDefinition<Result, Args> {
+  return { type: 'update', name } as UpdateDefinition<Result, Args>;
 }
 
 function queryNamed<Result, Args extends unknown[] = []>(name: string): QueryDefinition<Result, Args> {

@@ -1,13 +1,15 @@
 /**
  * projectCoordinatorWorkflow: one project's send budget and its jobs' lanes, in one workflow per project (a "virtual
- * object"). Follow-ups check in with signal-with-start; the coordinator hands each job to one follow-up at a time, in
- * arrival order, and grants send slots so that at most N sends leave in any rolling window, all at once while the
- * window has room (the way the vendor counts "100 uses per project per hour"). The decisions are pure functions in
- * follow-up/project-coordination.ts; this module turns them into signals and timers.
+ * object"). Follow-ups check in by update-with-start; the coordinator hands each job to one follow-up at a time, in the
+ * order the follow-ups were started, and grants send slots so that at most N sends leave in any rolling window, all at
+ * once while the window has room (the way the vendor counts "100 uses per project per hour"). What a check-in can
+ * have at once rides on its answer; the rest goes out as signals in bounded rounds. The decisions are pure functions
+ * in follow-up/project-coordination.ts; every message is checked by follow-up/coordinator-messages.ts.
  *
  * It is keyed by project only, so every worker, task queue and service on the namespace shares it. It outlives worker
- * and server restarts like any workflow, keeps its history bounded with continue-as-new, and ends only when nothing
- * is left to keep: no lane, no request, no send still in its window and no budget of its own.
+ * and server restarts like any workflow, keeps its history bounded with continue-as-new (its update validator refuses
+ * check-ins, without writing history, once a run has taken what it keeps), and ends only when nothing is left to
+ * keep: no lane, no request, no send still in its window and no budget of its own.
  */
 import {
   allHandlersFinished,
@@ -24,17 +26,24 @@ import {
 import type { FollowUpActivities } from '../activities';
 import { coordinatorWorkflowId } from '../follow-up/coordinator-id';
 import { formatMs } from '../follow-up/duration';
+import { checkEnterRequest, checkLeave, checkReturnSlot, checkSetBudget } from '../follow-up/coordinator-messages';
 import {
+  awaitedToCheck,
   emptyCoordinator,
   enter,
+  forgetAwaited,
+  grantAtCheckIn,
   holdersToCheck,
   HOUR_MS,
   isCoordinatorState,
   isIdle,
   leave,
   limitOf,
+  markAwaitedChecked,
   markChecked,
+  nextAwaitedCheckAtMs,
   nextHolderCheckAtMs,
+  noticeAtCheckIn,
   returnSlot,
   schedule,
   standingOf,
@@ -46,11 +55,18 @@ import {
   type TurnGrant,
 } from '../follow-up/project-coordination';
 import { identifierProblem } from '../follow-up/request';
-import { FollowUpErrorType } from '../follow-up/types';
-import { enterSignal, leaveSignal, projectQuery, queueNoticeSignal, returnSlotSignal, setBudgetSignal, standingQuery, turnSignal } from './definitions';
+import { CHECK_IN_REFUSED, COORDINATOR_BUSY, FollowUpErrorType } from '../follow-up/types';
+import { enterUpdate, leaveSignal, projectQuery, queueNoticeSignal, returnSlotSignal, setBudgetSignal, turnSignal } from './definitions';
 
 /** Signals a run takes before it continues as new, far below Temporal's 10,000 per run. */
 const SIGNALS_PER_RUN = 4_000;
+/** Check-ins (updates) a run takes before it refuses more and continues as new, below Temporal's 2,000 per run. */
+const CHECK_INS_PER_RUN = 1_000;
+/**
+ * Follow-ups a coordinator keeps in its lanes and queue at once: its state goes whole through continue-as-new, whose
+ * input the server caps at 2 MB. Check-ins past it are refused and tried again later by their senders.
+ */
+const MAX_FOLLOW_UPS_KEPT = 3_000;
 /** Events a run grows to before it continues as new, far below Temporal's 51,200 (a server may suggest it sooner). */
 const EVENTS_PER_RUN = 10_000;
 /**
@@ -79,44 +95,71 @@ export async function projectCoordinatorWorkflow(start: CoordinatorStart, ...con
   const state = admit(start, continued);
   let changed = true;
   let signals = 0;
+  let checkIns = 0;
   const heard = () => {
     signals += 1;
     changed = true;
   };
-  setHandler(enterSignal, (request) => {
-    if (!isEnterRequest(request)) return void log.warn('Ignored a malformed enter signal', { projectId: state.projectId });
-    enter(state, { ...request, defaultLimit: perWindow(request.defaultLimit, state.windowMs) }, Date.now());
+  const closing = () => {
+    const info = workflowInfo();
+    return info.continueAsNewSuggested || signals >= SIGNALS_PER_RUN || checkIns >= CHECK_INS_PER_RUN || info.historyLength >= EVENTS_PER_RUN;
+  };
+  setHandler(
+    enterUpdate,
+    (request) => {
+      checkIns += 1;
+      changed = true;
+      const now = Date.now();
+      enter(state, { ...request, defaultLimit: perWindow(request.defaultLimit, state.windowMs) }, now);
+      grantAtCheckIn(state, request.workflowId, request.jobId, now);
+      return { standing: standingOf(state, request.workflowId, request.slotFor), notice: noticeAtCheckIn(state, request.workflowId, request.jobId, now) };
+    },
+    {
+      // Runs before anything is written: a refused check-in leaves no trace, and its sender tries again.
+      validator: (request) => {
+        const checked = checkEnterRequest(request);
+        if (typeof checked === 'string') throw ApplicationFailure.create({ type: CHECK_IN_REFUSED, message: `Invalid check-in: ${checked}`, nonRetryable: true });
+        if (closing()) throw ApplicationFailure.create({ type: COORDINATOR_BUSY, message: 'The coordinator is continuing as new; check in again shortly' });
+        if (followUpsKept(state) >= MAX_FOLLOW_UPS_KEPT && !knows(state, checked.workflowId)) {
+          throw ApplicationFailure.create({ type: COORDINATOR_BUSY, message: `The coordinator keeps ${MAX_FOLLOW_UPS_KEPT} follow-ups already; check in again later` });
+        }
+      },
+    },
+  );
+  setHandler(leaveSignal, (message) => {
+    const checked = checkLeave(message);
+    if (!checked) return void log.warn('Ignored a malformed leave signal', { projectId: state.projectId });
+    leave(state, checked.workflowId, checked.ticket);
     heard();
   });
-  setHandler(leaveSignal, ({ workflowId }) => {
-    leave(state, workflowId);
+  setHandler(returnSlotSignal, (message) => {
+    const checked = checkReturnSlot(message);
+    if (!checked) return void log.warn('Ignored a malformed returnSlot signal', { projectId: state.projectId });
+    returnSlot(state, checked.workflowId, checked.slot);
     heard();
   });
-  setHandler(returnSlotSignal, ({ workflowId, slot }) => {
-    returnSlot(state, workflowId, slot);
-    heard();
-  });
-  setHandler(setBudgetSignal, ({ sendsPerHour }) => {
-    state.limitOverride = sendsPerHour === null ? null : perWindow(sendsPerHour, state.windowMs);
+  setHandler(setBudgetSignal, (message) => {
+    const checked = checkSetBudget(message);
+    if (!checked) return void log.warn('Ignored a malformed setBudget signal', { projectId: state.projectId });
+    state.limitOverride = checked.sendsPerHour === null ? null : perWindow(checked.sendsPerHour, state.windowMs);
     heard();
   });
   setHandler(projectQuery, () => viewOf(state, Date.now()));
-  setHandler(standingQuery, (workflowId, key) => standingOf(state, workflowId, key));
 
   for (;;) {
     changed = false;
     const { grants, notices, wakeAtMs, more } = schedule(state, Date.now(), MESSAGES_PER_ROUND);
     await tell(state, grants, notices);
     await checkHolders(state);
+    await checkAwaited(state);
     setCurrentDetails(describe(state));
-    const info = workflowInfo();
-    if (info.continueAsNewSuggested || signals >= SIGNALS_PER_RUN || info.historyLength >= EVENTS_PER_RUN) {
+    if (closing()) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof projectCoordinatorWorkflow>(start, { ...state, runs: state.runs + 1 });
     }
     if (changed || more) continue;
     if (isIdle(state, Date.now())) return viewOf(state, Date.now());
-    const wakes = [wakeAtMs, nextHolderCheckAtMs(state), windowEmptiesAtMs(state)].filter((time): time is number => time !== null);
+    const wakes = [wakeAtMs, nextHolderCheckAtMs(state), nextAwaitedCheckAtMs(state), windowEmptiesAtMs(state)].filter((time): time is number => time !== null);
     const wakeIn = wakes.length > 0 ? Math.max(Math.min(...wakes) - Date.now(), 1_000) : undefined;
     if (wakeIn === undefined) await condition(() => changed);
     else await condition(() => changed, wakeIn, { summary: wakeSummary(state, wakeAtMs) });
@@ -124,10 +167,10 @@ export async function projectCoordinatorWorkflow(start: CoordinatorStart, ...con
 }
 
 /** Signals the grants and notices at once; a follow-up that cannot be reached is gone, and loses its place. */
-async function tell(state: CoordinatorState, grants: TurnGrant[], notices: Array<{ workflowId: string; notice: QueueNotice }>): Promise<void> {
+async function tell(state: CoordinatorState, grants: TurnGrant[], notices: Array<{ workflowId: string; ticket: string; notice: QueueNotice }>): Promise<void> {
   const sends = [
     ...grants.map((grant) => ({ workflowId: grant.workflowId, send: () => getExternalWorkflowHandle(grant.workflowId).signal(turnSignal, grant) })),
-    ...notices.map(({ workflowId, notice }) => ({ workflowId, send: () => getExternalWorkflowHandle(workflowId).signal(queueNoticeSignal, notice) })),
+    ...notices.map(({ workflowId, ticket, notice }) => ({ workflowId, send: () => getExternalWorkflowHandle(workflowId).signal(queueNoticeSignal, notice, ticket) })),
   ];
   const gone = await Promise.all(
     sends.map(async ({ workflowId, send }) => {
@@ -157,6 +200,29 @@ async function checkHolders(state: CoordinatorState): Promise<void> {
   });
 }
 
+/**
+ * Follow-ups started before a lane's first waiter that never checked in: one that no longer runs is forgotten, so the
+ * lane goes on; one that runs is waited for (it has yet to check in, or held the job before the coordinator was reset).
+ */
+async function checkAwaited(state: CoordinatorState): Promise<void> {
+  const due = awaitedToCheck(state, Date.now());
+  if (due.length === 0) return;
+  const running = await Promise.all(due.map((workflowId) => followUpIsRunning(workflowId)));
+  due.forEach((workflowId, index) => {
+    if (running[index]) markAwaitedChecked(state, workflowId, Date.now());
+    else forgetAwaited(state, workflowId);
+  });
+}
+
+/** How many follow-ups the state holds: its lanes' holders and waiters (slot requests are holders'). */
+function followUpsKept(state: CoordinatorState): number {
+  return Object.values(state.lanes).reduce((sum, lane) => sum + lane.waiting.length + (lane.holder ? 1 : 0), 0);
+}
+
+function knows(state: CoordinatorState, workflowId: string): boolean {
+  return Object.values(state.lanes).some((lane) => lane.holder?.workflowId === workflowId || lane.waiting.some((entry) => entry.workflowId === workflowId));
+}
+
 /** A budget per hour as a budget per window (the same unless a test shortened the window). */
 function perWindow(sendsPerHour: number, windowMs: number): number {
   return windowMs === HOUR_MS ? sendsPerHour : Math.max(1, Math.round((sendsPerHour * windowMs) / HOUR_MS));
@@ -182,20 +248,6 @@ function describe(state: CoordinatorState): string {
     `- Over its life: ${state.totals.granted} sends granted, ${state.totals.served} follow-ups served`,
   ];
   return lines.join('\n');
-}
-
-function isEnterRequest(value: unknown): value is Parameters<typeof enter>[1] {
-  const request = value as Partial<Parameters<typeof enter>[1]> | null;
-  return (
-    typeof request === 'object' &&
-    request !== null &&
-    typeof request.workflowId === 'string' &&
-    typeof request.jobId === 'string' &&
-    typeof request.deadlineMs === 'number' &&
-    (request.slotFor === null || typeof request.slotFor === 'string') &&
-    typeof request.defaultLimit === 'number' &&
-    request.defaultLimit >= 1
-  );
 }
 
 function admit(start: CoordinatorStart, continued: unknown[]): CoordinatorState {

@@ -6,8 +6,9 @@
  */
 import { CancellationScope, condition, ContinueAsNew, getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
 import { coordinatorWorkflowId } from '../follow-up/coordinator-id';
+import { checkNotice, checkTurn } from '../follow-up/coordinator-messages';
 import { formatMs } from '../follow-up/duration';
-import type { QueueNotice, TurnGrant } from '../follow-up/project-coordination';
+import { RECHECK_GROWTH, type QueueNotice, type TurnGrant } from '../follow-up/project-coordination';
 import type { DeliveryRecord } from '../follow-up/types';
 import type { CheckedIn } from '../activities';
 import { checkIn } from './activities';
@@ -41,14 +42,26 @@ export class ProjectTurn {
   /** Counts what the coordinator said: silence is measured from the last word. */
   private heard = 0;
   private recheckAfterMs = DEFAULT_RECHECK_AFTER_MS;
+  private checkIns = 0;
+  /**
+   * The name of this follow-up's check-ins, which the coordinator's grants and notices carry back: the chain's first
+   * run id, the same across continue-as-new (the next run keeps the job) and new for a re-run under the same id, so a
+   * message meant for an earlier chain, or for nobody, changes nothing.
+   */
+  private readonly ticket = workflowInfo().firstExecutionRunId;
+  private readonly tickets = new Set([this.ticket]);
 
   constructor(private readonly run: FollowUpRun) {
     this.holds = run.holdsLane;
-    setHandler(turnSignal, (grant) => {
+    setHandler(turnSignal, (message) => {
+      const grant = checkTurn(message, workflowInfo().workflowId, this.tickets);
+      if (!grant) return void log.warn('Ignored a turn signal not meant for this follow-up', { ...this.run.ref });
       this.heard += 1;
       this.take(grant);
     });
-    setHandler(queueNoticeSignal, (notice) => {
+    setHandler(queueNoticeSignal, (message, ticket) => {
+      const notice = checkNotice(message, ticket, this.tickets);
+      if (!notice) return void log.warn('Ignored a queue notice not meant for this follow-up', { ...this.run.ref });
       this.heard += 1;
       if (notice.reason === 'lane') {
         if (!this.holds) run.queued(notice);
@@ -142,7 +155,15 @@ export class ProjectTurn {
   private noteCheckIn(checkedIn: CheckedIn): void {
     if (typeof checkedIn.recheckAfterMs === 'number' && checkedIn.recheckAfterMs > 0) this.recheckAfterMs = checkedIn.recheckAfterMs;
     if (typeof checkedIn.watchShards === 'number' && checkedIn.watchShards >= 1) this.run.watchShards = Math.floor(checkedIn.watchShards);
-    if (checkedIn.standing) this.take(checkedIn.standing);
+    const standing = checkedIn.standing ? checkTurn(checkedIn.standing, workflowInfo().workflowId, this.tickets) : null;
+    if (standing) this.take(standing);
+    const notice = checkedIn.notice ? checkNotice(checkedIn.notice, this.ticket, this.tickets) : null;
+    if (!notice) return;
+    if (notice.reason === 'lane') {
+      if (!this.holds) this.run.queued(notice);
+    } else {
+      this.budgetNotice = notice;
+    }
   }
 
   /**
@@ -151,22 +172,32 @@ export class ProjectTurn {
    * was terminated, or reset to before this follow-up checked in): no waiting follow-up is stranded.
    */
   private async waitFor(ready: () => boolean, what: string): Promise<boolean> {
+    // Each check-in that hears nothing new stretches the next silence (RECHECK_GROWTH): a long wait costs a few.
+    let silenceMs = this.recheckAfterMs;
     for (;;) {
       const leftMs = this.run.deadlineMs - Date.now();
       if (ready()) return true;
       if (leftMs <= 0) return false;
       const heard = this.heard;
-      const waitMs = Math.min(leftMs, this.recheckAfterMs);
+      const waitMs = Math.min(leftMs, silenceMs);
       const summary = waitMs === leftMs ? `wait for ${what} until the follow-up's deadline` : `wait for ${what}; check in again after ${formatMs(waitMs)} of silence`;
-      if (await condition(() => ready() || this.heard !== heard, waitMs, { summary })) continue;
-      if (waitMs < leftMs) this.noteCheckIn(await checkIn(this.checkInRequest(this.awaited, false)));
+      if (await condition(() => ready() || this.heard !== heard, waitMs, { summary })) {
+        silenceMs = this.recheckAfterMs;
+        continue;
+      }
+      if (waitMs < leftMs) {
+        this.noteCheckIn(await checkIn(this.checkInRequest(this.awaited, false)));
+        silenceMs = Math.min(silenceMs * 2, this.recheckAfterMs * RECHECK_GROWTH);
+      }
     }
   }
 
   private checkInRequest(slotFor: string | null, findEarlier: boolean) {
-    const { workflowId, runId } = workflowInfo();
+    const { workflowId, runId, startTime } = workflowInfo();
     const initialIntervalMs = this.run.request.polling.initialIntervalMs;
-    return { ...this.run.ref, workflowId, runId, deadlineMs: this.run.deadlineMs, slotFor, findEarlier, initialIntervalMs };
+    this.checkIns += 1;
+    const { ticket, checkIns: sequence } = this;
+    return { ...this.run.ref, workflowId, runId, ticket, startedAtMs: startTime.getTime(), deadlineMs: this.run.deadlineMs, slotFor, findEarlier, initialIntervalMs, sequence };
   }
 
   /** A name for the next slot asked for, unique over every run of this follow-up. */
@@ -179,7 +210,7 @@ export class ProjectTurn {
   private async leave(): Promise<void> {
     await this.giveBack();
     await Promise.all(this.strays);
-    await this.tell((handle) => handle.signal(leaveSignal, { workflowId: workflowInfo().workflowId }));
+    await this.tell((handle) => handle.signal(leaveSignal, { workflowId: workflowInfo().workflowId, ticket: this.ticket }));
   }
 
   private async tell(send: (handle: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>): Promise<void> {

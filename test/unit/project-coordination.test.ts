@@ -18,9 +18,14 @@ import {
 } from '../../src/follow-up/project-coordination';
 
 const HOUR = 3_600_000;
+/** Follow-ups start in the order the tests check them in, unless a test says otherwise. */
+let started = 0;
 const request = (workflowId: string, jobId: string, slotFor: string | null = `${workflowId}#1`, deadlineMs = 10 * HOUR): EnterRequest => ({
   workflowId,
+  ticket: `t-${workflowId}`,
   jobId,
+  startedAtMs: (started += 1),
+  before: [],
   deadlineMs,
   slotFor,
   defaultLimit: 80,
@@ -76,7 +81,7 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     enter(state, request('a', 'j'), 1);
     expect(schedule(state, 1).grants).toEqual([]);
     enter(state, request('a', 'j', 'a#2'), 2);
-    expect(schedule(state, 2).grants).toEqual([{ workflowId: 'a', slot: 'a#2', sendByMs: 2 + sendLeaseMs(HOUR) }]);
+    expect(schedule(state, 2).grants).toEqual([{ workflowId: 'a', ticket: 't-a', slot: 'a#2', sendByMs: 2 + sendLeaseMs(HOUR) }]);
     expect(sentInWindow(state, 2)).toBe(2);
   });
 
@@ -89,7 +94,7 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     enter(state, request('a', 'j', 'run#2'), 1);
     enter(state, request('a', 'j', 'run#1'), 2);
     const later = schedule(state, sendLeaseMs(HOUR) + HOUR);
-    expect(later.grants).toEqual([expect.objectContaining({ workflowId: 'a', slot: 'run#2' })]);
+    expect(later.grants).toEqual([expect.objectContaining({ workflowId: 'a', ticket: 't-a', slot: 'run#2' })]);
   });
 
   test('a burst is told in rounds of at most so many signals, in order, so the coordinator can continue as new between them', () => {
@@ -153,14 +158,14 @@ describe("a job's lane: one follow-up at a time, the others in arrival order", (
     const first = schedule(state, 0);
     expect(first.grants.map((grant) => grant.workflowId)).toEqual(['a']);
     expect(first.notices).toEqual([
-      { workflowId: 'b', notice: { reason: 'lane', jobId: 'j', ahead: 1 } },
-      { workflowId: 'c', notice: { reason: 'lane', jobId: 'j', ahead: 2 } },
+      { workflowId: 'b', ticket: 't-b', notice: { reason: 'lane', jobId: 'j', ahead: 1 } },
+      { workflowId: 'c', ticket: 't-c', notice: { reason: 'lane', jobId: 'j', ahead: 2 } },
     ]);
     expect(schedule(state, 1).notices).toEqual([]);
     leave(state, 'a');
     const second = schedule(state, 2);
     expect(second.grants.map((grant) => grant.workflowId)).toEqual(['b']);
-    expect(second.notices).toEqual([{ workflowId: 'c', notice: { reason: 'lane', jobId: 'j', ahead: 1 } }]);
+    expect(second.notices).toEqual([{ workflowId: 'c', ticket: 't-c', notice: { reason: 'lane', jobId: 'j', ahead: 1 } }]);
   });
 
   test('a follow-up that waited past its own deadline loses its place; the deadline is a wake-up time', () => {
@@ -181,14 +186,14 @@ describe("a job's lane: one follow-up at a time, the others in arrival order", (
     enter(state, request('a', 'j', 'run2#1'), 1);
     enter(state, request('b', 'j', 'run2#1'), 1);
     const next = schedule(state, 1);
-    expect(next.grants).toEqual([{ workflowId: 'a', slot: 'run2#1', sendByMs: 1 + sendLeaseMs(HOUR) }]);
+    expect(next.grants).toEqual([{ workflowId: 'a', ticket: 't-a', slot: 'run2#1', sendByMs: 1 + sendLeaseMs(HOUR) }]);
     expect(viewOf(state, 1).lanes).toEqual([{ jobId: 'j', holder: 'a', waiting: ['b'] }]);
   });
 
   test('a re-run whose message an earlier run delivered gets the job without a slot', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     enter(state, request('a', 'j', null), 0);
-    expect(schedule(state, 0).grants).toEqual([{ workflowId: 'a', slot: null, sendByMs: null }]);
+    expect(schedule(state, 0).grants).toEqual([{ workflowId: 'a', ticket: 't-a', slot: null, sendByMs: null }]);
     expect(sentInWindow(state, 0)).toBe(0);
   });
 
@@ -208,7 +213,7 @@ describe("a job's lane: one follow-up at a time, the others in arrival order", (
     ]);
     expect(standingOf(state, 'b', 'b#1')).toBeNull();
     // Another attempt's key: the turn, without a slot.
-    expect(standingOf(state, 'a', 'a#2')).toEqual({ workflowId: 'a', slot: null, sendByMs: null });
+    expect(standingOf(state, 'a', 'a#2')).toEqual({ workflowId: 'a', ticket: 't-a', slot: null, sendByMs: null });
     leave(state, 'a');
     expect(standingOf(state, 'a', 'a#1')).toBeNull();
   });

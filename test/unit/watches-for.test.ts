@@ -5,6 +5,8 @@ const request = (initialIntervalMs?: number): CheckInRequest => ({
   jobId: 'j',
   workflowId: 'w',
   runId: 'r',
+  ticket: 'r',
+  startedAtMs: 0,
   deadlineMs: 0,
   slotFor: null,
   findEarlier: false,

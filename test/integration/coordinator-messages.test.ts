@@ -1,0 +1,79 @@
+/**
+ * Every message a coordinator or a follow-up takes is checked: a malformed, stale or foreign one, sent by name with
+ * the raw client as anyone with access to the namespace could, changes no outcome, fails no workflow task, and leaves
+ * the job's order and the project's count as they were.
+ */
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { coordinatorWorkflowId } from '../../src/follow-up/coordinator-id';
+import { projectQuery } from '../../src/workflows/definitions';
+import { createHarness, FAST_POLLING, waitFor, type Harness } from '../support/harness';
+
+jest.setTimeout(240_000);
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+test('forged, stale and malformed messages to a coordinator and to its follow-ups change nothing: each job still gets its messages once, in start order', async () => {
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue);
+  const followUps = h.followUps(taskQueue);
+  const projectId = `forged-${Date.now()}`;
+  const job = { projectId, jobId: 'job-1' };
+  // The agent works long enough that the second follow-up surely waits in the lane while the messages arrive.
+  h.simulator.addJob({ ...job, workMs: 6_000 });
+  await worker.runUntil(async () => {
+    const first = await followUps.start({ ...job, prompt: 'First', polling: FAST_POLLING });
+    await waitFor(() => h.simulator.counts(projectId, job.jobId).messagesAccepted === 1, 'the first message');
+    const second = await followUps.start({ ...job, prompt: 'Second', polling: FAST_POLLING });
+    await waitFor(async () => (await followUps.progress(second.workflowId).catch(() => null))?.queue?.reason === 'lane', 'the second to wait in the lane');
+
+    const coordinator = h.client.workflow.getHandle(coordinatorWorkflowId(projectId));
+    const before = await coordinator.query(projectQuery);
+    const eventsBefore = (await coordinator.fetchHistory()).events?.length ?? 0;
+    // A malformed check-in is refused by the validator, before anything is written.
+    for (const garbage of ['garbage', { workflowId: second.workflowId }, { ...{ workflowId: 'x', ticket: 't', jobId: 'j', startedAtMs: 1, before: [], deadlineMs: 1, slotFor: null }, defaultLimit: -1 }]) {
+      await expect(coordinator.executeUpdate('enter', { args: [garbage] })).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
+    }
+    expect((await coordinator.fetchHistory()).events?.length ?? 0).toBe(eventsBefore);
+    // Signals by name: garbage, another follow-up's leave without its ticket's run, a stale leave of the holder, a
+    // slot never granted, a budget of nonsense.
+    await coordinator.signal('leave', 'garbage');
+    await coordinator.signal('leave', { workflowId: first.workflowId, ticket: 'an-earlier-run' });
+    await coordinator.signal('leave', null);
+    await coordinator.signal('returnSlot', { workflowId: first.workflowId, slot: 'never-granted#1' });
+    await coordinator.signal('returnSlot', 42);
+    await coordinator.signal('setBudget', { sendsPerHour: 'lots' });
+    await coordinator.signal('setBudget', { sendsPerHour: -3 });
+    // To the waiting follow-up: a forged turn (another run's ticket, and none at all) and garbage notices.
+    const waiting = h.client.workflow.getHandle(second.workflowId);
+    await waiting.signal('turn', { workflowId: second.workflowId, ticket: 'not-its-check-in', slot: 'forged#1', sendByMs: Date.now() + 60_000 });
+    await waiting.signal('turn', { workflowId: second.workflowId, slot: null, sendByMs: null });
+    await waiting.signal('turn', 'garbage');
+    await waiting.signal('queueNotice', { reason: 'lane', jobId: job.jobId, ahead: -5 }, 'not-its-check-in');
+    await waiting.signal('queueNotice', null);
+
+    await waitFor(async () => {
+      const events = (await coordinator.fetchHistory()).events ?? [];
+      const lastSignal = events.map((event) => Boolean(event.workflowExecutionSignaledEventAttributes)).lastIndexOf(true);
+      return events.slice(lastSignal).some((event) => event.workflowTaskCompletedEventAttributes);
+    }, 'the coordinator to take the signals in');
+    const after = await coordinator.query(projectQuery);
+    expect({ lanes: after.lanes, limit: after.limit, limitSetForProject: after.limitSetForProject }).toEqual({ lanes: before.lanes, limit: before.limit, limitSetForProject: before.limitSetForProject });
+    // The second is still behind the first: the forged turn did not let it send early.
+    expect(h.simulator.counts(projectId, job.jobId).messagesAccepted).toBe(1);
+
+    const results = await Promise.all([followUps.result(first.workflowId), followUps.result(second.workflowId)]);
+    expect(results.map((result) => result.outcome)).toEqual(['completed', 'completed']);
+    expect(h.simulator.counts(projectId, job.jobId).prompts).toEqual(['First', 'Second']);
+    // No workflow task of either side failed on a message.
+    for (const handle of [coordinator, h.client.workflow.getHandle(first.workflowId), waiting]) {
+      const events = (await handle.fetchHistory()).events ?? [];
+      expect(events.filter((event) => event.workflowTaskFailedEventAttributes)).toEqual([]);
+    }
+  });
+});

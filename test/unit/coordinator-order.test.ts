@@ -1,0 +1,150 @@
+import {
+  AWAITED_CHECK,
+  awaitedToCheck,
+  emptyCoordinator,
+  enter,
+  forgetAwaited,
+  grantAtCheckIn,
+  leave,
+  markAwaitedChecked,
+  noticeAtCheckIn,
+  returnSlot,
+  schedule,
+  sendLeaseMs,
+  standingOf,
+  viewOf,
+  type EnterRequest,
+} from '../../src/follow-up/project-coordination';
+
+const HOUR = 3_600_000;
+const request = (workflowId: string, jobId: string, startedAtMs: number, before: string[] = []): EnterRequest => ({
+  workflowId,
+  ticket: `t-${workflowId}`,
+  jobId,
+  startedAtMs,
+  before,
+  deadlineMs: 10 * HOUR,
+  slotFor: `${workflowId}#1`,
+  defaultLimit: 80,
+});
+
+describe('a job is handed to its follow-ups in the order the server started them', () => {
+  test('one started earlier that checks in later waits ahead of those started after it', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    enter(state, request('a', 'j', 1), 0);
+    schedule(state, 0);
+    enter(state, request('d', 'j', 4), 1);
+    enter(state, request('c', 'j', 3), 2);
+    enter(state, request('b', 'j', 2), 3);
+    expect(viewOf(state, 3).lanes).toEqual([{ jobId: 'j', holder: 'a', waiting: ['b', 'c', 'd'] }]);
+  });
+
+  test('a follow-up waits for the earlier ones its check-in named until they check in, then goes after them', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    enter(state, request('late', 'j', 5, ['early']), 0);
+    grantAtCheckIn(state, 'late', 'j', 0);
+    expect(standingOf(state, 'late', 'late#1')).toBeNull();
+    expect(schedule(state, 0).grants).toEqual([]);
+    enter(state, request('early', 'j', 1), 1);
+    grantAtCheckIn(state, 'early', 'j', 1);
+    expect(standingOf(state, 'early', 'early#1')).toEqual({ workflowId: 'early', ticket: 't-early', slot: 'early#1', sendByMs: 1 + sendLeaseMs(HOUR) });
+    leave(state, 'early', 't-early');
+    expect(schedule(state, 2).grants.map((grant) => grant.workflowId)).toEqual(['late']);
+  });
+
+  test('an awaited follow-up that never checks in is asked after, and forgotten once it no longer runs', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    enter(state, request('late', 'j', 5, ['gone', 'slow']), 0);
+    expect(awaitedToCheck(state, 0)).toEqual([]);
+    expect(awaitedToCheck(state, AWAITED_CHECK.firstMs)).toEqual(['gone', 'slow']);
+    forgetAwaited(state, 'gone');
+    markAwaitedChecked(state, 'slow', AWAITED_CHECK.firstMs);
+    expect(awaitedToCheck(state, AWAITED_CHECK.firstMs + 1)).toEqual([]);
+    expect(schedule(state, AWAITED_CHECK.firstMs + 1).grants).toEqual([]);
+    forgetAwaited(state, 'slow');
+    expect(schedule(state, AWAITED_CHECK.firstMs + 2).grants.map((grant) => grant.workflowId)).toEqual(['late']);
+  });
+
+  test('earlier follow-ups the lane has already served are not awaited', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    enter(state, request('a', 'j', 1), 0);
+    enter(state, request('b', 'j', 2), 0);
+    schedule(state, 0);
+    leave(state, 'a', 't-a');
+    schedule(state, 1);
+    enter(state, request('c', 'j', 3, ['a', 'b']), 1);
+    expect(viewOf(state, 1).lanes).toEqual([{ jobId: 'j', holder: 'b', waiting: ['c'] }]);
+    expect(awaitedToCheck(state, AWAITED_CHECK.firstMs + 1)).toEqual([]);
+    leave(state, 'b', 't-b');
+    expect(schedule(state, 2).grants.map((grant) => grant.workflowId)).toEqual(['c']);
+  });
+
+  test('a slot asked again after its lease was lost keeps its place before follow-ups started later', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    state.limitOverride = 1;
+    for (const [index, id] of ['a', 'b', 'c'].entries()) enter(state, request(id, id, index + 1), 0);
+    schedule(state, 0);
+    // a's lease ran out before its request left: it gives the slot back and asks again.
+    returnSlot(state, 'a', 'a#1');
+    enter(state, { ...request('a', 'a', 1), slotFor: 'a#2' }, 1);
+    expect(schedule(state, 1).grants).toEqual([{ workflowId: 'a', ticket: 't-a', slot: 'a#2', sendByMs: 1 + sendLeaseMs(HOUR) }]);
+  });
+});
+
+describe('a check-in takes at once what it may have without passing anyone', () => {
+  test('a free job and a free slot ride on the answer, and are not signalled again', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    enter(state, request('a', 'j', 1), 0);
+    grantAtCheckIn(state, 'a', 'j', 0);
+    expect(standingOf(state, 'a', 'a#1')).toMatchObject({ slot: 'a#1' });
+    expect(noticeAtCheckIn(state, 'a', 'j', 0)).toBeNull();
+    expect(schedule(state, 0)).toMatchObject({ grants: [], notices: [] });
+  });
+
+  test('behind a holder it is told its place in the answer, and that notice is not signalled again', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    enter(state, request('a', 'j', 1), 0);
+    grantAtCheckIn(state, 'a', 'j', 0);
+    enter(state, request('b', 'j', 2), 1);
+    grantAtCheckIn(state, 'b', 'j', 1);
+    expect(standingOf(state, 'b', 'b#1')).toBeNull();
+    expect(noticeAtCheckIn(state, 'b', 'j', 1)).toEqual({ reason: 'lane', jobId: 'j', ahead: 1 });
+    expect(schedule(state, 1).notices).toEqual([]);
+  });
+
+  test('with the window full it holds the job and is told when its slot comes', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    state.limitOverride = 1;
+    enter(state, request('a', 'j', 1), 0);
+    grantAtCheckIn(state, 'a', 'j', 0);
+    enter(state, request('b', 'k', 2), 1);
+    grantAtCheckIn(state, 'b', 'k', 1);
+    expect(standingOf(state, 'b', 'b#1')).toEqual({ workflowId: 'b', ticket: 't-b', slot: null, sendByMs: null });
+    expect(noticeAtCheckIn(state, 'b', 'k', 1)).toMatchObject({ reason: 'budget', sentInWindow: 1, limit: 1, ahead: 0, nextSlotAtMs: sendLeaseMs(HOUR) + HOUR });
+  });
+
+  test('a slot does not pass a holder that asked before it', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    state.limitOverride = 1;
+    enter(state, request('x', 'x', 1), 0);
+    grantAtCheckIn(state, 'x', 'x', 0);
+    enter(state, request('a', 'j', 2), 1);
+    grantAtCheckIn(state, 'a', 'j', 1);
+    state.slots = [];
+    enter(state, request('b', 'k', 3), 2);
+    grantAtCheckIn(state, 'b', 'k', 2);
+    expect(standingOf(state, 'b', 'b#1')?.slot).toBeNull();
+  });
+});
+
+describe('a leave changes only what its own check-in holds', () => {
+  test('a leave with the ticket of an earlier run of the same workflow id is stale and changes nothing', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    enter(state, request('a', 'j', 1), 0);
+    enter(state, request('b', 'j', 2), 0);
+    schedule(state, 0);
+    expect(leave(state, 'a', 'ticket-of-an-earlier-run')).toBe('unknown');
+    expect(viewOf(state, 1).lanes).toEqual([{ jobId: 'j', holder: 'a', waiting: ['b'] }]);
+    expect(leave(state, 'a', 't-a')).toBe('released');
+  });
+});

@@ -166,6 +166,8 @@ export interface RetryAfterPastDeadlineDetails {
 
 /** The failure type of a send refused because its slot's lease ran out before the request could leave. */
 export const SEND_SLOT_EXPIRED = 'SendSlotExpired';
+/** The send's failure when the server did not acknowledge the record that its request was about to leave. */
+export const SEND_NOT_RECORDED = 'SendNotRecorded';
 
 /** What a send failure says about its request, beyond the API's own details (agent-api/errors.ts). */
 export interface SendFailureDetails {

@@ -174,7 +174,10 @@ export interface SendFailureDetails {
   delivery?: 'not-delivered' | 'ambiguous';
   /** `not-sent`: no request left (refused before it, or cancelled before it). */
   request?: 'not-sent';
-  /** When the request left, as the worker's clock said. */
+  /**
+   * When the request left, as the worker's clock said; the server acknowledged it before the request did leave, so a
+   * failure without it (in its details or its last heartbeat) sent nothing.
+   */
   requestStartedAtMs?: number;
 }
 

@@ -4,10 +4,11 @@
  */
 import { attemptClock } from './attempt-clock';
 import { ApplicationFailure, CancelledFailure, Context, log } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
+import { ensureApplicationFailure } from '@temporalio/common';
+import { ActivityCancelledError, type Client } from '@temporalio/client';
 import type { ActivityInterceptors } from '@temporalio/worker';
 import type { AgentApiClient, JobRef, MessageRequest, SendResult } from '../agent-api/http-client';
-import { SEND_SLOT_EXPIRED, type SendFailureDetails } from '../follow-up/types';
+import { SEND_NOT_RECORDED, SEND_SLOT_EXPIRED, type SendFailureDetails } from '../follow-up/types';
 import { countedApiCall } from './api-metrics';
 import { createCoordinationActivities, type CoordinationSettings } from './coordination';
 import { readTroubleSignal } from '../workflows/definitions';
@@ -75,24 +76,20 @@ export function createActivities({ api, temporal, stopping = new AbortController
      * Sends the follow-up message once, under a send slot of the project's budget; the workflow decides about any
      * further attempt. The request leaves only before `sendByMs` (the slot's lease) and only if the follow-up is not
      * being cancelled; once it has left it is carried to its answer, so a cancelled follow-up still learns whether its
-     * message went out. Every outcome says when the request left (`requestStartedAtMs`), or that none did: the
+     * message went out. The request leaves only after the server acknowledged a heartbeat recording when it leaves
+     * (`recordRequestStart`), and every outcome says when that was (`requestStartedAtMs`) or that none left: the
      * workflow's "was it sent?" rules count from the request, never from when the send was scheduled.
      */
     async sendFollowUpMessage(request: SendRequest): Promise<SentMessage> {
       const context = Context.current();
       const now = attemptClock(context.info);
       if (context.cancellationSignal.aborted) throw new CancelledFailure('The follow-up was cancelled before its message was sent', [notSent()]);
-      if (now() >= request.sendByMs) {
-        throw ApplicationFailure.create({
-          type: SEND_SLOT_EXPIRED,
-          message: "The send slot's lease ran out before the request could leave; nothing was sent",
-          nonRetryable: true,
-          details: [notSent()],
-        });
-      }
+      if (now() >= request.sendByMs) throw slotExpired();
       const requestStartedAtMs = now();
-      // The first heartbeat goes out at once: a worker that dies mid-request leaves this time in the failure.
-      context.heartbeat({ requestStartedAtMs });
+      await recordRequestStart(temporal, requestStartedAtMs, Date.now() + (request.sendByMs - now()));
+      // The record took a round trip: the lease may have run out meanwhile (nothing has left yet).
+      if (now() >= request.sendByMs) throw slotExpired();
+      // The server's record carries the time from here on, so a worker that dies mid-request leaves it in the failure.
       const timer = setInterval(() => context.heartbeat({ requestStartedAtMs }), Math.max((context.info.heartbeatTimeoutMs ?? 9_000) / 3, 500));
       try {
         const result = await countedApiCall('send', () => api.sendFollowUpMessage(messageOf(request)));
@@ -206,20 +203,62 @@ function notSent(): SendFailureDetails {
   return { request: 'not-sent' };
 }
 
-/** The failure with the time its request left added to its details, everything else kept as it was. */
-function withRequestStart(error: unknown, requestStartedAtMs: number): unknown {
-  if (!(error instanceof ApplicationFailure)) return error;
-  const [first, ...rest] = error.details ?? [];
+function slotExpired(): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: SEND_SLOT_EXPIRED,
+    message: "The send slot's lease ran out before the request could leave; nothing was sent",
+    nonRetryable: true,
+    details: [notSent()],
+  });
+}
+
+/**
+ * Records `requestStartedAtMs` as the attempt's heartbeat and waits for the server to acknowledge it: the request
+ * may leave only then, so a failure without that time certainly sent nothing (decisions.ts, `requestLeft`). The SDK's
+ * own heartbeat is no use here: it is sent later, and never says whether the server took it. Anything but an
+ * acknowledgement (the attempt timed out already, the follow-up is being cancelled, no answer by `deadlineMs`) ends
+ * the attempt with `not-sent`.
+ */
+async function recordRequestStart(temporal: Client, requestStartedAtMs: number, deadlineMs: number): Promise<void> {
+  const context = Context.current();
+  try {
+    await temporal.withDeadline(deadlineMs, () => temporal.activity.heartbeat(context.info.taskToken, { requestStartedAtMs } satisfies SendFailureDetails));
+    return;
+  } catch (error) {
+    if (error instanceof ActivityCancelledError) {
+      // Ended as cancelled, as before a request: the SDK learns of it through a heartbeat of its own, which also
+      // replaces the record with one saying nothing left.
+      context.heartbeat(notSent());
+      await context.sleep(context.info.heartbeatTimeoutMs ?? 1_000).catch(() => undefined);
+      if (context.cancellationSignal.aborted) throw new CancelledFailure('The follow-up was cancelled before its message was sent', [notSent()]);
+    }
+    throw ApplicationFailure.create({
+      type: SEND_NOT_RECORDED,
+      message: `The server did not acknowledge that the request was about to leave (${error instanceof Error ? error.message : String(error)}); nothing was sent`,
+      nonRetryable: true,
+      details: [notSent()],
+    });
+  }
+}
+
+/**
+ * The failure with the time its request left added to its details, everything else kept as it was. Any error, not
+ * only our failures: a failure after the request left without that time would read as "nothing was sent".
+ */
+function withRequestStart(error: unknown, requestStartedAtMs: number): ApplicationFailure {
+  const failure = ensureApplicationFailure(error);
+  const [first, ...rest] = failure.details ?? [];
   const details: SendFailureDetails = { ...(typeof first === 'object' && first !== null ? first : {}), requestStartedAtMs };
   const copy = ApplicationFailure.create({
-    type: error.type ?? undefined,
-    message: error.message,
-    nonRetryable: error.nonRetryable === true,
+    type: failure.type ?? undefined,
+    message: failure.message,
+    nonRetryable: failure.nonRetryable === true,
     details: [details, ...rest],
-    ...(error.nextRetryDelay !== undefined && error.nextRetryDelay !== null ? { nextRetryDelay: error.nextRetryDelay } : {}),
-    ...(error.category !== undefined && error.category !== null ? { category: error.category } : {}),
+    ...(failure.cause ? { cause: failure.cause } : {}),
+    ...(failure.nextRetryDelay !== undefined && failure.nextRetryDelay !== null ? { nextRetryDelay: failure.nextRetryDelay } : {}),
+    ...(failure.category !== undefined && failure.category !== null ? { category: failure.category } : {}),
   });
-  copy.stack = error.stack;
+  copy.stack = failure.stack;
   return copy;
 }
 

@@ -3,8 +3,9 @@
  * send arrived, and whether a read is this follow-up's result. Kept apart from the workflow so each reads as the
  * tables in docs/RELIABILITY.md and is unit-tested on its own. Workflow-safe (no zod, no I/O).
  */
-import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure, TimeoutType } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure } from '@temporalio/common';
 import { isTerminal, sameJobState, type JobState } from '../agent-api/job';
+import type { SendFailureDetails } from './types';
 
 /** How a failed single-attempt send leaves the message. */
 export type SendFailureKind = 'final' | 'not-delivered' | 'ambiguous';
@@ -12,23 +13,51 @@ export type SendFailureKind = 'final' | 'not-delivered' | 'ambiguous';
 /**
  * - `final`: the API refused the request for good (bad key, no such job, invalid body), or the follow-up is being
  *   cancelled: nothing more to try;
- * - `not-delivered`: the API certainly did not process it (429, 408, 503 with Retry-After, no connection: the HTTP
- *   client marks exactly these), or no worker picked the send up before it timed out; sending again is safe;
- * - `ambiguous`: anything else (a timeout, a broken connection, a 5xx, a worker that died or stopped mid-send): the
- *   message may have arrived. Unknown failures land here on purpose: guessing "not delivered" sends twice.
+ * - `not-delivered`: no request left (`requestLeft`), or the API certainly did not process it (429, 408, 503 with
+ *   Retry-After, no connection: the HTTP client marks exactly these); sending again is safe;
+ * - `ambiguous`: anything else (a timeout after the request left, a broken connection, a 5xx): the message may have
+ *   arrived. Unknown failures land here on purpose: guessing "not delivered" sends twice.
  */
 export function classifySendFailure(error: unknown): SendFailureKind {
   if (error instanceof CancelledFailure) return 'final';
   if (!(error instanceof ActivityFailure)) return 'ambiguous';
   const cause = error.cause;
   if (cause instanceof CancelledFailure) return 'final';
-  // Timed out before any worker picked it up: no request was made.
-  if (cause instanceof TimeoutFailure && cause.timeoutType === TimeoutType.SCHEDULE_TO_START) return 'not-delivered';
-  if (cause instanceof TimeoutFailure || !(cause instanceof ApplicationFailure)) return 'ambiguous';
+  if (!requestLeft(error)) return 'not-delivered';
+  if (!(cause instanceof ApplicationFailure)) return 'ambiguous';
   const details = cause.details?.[0] as { delivery?: string } | undefined;
   if (details?.delivery === 'ambiguous') return 'ambiguous';
   if (details?.delivery === 'not-delivered') return cause.nonRetryable ? 'final' : 'not-delivered';
   return 'ambiguous';
+}
+
+/**
+ * Whether a failed send may have put a request on the wire. The send activity lets its request leave only after the
+ * server acknowledged a heartbeat recording `requestStartedAtMs`, and every failure of its own after that carries
+ * the time too. So a failure whose report (the activity's failure details, or a timeout's last heartbeat) has no
+ * `requestStartedAtMs` certainly sent nothing: refused before it (`not-sent`), cancelled, never started, or started
+ * so late that the server had given up on it first. Any other failure (not from the activity) may have.
+ */
+export function requestLeft(error: unknown): boolean {
+  if (!(error instanceof ActivityFailure)) return !(error instanceof CancelledFailure);
+  const cause = error.cause;
+  if (cause instanceof CancelledFailure) return false;
+  if (!(cause instanceof ApplicationFailure) && !(cause instanceof TimeoutFailure)) return true;
+  const report = sendReport(error);
+  return report?.request !== 'not-sent' && typeof report?.requestStartedAtMs === 'number';
+}
+
+/** When the failed send's request left, when its report says. */
+export function requestStartOf(error: unknown): number | undefined {
+  const at = sendReport(error)?.requestStartedAtMs;
+  return typeof at === 'number' ? at : undefined;
+}
+
+/** What a failed send's own report says about its request: its details, or the last heartbeat of a lost attempt. */
+function sendReport(error: unknown): SendFailureDetails | undefined {
+  const cause = error instanceof ActivityFailure ? error.cause : undefined;
+  const report: unknown = cause instanceof ApplicationFailure ? cause.details?.[0] : cause instanceof TimeoutFailure ? cause.lastHeartbeatDetails : undefined;
+  return typeof report === 'object' && report !== null ? (report as SendFailureDetails) : undefined;
 }
 
 export type DeliveryDecision = 'delivered' | 'not-delivered' | 'unknown';

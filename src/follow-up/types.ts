@@ -168,6 +168,8 @@ export interface RetryAfterPastDeadlineDetails {
 
 /** The failure type of a send refused because its slot's lease ran out before the request could leave. */
 export const SEND_SLOT_EXPIRED = 'SendSlotExpired';
+/** The send's failure when the server did not acknowledge the record that its request was about to leave. */
+export const SEND_NOT_RECORDED = 'SendNotRecorded';
 
 /** A coordinator's validator refused a check-in for now (its run is closing, or it keeps all it can): try again later. */
 export const COORDINATOR_BUSY = 'CoordinatorBusy';
@@ -179,7 +181,10 @@ export interface SendFailureDetails {
   delivery?: 'not-delivered' | 'ambiguous';
   /** `not-sent`: no request left (refused before it, or cancelled before it). */
   request?: 'not-sent';
-  /** When the request left, as the worker's clock said. */
+  /**
+   * When the request left, as the worker's clock said; the server acknowledged it before the request did leave, so a
+   * failure without it (in its details or its last heartbeat) sent nothing.
+   */
   requestStartedAtMs?: number;
 }
 

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { Client } from '@temporalio/client';
-import { Runtime, Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { Runtime, Worker, type ActivityInterceptorsFactory, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, jobLogAttributesInterceptor, type CoordinationSettings } from '../activities';
 import { DEFAULT_COORDINATION } from '../activities/coordination';
 import type { AgentApiClient } from '../agent-api/http-client';
@@ -45,6 +45,8 @@ export interface FollowUpWorkerOptions {
    * cannot be asked (the time-skipping test server) where the caller registered them itself.
    */
   checkNamespace?: boolean;
+  /** Activity interceptors after our own; tests use one to hold an activity back as a saturated worker would. */
+  activityInterceptors?: ActivityInterceptorsFactory[];
 }
 
 /** Where `npm run build` puts the prebuilt workflow bundle (dist/workflow-bundle.js). */
@@ -175,7 +177,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     connection: options.connection,
     namespace: options.namespace,
     ...(options.identity ? { identity: options.identity } : {}),
-    interceptors: { activity: [jobLogAttributesInterceptor] },
+    interceptors: { activity: [jobLogAttributesInterceptor, ...(options.activityInterceptors ?? [])] },
     // The SDK's default of 0 would cancel in-flight HTTP calls at once on SIGTERM; let them finish instead.
     shutdownGraceTime: options.shutdownGraceTimeMs ?? 30_000,
   };

@@ -4,13 +4,12 @@
  * job before the send is a finished result this follow-up's own can be told apart from; then it sends once, and after
  * a failure decides whether another attempt is safe.
  */
-import { TimeoutFailure, TimeoutType } from '@temporalio/common';
-import { ActivityFailure, ApplicationFailure, CancelledFailure, isCancellation, log, sleep, workflowInfo } from '@temporalio/workflow';
-import { SEND_SLOT_EXPIRED, type SendFailureDetails } from '../follow-up/types';
+import { ActivityFailure, ApplicationFailure, isCancellation, log, sleep, workflowInfo } from '@temporalio/workflow';
+import { SEND_SLOT_EXPIRED } from '../follow-up/types';
 import type { ApiFailureDetails } from '../agent-api/errors';
 import { isTerminal, jobState, type AgentJob, type JobState } from '../agent-api/job';
 import type { Delivered } from '../follow-up/checkpoint';
-import { classifySendFailure, decideDelivery } from '../follow-up/decisions';
+import { classifySendFailure, decideDelivery, requestLeft, requestStartOf } from '../follow-up/decisions';
 import { FollowUpErrorType, type DeliveryRecord, type FollowUpDeliveryUnknownDetails } from '../follow-up/types';
 import type { FirstWait } from '../activities';
 import type { PollSchedule } from '../follow-up/poll-schedule';
@@ -84,7 +83,8 @@ export async function deliver(run: FollowUpRun, turn: ProjectTurn, readNow: Read
       return delivered;
     } catch (error) {
       if (!requestLeft(error)) {
-        // Certainly nothing went out: the slot does not count, and a later run has nothing open to settle.
+        // Certainly nothing went out (no request is made before the server has its record): the slot does not
+        // count, a later run has nothing open to settle, and sending again is safe.
         await turn.giveBack();
         run.notSent();
         if (isCancellation(error)) throw error;
@@ -95,7 +95,7 @@ export async function deliver(run: FollowUpRun, turn: ProjectTurn, readNow: Read
       const kind = classifySendFailure(error);
       if (kind === 'final') throw error;
       run.noteError(describeFailure(error));
-      log.warn(kind === 'ambiguous' ? 'The send failed in a way that leaves delivery open' : 'The send was refused; sending again later', {
+      log.warn(kind === 'ambiguous' ? 'The send failed in a way that leaves delivery open' : 'The send did not arrive; sending again later', {
         ...run.ref,
         policy: run.request.onAmbiguousSend,
         error: run.progress.lastError,
@@ -219,33 +219,6 @@ function deliveryUnknown(run: FollowUpRun, cause: string, before: JobState, afte
     nonRetryable: true,
     details: [details],
   });
-}
-
-/** What a failed send's own report says about its request: its details, or the last heartbeat of a lost worker. */
-function sendReport(error: unknown): SendFailureDetails | undefined {
-  const cause = error instanceof ActivityFailure ? error.cause : undefined;
-  if (cause instanceof ApplicationFailure) return cause.details?.[0] as SendFailureDetails | undefined;
-  if (cause instanceof TimeoutFailure) return cause.lastHeartbeatDetails as SendFailureDetails | undefined;
-  return undefined;
-}
-
-/** When the failed send's request left, when it says. */
-function requestStartOf(error: unknown): number | undefined {
-  const at = sendReport(error)?.requestStartedAtMs;
-  return typeof at === 'number' ? at : undefined;
-}
-
-/**
- * Whether a failed send may have put a request on the wire. Certainly not when the activity refused before it (its
- * details say `not-sent`), was cancelled (it is cancelled only before its request: one that has left is carried to
- * its answer), or never started (no worker picked it up in time).
- */
-function requestLeft(error: unknown): boolean {
-  if (!(error instanceof ActivityFailure)) return !(error instanceof CancelledFailure);
-  const cause = error.cause;
-  if (cause instanceof CancelledFailure) return false;
-  if (cause instanceof TimeoutFailure && cause.timeoutType === TimeoutType.SCHEDULE_TO_START) return false;
-  return sendReport(error)?.request !== 'not-sent';
 }
 
 function isSlotExpired(error: unknown): boolean {

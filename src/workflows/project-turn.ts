@@ -134,6 +134,9 @@ export class ProjectTurn {
   }
 
   private returnSlot(key: string): Promise<void> {
+    // Forgotten once given back: the coordinator may grant the key again (a late, repeated check-in asked for it),
+    // and that grant, unused, must be given back too rather than taken for a repeat of the first.
+    this.granted.delete(key);
     return this.tell((handle) => handle.signal(returnSlotSignal, { workflowId: workflowInfo().workflowId, slot: key }));
   }
 

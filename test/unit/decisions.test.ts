@@ -1,19 +1,22 @@
-import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, TerminatedFailure, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import type { JobState } from '../../src/agent-api/job';
-import { classifySendFailure, decideDelivery, judgeRead, watchAfter, type ResultWatch } from '../../src/follow-up/decisions';
+import { classifySendFailure, decideDelivery, judgeRead, requestLeft, requestStartOf, watchAfter, type ResultWatch } from '../../src/follow-up/decisions';
 
 /** A failed send as the workflow sees it: Temporal's ActivityFailure around the activity's own failure. */
 function sendFailed(cause: Error): ActivityFailure {
   return new ActivityFailure('Activity task failed', 'sendFollowUpMessage', '7', RetryState.MAXIMUM_ATTEMPTS_REACHED, 'worker-1', cause);
 }
 
-function apiFailure(type: string, options: { nonRetryable?: boolean; delivery?: 'not-delivered' | 'ambiguous' } = {}): ApplicationFailure {
-  return ApplicationFailure.create({
-    type,
-    message: type,
-    nonRetryable: options.nonRetryable ?? false,
-    details: options.delivery ? [{ operation: 'send follow-up message', delivery: options.delivery }] : undefined,
-  });
+/** When the request of these sends left: the activity adds it to every failure after it. */
+const LEFT_AT = 1_700_000_000_000;
+
+function apiFailure(type: string, options: { nonRetryable?: boolean; delivery?: 'not-delivered' | 'ambiguous'; left?: boolean } = {}): ApplicationFailure {
+  const details = { ...(options.delivery ? { operation: 'send follow-up message', delivery: options.delivery } : {}), ...(options.left === false ? {} : { requestStartedAtMs: LEFT_AT }) };
+  return ApplicationFailure.create({ type, message: type, nonRetryable: options.nonRetryable ?? false, details: [details] });
+}
+
+function timedOut(type: TimeoutType, lastHeartbeat?: unknown): TimeoutFailure {
+  return new TimeoutFailure(`activity ${type} timeout`, lastHeartbeat, type);
 }
 
 describe('classifySendFailure: how a failed single-attempt send leaves the message', () => {
@@ -22,16 +25,48 @@ describe('classifySendFailure: how a failed single-attempt send leaves the messa
     ['a refused connection, marked not delivered', sendFailed(apiFailure('AgentApiNetworkError', { delivery: 'not-delivered' })), 'not-delivered'],
     ['a 404, not delivered and not retryable', sendFailed(apiFailure('AgentJobNotFound', { nonRetryable: true, delivery: 'not-delivered' })), 'final'],
     ['a reset connection, marked ambiguous', sendFailed(apiFailure('AgentApiSendAmbiguous', { nonRetryable: true, delivery: 'ambiguous' })), 'ambiguous'],
-    ['the SDK\'s retryable WorkerShutdown, with no delivery mark', sendFailed(apiFailure('WorkerShutdown')), 'ambiguous'],
-    ['any other failure without a delivery mark', sendFailed(apiFailure('Error')), 'ambiguous'],
-    ['a worker that died mid-send (start-to-close timeout)', sendFailed(new TimeoutFailure('timed out', undefined, TimeoutType.START_TO_CLOSE)), 'ambiguous'],
-    ['a send still queued when it timed out (the server reports schedule-to-start)', sendFailed(new TimeoutFailure('timed out', undefined, TimeoutType.SCHEDULE_TO_START)), 'not-delivered'],
-    ['a send whose whole schedule-to-close ran out after it started', sendFailed(new TimeoutFailure('timed out', undefined, TimeoutType.SCHEDULE_TO_CLOSE)), 'ambiguous'],
+    ["the SDK's retryable WorkerShutdown after the request left", sendFailed(apiFailure('WorkerShutdown')), 'ambiguous'],
+    ['any other failure after the request left, without a delivery mark', sendFailed(apiFailure('Error')), 'ambiguous'],
+    ['a failure without the time its request left (refused before it)', sendFailed(apiFailure('SendNotRecorded', { nonRetryable: true, left: false })), 'not-delivered'],
+    ['a worker lost mid-send (start-to-close timeout after the record)', sendFailed(timedOut(TimeoutType.START_TO_CLOSE, { requestStartedAtMs: LEFT_AT })), 'ambiguous'],
+    ['a worker lost mid-send (heartbeat timeout after the record)', sendFailed(timedOut(TimeoutType.HEARTBEAT, { requestStartedAtMs: LEFT_AT })), 'ambiguous'],
+    ['a send timed out on its heartbeat before any record (a saturated worker)', sendFailed(timedOut(TimeoutType.HEARTBEAT)), 'not-delivered'],
+    ['a send that timed out start-to-close before any record', sendFailed(timedOut(TimeoutType.START_TO_CLOSE)), 'not-delivered'],
+    ['a send still queued when it timed out (the server reports schedule-to-start)', sendFailed(timedOut(TimeoutType.SCHEDULE_TO_START)), 'not-delivered'],
+    ['a send whose whole schedule-to-close ran out after its record', sendFailed(timedOut(TimeoutType.SCHEDULE_TO_CLOSE, { requestStartedAtMs: LEFT_AT })), 'ambiguous'],
     ['a failure that is not an ActivityFailure at all', new Error('something else'), 'ambiguous'],
     ['the follow-up being cancelled', new CancelledFailure('cancelled'), 'final'],
     ['the send activity cancelled with it', sendFailed(new CancelledFailure('cancelled')), 'final'],
   ])('%s is %s', (_title, error, kind) => {
     expect(classifySendFailure(error)).toBe(kind);
+  });
+});
+
+describe('requestLeft: no record of the request means nothing was sent', () => {
+  test.each<[string, unknown, boolean]>([
+    ['a heartbeat timeout with no heartbeat on record', sendFailed(timedOut(TimeoutType.HEARTBEAT)), false],
+    ['a heartbeat timeout whose last heartbeat recorded the request', sendFailed(timedOut(TimeoutType.HEARTBEAT, { requestStartedAtMs: LEFT_AT })), true],
+    ['a start-to-close timeout with no record', sendFailed(timedOut(TimeoutType.START_TO_CLOSE)), false],
+    ['a start-to-close timeout with the record', sendFailed(timedOut(TimeoutType.START_TO_CLOSE, { requestStartedAtMs: LEFT_AT })), true],
+    ['a schedule-to-start timeout', sendFailed(timedOut(TimeoutType.SCHEDULE_TO_START)), false],
+    ['a last heartbeat that says nothing left (cancelled before the request)', sendFailed(timedOut(TimeoutType.HEARTBEAT, { request: 'not-sent' })), false],
+    ['a last heartbeat that is not an object', sendFailed(timedOut(TimeoutType.HEARTBEAT, 'started')), false],
+    ['an expired lease (not-sent, no time)', sendFailed(apiFailure('SendSlotExpired', { nonRetryable: true, left: false })), false],
+    ['a failure whose details say not-sent even with a time (the record made, the lease gone)', sendFailed(ApplicationFailure.create({ type: 'SendSlotExpired', details: [{ request: 'not-sent', requestStartedAtMs: LEFT_AT }] })), false],
+    ['an API failure after the request left', sendFailed(apiFailure('AgentApiServerError', { delivery: 'ambiguous' })), true],
+    ['a failure without details (not one the send makes after its request)', sendFailed(ApplicationFailure.create({ type: 'ActivityPause', message: 'Activity paused' })), false],
+    ['the send cancelled (only ever before its request)', sendFailed(new CancelledFailure('cancelled')), false],
+    ['the follow-up cancelled before the send was scheduled', new CancelledFailure('cancelled'), false],
+    ['a failure that is not an ActivityFailure: it may have', new Error('something else'), true],
+    ['an ActivityFailure of another cause (terminated): it may have', sendFailed(new TerminatedFailure('terminated')), true],
+  ])('%s: %s', (_title, error, left) => {
+    expect(requestLeft(error)).toBe(left);
+  });
+
+  test('the time a request left comes from its report: the failure details, or the last heartbeat', () => {
+    expect(requestStartOf(sendFailed(apiFailure('AgentApiServerError')))).toBe(LEFT_AT);
+    expect(requestStartOf(sendFailed(timedOut(TimeoutType.HEARTBEAT, { requestStartedAtMs: LEFT_AT })))).toBe(LEFT_AT);
+    expect(requestStartOf(sendFailed(timedOut(TimeoutType.HEARTBEAT)))).toBeUndefined();
   });
 });
 

@@ -3,9 +3,11 @@
  * is taken. Run in the SDK's MockActivityEnvironment against the simulator over real loopback HTTP; the Temporal
  * client is a recording stand-in (what it is asked to do is the subject here; the dev-server tests run the real one).
  */
-import type { Client } from '@temporalio/client';
+import { ActivityNotFoundError, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities, type SendRequest, type SentMessage } from '../../src/activities';
+import { SEND_NOT_RECORDED } from '../../src/follow-up/types';
 import { DEFAULT_COORDINATION } from '../../src/activities/coordination';
 import type { WatchRegistration } from '../../src/follow-up/watch-registry';
 import { loopbackApi } from '../support/loopback-api';
@@ -13,11 +15,21 @@ import { loopbackApi } from '../support/loopback-api';
 const API_KEY = 'mint_test_send_key_0001';
 const loopback = loopbackApi(API_KEY);
 
-/** A stand-in for the worker's client: records each signal-with-start, or fails it. */
-function temporalThat(fails: boolean) {
+/**
+ * A stand-in for the worker's client: records each signal-with-start, or fails it; acknowledges the send's record
+ * that its request is about to leave, or refuses it as the server does an attempt it has timed out.
+ */
+function temporalThat(fails: boolean, refusesRecord = false) {
   const calls: Array<{ workflowId: string; registration: WatchRegistration }> = [];
+  const records: Array<{ taskToken: Uint8Array; details: unknown; messagesAcceptedThen: number }> = [];
   const client = {
     withDeadline: <R>(_deadline: number, fn: () => Promise<R>) => fn(),
+    activity: {
+      heartbeat: async (taskToken: Uint8Array, details: unknown) => {
+        if (refusesRecord) throw new ActivityNotFoundError('Not found');
+        records.push({ taskToken, details, messagesAcceptedThen: acceptedSoFar() });
+      },
+    },
     workflow: {
       signalWithStart: async (_type: string, options: { workflowId: string; signalArgs: [WatchRegistration] }) => {
         if (fails) throw new Error('Temporal is unreachable');
@@ -26,7 +38,12 @@ function temporalThat(fails: boolean) {
       },
     },
   };
-  return { client: client as unknown as Client, calls };
+  return { client: client as unknown as Client, calls, records };
+}
+
+/** Messages the simulator accepted, over all jobs. */
+function acceptedSoFar(): number {
+  return loopback.simulator.stats().jobs.reduce((sum, job) => sum + job.counts.messagesAccepted, 0);
 }
 
 function send(request: SendRequest, temporal: Client): Promise<SentMessage> {
@@ -72,4 +89,42 @@ test('without shared watching nothing is registered', async () => {
   const sent = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000 }, client);
   expect(sent.watching).toBeUndefined();
   expect(calls).toHaveLength(0);
+});
+
+describe('the request leaves only once the server has its record', () => {
+  test('the record of when the request leaves is acknowledged before the request, with the time the send returns', async () => {
+    const ref = { projectId: 'proj-send-4', jobId: 'job-send-4' };
+    loopback.simulator.addJob(ref);
+    const { client, records } = temporalThat(false);
+    const sent = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000 }, client);
+    expect(records).toHaveLength(1);
+    expect(records[0]?.details).toEqual({ requestStartedAtMs: sent.requestStartedAtMs });
+    expect(Buffer.from(records[0]?.taskToken ?? []).toString()).toBe('test');
+    expect(records[0]?.messagesAcceptedThen).toBe(acceptedSoFar() - 1);
+  });
+
+  test('a record the server refuses (the attempt timed out already) sends nothing and says so', async () => {
+    const ref = { projectId: 'proj-send-5', jobId: 'job-send-5' };
+    loopback.simulator.addJob(ref);
+    const { client } = temporalThat(false, true);
+    const failure = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000 }, client).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: SEND_NOT_RECORDED, details: [{ request: 'not-sent' }] });
+    expect(loopback.simulator.counts(ref.projectId, ref.jobId).idempotencyKeys).toHaveLength(0);
+    expect(loopback.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(0);
+  });
+
+  test('a failure after the request left carries its time, even one the API client did not make', async () => {
+    const ref = { projectId: 'proj-send-6', jobId: 'job-send-6' };
+    const { client, records } = temporalThat(false);
+    const { sendFollowUpMessage } = createActivities({
+      api: { sendFollowUpMessage: () => Promise.reject(new TypeError('a bug after the request left')) } as unknown as typeof loopback.api,
+      temporal: client,
+      coordination: DEFAULT_COORDINATION,
+    });
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 10_000, workflowExecution: { workflowId: 'follow-up-1', runId: 'run-1' } });
+    const failure = await env.run(sendFollowUpMessage, { ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000 }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'TypeError', details: [{ requestStartedAtMs: (records[0]?.details as { requestStartedAtMs: number }).requestStartedAtMs }] });
+  });
 });

@@ -40,6 +40,10 @@ test('a follow-up to a project whose coordinator id is held by another workflow 
       const polling = { ...FAST_POLLING, timeout: '10m' };
       const { workflowId } = await followUps.start({ ...taken, prompt: 'To a project whose coordinator id is taken', polling });
       const unaffected = await followUps.start({ ...other, prompt: 'To a project with a free coordinator id', polling });
+      // The other project first: it is not held up by the taken id.
+      expect((await followUps.outcome(unaffected.workflowId)).kind).toBe('completed');
+      expect(h.simulator.counts(other.projectId, other.jobId).messagesAccepted).toBe(1);
+
       // Well before the follow-up's own 10 minutes: a guard, so a follow-up that waits shows how it stands.
       const handle = h.client.workflow.getHandle(workflowId);
       await waitFor(async () => (await handle.describe()).status.name !== 'RUNNING', 'the follow-up to end', 5 * 60_000).catch(async (error: unknown) => {
@@ -58,9 +62,6 @@ test('a follow-up to a project whose coordinator id is held by another workflow 
       expect(h.simulator.counts(taken.projectId, taken.jobId).messagesAccepted).toBe(0);
       // The foreign workflow is left alone: only its owner (or an operator) may end it.
       expect((await foreign.describe()).status.name).toBe('RUNNING');
-
-      expect((await followUps.outcome(unaffected.workflowId)).kind).toBe('completed');
-      expect(h.simulator.counts(other.projectId, other.jobId).messagesAccepted).toBe(1);
     });
   } finally {
     await foreign.terminate('test: clean up the foreign workflow').catch(() => undefined);

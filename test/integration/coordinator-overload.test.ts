@@ -161,16 +161,20 @@ describeHeavy('a coordinator under overload', () => {
       clearInterval(progress);
     }
     await chaos;
-    // The coordinator's account right after the last send (its follow-up has ended, so its slot was used).
-    const view = await retrying((client) => client.projectBudget(projectId));
+    // The coordinator's account right after the last send (its follow-up has ended, so its slot was used). A minute
+    // at most: a coordinator that cannot answer is a finding of its own, reported with the others.
+    const view = await Promise.race([
+      retrying((client) => client.projectBudget(projectId)),
+      new Promise<'no answer within a minute'>((resolve) => setTimeout(() => resolve('no answer within a minute'), 60_000).unref()),
+    ]);
     const viewedAt = Date.now();
     log(`all ended after ${Math.round((Date.now() - startedAt) / 1000)} s; ${worker.unexpectedExits()} worker exits we did not cause`);
 
-    // None timed out, none delivery-unknown, none otherwise unfinished: each shown with how it ended.
-    const ended = (kind: string) => all.filter((p) => p.outcome?.kind === kind).map((p) => ({ prompt: p.prompt, outcome: p.outcome }));
-    const otherwise = all.filter((p) => !['completed', 'timed-out', 'delivery-unknown'].includes(p.outcome?.kind ?? '')).map((p) => ({ prompt: p.prompt, outcome: p.outcome }));
-    expect({ timedOut: ended('timed-out'), deliveryUnknown: ended('delivery-unknown'), otherwise }).toEqual({ timedOut: [], deliveryUnknown: [], otherwise: [] });
-
+    // Every claim checked, then compared at once, so one run shows every way it fell short.
+    const endedAs = (kinds: string[]) => {
+      const matching = all.filter((p) => kinds.includes(p.outcome?.kind ?? 'none'));
+      return matching.length === 0 ? [] : { count: matching.length, examples: matching.slice(0, 3).map((p) => ({ prompt: p.prompt, outcome: p.outcome })) };
+    };
     // Exactly once each: POSTs and accepted messages per job equal its follow-ups.
     const wrongCounts = jobIds.flatMap((jobId, index) => {
       const expected = followUpsTo(index + 1);
@@ -178,28 +182,46 @@ describeHeavy('a coordinator under overload', () => {
       const accepted = simulator?.counts(projectId, jobId).messagesAccepted;
       return received === expected && accepted === expected ? [] : [{ jobId, expected, received, accepted }];
     });
-    expect(wrongCounts).toEqual([]);
-    expect(posts).toHaveLength(all.length);
-
-    // The budget, by the simulator's receive times.
-    expect(maxInAnyWindow(posts.map((post) => post.atMs), WINDOW_MS)).toBeLessThanOrEqual(SENDS_PER_WINDOW);
-
-    // Each job's messages in the order Temporal recorded its follow-ups' starts.
+    const mostInAWindow = maxInAnyWindow(posts.map((post) => post.atMs), WINDOW_MS);
+    // Each job's messages in the order Temporal recorded its follow-ups' starts (a job sent fewer is in wrongCounts).
     const outOfOrder = jobIds.flatMap((jobId) => {
       const ofJob = all.filter((p) => p.jobId === jobId);
-      if (ofJob.length < 2) return [];
-      const inStartOrder = [...ofJob].sort((a, b) => (a.startedAt?.getTime() ?? 0) - (b.startedAt?.getTime() ?? 0)).map((p) => p.prompt);
       const received = simulator?.counts(projectId, jobId).prompts ?? [];
+      if (ofJob.length < 2 || received.length !== ofJob.length) return [];
+      const inStartOrder = [...ofJob].sort((a, b) => (a.startedAt?.getTime() ?? 0) - (b.startedAt?.getTime() ?? 0)).map((p) => p.prompt);
       return JSON.stringify(received) === JSON.stringify(inStartOrder) ? [] : [{ jobId, inStartOrder, received }];
     });
-    expect(outOfOrder).toEqual([]);
-
-    // The coordinator counted what went out: every slot it granted and did not get back is one POST received, and
-    // its window holds at least every POST received in the window before it answered (it may not undercount).
-    expect(view).not.toBeNull();
-    const postsInWindow = posts.filter((post) => post.atMs > viewedAt - WINDOW_MS).length;
-    log(`view: sentInWindow ${view?.sentInWindow}, totals ${JSON.stringify(view?.totals)}; POSTs in the last window ${postsInWindow}, in all ${posts.length}`);
-    expect({ grantedNotReturned: (view?.totals.granted ?? 0) - (view?.totals.returned ?? 0) }).toEqual({ grantedNotReturned: posts.length });
-    expect(view?.sentInWindow).toBeGreaterThanOrEqual(postsInWindow);
+    // The coordinator counted what went out: every slot it granted and did not get back is one POST received, and its
+    // window holds at least every POST received in the window before it answered (it counts a slot from the end of
+    // its lease, never before the request left, so it may count later but must not undercount).
+    const postsInLastWindow = posts.filter((post) => post.atMs > viewedAt - WINDOW_MS).length;
+    const coordinator =
+      typeof view === 'string' || view === null
+        ? { view: view ?? 'no coordinator' }
+        : {
+            grantedNotReturned:
+              view.totals.granted - view.totals.returned === posts.length ? 'equals the POSTs received' : { granted: view.totals.granted, returned: view.totals.returned, postsReceived: posts.length },
+            sentInWindowCoversPostsInWindow: view.sentInWindow >= postsInLastWindow ? true : { sentInWindow: view.sentInWindow, postsInLastWindow },
+          };
+    log(`coordinator ${JSON.stringify(typeof view === 'string' ? view : { sentInWindow: view?.sentInWindow, totals: view?.totals })}; POSTs in the last window ${postsInLastWindow}, in all ${posts.length}`);
+    expect({
+      timedOut: endedAs(['timed-out']),
+      deliveryUnknown: endedAs(['delivery-unknown']),
+      otherwiseUnfinished: endedAs(['rejected', 'invalid-input', 'cancelled', 'error', 'failed', 'archived', 'none']),
+      postsReceived: posts.length,
+      wrongCounts: wrongCounts.length === 0 ? [] : { count: wrongCounts.length, examples: wrongCounts.slice(0, 5) },
+      mostPostsInAWindow: mostInAWindow <= SENDS_PER_WINDOW ? `at most ${SENDS_PER_WINDOW}` : mostInAWindow,
+      outOfOrder,
+      coordinator,
+    }).toEqual({
+      timedOut: [],
+      deliveryUnknown: [],
+      otherwiseUnfinished: [],
+      postsReceived: all.length,
+      wrongCounts: [],
+      mostPostsInAWindow: `at most ${SENDS_PER_WINDOW}`,
+      outOfOrder: [],
+      coordinator: { grantedNotReturned: 'equals the POSTs received', sentInWindowCoversPostsInWindow: true },
+    });
   });
 });

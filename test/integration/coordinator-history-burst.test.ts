@@ -53,10 +53,11 @@ describeHeavy('a burst past the history limit', () => {
       log('all ended');
     });
 
-    // Nothing of ours terminated: the follow-ups (their task queue), the coordinators of this file (theirs), and this
-    // project's coordinator chain run by run, as visibility lists it and as each run describes itself (visibility may lag).
+    // Nothing of ours terminated: the follow-ups (their task queue), their shared job watchers (`<queue>/watchers`), the
+    // coordinators of this file (their queue), and this project's coordinator chain run by run, as visibility lists it
+    // and as each run describes itself (visibility may lag).
     const terminated = await runsWhere(
-      `(TaskQueue = '${taskQueue}' OR TaskQueue = '${h.coordinatorTaskQueue}' OR WorkflowId = '${coordinatorId}') AND ExecutionStatus = 'Terminated'`,
+      `(TaskQueue = '${taskQueue}' OR TaskQueue = '${taskQueue}/watchers' OR TaskQueue = '${h.coordinatorTaskQueue}' OR WorkflowId = '${coordinatorId}') AND ExecutionStatus = 'Terminated'`,
     );
     const chain = await runsWhere(`WorkflowId = '${coordinatorId}'`);
     const described = await Promise.all(chain.map(async (run) => ({ runId: run.runId, status: (await h.client.workflow.getHandle(coordinatorId, run.runId).describe()).status.name })));

@@ -1,7 +1,7 @@
 /**
  * A Temporal dev server of a test's own, on its own port and SQLite file, that the test can SIGKILL and start again
- * with its history intact. Spawned directly (not through TestWorkflowEnvironment, whose teardown stops the server
- * gracefully with SIGINT), so a kill is a crash: nothing flushed, nothing said goodbye.
+ * with its history intact. Spawned directly rather than through TestWorkflowEnvironment (whose teardown is a shutdown
+ * the SDK manages, not a crash), so a kill here is SIGKILL: nothing flushed, nothing said goodbye.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -161,8 +161,10 @@ export async function projectCoordinatorWorkflow(start: CoordinatorStart, ...con
     if (isIdle(state, Date.now())) return viewOf(state, Date.now());
     const wakes = [wakeAtMs, nextHolderCheckAtMs(state), nextAwaitedCheckAtMs(state), windowEmptiesAtMs(state)].filter((time): time is number => time !== null);
     const wakeIn = wakes.length > 0 ? Math.max(Math.min(...wakes) - Date.now(), 1_000) : undefined;
-    if (wakeIn === undefined) await condition(() => changed);
-    else await condition(() => changed, wakeIn, { summary: wakeSummary(state, wakeAtMs) });
+    // A run that starts refusing check-ins (the server suggests continue-as-new) must not wait for a change that the
+    // refusals keep from coming: it wakes and continues as new.
+    if (wakeIn === undefined) await condition(() => changed || closing());
+    else await condition(() => changed || closing(), wakeIn, { summary: wakeSummary(state, wakeAtMs) });
   }
 }
 

@@ -6,15 +6,12 @@
  */
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { FollowUpErrorType } from '../../src/follow-up/types';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 
 jest.setTimeout(10 * 60_000);
 
-/**
- * The failure type the follow-up ends with. Assumed name: the lead adds it to FollowUpErrorType with the protocol
- * rewrite (issue 37); a string here so this file compiles before it exists.
- */
-const COORDINATOR_ID_TAKEN = 'CoordinatorIdTaken';
+const COORDINATOR_ID_TAKEN = FollowUpErrorType.CoordinatorIdTaken;
 
 let h: Harness;
 beforeAll(async () => {

@@ -113,7 +113,7 @@ function renderQueued(progress: FollowUpProgress): string {
   const why =
     progress.queue?.reason === 'budget'
       ? `at most ${progress.queue.limit} sends per project in any ${progress.queue.windowMs === 3_600_000 ? 'hour' : formatMs(progress.queue.windowMs)}; nothing is sent until a slot is free.`
-      : "one follow-up at a time per job, in arrival order; nothing is sent until it is this one's turn.";
+      : "one follow-up at a time per job, in the order they were started; nothing is sent until it is this one's turn.";
   return [
     `**${queuedLine(progress, Date.now())}** in project \`${progress.projectId}\`: ${why}`,
     '',

@@ -97,6 +97,8 @@ export interface CoordinatorState {
   /** Totals over the coordinator's whole life (all runs). */
   totals: { served: number; granted: number; returned: number; waitedForBudget: number };
   runs: number;
+  /** The last attempt each holder was granted a slot for, so an ask for it again is known for a lost grant. */
+  lastGranted?: Record<string, string>;
   /** Follow-ups started before one in a lane that the coordinator has not seen: when to ask next whether each runs. */
   awaitedCheckedAtMs?: Record<string, number>;
 }
@@ -228,13 +230,21 @@ function forget(entry: LaneEntry, workflowId: string): void {
   if (entry.awaits.length === 0) delete entry.awaits;
 }
 
-/** Queues a slot request in start order, unless that attempt has a slot already; a repeated ask updates it. */
+/**
+ * Queues a slot request in start order; a repeated ask updates it. An ask for an attempt that was granted already
+ * proves the grant never reached the follow-up (its check-in's answer was lost with a worker; it asks for a key only
+ * until it has it): that slot was never sent under, so it is given back and granted again with a fresh lease.
+ */
 function askForSlot(state: CoordinatorState, request: SlotRequest): void {
-  if (state.slots.some((slot) => slot.workflowId === request.workflowId && slot.key === request.key)) return;
   const queued = state.slotRequests.find((entry) => entry.workflowId === request.workflowId);
+  // A late, repeated check-in for an attempt the follow-up has since given up on must not replace the newer one.
+  if (queued && isOlderAttempt(request.key, queued.key)) return;
+  if (state.lastGranted?.[request.workflowId] === request.key && !returnSlot(state, request.workflowId, request.key)) {
+    // Granted, and already out of the window: it still was never sent under.
+    state.totals.returned += 1;
+    delete state.lastGranted[request.workflowId];
+  }
   if (queued) {
-    // A late, repeated check-in for an attempt the follow-up has since given up on must not replace the newer one.
-    if (isOlderAttempt(request.key, queued.key)) return;
     queued.key = request.key;
     queued.ticket = request.ticket;
     queued.deadlineMs = request.deadlineMs;
@@ -252,6 +262,7 @@ function isOlderAttempt(key: string, than: string): boolean {
 
 /** A follow-up gives back a slot it never sent under (no request left), so it does not count. */
 export function returnSlot(state: CoordinatorState, workflowId: string, key: string): boolean {
+  if (state.lastGranted?.[workflowId] === key) delete state.lastGranted[workflowId];
   const index = state.slots.findIndex((slot) => slot.workflowId === workflowId && slot.key === key);
   if (index < 0) return false;
   state.slots.splice(index, 1);
@@ -289,6 +300,7 @@ export function leave(state: CoordinatorState, workflowId: string, ticket?: stri
 
 function dropSlotRequest(state: CoordinatorState, workflowId: string): void {
   state.slotRequests = state.slotRequests.filter((entry) => entry.workflowId !== workflowId);
+  if (state.lastGranted) delete state.lastGranted[workflowId];
 }
 
 /** A follow-up awaited by others turned out not to run: nobody waits for it any longer. */
@@ -349,6 +361,7 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
       if (!ridesOnTurn) messages += 1;
       state.slots.push({ workflowId: request.workflowId, key: request.key, countsFromMs: nowMs + lease });
       state.totals.granted += 1;
+      (state.lastGranted ??= {})[request.workflowId] = request.key;
       if (request.told) state.totals.waitedForBudget += 1;
       grants.push({ workflowId: request.workflowId, ticket: request.ticket, slot: request.key, sendByMs: nowMs + lease });
       turns.delete(request.workflowId);
@@ -427,6 +440,7 @@ export function grantAtCheckIn(state: CoordinatorState, workflowId: string, jobI
   state.slotRequests = state.slotRequests.filter((request) => request !== first);
   state.slots.push({ workflowId, key: first.key, countsFromMs: nowMs + sendLeaseMs(state.windowMs) });
   state.totals.granted += 1;
+  (state.lastGranted ??= {})[workflowId] = first.key;
 }
 
 /** What a check-in that must wait is told in its answer (and marked told, so no signal repeats it); null if it waits for nothing. */

@@ -148,3 +148,28 @@ describe('a leave changes only what its own check-in holds', () => {
     expect(leave(state, 'a', 't-a')).toBe('released');
   });
 });
+
+describe('a grant lost with a worker is not counted', () => {
+  test('asked again after it left the window, the lost grant counts as given back', () => {
+    const state = emptyCoordinator('p', 10, 10_000);
+    enter(state, request('a', 'j', 1), 0);
+    grantAtCheckIn(state, 'a', 'j', 0);
+    const later = sendLeaseMs(10_000) + 10_000 + 1;
+    schedule(state, later);
+    enter(state, request('a', 'j', 1), later);
+    grantAtCheckIn(state, 'a', 'j', later);
+    expect(standingOf(state, 'a', 'a#1')).toMatchObject({ slot: 'a#1', sendByMs: later + sendLeaseMs(10_000) });
+    expect(state.totals.granted - state.totals.returned).toBe(1);
+  });
+
+  test('a late repeat of a key already given back changes no count', () => {
+    const state = emptyCoordinator('p', 10, HOUR);
+    enter(state, request('a', 'j', 1), 0);
+    grantAtCheckIn(state, 'a', 'j', 0);
+    returnSlot(state, 'a', 'a#1');
+    enter(state, { ...request('a', 'j', 1), slotFor: 'a#2' }, 1);
+    enter(state, request('a', 'j', 1), 2);
+    expect(state.totals).toMatchObject({ granted: 1, returned: 1 });
+    expect(state.slotRequests.map((slot) => slot.key)).toEqual(['a#2']);
+  });
+});

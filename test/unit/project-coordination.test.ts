@@ -74,12 +74,14 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     expect(schedule(state, 1).grants.map((grant) => grant.workflowId)).toEqual(['f2']);
   });
 
-  test('a repeated request for the same attempt is not granted twice; the next attempt gets a slot of its own', () => {
+  test('a repeated request for a granted attempt means its grant was lost: that slot is given back and granted again, counted once; the next attempt gets a slot of its own', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     enter(state, request('a', 'j'), 0);
     schedule(state, 0);
     enter(state, request('a', 'j'), 1);
-    expect(schedule(state, 1).grants).toEqual([]);
+    expect(schedule(state, 1).grants).toEqual([{ workflowId: 'a', ticket: 't-a', slot: 'a#1', sendByMs: 1 + sendLeaseMs(HOUR) }]);
+    expect(sentInWindow(state, 1)).toBe(1);
+    expect(state.totals).toMatchObject({ granted: 2, returned: 1 });
     enter(state, request('a', 'j', 'a#2'), 2);
     expect(schedule(state, 2).grants).toEqual([{ workflowId: 'a', ticket: 't-a', slot: 'a#2', sendByMs: 2 + sendLeaseMs(HOUR) }]);
     expect(sentInWindow(state, 2)).toBe(2);

@@ -21,6 +21,7 @@ import type { projectCoordinatorWorkflow } from '../workflows/project-coordinato
 import { DEFAULT_WATCH_MIN_INTERVAL_MS, DEFAULT_WATCH_SHARDS } from '../follow-up/watch-defaults';
 import { createFindEarlierDelivery } from './earlier-delivery';
 import { createFindEarlierFollowUps } from './earlier-follow-ups';
+import { KeyedGate } from './keyed-gate';
 
 export interface CoordinationSettings {
   /** Where coordinators run: one queue for the namespace, so follow-ups of every task queue share them. */
@@ -90,7 +91,9 @@ const CHECK_IN_ANSWER_MS = 10_000;
 /** Refused for now (busy, or Temporal's limit of updates in flight): tried again within the attempt, for this long. */
 const CHECK_IN_ATTEMPT_MS = 20_000;
 /** The pause after a refusal, doubling: jittered, so a burst of refused check-ins does not come back together. */
-const REFUSED_PAUSE = { firstMs: 200, maxMs: 5_000 } as const;
+const REFUSED_PAUSE = { firstMs: 500, maxMs: 5_000 } as const;
+/** Check-ins of one worker process in flight to one coordinator, below Temporal's 10 updates in flight per workflow. */
+const CHECK_INS_IN_FLIGHT_PER_COORDINATOR = 4;
 
 /** Builds the coordination activities around a Temporal client of the worker's connection. */
 export function createCoordinationActivities(client: Client, settings: CoordinationSettings) {
@@ -98,6 +101,7 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
   const findEarlierFollowUps = createFindEarlierFollowUps(client);
   const defaultSendsPerHour = createDefaultBudgetReader(client, settings.sendsPerHour);
   const reportedForeign = new Set<string>();
+  const inFlight = new KeyedGate(CHECK_INS_IN_FLIGHT_PER_COORDINATOR);
   return {
     /**
      * Takes the follow-up's place in its job's lane and asks for a send slot (starting the coordinator if need be);
@@ -153,7 +157,7 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
     let pauseMs: number = REFUSED_PAUSE.firstMs;
     for (;;) {
       try {
-        return await client.withDeadline(Date.now() + CHECK_IN_ANSWER_MS, () =>
+        const answered = await inFlight.run(coordinatorId, giveUpAtMs, () => client.withDeadline(Date.now() + CHECK_IN_ANSWER_MS, () =>
           client.workflow.executeUpdateWithStart(enterUpdate, {
             args: [enter],
             updateId: `check-in/${request.runId}/${request.sequence ?? 0}`,
@@ -165,8 +169,15 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
               staticSummary: `Project ${request.projectId}: send budget and one follow-up at a time per job`,
             }),
           }),
-        );
+        ));
+        if (answered !== 'timedOut') return answered.done;
+        throw ApplicationFailure.create({
+          type: COORDINATOR_BUSY,
+          message: `The check-ins of this worker to the coordinator of project '${request.projectId}' are many at once; checking in again`,
+          nextRetryDelay: jittered(REFUSED_PAUSE.maxMs),
+        });
       } catch (error) {
+        if (error instanceof ApplicationFailure) throw error;
         const refusal = refusalOf(error);
         if (refusal === 'invalid') throw ApplicationFailure.create({ type: CHECK_IN_REFUSED, message: describe(error), nonRetryable: true });
         if (refusal !== 'busy') await failIfForeign(coordinatorId);

@@ -13,7 +13,7 @@ import { FollowUpClient } from '../../src/client';
 import { findTemporalCli } from '../../scripts/stack/temporal-cli';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
 import { AgentApiSimulator } from '../../src/simulator/simulator';
-import { freePort, startBuiltScript, type StartedScript } from '../support/processes';
+import { budgetedWorkerEnv, freePort, startBuiltScript, type StartedScript } from '../support/processes';
 import { FAST_POLLING, TEST_API_KEY, waitFor } from '../support/harness';
 import { maxInAnyWindow } from '../support/windows';
 
@@ -50,17 +50,7 @@ test('a lane of six and eight more jobs of one project survive a worker SIGKILL 
   });
   const taskQueue = `coordinator-durability-${Date.now()}`;
   const startWorker = (): StartedScript =>
-    startBuiltScript('worker.js', [], {
-      AGENT_API_KEY: TEST_API_KEY,
-      AGENT_API_BASE_URL: simulator.baseUrl,
-      TEMPORAL_ADDRESS: address,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      AGENT_COORDINATOR_TASK_QUEUE: `${taskQueue}-coordinators`,
-      AGENT_SENDS_PER_PROJECT_PER_HOUR: String((SENDS_PER_WINDOW * 3_600_000) / WINDOW_MS),
-      AGENT_SEND_WINDOW_MS: String(WINDOW_MS),
-      WORKER_SHUTDOWN_GRACE_TIME: '5s',
-      AGENT_API_REQUEST_TIMEOUT: '5s',
-    });
+    startBuiltScript('worker.js', [], budgetedWorkerEnv({ apiBaseUrl: simulator.baseUrl, apiKey: TEST_API_KEY, address, taskQueue, sendsPerWindow: SENDS_PER_WINDOW, windowMs: WINDOW_MS }));
   let connection = await Connection.connect({ address });
   let worker = startWorker();
   const projectId = 'coordinator-durability';

@@ -14,6 +14,7 @@ import { TEST_API_KEY } from '../support/harness';
 import { describeHeavy } from '../support/heavy';
 import { startOwnDevServer, type OwnDevServer } from '../support/own-dev-server';
 import { superviseWorker, type SupervisedWorker } from '../support/worker-supervisor';
+import { budgetedWorkerEnv } from '../support/processes';
 import { maxInAnyWindow } from '../support/windows';
 
 // 180 sends at 10 per 10 s are three minutes at best; kills, restarts and two hogs on two cores stretch that a lot.
@@ -80,18 +81,9 @@ describeHeavy('a coordinator under overload', () => {
     });
     const jobIds = Array.from({ length: JOBS }, (_, index) => `job-${String(index + 1).padStart(3, '0')}`);
     for (const jobId of jobIds) simulator.addJob({ projectId, jobId });
-    worker = superviseWorker({
-      AGENT_API_KEY: TEST_API_KEY,
-      AGENT_API_BASE_URL: simulator.baseUrl,
-      TEMPORAL_ADDRESS: server.address,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      AGENT_COORDINATOR_TASK_QUEUE: `${taskQueue}-coordinators`,
-      // The worker option is per hour, scaled to the window (as send-budget.test.ts does): 10 per 10 s.
-      AGENT_SENDS_PER_PROJECT_PER_HOUR: String((SENDS_PER_WINDOW * 3_600_000) / WINDOW_MS),
-      AGENT_SEND_WINDOW_MS: String(WINDOW_MS),
-      WORKER_SHUTDOWN_GRACE_TIME: '5s',
-      AGENT_API_REQUEST_TIMEOUT: '5s',
-    });
+    worker = superviseWorker(
+      budgetedWorkerEnv({ apiBaseUrl: simulator.baseUrl, apiKey: TEST_API_KEY, address: server.address, taskQueue, sendsPerWindow: SENDS_PER_WINDOW, windowMs: WINDOW_MS }),
+    );
     const address = server.address;
     connection = await Connection.connect({ address });
     let followUps = new FollowUpClient(new Client({ connection, namespace: 'default' }), { taskQueue, coordinatorTaskQueue: `${taskQueue}-coordinators` });

@@ -58,3 +58,21 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+/**
+ * The environment of a worker process on `taskQueue` (coordinators on a queue of its own) that calls the simulator and
+ * holds each project to `sendsPerWindow` sends per `windowMs` (the worker's budget is per hour, scaled to the window).
+ */
+export function budgetedWorkerEnv(options: { apiBaseUrl: string; apiKey: string; address: string; taskQueue: string; sendsPerWindow: number; windowMs: number }): Record<string, string> {
+  return {
+    AGENT_API_KEY: options.apiKey,
+    AGENT_API_BASE_URL: options.apiBaseUrl,
+    TEMPORAL_ADDRESS: options.address,
+    TEMPORAL_TASK_QUEUE: options.taskQueue,
+    AGENT_COORDINATOR_TASK_QUEUE: `${options.taskQueue}-coordinators`,
+    AGENT_SENDS_PER_PROJECT_PER_HOUR: String((options.sendsPerWindow * 3_600_000) / options.windowMs),
+    AGENT_SEND_WINDOW_MS: String(options.windowMs),
+    WORKER_SHUTDOWN_GRACE_TIME: '5s',
+    AGENT_API_REQUEST_TIMEOUT: '5s',
+  };
+}

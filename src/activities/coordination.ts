@@ -205,14 +205,15 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
     const { type, taskQueue, runId, status } = description;
     if (status.name !== 'RUNNING') return;
     if (type === PROJECT_COORDINATOR_WORKFLOW_TYPE && taskQueue === settings.taskQueue) return;
-    const what =
-      type === PROJECT_COORDINATOR_WORKFLOW_TYPE
-        ? `a coordinator on task queue '${taskQueue}', which this deployment's workers do not poll (theirs: '${settings.taskQueue}')`
-        : `a workflow of type '${type}'`;
+    const terminate = `temporal workflow terminate --workflow-id '${coordinatorId}' --reason 'not the project coordinator'`;
     const message =
-      `The workflow '${coordinatorId}' (run ${runId}) is ${what}, and it holds the id of the project's coordinator: ` +
-      `no follow-up to this project can be coordinated while it runs, so nothing was sent. Fix: end it ` +
-      `(temporal workflow terminate --workflow-id '${coordinatorId}' --reason 'not the project coordinator'), then start the follow-up again.`;
+      type === PROJECT_COORDINATOR_WORKFLOW_TYPE
+        ? `The project's coordinator '${coordinatorId}' (run ${runId}) runs on task queue '${taskQueue}', not on this worker's ` +
+          `'${settings.taskQueue}', and did not answer the check-in, so nothing was sent. Fix: set the same AGENT_COORDINATOR_TASK_QUEUE ` +
+          `on every worker, or end it (${terminate}; its send window restarts empty), then start the follow-up again.`
+        : `The workflow '${coordinatorId}' (run ${runId}) is a workflow of type '${type}', and it holds the id of the project's ` +
+          `coordinator: no follow-up to this project can be coordinated while it runs, so nothing was sent. Fix: end it ` +
+          `(${terminate}), then start the follow-up again.`;
     if (!reportedForeign.has(runId)) {
       reportedForeign.add(runId);
       log.error('A foreign workflow holds a project coordinator id', { coordinatorId, runId, workflowType: type, taskQueue });

@@ -48,9 +48,12 @@ export function checkSetBudget(value: unknown): { sendsPerHour: number | null } 
   return isFiniteNumber(sendsPerHour) && sendsPerHour >= 1 ? { sendsPerHour } : null;
 }
 
-/** A `turn` for this follow-up's run: its own id and ticket, and a slot with its lease or none. */
+/**
+ * A `turn` for this follow-up's run: its ticket (unique to the follow-up's chain, so it names the follow-up too), and a
+ * slot with its lease or none.
+ */
 export function checkTurn(value: unknown, workflowId: string, tickets: ReadonlySet<string>): TurnGrant | null {
-  if (!isObject(value) || value.workflowId !== workflowId || typeof value.ticket !== 'string' || !tickets.has(value.ticket)) return null;
+  if (!isObject(value) || typeof value.ticket !== 'string' || !tickets.has(value.ticket)) return null;
   const { slot, sendByMs } = value;
   if (slot === null && sendByMs === null) return { workflowId, ticket: value.ticket, slot, sendByMs };
   if (isId(slot) && isTime(sendByMs)) return { workflowId, ticket: value.ticket, slot, sendByMs };

@@ -5,6 +5,7 @@
  * runs of the follow-up did with the message, and, for the coordinator, asking whether a follow-up still runs.
  */
 import { setTimeout as delay } from 'node:timers/promises';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import {
   WithStartWorkflowOperation,
@@ -233,10 +234,8 @@ function refusalOf(error: unknown): 'busy' | 'invalid' | 'other' {
   if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return 'other';
   // Temporal's own refusals of one more update in flight, or of a run that just closed, are for now.
   const code = (error as { cause?: { code?: unknown } }).cause?.code ?? (error as { code?: unknown }).code;
-  return code === GRPC.RESOURCE_EXHAUSTED || code === GRPC.ABORTED || code === GRPC.UNAVAILABLE ? 'busy' : 'other';
+  return code === GrpcStatus.RESOURCE_EXHAUSTED || code === GrpcStatus.ABORTED || code === GrpcStatus.UNAVAILABLE ? 'busy' : 'other';
 }
-
-const GRPC = { RESOURCE_EXHAUSTED: 8, ABORTED: 10, UNAVAILABLE: 14 } as const;
 
 function describe(error: unknown): string {
   if (error instanceof WorkflowUpdateFailedError && error.cause) return error.cause.message;

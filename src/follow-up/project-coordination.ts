@@ -23,6 +23,19 @@ export function sendLeaseMs(windowMs: number): number {
 }
 
 /**
+ * How much later than its lease's end a slot starts to count. The vendor counts a request when it arrives; one that
+ * leaves in the last moment of its lease arrives a little after it (more on a loaded machine), and must not share a
+ * window with one that leaves the moment that window lets it.
+ */
+export const ARRIVAL_MARGIN_MS = 2_000;
+
+/** A grant of one send slot: the request may leave until `sendByMs`; it counts in the window from a little later. */
+function slotGranted(workflowId: string, key: string, nowMs: number, windowMs: number): SendSlot {
+  const sendByMs = nowMs + sendLeaseMs(windowMs);
+  return { workflowId, key, sendByMs, countsFromMs: sendByMs + ARRIVAL_MARGIN_MS };
+}
+
+/**
  * How long a follow-up waiting on its coordinator (for its job or a send slot) may first hear nothing before it checks
  * in again: five minutes on the hour's window, ten seconds on a test's short one. A coordinator that lost it
  * (terminated, reset) takes it back in line then; one that knows it changes nothing. Each silent check-in doubles the
@@ -35,11 +48,12 @@ export function recheckAfterMs(windowMs: number): number {
 /** How far silent check-ins stretch the silence: 5, 10, 20, 40 minutes on the hour's window, then every 40. */
 export const RECHECK_GROWTH = 8;
 
-/** A grant of one send: counted in the window from `countsFromMs` (the end of its lease) for a window's length. */
+/** A grant of one send: its request may leave until `sendByMs`, and it counts for a window's length from `countsFromMs`. */
 export interface SendSlot {
   workflowId: string;
   /** The follow-up's name for the send attempt it was granted for (its run id and attempt number). */
   key: string;
+  sendByMs: number;
   countsFromMs: number;
 }
 
@@ -97,8 +111,11 @@ export interface CoordinatorState {
   /** Totals over the coordinator's whole life (all runs). */
   totals: { served: number; granted: number; returned: number; waitedForBudget: number };
   runs: number;
-  /** The last attempt each holder was granted a slot for, so an ask for it again is known for a lost grant. */
-  lastGranted?: Record<string, string>;
+  /**
+   * The last slot each holder was granted, so an ask for it again (a check-in that crossed its grant, or retried
+   * after the grant's answer was lost) is answered with that grant, never with a second slot or a refund.
+   */
+  lastGranted?: Record<string, { key: string; sendByMs: number }>;
   /** Follow-ups started before one in a lane that the coordinator has not seen: when to ask next whether each runs. */
   awaitedCheckedAtMs?: Record<string, number>;
 }
@@ -231,19 +248,17 @@ function forget(entry: LaneEntry, workflowId: string): void {
 }
 
 /**
- * Queues a slot request in start order; a repeated ask updates it. An ask for an attempt that was granted already
- * proves the grant never reached the follow-up (its check-in's answer was lost with a worker; it asks for a key only
- * until it has it): that slot was never sent under, so it is given back and granted again with a fresh lease.
+ * Queues a slot request in start order; a repeated ask updates it. An ask for an attempt already granted changes
+ * nothing: the grant stands, and the check-in's answer repeats it (`standingOf`). The ask proves nothing about the
+ * grant: it may have crossed the grant's signal, and the follow-up may be sending under it now. Only the follow-up
+ * knows that no request left under a slot, and it alone gives one back (`returnSlot`), also one whose lease ran out
+ * before it heard of it.
  */
 function askForSlot(state: CoordinatorState, request: SlotRequest): void {
   const queued = state.slotRequests.find((entry) => entry.workflowId === request.workflowId);
   // A late, repeated check-in for an attempt the follow-up has since given up on must not replace the newer one.
   if (queued && isOlderAttempt(request.key, queued.key)) return;
-  if (state.lastGranted?.[request.workflowId] === request.key && !returnSlot(state, request.workflowId, request.key)) {
-    // Granted, and already out of the window: it still was never sent under.
-    state.totals.returned += 1;
-    delete state.lastGranted[request.workflowId];
-  }
+  if (state.lastGranted?.[request.workflowId]?.key === request.key) return;
   if (queued) {
     queued.key = request.key;
     queued.ticket = request.ticket;
@@ -260,12 +275,17 @@ function isOlderAttempt(key: string, than: string): boolean {
   return run === thanRun && Number(attempt) < Number(thanAttempt);
 }
 
-/** A follow-up gives back a slot it never sent under (no request left), so it does not count. */
+/**
+ * A follow-up gives back a slot it never sent under (no request left), so it does not count. One that has left the
+ * window already (its follow-up heard of it late) frees nothing, but is still counted as given back: it was never
+ * sent under.
+ */
 export function returnSlot(state: CoordinatorState, workflowId: string, key: string): boolean {
-  if (state.lastGranted?.[workflowId] === key) delete state.lastGranted[workflowId];
+  const last = state.lastGranted?.[workflowId]?.key === key;
+  if (last) delete state.lastGranted?.[workflowId];
   const index = state.slots.findIndex((slot) => slot.workflowId === workflowId && slot.key === key);
-  if (index < 0) return false;
-  state.slots.splice(index, 1);
+  if (index >= 0) state.slots.splice(index, 1);
+  if (index < 0 && !last) return false;
   state.totals.returned += 1;
   return true;
 }
@@ -345,7 +365,6 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
 
   // Slots go only to follow-ups holding their job, in the order they asked.
   const holders = holderIds(state);
-  const lease = sendLeaseMs(state.windowMs);
   const stillWaiting: SlotRequest[] = [];
   // Slots keep the order they were asked in: once one waits for the next round, so do those after it.
   let deferred = false;
@@ -359,11 +378,9 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
     if (!deferred && !ridesOnTurn && state.slots.length < limitOf(state) && !canSay()) deferred = true;
     if (!deferred && state.slots.length < limitOf(state)) {
       if (!ridesOnTurn) messages += 1;
-      state.slots.push({ workflowId: request.workflowId, key: request.key, countsFromMs: nowMs + lease });
-      state.totals.granted += 1;
-      (state.lastGranted ??= {})[request.workflowId] = request.key;
+      const slot = grantSlot(state, request.workflowId, request.key, nowMs);
       if (request.told) state.totals.waitedForBudget += 1;
-      grants.push({ workflowId: request.workflowId, ticket: request.ticket, slot: request.key, sendByMs: nowMs + lease });
+      grants.push({ workflowId: request.workflowId, ticket: request.ticket, slot: request.key, sendByMs: slot.sendByMs });
       turns.delete(request.workflowId);
     } else {
       stillWaiting.push(request);
@@ -438,9 +455,15 @@ export function grantAtCheckIn(state: CoordinatorState, workflowId: string, jobI
   const first = state.slotRequests.find((request) => holders.has(request.workflowId) && request.deadlineMs > nowMs);
   if (first?.workflowId !== workflowId) return;
   state.slotRequests = state.slotRequests.filter((request) => request !== first);
-  state.slots.push({ workflowId, key: first.key, countsFromMs: nowMs + sendLeaseMs(state.windowMs) });
+  grantSlot(state, workflowId, first.key, nowMs);
+}
+
+function grantSlot(state: CoordinatorState, workflowId: string, key: string, nowMs: number): SendSlot {
+  const slot = slotGranted(workflowId, key, nowMs, state.windowMs);
+  state.slots.push(slot);
   state.totals.granted += 1;
-  (state.lastGranted ??= {})[workflowId] = first.key;
+  (state.lastGranted ??= {})[workflowId] = { key, sendByMs: slot.sendByMs };
+  return slot;
 }
 
 /** What a check-in that must wait is told in its answer (and marked told, so no signal repeats it); null if it waits for nothing. */
@@ -472,13 +495,15 @@ function holderIds(state: CoordinatorState): Set<string> {
 /**
  * A follow-up's standing as `schedule` left it: the turn it holds (with the slot granted for `key`, if any), or null
  * while it waits in line. What the `turn` signal says, for a check-in that asks rather than waits for the signal.
+ * A slot granted for `key` is repeated with its own lease, even one that has ended (the follow-up then gives it back
+ * and asks for another).
  */
 export function standingOf(state: CoordinatorState, workflowId: string, key: string | null): TurnGrant | null {
   const holder = Object.values(state.lanes).find((lane) => lane.holder?.workflowId === workflowId)?.holder;
   if (!holder) return null;
-  const slot = key === null ? undefined : state.slots.find((granted) => granted.workflowId === workflowId && granted.key === key);
-  // A slot's lease ends where it starts to count in the window (`schedule`).
-  return { workflowId, ticket: holder.ticket, slot: slot?.key ?? null, sendByMs: slot?.countsFromMs ?? null };
+  const granted = key === null ? undefined : state.lastGranted?.[workflowId];
+  const slot = granted?.key === key ? granted : undefined;
+  return { workflowId, ticket: holder.ticket, slot: slot?.key ?? null, sendByMs: slot?.sendByMs ?? null };
 }
 
 /**

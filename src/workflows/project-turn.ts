@@ -101,24 +101,31 @@ export class ProjectTurn {
     }
   }
 
-  /** A slot to send under now: the one that came with the turn while its lease lasts, else a new one. */
+  /**
+   * A slot to send under now: the one that came with the turn while its lease lasts, else a new one. A grant whose
+   * lease ended before this run heard of it (its signal was slow, or its answer was repeated) is given back unused.
+   */
   async sendSlot(): Promise<SendSlot> {
-    if (this.slot && this.slot.sendByMs - Date.now() >= LEASE_LEFT_MS) return this.slot;
-    await this.giveBack();
-    if (this.awaited === null) {
-      this.awaited = this.nextKey();
-      this.noteCheckIn(await checkIn(this.checkInRequest(this.awaited, false)));
+    for (;;) {
+      const slot = this.slot;
+      if (slot && slot.sendByMs - Date.now() >= LEASE_LEFT_MS) {
+        this.budgetNotice = null;
+        this.run.gotSlot();
+        return slot;
+      }
+      await this.giveBack();
+      if (this.awaited === null) {
+        this.awaited = this.nextKey();
+        this.noteCheckIn(await checkIn(this.checkInRequest(this.awaited, false)));
+      }
+      if (this.slot === null) {
+        this.waitingForSlot = true;
+        if (this.budgetNotice) this.run.queued(this.budgetNotice);
+        const granted = await this.waitFor(() => this.slot !== null, `a send slot of project ${this.run.ref.projectId}`);
+        this.waitingForSlot = false;
+        if (!granted) throw this.run.timedOut("the project's send budget had no free slot before the deadline; nothing was sent");
+      }
     }
-    if (this.slot === null) {
-      this.waitingForSlot = true;
-      if (this.budgetNotice) this.run.queued(this.budgetNotice);
-      const granted = await this.waitFor(() => this.slot !== null, `a send slot of project ${this.run.ref.projectId}`);
-      this.waitingForSlot = false;
-      if (!granted) throw this.run.timedOut("the project's send budget had no free slot before the deadline; nothing was sent");
-    }
-    this.budgetNotice = null;
-    this.run.gotSlot();
-    return this.slot as unknown as SendSlot;
   }
 
   /** The slot was sent under, or may have been: it counts in the window. */

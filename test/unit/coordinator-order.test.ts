@@ -1,4 +1,5 @@
 import {
+  ARRIVAL_MARGIN_MS,
   AWAITED_CHECK,
   awaitedToCheck,
   emptyCoordinator,
@@ -11,6 +12,7 @@ import {
   returnSlot,
   schedule,
   sendLeaseMs,
+  sentInWindow,
   standingOf,
   viewOf,
   type EnterRequest,
@@ -120,7 +122,7 @@ describe('a check-in takes at once what it may have without passing anyone', () 
     enter(state, request('b', 'k', 2), 1);
     grantAtCheckIn(state, 'b', 'k', 1);
     expect(standingOf(state, 'b', 'b#1')).toEqual({ workflowId: 'b', ticket: 't-b', slot: null, sendByMs: null });
-    expect(noticeAtCheckIn(state, 'b', 'k', 1)).toMatchObject({ reason: 'budget', sentInWindow: 1, limit: 1, ahead: 0, nextSlotAtMs: sendLeaseMs(HOUR) + HOUR });
+    expect(noticeAtCheckIn(state, 'b', 'k', 1)).toMatchObject({ reason: 'budget', sentInWindow: 1, limit: 1, ahead: 0, nextSlotAtMs: sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR });
   });
 
   test('a slot does not pass a holder that asked before it', () => {
@@ -150,16 +152,23 @@ describe('a leave changes only what its own check-in holds', () => {
 });
 
 describe('a grant lost with a worker is not counted', () => {
-  test('asked again after it left the window, the lost grant counts as given back', () => {
+  test('asked again after it left the window, the grant is repeated with its ended lease; the follow-up gives it back and it no longer counts', () => {
     const state = emptyCoordinator('p', 10, 10_000);
     enter(state, request('a', 'j', 1), 0);
     grantAtCheckIn(state, 'a', 'j', 0);
-    const later = sendLeaseMs(10_000) + 10_000 + 1;
+    const later = sendLeaseMs(10_000) + ARRIVAL_MARGIN_MS + 10_000 + 1;
     schedule(state, later);
     enter(state, request('a', 'j', 1), later);
     grantAtCheckIn(state, 'a', 'j', later);
-    expect(standingOf(state, 'a', 'a#1')).toMatchObject({ slot: 'a#1', sendByMs: later + sendLeaseMs(10_000) });
-    expect(state.totals.granted - state.totals.returned).toBe(1);
+    expect(standingOf(state, 'a', 'a#1')).toMatchObject({ slot: 'a#1', sendByMs: sendLeaseMs(10_000) });
+    expect(state.totals).toMatchObject({ granted: 1, returned: 0 });
+    expect(returnSlot(state, 'a', 'a#1')).toBe(true);
+    expect(state.totals).toMatchObject({ granted: 1, returned: 1 });
+    expect(returnSlot(state, 'a', 'a#1')).toBe(false);
+    enter(state, { ...request('a', 'j', 1), slotFor: 'a#2' }, later + 1);
+    grantAtCheckIn(state, 'a', 'j', later + 1);
+    expect(standingOf(state, 'a', 'a#2')).toMatchObject({ slot: 'a#2', sendByMs: later + 1 + sendLeaseMs(10_000) });
+    expect(sentInWindow(state, later + 1)).toBe(1);
   });
 
   test('a late repeat of a key already given back changes no count', () => {

@@ -1,5 +1,6 @@
 import { coordinatorWorkflowId, isCoordinatorWorkflowId } from '../../src/follow-up/coordinator-id';
 import {
+  ARRIVAL_MARGIN_MS,
   emptyCoordinator,
   enter,
   holdersToCheck,
@@ -54,12 +55,12 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     expect(first.grants).toHaveLength(150);
     expect(first.grants.filter((grant) => grant.slot !== null)).toHaveLength(80);
     expect(first.notices).toHaveLength(70);
-    expect(first.notices[0]?.notice).toEqual({ reason: 'budget', sentInWindow: 80, limit: 80, windowMs: HOUR, nextSlotAtMs: sendLeaseMs(HOUR) + HOUR, ahead: 0 });
+    expect(first.notices[0]?.notice).toEqual({ reason: 'budget', sentInWindow: 80, limit: 80, windowMs: HOUR, nextSlotAtMs: sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR, ahead: 0 });
     expect(first.notices[69]?.notice).toMatchObject({ ahead: 69 });
-    expect(first.wakeAtMs).toBe(sendLeaseMs(HOUR) + HOUR);
+    expect(first.wakeAtMs).toBe(sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR);
     // Nothing frees before the oldest send has been counted for a whole hour.
     expect(schedule(state, HOUR).grants).toHaveLength(0);
-    const second = schedule(state, sendLeaseMs(HOUR) + HOUR);
+    const second = schedule(state, sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR);
     expect(second.grants).toHaveLength(70);
     expect(second.grants[0]?.workflowId).toBe('f80');
   });
@@ -69,22 +70,46 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     state.limitOverride = 2;
     burst(state, 3, 0);
     schedule(state, 0);
-    expect(nextSlotAtMs(state, 0)).toBe(sendLeaseMs(HOUR) + HOUR);
+    expect(nextSlotAtMs(state, 0)).toBe(sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR);
     expect(returnSlot(state, 'f0', 'f0#1')).toBe(true);
     expect(schedule(state, 1).grants.map((grant) => grant.workflowId)).toEqual(['f2']);
   });
 
-  test('a repeated request for a granted attempt means its grant was lost: that slot is given back and granted again, counted once; the next attempt gets a slot of its own', () => {
+  test('a repeated ask for a granted attempt is answered with that grant: no second slot and no refund; the next attempt gets a slot of its own', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     enter(state, request('a', 'j'), 0);
     schedule(state, 0);
     enter(state, request('a', 'j'), 1);
-    expect(schedule(state, 1).grants).toEqual([{ workflowId: 'a', ticket: 't-a', slot: 'a#1', sendByMs: 1 + sendLeaseMs(HOUR) }]);
+    expect(schedule(state, 1).grants).toEqual([]);
+    expect(standingOf(state, 'a', 'a#1')).toEqual({ workflowId: 'a', ticket: 't-a', slot: 'a#1', sendByMs: sendLeaseMs(HOUR) });
     expect(sentInWindow(state, 1)).toBe(1);
-    expect(state.totals).toMatchObject({ granted: 2, returned: 1 });
+    expect(state.totals).toMatchObject({ granted: 1, returned: 0 });
     enter(state, request('a', 'j', 'a#2'), 2);
     expect(schedule(state, 2).grants).toEqual([{ workflowId: 'a', ticket: 't-a', slot: 'a#2', sendByMs: 2 + sendLeaseMs(HOUR) }]);
     expect(sentInWindow(state, 2)).toBe(2);
+  });
+
+  test('a check-in that crosses its own grant does not free the slot for anyone else: the window never holds one more than the budget', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    state.limitOverride = 1;
+    // b was started first but checks in after a took the only slot; a's grant is on its way when a checks in again.
+    enter(state, { ...request('a', 'ja'), startedAtMs: 2 }, 0);
+    schedule(state, 0);
+    enter(state, { ...request('b', 'jb'), startedAtMs: 1 }, 1);
+    schedule(state, 1);
+    enter(state, { ...request('a', 'ja'), startedAtMs: 2 }, 2);
+    expect(schedule(state, 2).grants).toEqual([]);
+    expect(sentInWindow(state, 2)).toBe(1);
+    expect(viewOf(state, 2).waitingForBudget).toEqual(['b']);
+  });
+
+  test('a slot counts from a little after its lease ends, since a request that leaves at the last moment arrives later', () => {
+    const state = emptyCoordinator('p', 80, 10_000);
+    state.limitOverride = 1;
+    burst(state, 2, 0);
+    const [grant] = schedule(state, 0).grants;
+    expect(grant?.sendByMs).toBe(sendLeaseMs(10_000));
+    expect(nextSlotAtMs(state, 0)).toBe(sendLeaseMs(10_000) + ARRIVAL_MARGIN_MS + 10_000);
   });
 
   test('a late repeat of an attempt the follow-up has given up on does not replace its newer request', () => {
@@ -95,7 +120,7 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     schedule(state, 0);
     enter(state, request('a', 'j', 'run#2'), 1);
     enter(state, request('a', 'j', 'run#1'), 2);
-    const later = schedule(state, sendLeaseMs(HOUR) + HOUR);
+    const later = schedule(state, sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR);
     expect(later.grants).toEqual([expect.objectContaining({ workflowId: 'a', ticket: 't-a', slot: 'run#2' })]);
   });
 
@@ -142,7 +167,7 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     schedule(state, 0);
     leave(state, 'a');
     expect(isIdle(state, HOUR)).toBe(false);
-    expect(isIdle(state, HOUR + sendLeaseMs(HOUR))).toBe(true);
+    expect(isIdle(state, HOUR + sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS)).toBe(true);
   });
 });
 

@@ -6,7 +6,7 @@
 import { followUpWorkflowId } from '../../src/client';
 import { PROJECT_COORDINATOR_WORKFLOW_TYPE } from '../../src/workflows/definitions';
 import { requestTimes, startBenchStack, type BenchStack } from './bench-stack';
-import { cpuMs } from './processes';
+import { cpuMs, requestsBetween } from './processes';
 import { inBatches, mean, percentile } from './stats';
 
 export interface BurstRow {
@@ -33,6 +33,8 @@ export interface BurstRow {
   /** The follow-up workflow's own, until its send (a sample). */
   followUpTasksToSend: number;
   followUpEventsToSend: number;
+  /** Requests to Temporal's frontend from the first start to the last send, per follow-up, by operation. */
+  temporalRequestsPerFollowUp: Record<string, number>;
 }
 
 /** Long waits after the send: the burst is what is measured, so the follow-ups poll rarely meanwhile. */
@@ -57,6 +59,7 @@ export async function runBurst(options: {
     for (const job of jobs) stack.simulator.addJob(job);
     const startedAt = new Map<string, number>();
     const cpuBefore = cpuMs(stack.worker.child.pid as number) + cpuMs(stack.server.pid);
+    const requestsBefore = await stack.server.serviceRequests();
     const began = Date.now();
     // Together, as a batch job or a schedule would: up to 200 start calls in flight.
     await inBatches(jobs, 200, async (job) => {
@@ -68,6 +71,7 @@ export async function runBurst(options: {
     const deadline = Date.now() + 30 * 60_000;
     while (jobs.some((job) => sendOf(job.jobId) === undefined) && Date.now() < deadline) await sleep(250);
     const cpuAfter = cpuMs(stack.worker.child.pid as number) + cpuMs(stack.server.pid);
+    const requests = requestsBetween(requestsBefore, await stack.server.serviceRequests());
     const sends = jobs.map((job) => sendOf(job.jobId) ?? Number.NaN);
     const waits = jobs.map((job, index) => ((sends[index] as number) - (startedAt.get(job.jobId) as number)) / 1000);
     const sorted = [...sends].sort((a, b) => a - b);
@@ -86,6 +90,7 @@ export async function runBurst(options: {
       rateLimited: jobs.reduce((sum, job) => sum + stack.simulator.counts(job.projectId, job.jobId).rateLimited, 0),
       sentInFirstWindow: sorted.filter((at) => at < (sorted[0] as number) + windowMs).length,
       cpuPerFollowUpMs: (cpuAfter - cpuBefore) / n,
+      temporalRequestsPerFollowUp: Object.fromEntries(Object.entries(requests).map(([operation, count]) => [operation, count / n])),
       ...cost,
     };
   } finally {

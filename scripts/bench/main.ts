@@ -228,6 +228,15 @@ function render(figures: Figures): string {
           `${fmt(row.followUpTasksToSend, 1)} / ${fmt(row.followUpEventsToSend, 1)} |`,
       ),
       '',
+      '### What the burst asked of Temporal, per follow-up',
+      '',
+      'Requests the dev server\'s frontend took in namespace `default` from the first start to the last send (its `service_requests` metric, ' +
+        'by operation), divided by the follow-ups; long polls of the worker included, as they are requests too.',
+      '',
+      '| burst | requests per follow-up, by operation |',
+      '|---|---|',
+      ...figures.burst.map((row) => `| ${row.label} | ${describeRequests(row.temporalRequestsPerFollowUp)} |`),
+      '',
       'Before, each follow-up\'s lane added a workflow, 5 workflow tasks, an activity and 29–33 history events, and a burst spent about 190 ms of ' +
         'worker + server CPU per follow-up before its send (issue 18, measured on main at 378289a).',
       '',
@@ -267,6 +276,14 @@ function render(figures: Figures): string {
   if (figures.readNow) lines.push(...renderReadNow(figures.readNow));
   lines.push(...targets(figures));
   return `${lines.join('\n')}\n`;
+}
+
+/** `Operation n.nn` pairs, most first, and their sum. */
+function describeRequests(perFollowUp: Record<string, number> | undefined): string {
+  if (!perFollowUp) return 'not measured';
+  const entries = Object.entries(perFollowUp).sort((a, b) => b[1] - a[1]);
+  const total = entries.reduce((sum, [, count]) => sum + count, 0);
+  return `**${total.toFixed(1)}**: ${entries.map(([operation, count]) => `${operation} ${count.toFixed(2)}`).join(', ')}`;
 }
 
 /** What the design before the coordinators did with the same bursts (issue 18, measured on main at 378289a). */

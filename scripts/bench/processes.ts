@@ -57,6 +57,11 @@ export interface DevServer {
   pid: number;
   address: string;
   client: Client;
+  /**
+   * The requests the server's frontend has taken in namespace `default` so far, by operation (its `service_requests`
+   * metric): what clients and workers asked of Temporal, the closest a dev server comes to what Cloud bills.
+   */
+  serviceRequests(): Promise<Record<string, number>>;
   stop(): Promise<void>;
 }
 
@@ -65,7 +70,8 @@ export async function startDevServer(extraArgs: string[] = []): Promise<DevServe
   const cli = findTemporalCli();
   if (!cli) throw new Error('no Temporal CLI: run scripts/install/install-temporal-cli.sh or set TEMPORAL_CLI_PATH');
   const port = await freePort();
-  const args = ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error', ...extraArgs];
+  const metricsPort = await freePort();
+  const args = ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--metrics-port', String(metricsPort), '--log-level', 'error', ...extraArgs];
   for (const key of FOLLOW_UP_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
   const child = spawn(cli, args, { stdio: 'ignore' });
   const address = `127.0.0.1:${port}`;
@@ -84,11 +90,32 @@ export async function startDevServer(extraArgs: string[] = []): Promise<DevServe
     pid: child.pid as number,
     address,
     client: new Client({ connection, namespace: 'default' }),
+    serviceRequests: () => frontendRequests(`http://127.0.0.1:${metricsPort}/metrics`),
     async stop() {
       await connection?.close();
       await stopChild(child);
     },
   };
+}
+
+const SERVICE_REQUEST = /^service_requests\{([^}]*)\}\s+([0-9.e+]+)$/;
+
+async function frontendRequests(url: string): Promise<Record<string, number>> {
+  const text = await (await fetch(url)).text();
+  const counts: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    const match = SERVICE_REQUEST.exec(line);
+    if (!match) continue;
+    const labels = Object.fromEntries([...(match[1] as string).matchAll(/(\w+)="([^"]*)"/g)].map(([, key, value]) => [key, value]));
+    if (labels.service_name !== 'frontend' || labels.namespace !== 'default' || !labels.operation) continue;
+    counts[labels.operation] = (counts[labels.operation] ?? 0) + Number(match[2]);
+  }
+  return counts;
+}
+
+/** What `after` has more of than `before`, per operation. */
+export function requestsBetween(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(after).map(([operation, count]) => [operation, count - (before[operation] ?? 0)]).filter(([, count]) => (count as number) > 0));
 }
 
 export interface WorkerProcess {

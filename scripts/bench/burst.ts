@@ -46,13 +46,15 @@ export async function runBurst(options: {
   projects: number;
   sendsPerWindow: number;
   windowMs: number;
+  /** Worker settings over the bench's (`--env`), to try one. */
+  workerEnv?: Record<string, string>;
   log: (line: string) => void;
 }): Promise<BurstRow> {
   const { followUps: n, projects, windowMs } = options;
   const stack = await startBenchStack({
     workMs: 3_600_000,
     sendsPerProjectPerHour: (options.sendsPerWindow * 3_600_000) / windowMs,
-    workerEnv: windowMs === 3_600_000 ? {} : { AGENT_SEND_WINDOW_MS: String(windowMs) },
+    workerEnv: { ...(windowMs === 3_600_000 ? {} : { AGENT_SEND_WINDOW_MS: String(windowMs) }), ...options.workerEnv },
   });
   try {
     const jobs = Array.from({ length: n }, (_, index) => ({ projectId: `burst-p${index % projects}`, jobId: `burst-${index}` }));

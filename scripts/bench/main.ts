@@ -97,7 +97,15 @@ async function main(): Promise<void> {
     for (const spec of values.bursts.split(',')) {
       const [label, followUps, projects, sendsPerWindow, windowS] = spec.split(':');
       figures.burst.push(
-        await runBurst({ label: label as string, followUps: Number(followUps), projects: Number(projects), sendsPerWindow: Number(sendsPerWindow), windowMs: Number(windowS) * 1000, log }),
+        await runBurst({
+          label: label as string,
+          followUps: Number(followUps),
+          projects: Number(projects),
+          sendsPerWindow: Number(sendsPerWindow),
+          windowMs: Number(windowS) * 1000,
+          workerEnv: Object.fromEntries(values.env.map(envPair)),
+          log,
+        }),
       );
     }
   }

@@ -456,6 +456,8 @@ export function grantAtCheckIn(state: CoordinatorState, workflowId: string, jobI
   if (first?.workflowId !== workflowId) return;
   state.slotRequests = state.slotRequests.filter((request) => request !== first);
   grantSlot(state, workflowId, first.key, nowMs);
+  // It was told to wait for the budget, and gets its slot at a later check-in rather than by signal: it waited all the same.
+  if (first.told) state.totals.waitedForBudget += 1;
 }
 
 function grantSlot(state: CoordinatorState, workflowId: string, key: string, nowMs: number): SendSlot {

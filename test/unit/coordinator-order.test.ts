@@ -151,6 +151,23 @@ describe('a leave changes only what its own check-in holds', () => {
   });
 });
 
+describe('what the coordinator counts', () => {
+  test('a follow-up told to wait for the budget that gets its slot at a later check-in counts as having waited, as one granted by signal does', () => {
+    const state = emptyCoordinator('p', 80, 10_000);
+    state.limitOverride = 1;
+    enter(state, request('a', 'ja', 1), 0);
+    grantAtCheckIn(state, 'a', 'ja', 0);
+    enter(state, request('b', 'jb', 2), 1);
+    grantAtCheckIn(state, 'b', 'jb', 1);
+    expect(noticeAtCheckIn(state, 'b', 'jb', 1)).toMatchObject({ reason: 'budget' });
+    const later = sendLeaseMs(10_000) + ARRIVAL_MARGIN_MS + 10_000 + 1;
+    enter(state, request('b', 'jb', 2), later);
+    grantAtCheckIn(state, 'b', 'jb', later);
+    expect(standingOf(state, 'b', 'b#1')).toMatchObject({ slot: 'b#1' });
+    expect(state.totals).toMatchObject({ granted: 2, waitedForBudget: 1 });
+  });
+});
+
 describe('a grant lost with a worker is not counted', () => {
   test('asked again after it left the window, the grant is repeated with its ended lease; the follow-up gives it back and it no longer counts', () => {
     const state = emptyCoordinator('p', 10, 10_000);

@@ -378,8 +378,7 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
     if (!deferred && !ridesOnTurn && state.slots.length < limitOf(state) && !canSay()) deferred = true;
     if (!deferred && state.slots.length < limitOf(state)) {
       if (!ridesOnTurn) messages += 1;
-      const slot = grantSlot(state, request.workflowId, request.key, nowMs);
-      if (request.told) state.totals.waitedForBudget += 1;
+      const slot = grantSlot(state, request, nowMs);
       grants.push({ workflowId: request.workflowId, ticket: request.ticket, slot: request.key, sendByMs: slot.sendByMs });
       turns.delete(request.workflowId);
     } else {
@@ -455,15 +454,15 @@ export function grantAtCheckIn(state: CoordinatorState, workflowId: string, jobI
   const first = state.slotRequests.find((request) => holders.has(request.workflowId) && request.deadlineMs > nowMs);
   if (first?.workflowId !== workflowId) return;
   state.slotRequests = state.slotRequests.filter((request) => request !== first);
-  grantSlot(state, workflowId, first.key, nowMs);
-  // It was told to wait for the budget, and gets its slot at a later check-in rather than by signal: it waited all the same.
-  if (first.told) state.totals.waitedForBudget += 1;
+  grantSlot(state, first, nowMs);
 }
 
-function grantSlot(state: CoordinatorState, workflowId: string, key: string, nowMs: number): SendSlot {
+/** A request told to wait for the budget waited, whether its slot comes by signal or at a later check-in. */
+function grantSlot(state: CoordinatorState, { workflowId, key, told }: SlotRequest, nowMs: number): SendSlot {
   const slot = slotGranted(workflowId, key, nowMs, state.windowMs);
   state.slots.push(slot);
   state.totals.granted += 1;
+  if (told) state.totals.waitedForBudget += 1;
   (state.lastGranted ??= {})[workflowId] = { key, sendByMs: slot.sendByMs };
   return slot;
 }

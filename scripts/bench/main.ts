@@ -31,8 +31,9 @@ import { fmt } from './stats';
 import { meets, targetTable, type TargetRow } from './targets';
 import { renderWatch, runWatchPart, type WatchFigures } from './watch-part';
 import { renderReadNow, runReadNow, type ReadNowRow } from './read-now';
+import { renderIdleCost, runIdleCost, type IdleCostRow } from './idle-cost';
 
-const PARTS = ['scale', 'sizes', 'recovery', 'burst', 'lane', 'import', 'watch', 'read-now'] as const;
+const PARTS = ['scale', 'sizes', 'recovery', 'burst', 'lane', 'import', 'watch', 'read-now', 'idle'] as const;
 type Part = (typeof PARTS)[number];
 
 interface Figures {
@@ -46,6 +47,7 @@ interface Figures {
   imports?: ImportRow[];
   watch?: WatchFigures;
   readNow?: ReadNowRow[];
+  idle?: IdleCostRow[];
 }
 
 async function main(): Promise<void> {
@@ -69,6 +71,10 @@ async function main(): Promise<void> {
       'watch-window': { type: 'string', default: '180' },
       'watch-settle': { type: 'string' },
       'watch-sample': { type: 'string', default: '200' },
+      // What waiting costs while nothing changes: N waiting on the defaults, a settle past the ramp, a window (s).
+      'idle-n': { type: 'string', default: '0,1,20' },
+      'idle-settle': { type: 'string', default: '150' },
+      'idle-window': { type: 'string', default: '120' },
       bursts: { type: 'string', default: '20 to one project:20:1:80:3600,150 to one project:150:1:80:60,1000 projects:1000:1000:80:3600,5000 projects:5000:5000:80:3600' },
     },
   });
@@ -125,6 +131,16 @@ async function main(): Promise<void> {
     });
   }
   if (only.has('read-now')) figures.readNow = await runReadNow({ followUps: 50, shards: Number(values['watch-shards']), log });
+  if (only.has('idle')) {
+    figures.idle = [];
+    const settleMs = Number(values['idle-settle']) * 1000;
+    const windowMs = Number(values['idle-window']) * 1000;
+    for (const waiting of numbers(values['idle-n'])) {
+      figures.idle.push(await runIdleCost({ waiting, label: 'defaults (shared watching)', settleMs, windowMs, log }));
+      // The same follow-up polling for itself, the setting the README advises below a few dozen.
+      if (waiting === 1) figures.idle.push(await runIdleCost({ waiting, label: 'AGENT_WATCH_SHARDS=0', settleMs, windowMs, workerEnv: { AGENT_WATCH_SHARDS: '0' }, log }));
+    }
+  }
   if (only.has('lane')) figures.lane = await runLane({ followUps: 20, workMs: 2_000, log });
   if (only.has('import')) figures.imports = runImportTime({ runs: 21, log });
 
@@ -282,6 +298,19 @@ function render(figures: Figures): string {
   }
   if (figures.watch) lines.push(...renderWatch(figures.watch));
   if (figures.readNow) lines.push(...renderReadNow(figures.readNow));
+  if (figures.idle) {
+    lines.push(
+      '## What waiting costs while nothing changes',
+      '',
+      'N follow-ups on the defaults whose jobs never end, started together, measured past their schedule\'s ramp (settle ' +
+        'then window below): what Temporal\'s frontend was asked (the dev server\'s `service_requests`, namespace `default`) ' +
+        'per follow-up-hour, and the worker\'s and server\'s CPU. Billable: queries, heartbeats, signals, starts, updates and ' +
+        'activity completions (one per attempt); timers are Actions too but are commands, not requests, so they are not in it.',
+      '',
+      ...renderIdleCost(figures.idle),
+      '',
+    );
+  }
   lines.push(...targets(figures));
   return `${lines.join('\n')}\n`;
 }

@@ -55,6 +55,8 @@ export interface FirstWait {
   baseline: JobState;
   settleWindowMs: number;
   schedule: Omit<PollSchedule, 'startedAtMs'>;
+  /** The name the follow-up drew for the wait (WatchRegistration.replyTo). */
+  replyTo: string;
 }
 
 /** The API's answer, and when the request left. */
@@ -146,6 +148,7 @@ export function createActivities({ api, temporal, stopping = new AbortController
       // Round 0: the follow-up numbers its own waits from 1, so one it registers after a send that died mid-way
       // (this registration made, the answer lost) replaces this one rather than passing for a repeat of it.
       round: 0,
+      replyTo: watch.replyTo,
     };
     try {
       await temporal.withDeadline(Date.now() + FIRST_WAIT_REGISTRATION_MS, () => startWatching(temporal, watch.watcherId, registration, coordination.watchBookLimitBytes));

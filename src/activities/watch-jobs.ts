@@ -167,8 +167,8 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
       for (let at = 0; at < refusals.length; at += READS_AT_ONCE) {
         await Promise.all(
           refusals.slice(at, at + READS_AT_ONCE).map(async (toTell) => {
-            const { workflowId, runId, round } = toTell.refusal;
-            const refused: WatchAnswer = { round, kind: 'refused', polls: toTell.polls };
+            const { workflowId, runId, round, replyTo } = toTell.refusal;
+            const refused: WatchAnswer = { round, replyTo, kind: 'refused', polls: toTell.polls };
             try {
               await temporal.workflow.getHandle(workflowId, runId).signal(jobAnswerSignal, refused);
             } catch (error) {
@@ -189,9 +189,9 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) {
           // The follow-up ended (or was terminated) without leaving: forget its wait, here and in the book.
-          const { workflowId, runId } = wait.registration;
+          const { workflowId, runId, replyTo } = wait.registration;
           book.drop(workflowId, runId);
-          await watcher.signal(unwatchJobSignal, { workflowId, runId }).catch(() => undefined);
+          await watcher.signal(unwatchJobSignal, { workflowId, runId, replyTo }).catch(() => undefined);
           return false;
         }
         log.warn('Could not tell a follow-up what its watcher read; trying again at the next read', { workflowId: wait.registration.workflowId, error: String(error) });
@@ -200,9 +200,9 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
     };
     /** Answers the wait; the watcher then forgets it (the follow-up registers its next wait, if any): no signal back. */
     const answer = async (wait: WatchedWait, message: WatchAnswer): Promise<boolean> => {
-      const { workflowId, runId, round } = wait.registration;
+      const { workflowId, runId, round, replyTo } = wait.registration;
       const told = await tell(wait, () => temporal.workflow.getHandle(workflowId, runId).signal(jobAnswerSignal, message));
-      if (told) await watcher.signal(unwatchJobSignal, { workflowId, runId, round }).catch(() => undefined);
+      if (told) await watcher.signal(unwatchJobSignal, { workflowId, runId, round, replyTo }).catch(() => undefined);
       return told;
     };
 
@@ -215,7 +215,7 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
         apiCounters(context).polls.add(1, { status: job.status });
         const { answer: answers, recovered } = readSucceeded(wait, job, readAtMs, Date.now());
         if (answers) {
-          const told = await answer(wait, { round: registration.round, kind: 'read', job, readAtMs, polls: wait.polls, sawActive: wait.sawActive });
+          const told = await answer(wait, { round: registration.round, replyTo: registration.replyTo, kind: 'read', job, readAtMs, polls: wait.polls, sawActive: wait.sawActive });
           if (!told) wait.answered = false;
         } else if (recovered) {
           if (await tell(wait, () => temporal.workflow.getHandle(registration.workflowId, registration.runId).signal(readTroubleSignal, null))) wait.troubleTold = false;
@@ -253,7 +253,7 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
 
     const fail = async (wait: WatchedWait, failure: { type: string; message: string; details: unknown[] }): Promise<void> => {
       wait.answered = true;
-      const told = await answer(wait, { round: wait.registration.round, kind: 'failure', ...failure, polls: wait.polls });
+      const told = await answer(wait, { round: wait.registration.round, replyTo: wait.registration.replyTo, kind: 'failure', ...failure, polls: wait.polls });
       if (!told) wait.answered = false;
     };
 

@@ -52,3 +52,23 @@ export function jobState(job: AgentJob | JobState): JobState {
 export function sameJobState(a: AgentJob | JobState, b: AgentJob | JobState): boolean {
   return a.status === b.status && (a.prLink ?? null) === (b.prLink ?? null) && (a.archivedAt ?? null) === (b.archivedAt ?? null);
 }
+
+/**
+ * Whether `value` is a job as this project keeps it (the shape schemas.ts makes of a response body), and the job
+ * `jobId`: for what reaches workflow code from outside the API client, which zod does not check there.
+ */
+export function isAgentJobOf(value: unknown, jobId: string): value is AgentJob {
+  if (typeof value !== 'object' || value === null) return false;
+  const job = value as Record<string, unknown>;
+  const optionalString = (field: unknown, nullable: boolean) => field === undefined || typeof field === 'string' || (nullable && field === null);
+  return (
+    job.id === jobId &&
+    typeof job.status === 'string' &&
+    job.status.length > 0 &&
+    (typeof job.prLink === 'string' || job.prLink === null) &&
+    optionalString(job.model, false) &&
+    optionalString(job.createdAt, false) &&
+    optionalString(job.archivedAt, true) &&
+    (job.source === undefined || (typeof job.source === 'object' && job.source !== null))
+  );
+}

@@ -4,12 +4,14 @@
  * follow-up already under way instead of sending the message twice.
  */
 import {
+  ApplicationFailure,
   Client,
   Connection,
   isGrpcCancelledError,
   isGrpcDeadlineError,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
   type WorkflowExecutionDescription,
 } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
@@ -28,6 +30,7 @@ import { NamespaceNotFoundError, NamespaceNotReadyError } from './namespace-erro
 import { AgentJobStatus, AgentPrLink } from '../follow-up/search-attributes';
 import { identifierProblem } from '../follow-up/request';
 import { followUpStartMetadata } from '../follow-up/start-metadata';
+import { POLL_NOW_COVERED, type AskedRead } from '../follow-up/types';
 import {
   describeReservedWorkflowId,
   describeWorkflowIdInUse,
@@ -45,7 +48,7 @@ import {
   BUDGET_DEFAULTS_WORKFLOW_TYPE,
   CHECK_AGENT_JOB_WORKFLOW_TYPE,
   FOLLOW_UP_WORKFLOW_TYPE,
-  pollNowSignal,
+  pollNowUpdate,
   progressQuery,
   PROJECT_COORDINATOR_WORKFLOW_TYPE,
   projectQuery,
@@ -175,6 +178,28 @@ export type AgentJobCheckResult =
   | ({ found: true } & AgentJobCheck)
   | { found: false; type: string; message: string }
   | { found: null; reason: string };
+
+/** What `pollNow` did. */
+export interface PollNowAnswer {
+  /** False: the follow-up has ended and reads its job no more. */
+  requested: boolean;
+  /** The follow-up's workflow status when asked. */
+  executionStatus: string;
+  /** When the read asked for is due (ISO 8601); null when not requested. */
+  readAt: string | null;
+  /** An earlier ask already had a read due, which begins after this one: nothing new was asked. */
+  covered: boolean;
+}
+
+/** How long `pollNow` waits for a worker to take the ask. */
+const POLL_NOW_ANSWER_MS = 10_000;
+
+/** When the covering read is due, if the follow-up refused the ask because an earlier one covers it; else null. */
+function coveringRead(error: unknown): number | null {
+  if (!(error instanceof WorkflowUpdateFailedError) || !(error.cause instanceof ApplicationFailure) || error.cause.type !== POLL_NOW_COVERED) return null;
+  const details = error.cause.details?.[0] as Partial<AskedRead> | undefined;
+  return typeof details?.readAtMs === 'number' ? details.readAtMs : null;
+}
 
 /** No worker answered the follow-up's progress query in time: the workers listed on its task queue may have stopped. */
 export class NoWorkerAnsweredError extends Error {
@@ -438,15 +463,30 @@ export class FollowUpClient {
   /**
    * Asks a running follow-up to read its job now rather than at the next point of its poll schedule: for a caller
    * who knows the job changed (its own webhook, a person in a UI). The read is an ordinary poll; when it shows the
-   * job ended, the follow-up ends as it would have at its next poll. A follow-up that has ended is left alone
-   * (`requested: false`).
+   * job ended, the follow-up ends as it would have at its next poll. Every ask is followed by a read that begins after
+   * it: at once, or, while asks keep coming, a few seconds on (`readAt`); an ask made while a read is already due is
+   * covered by that read (`covered`) and writes nothing. A follow-up that has ended is left alone (`requested: false`).
+   * A worker takes the ask: with none answering within `timeoutMs` (default 10 s) this fails with
+   * NoWorkerAnsweredError.
    */
-  async pollNow(workflowId: string): Promise<{ requested: boolean; executionStatus: string }> {
+  async pollNow(workflowId: string, options: { timeoutMs?: number } = {}): Promise<PollNowAnswer> {
     const handle = this.client.workflow.getHandle(workflowId);
     const executionStatus = (await handle.describe()).status.name;
-    if (executionStatus !== 'RUNNING') return { requested: false, executionStatus };
-    await handle.signal(pollNowSignal);
-    return { requested: true, executionStatus };
+    if (executionStatus !== 'RUNNING') return { requested: false, executionStatus, readAt: null, covered: false };
+    const timeoutMs = options.timeoutMs ?? POLL_NOW_ANSWER_MS;
+    const deadline = Date.now() + timeoutMs;
+    try {
+      const { readAtMs } = await this.client.connection.withDeadline(deadline, () => handle.executeUpdate(pollNowUpdate));
+      return { requested: true, executionStatus, readAt: new Date(readAtMs).toISOString(), covered: false };
+    } catch (error) {
+      const covered = coveringRead(error);
+      if (covered !== null) return { requested: true, executionStatus, readAt: new Date(covered).toISOString(), covered: true };
+      if (isGrpcDeadlineError(error) || (isGrpcCancelledError(error) && Date.now() >= deadline)) throw new NoWorkerAnsweredError(workflowId, timeoutMs);
+      // It ended between the look and the ask: nothing to read for.
+      const now = (await handle.describe()).status.name;
+      if (now !== 'RUNNING') return { requested: false, executionStatus: now, readAt: null, covered: false };
+      throw error;
+    }
   }
 
   /** What the server keeps of the follow-up without a worker: its search attributes and its pending poll activity. */

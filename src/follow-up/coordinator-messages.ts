@@ -5,12 +5,11 @@
  * a malformed, stale or foreign one changes nothing. Pure and workflow-safe (no zod in the workflow bundle).
  */
 import { isCoordinatorWorkflowId } from './coordinator-id';
+import { isFiniteNumber, isId, isObject, isTime, isWholeNumber } from './message-checks';
 import type { EnterRequest, QueueNotice, TurnGrant } from './project-coordination';
 
 /** More earlier follow-ups than a check-in lists (visibility's first page). */
 export const MAX_BEFORE = 100;
-/** The longest id or key a message may carry (Temporal's workflow ids are at most 1,000 bytes). */
-const MAX_ID_LENGTH = 1_000;
 
 /** The check-in, or what is wrong with it. */
 export function checkEnterRequest(value: unknown): EnterRequest | string {
@@ -71,24 +70,4 @@ export function checkNotice(value: unknown, ticket: unknown, tickets: ReadonlySe
   if (![sentInWindow, limit, windowMs, ahead].every((figure) => isWholeNumber(figure) && figure >= 0)) return null;
   if (nextSlotAtMs !== null && !isTime(nextSlotAtMs)) return null;
   return { reason: 'budget', sentInWindow, limit, windowMs, nextSlotAtMs, ahead } as QueueNotice;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isId(value: unknown): value is string {
-  return typeof value === 'string' && value.length > 0 && value.length <= MAX_ID_LENGTH;
-}
-
-function isTime(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
-}
-
-function isWholeNumber(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value);
-}
-
-function isFiniteNumber(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value);
 }

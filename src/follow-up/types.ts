@@ -176,6 +176,14 @@ export const COORDINATOR_BUSY = 'CoordinatorBusy';
 /** A coordinator's validator refused a malformed check-in: trying again cannot help. */
 export const CHECK_IN_REFUSED = 'CheckInRefused';
 
+/** A `pollNow` refused because a read asked for is already due: that read, which begins after it, covers it. */
+export const POLL_NOW_COVERED = 'PollNowCovered';
+
+/** The answer to `pollNow`, and the details of its POLL_NOW_COVERED refusal: when the read asked for is due. */
+export interface AskedRead {
+  readAtMs: number;
+}
+
 /** What a send failure says about its request, beyond the API's own details (agent-api/errors.ts). */
 export interface SendFailureDetails {
   delivery?: 'not-delivered' | 'ambiguous';

@@ -26,6 +26,11 @@ export interface WatchRegistration {
   /** Which wait of the follow-up this is: answers name it, so a late answer to an earlier wait is never taken. */
   round: number;
   /**
+   * The wait's own name, drawn by the follow-up for each wait and known only to it and its watcher: answers carry it
+   * back, and one without it (a signal from anyone else) changes nothing.
+   */
+  replyTo: string;
+  /**
    * The read the follow-up made itself just before (a read asked for that was not its answer): `status` shows it as
    * the last read until the watcher makes a later one.
    */
@@ -41,7 +46,17 @@ export interface WatchRefusal {
   workflowId: string;
   runId: string;
   round: number;
+  replyTo: string;
   atMs: number;
+}
+
+/** A follow-up's wait it no longer needs (`runId` absent: whichever run's), or whose `round` was answered. */
+export interface Unwatch {
+  workflowId: string;
+  /** The wait's name: only the wait of that name goes. */
+  replyTo: string;
+  runId?: string;
+  round?: number;
 }
 
 /** What changed since a version: registrations added or replaced, the follow-ups that left, and waits refused. */
@@ -65,8 +80,8 @@ export interface CarriedBook {
 
 /**
  * The book's size a watcher keeps to, in bytes of its continue-as-new input: 1.5 MB of the server's 2 MB limit on a
- * payload (limit.blobSize.error), with the refusals' share and a margin for the input's frame. At about 520 bytes a
- * wait, 2,800 waits.
+ * payload (limit.blobSize.error), with the refusals' share and a margin for the input's frame. At about 570 bytes a
+ * wait (its name, `replyTo`, is 47 of them), 2,600 waits.
  */
 export const WATCH_BOOK_LIMIT_BYTES = 1_500_000;
 /** The refusals' share of the input (about 1,500 of them); past it the oldest are dropped. */
@@ -136,8 +151,8 @@ export class WatchRegistry {
       return true;
     }
     this.remove(registration.workflowId);
-    const { workflowId, runId, round } = registration;
-    this.refuse({ workflowId, runId, round, atMs: nowMs });
+    const { workflowId, runId, round, replyTo } = registration;
+    this.refuse({ workflowId, runId, round, replyTo, atMs: nowMs });
     return false;
   }
 
@@ -156,12 +171,18 @@ export class WatchRegistry {
     this.forgetRefusal(registration.workflowId);
   }
 
-  /** The follow-up's run no longer waits (`runId` absent: whichever run registered), or its wait `round` was answered. */
-  remove(workflowId: string, runId?: string, round?: number): void {
+  /**
+   * The follow-up's run no longer waits (`runId` absent: whichever run registered), or its wait `round` was answered.
+   * With `replyTo` (every `unwatchJob` carries it) only the wait of that name goes: a signal from anyone who does not
+   * know the name of the wait, or about an earlier one, changes nothing.
+   */
+  remove(workflowId: string, runId?: string, round?: number, replyTo?: string): void {
+    const refused = this.refusals.get(workflowId)?.refusal;
     // A follow-up that leaves (cancelled, timed out) before it heard of its refusal needs to hear of it no more.
-    if (round === undefined && (runId === undefined || this.refusals.get(workflowId)?.refusal.runId === runId)) this.forgetRefusal(workflowId);
+    if (round === undefined && (runId === undefined || refused?.runId === runId) && (replyTo === undefined || refused?.replyTo === replyTo)) this.forgetRefusal(workflowId);
     const kept = this.entries.get(workflowId);
     if (!kept || (runId !== undefined && kept.registration.runId !== runId)) return;
+    if (replyTo !== undefined && kept.registration.replyTo !== replyTo) return;
     if (round !== undefined && kept.registration.round > round) return;
     this.version += 1;
     this.bytes -= kept.bytes;

@@ -1,10 +1,10 @@
 /** Message definitions shared by the workflows and their callers. */
 import type { QueryDefinition, SignalDefinition, UpdateDefinition } from '@temporalio/common';
 import type { CheckInAnswer, EnterRequest, ProjectView, QueueNotice, TurnGrant } from '../follow-up/project-coordination';
-import type { FollowUpProgress, ReadTrouble } from '../follow-up/types';
+import type { AskedRead, FollowUpProgress, ReadTrouble } from '../follow-up/types';
 import type { WaitReadReport, WatchedWaitView } from '../follow-up/watch-figures';
 import type { WatchAnswer } from '../follow-up/watch-answer';
-import type { WatchChanges, WatchRegistration } from '../follow-up/watch-registry';
+import type { Unwatch, WatchChanges, WatchRegistration } from '../follow-up/watch-registry';
 
 export const FOLLOW_UP_WORKFLOW_TYPE = 'followUpWorkflow';
 export const PROJECT_COORDINATOR_WORKFLOW_TYPE = 'projectCoordinatorWorkflow';
@@ -14,8 +14,12 @@ export const JOB_WATCHER_WORKFLOW_TYPE = 'jobWatcherWorkflow';
 
 /** Where the follow-up stands: phase, last status, place in a queue, reads, last error. */
 export const progressQuery = queryNamed<FollowUpProgress>('progress');
-/** To a follow-up: read the job now (the caller knows it changed), instead of at the next point of the schedule. */
-export const pollNowSignal = signalNamed<[]>('pollNow');
+/**
+ * To a follow-up: read the job now (the caller knows it changed), instead of at the next point of the schedule. The
+ * answer says when the read is due. An update, not a signal: while a read asked for is still due, another ask is the
+ * same one, and the validator refuses it (POLL_NOW_COVERED, with that time) before anything is written to history.
+ */
+export const pollNowUpdate = updateNamed<AskedRead, []>('pollNow');
 /** To a follow-up, from its poll activity: reading the job began to fail, or (null) succeeds again. */
 export const readTroubleSignal = signalNamed<[ReadTrouble | null]>('readTrouble');
 
@@ -40,8 +44,8 @@ export const defaultBudgetQuery = queryNamed<{ sendsPerHour: number | null }>('d
 export const projectQuery = queryNamed<ProjectView>('project');
 /** To a job watcher: watch this wait of a follow-up (replacing its earlier one). */
 export const watchJobSignal = signalNamed<[WatchRegistration]>('watchJob');
-/** To a job watcher: the follow-up's run no longer waits (`runId` absent: whichever run), or its `round` was answered. */
-export const unwatchJobSignal = signalNamed<[{ workflowId: string; runId?: string; round?: number }]>('unwatchJob');
+/** To a job watcher: the follow-up's wait `replyTo` is no longer needed (it left, or its `round` was answered). */
+export const unwatchJobSignal = signalNamed<[Unwatch]>('unwatchJob');
 /**
  * A job watcher's changes since a version: its polling activity asks, so the book never goes through history. It
  * passes its reports of the reads made since it last asked along (for `status`; a query's arguments are not in history).

@@ -4,7 +4,7 @@
  * job before the send is a finished result this follow-up's own can be told apart from; then it sends once, and after
  * a failure decides whether another attempt is safe.
  */
-import { ActivityFailure, ApplicationFailure, isCancellation, log, sleep, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, log, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
 import { SEND_SLOT_EXPIRED } from '../follow-up/types';
 import type { ApiFailureDetails } from '../agent-api/errors';
 import { isTerminal, jobState, type AgentJob, type JobState } from '../agent-api/job';
@@ -183,7 +183,7 @@ function firstWait(run: FollowUpRun, baseline: AgentJob): { watch?: FirstWait } 
   if (run.watchShards === null) return {};
   // The schedule starts with the send's answer, in the activity.
   const schedule = scheduleShape(run);
-  return { watch: { watcherId: sharedWatcherId(run.ref, run.watchShards), baseline: jobState(baseline), settleWindowMs: run.request.polling.settleWindowMs, schedule } };
+  return { watch: { watcherId: sharedWatcherId(run.ref, run.watchShards), baseline: jobState(baseline), settleWindowMs: run.request.polling.settleWindowMs, schedule, replyTo: uuid4() } };
 }
 
 /** The poll schedule of a wait starting now, from the follow-up's polling options. */

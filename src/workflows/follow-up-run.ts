@@ -11,6 +11,7 @@ import type { FollowUpRequest } from '../follow-up/request';
 import { formatMs } from '../follow-up/duration';
 import type { FollowUpInput } from '../follow-up/input';
 import type { WatchRegistration } from '../follow-up/watch-registry';
+import { checkReadTrouble } from '../follow-up/watch-messages';
 import type { FollowUpPhase, FollowUpProgress, FollowUpResult, QueuePlace } from '../follow-up/types';
 import { readTroubleSignal } from './definitions';
 import { recordFinished, recordStarted, recordTimeToTerminal } from './metrics';
@@ -77,7 +78,10 @@ export class FollowUpRun {
     this.view = new RunView(this.ref, this.progress);
     // The poll activity says when reads begin to fail and when they succeed again; the failed reads themselves never
     // reach the workflow (they stay on the pending activity, where `status` reads the live count).
-    setHandler(readTroubleSignal, (trouble) => {
+    setHandler(readTroubleSignal, (message) => {
+      const checked = checkReadTrouble(message);
+      if (!checked) return void log.warn('Ignored a malformed readTrouble signal', { ...this.ref });
+      const { trouble } = checked;
       if (trouble === null) this.clearErrors();
       else {
         this.progress.lastError = trouble.lastError;

@@ -22,6 +22,7 @@ import {
 } from '@temporalio/workflow';
 import type { FollowUpActivities } from '../activities';
 import { WATCH_BOOK_LIMIT_BYTES, WatchRegistry, type CarriedBook } from '../follow-up/watch-registry';
+import { checkRegistration, checkReports, checkUnwatch } from '../follow-up/watch-messages';
 import { unwatchJobSignal, watchChangesQuery, watchedWaitQuery, watchJobSignal } from './definitions';
 
 /**
@@ -63,8 +64,10 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   const registry = new WatchRegistry(start, Date.now(), limitBytes);
   let signals = 0;
   let refused = 0;
-  setHandler(watchJobSignal, (registration) => {
+  setHandler(watchJobSignal, (message) => {
     signals += 1;
+    const registration = checkRegistration(message);
+    if (!registration) return void log.warn('Ignored a malformed watchJob registration');
     if (registry.admit(registration, Date.now())) return;
     refused += 1;
     // Once a run: a full watcher refuses every new wait, and its details keep the count.
@@ -76,13 +79,15 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       });
     }
   });
-  setHandler(unwatchJobSignal, ({ workflowId, runId, round }) => {
+  setHandler(unwatchJobSignal, (message) => {
     signals += 1;
-    registry.remove(workflowId, runId, round);
+    const unwatch = checkUnwatch(message);
+    if (!unwatch) return void log.warn('Ignored a malformed unwatchJob signal');
+    registry.remove(unwatch.workflowId, unwatch.runId, unwatch.round, unwatch.replyTo);
   });
   setHandler(watchChangesQuery, (version, reports) => {
     // The reader's reports only feed watchedWaitQuery: nothing the workflow decides reads them (see WatchRegistry).
-    if (Array.isArray(reports)) registry.noteReports(reports);
+    registry.noteReports(checkReports(reports));
     return registry.changesSince(typeof version === 'number' ? version : 0);
   });
   setHandler(watchedWaitQuery, (workflowId) => registry.view(String(workflowId)));

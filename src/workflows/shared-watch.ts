@@ -6,12 +6,12 @@
  * (which starts the watcher if it is gone), its own deadline ends the wait whatever the watcher does, and a wait the
  * watcher refused (its book full) is the follow-up's own to poll.
  */
-import { ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, log, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
 import { sameJobState, type JobState } from '../agent-api/job';
 import type { PollResult } from '../activities';
 import { formatMs } from '../follow-up/duration';
 import type { PollSchedule } from '../follow-up/poll-schedule';
-import { isWatchAnswer, type WatchAnswer } from '../follow-up/watch-answer';
+import { isAnswerTo, type WatchAnswer } from '../follow-up/watch-answer';
 import { isAnswer } from '../follow-up/watch-book';
 import { watcherWorkflowId, watchShardOf, type WatchRegistration } from '../follow-up/watch-registry';
 import { readAgentJobOnce, registerWatch } from './activities';
@@ -53,6 +53,10 @@ export function sharedWatcherId(ref: { projectId: string; jobId: string }, shard
 
 export class SharedWatch {
   private round = 0;
+  /** The current wait's name: only an answer that carries it is taken. */
+  private replyTo = '';
+  /** The name of the wait the watcher was last given: what leaving takes back (a read asked for may answer a newer one). */
+  private heldName = '';
   /** Bounds every wait (the silence, the deadline); never cancelled, so an answered wait costs no timer event. */
   private readonly alarm = new Alarm();
   private answer: WatchAnswer | null = null;
@@ -74,15 +78,19 @@ export class SharedWatch {
     // Before the handler is set: an answer to that wait that came first (buffered by the SDK) is this wait's.
     if (registeredAtSend) {
       this.round = registeredAtSend.round;
+      this.replyTo = registeredAtSend.replyTo;
+      this.heldName = registeredAtSend.replyTo;
       this.registered = true;
     }
     setHandler(jobAnswerSignal, (answer) => {
-      // An answer to an earlier wait (a read asked for replaced it) is not this wait's.
-      if (isWatchAnswer(answer) && answer.round === this.round) {
-        this.answer = answer;
-        // The watcher forgets a wait it answered: nothing to take back when the follow-up ends.
-        this.registered = false;
+      // An answer to an earlier wait (a read asked for replaced it), or from anyone but the watcher, is not this wait's.
+      if (!this.registered || !isAnswerTo(answer, { round: this.round, replyTo: this.replyTo }, this.run.ref.jobId)) {
+        log.warn('Ignored a job answer not meant for the current wait', { ...this.run.ref, round: this.round });
+        return;
       }
+      this.answer = answer;
+      // The watcher forgets a wait it answered: nothing to take back when the follow-up ends.
+      this.registered = false;
     });
   }
 
@@ -152,6 +160,7 @@ export class SharedWatch {
    */
   private async newRound(request: WatchedRequest): Promise<{ registered: WatchRegistration } | { answered: PollResult }> {
     this.round += 1;
+    this.replyTo = uuid4();
     this.answer = null;
     const asked = request.readAtOnce ? await this.readAsked(request) : null;
     if (asked && isAnswer(request, asked.job, asked.readAtMs)) return { answered: this.withAskedSawActive(asked) };
@@ -168,6 +177,7 @@ export class SharedWatch {
       ...request,
       readAtOnce: request.readAtOnce && asked === null,
       round: this.round,
+      replyTo: this.replyTo,
       ...(asked ? { readBefore: { atMs: asked.readAtMs, status: asked.job.status } } : {}),
     };
     await this.register(registration);
@@ -193,7 +203,7 @@ export class SharedWatch {
     if (!this.registered) return;
     await CancellationScope.nonCancellable(async () => {
       try {
-        await getExternalWorkflowHandle(this.watcherId).signal(unwatchJobSignal, { workflowId: workflowInfo().workflowId, runId: workflowInfo().runId });
+        await getExternalWorkflowHandle(this.watcherId).signal(unwatchJobSignal, { workflowId: workflowInfo().workflowId, runId: workflowInfo().runId, replyTo: this.heldName });
       } catch {
         // The watcher has ended: nothing to forget.
       }
@@ -202,6 +212,7 @@ export class SharedWatch {
 
   private async register(registration: WatchRegistration): Promise<void> {
     this.registered = true;
+    this.heldName = registration.replyTo;
     try {
       await getExternalWorkflowHandle(this.watcherId).signal(watchJobSignal, registration);
     } catch (error) {

@@ -55,7 +55,7 @@ test('poll-now reads the job at once: the follow-up ends with the result without
     const again = await cli(['poll-now', workflowId], taskQueue);
     expect(again.code).toBe(ExitCode.BadInput);
     expect(again.err).toContain(`follow-up ${workflowId} already ended (COMPLETED)`);
-    expect(await followUps.pollNow(workflowId)).toEqual({ requested: false, executionStatus: 'COMPLETED' });
+    expect(await followUps.pollNow(workflowId)).toEqual({ requested: false, executionStatus: 'COMPLETED', readAt: null, covered: false });
   });
 });
 
@@ -73,7 +73,10 @@ test('a read asked for while the job is still working changes nothing: the follo
     });
     await waitPastSettleWindow(followUps, workflowId);
     const readsBefore = h.simulator.counts(ref.projectId, ref.jobId).gets;
-    expect(await followUps.pollNow(workflowId)).toEqual({ requested: true, executionStatus: 'RUNNING' });
+    const asked = await followUps.pollNow(workflowId);
+    expect(asked).toMatchObject({ requested: true, executionStatus: 'RUNNING', covered: false });
+    // The first ask is read at once: due no later than now.
+    expect(Date.parse(asked.readAt ?? '')).toBeLessThanOrEqual(Date.now());
     await waitFor(async () => h.simulator.counts(ref.projectId, ref.jobId).gets > readsBefore, 'the read asked for');
     expect((await followUps.progress(workflowId)).phase).toBe('waiting');
     // The agent finishes; a second read asked for ends the follow-up.

@@ -18,6 +18,7 @@ export function watchRegistration(schedule: PollSchedule, overrides: Partial<Wat
     schedule,
     readAtOnce: false,
     round: 1,
+    replyTo: 'reply-1',
     ...overrides,
   };
 }

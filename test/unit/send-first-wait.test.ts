@@ -59,7 +59,7 @@ test("the first wait is registered with the job's answer, round 0, the settle wi
   loopback.simulator.addJob(ref);
   const { client, calls } = temporalThat(false);
   const baseline = { status: 'completed', prLink: null, archivedAt: null };
-  const sent = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000, watch: { watcherId: 'watcher-3', baseline, settleWindowMs: 15_000, schedule } }, client);
+  const sent = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000, watch: { watcherId: 'watcher-3', baseline, settleWindowMs: 15_000, schedule, replyTo: 'wait-0' } }, client);
   expect(sent.job?.status).toBe('active');
   expect(calls).toHaveLength(1);
   expect(calls[0]?.workflowId).toBe('watcher-3');
@@ -76,7 +76,7 @@ test('a registration that fails loses nothing: the send is still returned, and `
   loopback.simulator.addJob(ref);
   const { client } = temporalThat(true);
   const baseline = { status: 'completed', prLink: null, archivedAt: null };
-  const sent = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000, watch: { watcherId: 'watcher-3', baseline, settleWindowMs: 15_000, schedule } }, client);
+  const sent = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000, watch: { watcherId: 'watcher-3', baseline, settleWindowMs: 15_000, schedule, replyTo: 'wait-0' } }, client);
   expect(sent.job?.status).toBe('active');
   expect(sent.watching).toBeNull();
   expect(loopback.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);

@@ -1,4 +1,5 @@
 import type { AgentJob } from '../../src/agent-api/job';
+import { isAnswerTo } from '../../src/follow-up/watch-answer';
 import { readFailed, readSucceeded, WatchBook } from '../../src/follow-up/watch-book';
 import { watchShardOf, WatchRegistry, type WatchRegistration } from '../../src/follow-up/watch-registry';
 import { reservedWorkflowIdProblem } from '../../src/follow-up/workflow-id-owner';
@@ -51,7 +52,7 @@ describe('WatchRegistry', () => {
     const carriedBytes = (registry: WatchRegistry, nowMs = T0) => Buffer.byteLength(JSON.stringify({ ...registry.carried(nowMs), bookLimitBytes: registry.limitBytes }));
     const nth = (i: number, overrides: Partial<WatchRegistration> = {}) =>
       registration({ workflowId: `followup/projé/job-${i}/🦜`, runId: `run-${i}`, jobId: `job-${i}`, ...overrides });
-    const refusalOf = (refused: WatchRegistration, atMs = T0) => ({ workflowId: refused.workflowId, runId: refused.runId, round: refused.round, atMs });
+    const refusalOf = (refused: WatchRegistration, atMs = T0) => ({ workflowId: refused.workflowId, runId: refused.runId, round: refused.round, replyTo: refused.replyTo, atMs });
 
     test('takes waits in until the next would pass the limit; what it counts is what the input takes, UTF-8 counted', () => {
       const registry = new WatchRegistry({}, T0, 5_000);
@@ -228,4 +229,42 @@ describe('WatchBook', () => {
 test('a follow-up may not take a job watcher\'s workflow id', () => {
   expect(reservedWorkflowIdProblem('agent-followup-watch/agent-followup/3')).toMatch(/belong to the job watchers/);
   expect(reservedWorkflowIdProblem('followup/p/j/1')).toBeUndefined();
+});
+
+describe('answers a follow-up takes (isAnswerTo)', () => {
+  const to = { round: 3, replyTo: 'b9c1' };
+  const job = { id: 'j', status: 'completed', prLink: 'https://github.com/acme/app/pull/1' };
+  const read = { ...to, kind: 'read', job, readAtMs: 1, polls: 2, sawActive: true };
+
+  test('the watcher’s answer to the current wait is taken', () => {
+    expect(isAnswerTo(read, to, 'j')).toBe(true);
+    expect(isAnswerTo({ ...to, kind: 'refused', polls: 0 }, to, 'j')).toBe(true);
+    expect(isAnswerTo({ ...to, kind: 'failure', type: 'JobNotFound', message: 'gone', details: [], polls: 1 }, to, 'j')).toBe(true);
+  });
+
+  test.each([
+    ['another round', { ...read, round: 2 }],
+    ['round 0', { ...read, round: 0 }],
+    ['no name (a signal from anyone but the watcher)', { ...read, replyTo: undefined }],
+    ['another name', { ...read, replyTo: 'guess' }],
+    ['another job’s body', { ...read, job: { ...job, id: 'other-job', prLink: 'https://evil.example/pull/666' } }],
+    ['a job without a status', { ...read, job: { id: 'j', prLink: null } }],
+    ['a pull request that is not a string', { ...read, job: { ...job, prLink: 666 } }],
+    ['no time of read', { ...read, readAtMs: undefined }],
+    ['an unknown kind', { ...read, kind: 'done' }],
+    ['garbage', 'completed'],
+    ['nothing', null],
+  ])('%s is not an answer', (_, value) => {
+    expect(isAnswerTo(value, to, 'j')).toBe(false);
+  });
+});
+
+test('an unwatch names its wait: one for another wait (an earlier one, or a guess) forgets nothing', () => {
+  const registry = new WatchRegistry({}, T0, 1_000_000);
+  registry.admit(registration({ round: 2, replyTo: 'second' }), T0);
+  registry.remove('followup/p/j/1', 'run-1', undefined, 'first');
+  registry.remove('followup/p/j/1', undefined, undefined, 'guess');
+  expect(registry.view('followup/p/j/1')?.registration.replyTo).toBe('second');
+  registry.remove('followup/p/j/1', 'run-1', undefined, 'second');
+  expect(registry.view('followup/p/j/1')).toBeNull();
 });

@@ -80,7 +80,7 @@ test('a failed book query is tried again, and the book it then gets is read', as
   await waitUntil(() => signals.some((signal) => signal.name === 'jobAnswer'));
   expect(queries()).toBeGreaterThanOrEqual(3);
   const answer = signals.find((signal) => signal.name === 'jobAnswer')?.args[0] as WatchAnswer;
-  expect(answer).toMatchObject({ round: 1, kind: 'read', job: { status: loopback.simulator.job(ref.projectId, ref.jobId).status } });
+  expect(answer).toMatchObject({ round: 1, replyTo: `${registration.workflowId}/1`, kind: 'read', job: { status: loopback.simulator.job(ref.projectId, ref.jobId).status } });
   expect(loopback.simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
   env.cancel();
   await expect(running).rejects.toThrow();
@@ -98,6 +98,7 @@ function registrationOf(ref: { projectId: string; jobId: string }, wait: { workf
     schedule: { startedAtMs: now, initialIntervalMs: wait.gapMs, backoffCoefficient: 1, maxIntervalMs: wait.gapMs, deadlineMs: now + Math.max(60_000, 10 * wait.gapMs) },
     readAtOnce: true,
     round: 1,
+    replyTo: `${wait.workflowId}/1`,
   };
 }
 
@@ -112,7 +113,7 @@ async function whileRunning(env: MockActivityEnvironment, running: Promise<unkno
 }
 
 describe('refusals (a full book)', () => {
-  const refusal = (workflowId: string, atMs: number, round = 1): WatchRefusal => ({ workflowId, runId: `${workflowId}-run`, round, atMs });
+  const refusal = (workflowId: string, atMs: number, round = 1): WatchRefusal => ({ workflowId, runId: `${workflowId}-run`, round, replyTo: `${workflowId}/${round}`, atMs });
   const refusedTo = (signals: ReturnType<typeof temporalWhose>['signals'], workflowId: string) =>
     signals.filter((signal) => signal.workflowId === workflowId && signal.name === 'jobAnswer').map((signal) => signal.args[0] as WatchAnswer);
 
@@ -126,7 +127,7 @@ describe('refusals (a full book)', () => {
     await whileRunning(env, running, async () => {
       await waitUntil(() => refusedTo(signals, 'refused-1').length > 0);
       expect(queries()).toBeGreaterThanOrEqual(2);
-      expect(refusedTo(signals, 'refused-1')).toEqual([{ round: 1, kind: 'refused', polls: 0 }]);
+      expect(refusedTo(signals, 'refused-1')).toEqual([{ round: 1, replyTo: 'refused-1/1', kind: 'refused', polls: 0 }]);
     });
   });
 
@@ -158,7 +159,7 @@ describe('refusals (a full book)', () => {
       if (refused || !reports.some((report) => report.workflowId === registration.workflowId && report.reads === 1)) return noChanges(refused ? 3 : 1);
       refused = true;
       // Its next round (a read asked for) found the book full: the watcher forgot round 1 and refused round 2.
-      return { version: 3, full: false, upserts: [], removed: [registration.workflowId], refused: [{ workflowId: registration.workflowId, runId: 'run-1', round: 2, atMs: Date.now() }] };
+      return { version: 3, full: false, upserts: [], removed: [registration.workflowId], refused: [{ workflowId: registration.workflowId, runId: 'run-1', round: 2, replyTo: 'round-2', atMs: Date.now() }] };
     });
     const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
     const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal), { watcherId: 'watcher-replaced' });
@@ -166,7 +167,7 @@ describe('refusals (a full book)', () => {
       await waitUntil(() => refusedTo(signals, registration.workflowId).length > 0);
       const [told] = refusedTo(signals, registration.workflowId);
       // The read of round 1, which no answer counted.
-      expect(told).toEqual({ round: 2, kind: 'refused', polls: 1 });
+      expect(told).toEqual({ round: 2, replyTo: 'round-2', kind: 'refused', polls: 1 });
       expect(loopback.simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
     });
   });

@@ -1,0 +1,75 @@
+/**
+ * What waiting costs while nothing changes: N follow-ups on the defaults whose jobs never end, past the schedule's
+ * ramp, and over a window what Temporal was asked (the dev server's `service_requests` by operation) and the CPU the
+ * worker and the server used. N = 0 is the deployment with nothing waiting: its workers' own long polls.
+ */
+import { startBenchStack } from './bench-stack';
+import { cpuMs, requestsBetween } from './processes';
+import { inBatches } from './stats';
+
+export interface IdleCostRow {
+  waiting: number;
+  label: string;
+  windowS: number;
+  /** Requests in the window, by operation, per hour (÷ N for N ≥ 1: per follow-up-hour). */
+  requestsPerHour: Record<string, number>;
+  /** The ones Temporal Cloud bills as Actions (not the workers' long polls or their answers). */
+  billablePerHour: number;
+  /** Worker + server CPU in the window, per hour (÷ N for N ≥ 1), s. */
+  cpuSPerHour: number;
+}
+
+/**
+ * Operations that are Actions, or stand for one: queries, heartbeats, signals, starts, updates, and an activity's
+ * completion or failure (one per attempt). Timers our workflows set are Actions too, but are commands, not requests:
+ * they show in the workflow tasks they complete, not here.
+ */
+const BILLABLE = /^(QueryWorkflow|RecordActivityTaskHeartbeat(ById)?|SignalWorkflowExecution|SignalWithStartWorkflowExecution|StartWorkflowExecution|UpdateWorkflowExecution|ExecuteMultiOperation|RespondActivityTask(Completed|Failed|Canceled)(ById)?)$/;
+
+const POLLING_DEFAULTS = {} as const;
+
+export async function runIdleCost(options: { waiting: number; label: string; settleMs: number; windowMs: number; workerEnv?: Record<string, string>; log: (line: string) => void }): Promise<IdleCostRow> {
+  const stack = await startBenchStack({ workMs: 24 * 3_600_000, ...(options.workerEnv ? { workerEnv: options.workerEnv } : {}) });
+  try {
+    await stack.worker.ready;
+    const jobs = Array.from({ length: options.waiting }, (_, index) => ({ projectId: `idle-p${index % 10}`, jobId: `idle-${index}` }));
+    for (const job of jobs) stack.simulator.addJob(job);
+    await inBatches(jobs, 50, (job) => stack.followUps.start({ ...job, prompt: `Idle follow-up to ${job.jobId}`, polling: POLLING_DEFAULTS }));
+    options.log(`idle ${options.label}: ${options.waiting} waiting; settling ${options.settleMs / 1000}s`);
+    await sleep(options.waiting === 0 ? 10_000 : options.settleMs);
+    const pids = [stack.worker.child.pid as number, stack.server.pid];
+    const cpuBefore = pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+    const before = await stack.server.serviceRequests();
+    await sleep(options.windowMs);
+    const requests = requestsBetween(before, await stack.server.serviceRequests());
+    const cpu = pids.reduce((sum, pid) => sum + cpuMs(pid), 0) - cpuBefore;
+    const perHour = 3_600_000 / options.windowMs / Math.max(options.waiting, 1);
+    const requestsPerHour = Object.fromEntries(Object.entries(requests).map(([operation, count]) => [operation, count * perHour]));
+    const billablePerHour = Object.entries(requestsPerHour).reduce((sum, [operation, count]) => sum + (BILLABLE.test(operation) ? count : 0), 0);
+    options.log(`idle ${options.label}: ${billablePerHour.toFixed(0)} billable requests per hour${options.waiting ? ' per follow-up' : ''}`);
+    return { waiting: options.waiting, label: options.label, windowS: options.windowMs / 1000, requestsPerHour, billablePerHour, cpuSPerHour: (cpu / 1000) * perHour };
+  } finally {
+    await stack.stop();
+  }
+}
+
+/** The rows as a Markdown table, with every operation seen. */
+export function renderIdleCost(rows: IdleCostRow[]): string[] {
+  const row = (each: IdleCostRow) => {
+    const operations = Object.entries(each.requestsPerHour)
+      .filter(([, count]) => count >= 0.5)
+      .sort(([, a], [, b]) => b - a)
+      .map(([operation, count]) => `${operation} ${Math.round(count)}`)
+      .join(', ');
+    return `| ${each.waiting} | ${each.label} | ${Math.round(each.billablePerHour)} | ${each.cpuSPerHour.toFixed(1)} | ${operations} |`;
+  };
+  return [
+    '| waiting | setup | billable requests per follow-up-hour (N = 0: per hour) | CPU per follow-up-hour, worker + server (s) | every request per follow-up-hour, by operation |',
+    '|---|---|---|---|---|',
+    ...rows.map(row),
+  ];
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

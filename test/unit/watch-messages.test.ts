@@ -1,0 +1,52 @@
+import { checkReadTrouble, checkRegistration, checkReports, checkUnwatch } from '../../src/follow-up/watch-messages';
+import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';
+
+const registration = watchRegistration(defaultSchedule(1_800_000_000_000));
+
+describe('checkRegistration', () => {
+  test('a registration as a follow-up sends it is kept as it is', () => {
+    expect(checkRegistration(registration)).toEqual(registration);
+    expect(checkRegistration({ ...registration, known: null, readBefore: { atMs: 1, status: 'active' } })).toEqual({ ...registration, known: null, readBefore: { atMs: 1, status: 'active' } });
+  });
+
+  test('fields it does not document are dropped: nothing stray grows the book', () => {
+    expect(checkRegistration({ ...registration, padding: 'x'.repeat(100_000) })).toEqual(registration);
+  });
+
+  test.each([
+    ['garbage', 'watch me'],
+    ['nothing', null],
+    ['no workflow id', { ...registration, workflowId: undefined }],
+    ['an empty job id', { ...registration, jobId: '' }],
+    ['no reply name', { ...registration, replyTo: undefined }],
+    ['a known state without a status', { ...registration, known: { prLink: null, archivedAt: null } }],
+    ['a negative round', { ...registration, round: -1 }],
+    ['a round that is not a whole number', { ...registration, round: 1.5 }],
+    ['no schedule', { ...registration, schedule: undefined }],
+    ['a zero poll gap', { ...registration, schedule: { ...registration.schedule, initialIntervalMs: 0 } }],
+    ['a backoff below 1', { ...registration, schedule: { ...registration.schedule, backoffCoefficient: 0.5 } }],
+    ['a deadline that is not a time', { ...registration, schedule: { ...registration.schedule, deadlineMs: 'soon' } }],
+    ['readAtOnce not a boolean', { ...registration, readAtOnce: 'yes' }],
+  ])('%s: refused', (_, value) => {
+    expect(checkRegistration(value)).toBeNull();
+  });
+});
+
+test('checkUnwatch takes a follow-up and the name of its wait, with its run and answered round if given, and nothing malformed', () => {
+  expect(checkUnwatch({ workflowId: 'f', replyTo: 'n' })).toEqual({ workflowId: 'f', replyTo: 'n' });
+  expect(checkUnwatch({ workflowId: 'f', replyTo: 'n', runId: 'r', round: 2 })).toEqual({ workflowId: 'f', replyTo: 'n', runId: 'r', round: 2 });
+  const bad = [null, 'f', {}, { workflowId: 'f' }, { workflowId: '', replyTo: 'n' }, { workflowId: 'f', replyTo: 'n', runId: 3 }, { workflowId: 'f', replyTo: 'n', round: 'two' }];
+  for (const value of bad) expect(checkUnwatch(value)).toBeNull();
+});
+
+test('checkReports keeps the well-formed reports and drops the rest', () => {
+  const report = { workflowId: 'f', runId: 'r', round: 1, reads: 2, lastRead: { atMs: 5, status: 'active' }, failingSinceMs: null, failedReads: 0, lastError: null, nextReadAtMs: 9 };
+  expect(checkReports([report, { ...report, reads: 'two' }, null, { ...report, lastRead: { atMs: 5, status: 3 } }])).toEqual([report]);
+  expect(checkReports('not a list')).toEqual([]);
+});
+
+test('checkReadTrouble takes a trouble or null, and nothing malformed', () => {
+  expect(checkReadTrouble(null)).toEqual({ trouble: null });
+  expect(checkReadTrouble({ since: '2026-11-28T10:00:00Z', lastError: 'HTTP 500', failedReads: 4 })).toEqual({ trouble: { since: '2026-11-28T10:00:00Z', lastError: 'HTTP 500', failedReads: 4 } });
+  for (const bad of [undefined, 'boom', {}, { since: 1, lastError: 'x' }, { since: 's', lastError: 'x', failedReads: -1 }]) expect(checkReadTrouble(bad)).toBeNull();
+});

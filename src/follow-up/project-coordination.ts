@@ -268,7 +268,17 @@ function askForSlot(state: CoordinatorState, request: SlotRequest): void {
   insertInStartOrder(state.slotRequests, request);
 }
 
-/** Whether `key` names an earlier attempt of the same run than `than` (keys are `<run id>#<attempt>`). */
+/** The name of a follow-up run's `attempt`-th ask for a send slot: unique over every run of the follow-up. */
+export function slotKey(runId: string, attempt: number): string {
+  return `${runId}#${attempt}`;
+}
+
+/** Whether `key` names a slot asked for by the run `runId` (not by an earlier run of its chain). */
+export function isSlotKeyOfRun(key: string, runId: string): boolean {
+  return key.split('#')[0] === runId;
+}
+
+/** Whether `key` names an earlier attempt of the same run than `than`. */
 function isOlderAttempt(key: string, than: string): boolean {
   const [run, attempt] = key.split('#');
   const [thanRun, thanAttempt] = than.split('#');

@@ -171,18 +171,19 @@ export async function projectCoordinatorWorkflow(start: CoordinatorStart, ...con
 /** Signals the grants and notices at once; a follow-up that cannot be reached is gone, and loses its place. */
 async function tell(state: CoordinatorState, grants: TurnGrant[], notices: Array<{ workflowId: string; ticket: string; notice: QueueNotice }>): Promise<void> {
   const sends = [
-    ...grants.map((grant) => ({ workflowId: grant.workflowId, slot: grant.slot, send: () => getExternalWorkflowHandle(grant.workflowId).signal(turnSignal, grant) })),
-    ...notices.map(({ workflowId, ticket, notice }) => ({ workflowId, slot: null, send: () => getExternalWorkflowHandle(workflowId).signal(queueNoticeSignal, notice, ticket) })),
+    ...grants.map((grant) => ({ workflowId: grant.workflowId, send: () => getExternalWorkflowHandle(grant.workflowId).signal(turnSignal, grant) })),
+    ...notices.map(({ workflowId, ticket, notice }) => ({ workflowId, send: () => getExternalWorkflowHandle(workflowId).signal(queueNoticeSignal, notice, ticket) })),
   ];
   const gone = await Promise.all(
-    sends.map(async ({ workflowId, slot, send }) => {
+    sends.map(async ({ workflowId, send }) => {
       try {
         await send();
         return null;
       } catch (error) {
+        // A slot granted to it still counts: the follow-up may have learned of the grant from a check-in's answer
+        // (which repeats a standing grant), sent under it and ended before this signal arrived. Only the follow-up
+        // knows that no request left under a slot (`returnSlot`).
         log.info('A follow-up is gone; dropping it', { projectId: state.projectId, workflowId, reason: error instanceof Error ? error.message : String(error) });
-        // A slot granted to a follow-up that is gone was never sent under: it must not count.
-        if (slot !== null) returnSlot(state, workflowId, slot);
         return workflowId;
       }
     }),

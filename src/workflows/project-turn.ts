@@ -8,7 +8,7 @@ import { CancellationScope, condition, ContinueAsNew, getExternalWorkflowHandle,
 import { coordinatorWorkflowId } from '../follow-up/coordinator-id';
 import { checkNotice, checkTurn } from '../follow-up/coordinator-messages';
 import { formatMs } from '../follow-up/duration';
-import { RECHECK_GROWTH, type QueueNotice, type TurnGrant } from '../follow-up/project-coordination';
+import { isSlotKeyOfRun, RECHECK_GROWTH, slotKey, type QueueNotice, type TurnGrant } from '../follow-up/project-coordination';
 import type { DeliveryRecord } from '../follow-up/types';
 import type { CheckedIn } from '../activities';
 import { checkIn } from './activities';
@@ -81,9 +81,13 @@ export class ProjectTurn {
     if (grant.slot === this.awaited) {
       this.slot = { key: grant.slot, sendByMs: grant.sendByMs };
       this.awaited = null;
-    } else {
+    } else if (isSlotKeyOfRun(grant.slot, workflowInfo().runId)) {
       // For an attempt given up on (a late, repeated check-in asked for it again): it must not count.
       this.strays.push(this.returnSlot(grant.slot));
+    } else {
+      // Asked for by an earlier run of this chain, which may have sent under it before it continued as new (its
+      // grant also came in a check-in's answer): only that run knew, so the slot keeps counting.
+      log.info('Kept a send slot granted to an earlier run of this follow-up', { ...this.run.ref, slot: grant.slot });
     }
   }
 
@@ -213,7 +217,7 @@ export class ProjectTurn {
   /** A name for the next slot asked for, unique over every run of this follow-up. */
   private nextKey(): string {
     this.asked += 1;
-    return `${workflowInfo().runId}#${this.asked}`;
+    return slotKey(workflowInfo().runId, this.asked);
   }
 
   /** Tells the coordinator this follow-up is done with the job (or no longer waits), even while being cancelled. */

@@ -5,7 +5,7 @@
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { coordinatorWorkflowId } from '../../src/follow-up/coordinator-id';
-import { projectQuery } from '../../src/workflows/definitions';
+import { enterUpdate, leaveSignal, PROJECT_COORDINATOR_WORKFLOW_TYPE, projectQuery } from '../../src/workflows/definitions';
 import { createHarness, FAST_POLLING, waitFor, type Harness } from '../support/harness';
 
 jest.setTimeout(240_000);
@@ -75,5 +75,31 @@ test('forged, stale and malformed messages to a coordinator and to its follow-up
       const events = (await handle.fetchHistory()).events ?? [];
       expect(events.filter((event) => event.workflowTaskFailedEventAttributes)).toEqual([]);
     }
+  });
+});
+
+test("a slot granted to a follow-up the coordinator cannot tell still counts: the grant may have reached it in a check-in's answer, and only the follow-up knows it sent nothing", async () => {
+  const worker = await h.worker(h.taskQueue());
+  const projectId = `untold-${Date.now()}`;
+  const coordinator = await h.client.workflow.start(PROJECT_COORDINATOR_WORKFLOW_TYPE, {
+    taskQueue: h.coordinatorTaskQueue,
+    workflowId: coordinatorWorkflowId(projectId),
+    args: [{ projectId, sendsPerHour: 80 }],
+  });
+  // Two check-ins to one job by follow-ups that do not run (ended since, as a follow-up that sent and finished has):
+  // the first gets the job and a slot in its answer, the second waits in the lane.
+  const checkIn = (workflowId: string, startedAtMs: number) =>
+    coordinator.executeUpdate(enterUpdate, {
+      args: [{ workflowId, ticket: `ticket-${workflowId}`, jobId: 'job-1', startedAtMs, before: [], deadlineMs: Date.now() + 600_000, slotFor: `run-${workflowId}#1`, defaultLimit: 80 }],
+    });
+  await worker.runUntil(async () => {
+    const first = await checkIn('ended-first', 1);
+    expect(first.standing).toEqual(expect.objectContaining({ slot: 'run-ended-first#1' }));
+    expect((await checkIn('ended-second', 2)).notice).toEqual(expect.objectContaining({ reason: 'lane' }));
+    // The first leaves: the second is granted the job and a slot by a signal that cannot reach it.
+    await coordinator.signal(leaveSignal, { workflowId: 'ended-first', ticket: 'ticket-ended-first' });
+    await waitFor(async () => (await coordinator.query(projectQuery)).lanes.length === 0, 'the coordinator to drop the follow-up it cannot tell');
+    const view = await coordinator.query(projectQuery);
+    expect({ sentInWindow: view.sentInWindow, granted: view.totals.granted, returned: view.totals.returned }).toEqual({ sentInWindow: 2, granted: 2, returned: 0 });
   });
 });

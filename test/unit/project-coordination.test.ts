@@ -5,6 +5,7 @@ import {
   enter,
   holdersToCheck,
   isIdle,
+  isSlotKeyOfRun,
   leave,
   nextSlotAtMs,
   recheckAfterMs,
@@ -12,6 +13,7 @@ import {
   schedule,
   sendLeaseMs,
   sentInWindow,
+  slotKey,
   standingOf,
   viewOf,
   type CoordinatorState,
@@ -122,6 +124,12 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     enter(state, request('a', 'j', 'run#1'), 2);
     const later = schedule(state, sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR);
     expect(later.grants).toEqual([expect.objectContaining({ workflowId: 'a', ticket: 't-a', slot: 'run#2' })]);
+  });
+
+  test("a slot's name says which run of the follow-up asked for it, so a grant reaching a later run is told from one of its own", () => {
+    const key = slotKey('run-1', 3);
+    expect([isSlotKeyOfRun(key, 'run-1'), isSlotKeyOfRun(key, 'run-2'), isSlotKeyOfRun(slotKey('run-10', 1), 'run-1')]).toEqual([true, false, false]);
+    expect(slotKey('run-1', 1)).not.toBe(slotKey('run-1', 2));
   });
 
   test('a burst is told in rounds of at most so many signals, in order, so the coordinator can continue as new between them', () => {

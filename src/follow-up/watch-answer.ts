@@ -44,6 +44,14 @@ export function isAnswerTo(value: unknown, to: AnswerTo, jobId: string): value i
   return value.kind !== 'read' || isAgentJobOf(value.job, jobId);
 }
 
+/**
+ * Whether `value` is a well-formed answer to a wait before `to`: the expected leftover when a read asked for replaced
+ * that wait, worth a note in the log rather than a warning (which is kept for answers nobody should have sent).
+ */
+export function isEarlierAnswer(value: unknown, to: AnswerTo): boolean {
+  return isWatchAnswer(value) && value.round < to.round;
+}
+
 export function isWatchAnswer(value: unknown): value is WatchAnswer {
   if (typeof value !== 'object' || value === null) return false;
   const answer = value as Partial<WatchAnswer>;

@@ -11,7 +11,7 @@ import { sameJobState, type JobState } from '../agent-api/job';
 import type { PollResult } from '../activities';
 import { formatMs } from '../follow-up/duration';
 import type { PollSchedule } from '../follow-up/poll-schedule';
-import { isAnswerTo, type WatchAnswer } from '../follow-up/watch-answer';
+import { isAnswerTo, isEarlierAnswer, type WatchAnswer } from '../follow-up/watch-answer';
 import { isAnswer } from '../follow-up/watch-book';
 import { watcherWorkflowId, watchShardOf, type WatchRegistration } from '../follow-up/watch-registry';
 import { readAgentJobOnce, registerWatch } from './activities';
@@ -84,8 +84,13 @@ export class SharedWatch {
     }
     setHandler(jobAnswerSignal, (answer) => {
       // An answer to an earlier wait (a read asked for replaced it), or from anyone but the watcher, is not this wait's.
-      if (!this.registered || !isAnswerTo(answer, { round: this.round, replyTo: this.replyTo }, this.run.ref.jobId)) {
-        log.warn('Ignored a job answer not meant for the current wait', { ...this.run.ref, round: this.round });
+      const to = { round: this.round, replyTo: this.replyTo };
+      if (!this.registered || !isAnswerTo(answer, to, this.run.ref.jobId)) {
+        if (isEarlierAnswer(answer, to) || (!this.registered && isAnswerTo(answer, to, this.run.ref.jobId))) {
+          log.info('Ignored a job answer to an earlier wait', { ...this.run.ref, round: this.round });
+        } else {
+          log.warn('Ignored a job answer not meant for this follow-up', { ...this.run.ref, round: this.round });
+        }
         return;
       }
       this.answer = answer;

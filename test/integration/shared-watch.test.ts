@@ -7,45 +7,30 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { ExitCode } from '../../src/cli';
 import type { FollowUpInput, FollowUpStatus } from '../../src/client';
 import { FollowUpReportSchema } from '../../src/command-line/json-output';
-import type { FollowUpWorker } from '../../src/worker/follow-up-worker';
 import { watcherTaskQueue, watcherWorkflowId, watchShardOf } from '../../src/follow-up/watch-registry';
 import { watchChangesQuery } from '../../src/workflows/definitions';
 import { runCliOn } from '../support/cli-runner';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
+import { heldWaits, startWatchingWorker, type WatchingWorker } from '../support/shard-watchers';
 
 const SHARDS = 2;
 let h: Harness;
+let watching: WatchingWorker;
 let taskQueue: string;
-let worker: FollowUpWorker;
-let running: Promise<void>;
 
 beforeAll(async () => {
   h = await createHarness();
-  taskQueue = h.taskQueue();
-  worker = await h.worker(taskQueue, undefined, { coordination: { watchShards: SHARDS, watchMinIntervalMs: 0 } });
-  running = worker.run();
+  watching = await startWatchingWorker(h, SHARDS);
+  taskQueue = watching.taskQueue;
 });
 afterAll(async () => {
-  worker?.shutdown();
-  await running;
+  await watching?.stop();
   await h?.close();
 });
 
 /** Every wait the shard watchers of this task queue hold. */
 async function watched(): Promise<string[]> {
-  const ids: string[] = [];
-  for (let shard = 0; shard < SHARDS; shard += 1) {
-    const handle = h.client.workflow.getHandle(watcherWorkflowId(taskQueue, shard));
-    try {
-      // A terminated or ended watcher watches nothing, whatever its last state says.
-      if ((await handle.describe()).status.name !== 'RUNNING') continue;
-      const changes = await handle.query(watchChangesQuery, 0);
-      ids.push(...changes.upserts.map((registration) => registration.workflowId));
-    } catch (error) {
-      if (!(error instanceof WorkflowNotFoundError)) throw error;
-    }
-  }
-  return ids;
+  return (await heldWaits(h, taskQueue, SHARDS)).map(({ wait }) => wait.workflowId);
 }
 
 test('30 follow-ups to 30 jobs of 3 projects: every result right, each message sent once, no job read for another', async () => {

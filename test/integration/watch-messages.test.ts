@@ -3,56 +3,41 @@
  * Only the watcher's answer to the current wait ends a wait (forged, stale and malformed ones change nothing), and a
  * flood of `pollNow` asks is admitted a few at a time, the rest refused without a word written to history.
  */
-import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { ASKED_READ_GAP } from '../../src/follow-up/asked-reads';
-import { watcherWorkflowId } from '../../src/follow-up/watch-registry';
 import type { WatchRegistration } from '../../src/follow-up/watch-registry';
-import type { FollowUpWorker } from '../../src/worker/follow-up-worker';
-import { jobAnswerSignal, readTroubleSignal, unwatchJobSignal, watchChangesQuery, watchJobSignal } from '../../src/workflows/definitions';
+import { jobAnswerSignal, readTroubleSignal, unwatchJobSignal, watchJobSignal } from '../../src/workflows/definitions';
 import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
+import { heldWaits, startWatchingWorker, type HeldWait, type WatchingWorker } from '../support/shard-watchers';
 
 const SHARDS = 2;
 let h: Harness;
+let watching: WatchingWorker;
 let taskQueue: string;
-let worker: FollowUpWorker;
-let running: Promise<void>;
 
 beforeAll(async () => {
   h = await createHarness();
-  taskQueue = h.taskQueue();
-  worker = await h.worker(taskQueue, undefined, { coordination: { watchShards: SHARDS, watchMinIntervalMs: 0 } });
-  running = worker.run();
+  watching = await startWatchingWorker(h, SHARDS);
+  taskQueue = watching.taskQueue;
 });
 afterAll(async () => {
-  worker?.shutdown();
-  await running;
+  await watching?.stop();
   await h?.close();
 });
 
-/** The wait a watcher of this task queue holds for the follow-up, if any. */
-async function heldWait(workflowId: string): Promise<WatchRegistration | undefined> {
-  return (await holding(workflowId))?.held;
+/** The wait a watcher of this task queue holds for the follow-up, and that watcher. */
+async function holding(workflowId: string): Promise<HeldWait | undefined> {
+  return (await heldWaits(h, taskQueue, SHARDS)).find(({ wait }) => wait.workflowId === workflowId);
 }
 
-/** The watcher that holds the follow-up's wait. */
+async function heldWait(workflowId: string): Promise<WatchRegistration | undefined> {
+  return (await holding(workflowId))?.wait;
+}
+
 async function watcherOf(workflowId: string): Promise<WorkflowHandle> {
   const found = await holding(workflowId);
   if (!found) throw new Error(`no watcher holds a wait of ${workflowId}`);
-  return found.handle;
-}
-
-async function holding(workflowId: string): Promise<{ handle: WorkflowHandle; held: WatchRegistration } | undefined> {
-  for (let shard = 0; shard < SHARDS; shard += 1) {
-    const handle = h.client.workflow.getHandle(watcherWorkflowId(taskQueue, shard));
-    try {
-      if ((await handle.describe()).status.name !== 'RUNNING') continue;
-      const held = (await handle.query(watchChangesQuery, 0)).upserts.find((registration) => registration.workflowId === workflowId);
-      if (held) return { handle, held };
-    } catch (error) {
-      if (!(error instanceof WorkflowNotFoundError)) throw error;
-    }
-  }
-  return undefined;
+  return found.watcher;
 }
 
 // The schedule would not read again for an hour: only the watcher's answer to a read asked for can end the wait.

@@ -1,5 +1,5 @@
 import type { AgentJob } from '../../src/agent-api/job';
-import { isAnswerTo } from '../../src/follow-up/watch-answer';
+import { isAnswerTo, isEarlierAnswer } from '../../src/follow-up/watch-answer';
 import { readFailed, readSucceeded, WatchBook } from '../../src/follow-up/watch-book';
 import { watchShardOf, WatchRegistry, type WatchRegistration } from '../../src/follow-up/watch-registry';
 import { reservedWorkflowIdProblem } from '../../src/follow-up/workflow-id-owner';
@@ -257,6 +257,17 @@ describe('answers a follow-up takes (isAnswerTo)', () => {
   ])('%s is not an answer', (_, value) => {
     expect(isAnswerTo(value, to, 'j')).toBe(false);
   });
+});
+
+test('an answer to an earlier wait is told from one nobody should have sent, so only the second is a warning', () => {
+  const to = { round: 3, replyTo: 'b9c1' };
+  const earlier = { round: 2, replyTo: 'a7f0', kind: 'refused', polls: 0 };
+  expect([isEarlierAnswer(earlier, to), isEarlierAnswer({ ...earlier, round: 3 }, to), isEarlierAnswer({ ...earlier, round: 4 }, to), isEarlierAnswer({ round: 1 }, to)]).toEqual([
+    true,
+    false,
+    false,
+    false,
+  ]);
 });
 
 test('an unwatch names its wait: one for another wait (an earlier one, or a guess) forgets nothing', () => {

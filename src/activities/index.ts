@@ -17,8 +17,7 @@ import { createWatchJobs } from './watch-jobs';
 import { jobState, type JobState } from '../agent-api/job';
 import type { PollSchedule } from '../follow-up/poll-schedule';
 import { watcherTaskQueue, type WatchRegistration } from '../follow-up/watch-registry';
-import { JOB_WATCHER_WORKFLOW_TYPE, watchJobSignal } from '../workflows/definitions';
-import type { jobWatcherWorkflow } from '../workflows/job-watcher';
+import { createStartWatching } from './start-watching';
 
 export type { PollRequest, PollResult, PollCheckpoint } from './poll-agent-job';
 export type { CheckedIn, CheckInRequest, CoordinationSettings } from './coordination';
@@ -73,6 +72,9 @@ const FIRST_WAIT_REGISTRATION_MS = 5_000;
 
 /** Builds the activities around their dependencies. */
 export function createActivities({ api, temporal, stopping = new AbortController().signal, maxPollLoops = Number.POSITIVE_INFINITY, coordination }: ActivityDependencies) {
+  const startWatching = createStartWatching(temporal, coordination.watchBookLimitBytes);
+  /** The watcher's address as a follow-up of this activity's task queue registers with it. */
+  const watcherFor = (watcherId: string) => ({ watcherId, taskQueue: watcherTaskQueue(Context.current().info.taskQueue) });
   return {
     /**
      * Sends the follow-up message once, under a send slot of the project's budget; the workflow decides about any
@@ -116,14 +118,14 @@ export function createActivities({ api, temporal, stopping = new AbortController
 
     ...createCoordinationActivities(temporal, coordination),
 
-    watchJobs: createWatchJobs(api, temporal, stopping),
+    watchJobs: createWatchJobs(api, temporal, stopping, startWatching),
 
     /**
      * Registers a wait with its shard's watcher, starting the watcher if it is not running (signal-with-start: only a
-     * client call can start it). The follow-up signals a running watcher itself; it calls this when that fails.
+     * client call can start it), and makes sure the watcher is ours (else WatcherIdTaken: the follow-up reads for itself).
      */
     async registerWatch({ watcherId, registration }: { watcherId: string; registration: WatchRegistration }): Promise<void> {
-      await startWatching(temporal, watcherId, registration, coordination.watchBookLimitBytes);
+      await startWatching(watcherFor(watcherId), registration);
     },
   };
 
@@ -151,25 +153,13 @@ export function createActivities({ api, temporal, stopping = new AbortController
       replyTo: watch.replyTo,
     };
     try {
-      await temporal.withDeadline(Date.now() + FIRST_WAIT_REGISTRATION_MS, () => startWatching(temporal, watch.watcherId, registration, coordination.watchBookLimitBytes));
+      await temporal.withDeadline(Date.now() + FIRST_WAIT_REGISTRATION_MS, () => startWatching(watcherFor(watch.watcherId), registration));
       return registration;
     } catch (error) {
       log.warn('The message was taken, but registering its wait with the job watcher failed; the follow-up registers it itself', { watcherId: watch.watcherId, error: String(error) });
       return null;
     }
   }
-}
-
-/** Signals a registration to its watcher, starting the watcher if it is not running (only a client call can). */
-async function startWatching(temporal: Client, watcherId: string, registration: WatchRegistration, bookLimitBytes: number | undefined): Promise<void> {
-  await temporal.workflow.signalWithStart<typeof jobWatcherWorkflow, [WatchRegistration]>(JOB_WATCHER_WORKFLOW_TYPE, {
-    workflowId: watcherId,
-    taskQueue: watcherTaskQueue(Context.current().info.taskQueue),
-    args: [bookLimitBytes !== undefined ? { bookLimitBytes } : {}],
-    signal: watchJobSignal,
-    signalArgs: [registration],
-    staticSummary: 'Reads the jobs of waiting follow-ups for them, and tells each when its job answered',
-  });
 }
 
 export type FollowUpActivities = ReturnType<typeof createActivities>;

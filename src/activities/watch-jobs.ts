@@ -17,6 +17,7 @@ import { readFailed, readSucceeded, reportOf, WatchBook, type WatchedWait } from
 import type { WatchRefusal } from '../follow-up/watch-registry';
 import { jobAnswerSignal, readTroubleSignal, unwatchJobSignal, watchChangesQuery } from '../workflows/definitions';
 import { sleepUnlessAborted } from './abort-signals';
+import type { StartWatching } from './start-watching';
 import { apiCounters, countedApiCall } from './api-metrics';
 import { MAX_INVALID_RESPONSES } from './poll-agent-job';
 
@@ -82,7 +83,7 @@ export interface WatchJobsRequest {
   watcherId: string;
 }
 
-export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping: AbortSignal) {
+export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping: AbortSignal, startWatching: StartWatching) {
   return async function watchJobs({ watcherId }: WatchJobsRequest): Promise<void> {
     const context = Context.current();
     // Each read in flight listens for the attempt's cancellation.
@@ -257,6 +258,34 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
       if (!told) wait.answered = false;
     };
 
+    /**
+     * The watcher's run closed under this attempt without stopping it first (it stops its reader before it continues
+     * as new or ends): terminated or reset by an operator, its book lost. This attempt holds the book, so it gives
+     * every unanswered wait to a new watcher at once; otherwise their follow-ups would hear nothing until their silence
+     * ran out (sixty poll gaps). A reset run takes them in again too; a wait it still holds is kept as it is.
+     */
+    const putBackWaits = async (): Promise<void> => {
+      // The closed run still answers queries (its history replayed): a wait it took since the last refresh is in it.
+      await temporal.workflow
+        .getHandle(watcherId, context.info.workflowExecution?.runId)
+        .query(watchChangesQuery, book.version, [])
+        .then(
+          (changes) => book.apply(changes, Date.now()),
+          (error: unknown) => log.warn('Could not read the last book of the ended watcher; registering the waits this reader knew', { watcherId, error: String(error) }),
+        );
+      const waits = book.unanswered();
+      log.warn('The job watcher ended under its reader (terminated or reset): registering its waits with a new one', { watcherId, waits: waits.length });
+      const address = { watcherId, taskQueue: context.info.taskQueue };
+      let failed = 0;
+      for (let at = 0; at < waits.length; at += READS_AT_ONCE) {
+        await Promise.all(waits.slice(at, at + READS_AT_ONCE).map((registration) => startWatching(address, registration).catch(() => void (failed += 1))));
+      }
+      // Their follow-ups register again by themselves after their silence: nothing is lost, only later.
+      if (failed > 0) log.warn('Some waits could not be registered again; their follow-ups will after their silence', { watcherId, failed });
+    };
+    const watcherRunClosed = (): boolean =>
+      endWith instanceof WorkflowNotFoundError || (context.cancellationSignal.aborted && cancellationReason(context.cancellationSignal.reason) === 'NOT_FOUND');
+
     try {
       for (;;) {
         if (aborted()) {
@@ -277,6 +306,9 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
         const sleepMs = Math.max(TURN_MS, Math.min(BOOK_REFRESH_MS - (Date.now() - refreshedAtMs), next === null ? BOOK_REFRESH_MS : next - Date.now()));
         await sleepUnlessAborted(sleepMs, [context.cancellationSignal, stopping]);
       }
+    } catch (error) {
+      if (watcherRunClosed()) await putBackWaits();
+      throw error;
     } finally {
       clearInterval(heartbeats);
     }
@@ -298,6 +330,11 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
       }
     }
   };
+}
+
+/** Why the attempt was cancelled: NOT_FOUND when its workflow run has closed (the SDK's CancelledFailure message). */
+function cancellationReason(reason: unknown): string | undefined {
+  return reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : undefined;
 }
 
 function isPowerOfTwo(count: number): boolean {

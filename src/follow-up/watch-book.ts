@@ -110,6 +110,11 @@ export class WatchBook {
     return next;
   }
 
+  /** The registrations of the waits not answered yet: what a watcher that lost its book must be given again. */
+  unanswered(): WatchRegistration[] {
+    return [...this.waits.values()].filter((wait) => !wait.answered).map((wait) => wait.registration);
+  }
+
   /** The follow-up's run is gone: forget its wait here, unless a later run registered since (the watcher is told separately). */
   drop(workflowId: string, runId: string): void {
     if (this.waits.get(workflowId)?.registration.runId === runId) this.waits.delete(workflowId);

@@ -303,6 +303,9 @@ export function watcherWorkflowId(taskQueue: string, shard: number): string {
  * their own: in the follow-ups' cache, thousands of follow-ups evict them, and an evicted watcher replays thousands of
  * signals for every look at its book.
  */
+/** A workflow that is not one of this deployment's job watchers holds a watcher's id: its follow-ups read for themselves. */
+export const WATCHER_ID_TAKEN = 'WatcherIdTaken';
+
 export function watcherTaskQueue(followUpTaskQueue: string): string {
   return `${followUpTaskQueue}/watchers`;
 }

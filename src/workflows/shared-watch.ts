@@ -6,17 +6,17 @@
  * (which starts the watcher if it is gone), its own deadline ends the wait whatever the watcher does, and a wait the
  * watcher refused (its book full) is the follow-up's own to poll.
  */
-import { ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, log, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, log, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
 import { sameJobState, type JobState } from '../agent-api/job';
 import type { PollResult } from '../activities';
 import { formatMs } from '../follow-up/duration';
 import type { PollSchedule } from '../follow-up/poll-schedule';
 import { isAnswerTo, isEarlierAnswer, type WatchAnswer } from '../follow-up/watch-answer';
 import { isAnswer } from '../follow-up/watch-book';
-import { watcherWorkflowId, watchShardOf, type WatchRegistration } from '../follow-up/watch-registry';
+import { WATCHER_ID_TAKEN, watcherWorkflowId, watchShardOf, type WatchRegistration } from '../follow-up/watch-registry';
 import { readAgentJobOnce, registerWatch } from './activities';
 import { Alarm } from './alarm';
-import { jobAnswerSignal, unwatchJobSignal, watchJobSignal } from './definitions';
+import { jobAnswerSignal, unwatchJobSignal } from './definitions';
 import type { FollowUpRun } from './follow-up-run';
 
 /**
@@ -61,6 +61,8 @@ export class SharedWatch {
   private readonly alarm = new Alarm();
   private answer: WatchAnswer | null = null;
   private registered = false;
+  /** Another workflow holds the watcher's id: this run reads its jobs itself. */
+  private watcherTaken = false;
   /** The first wait, registered by the send activity: taken as this follow-up's own if its first wait is the same. */
   private registeredAtSend: WatchRegistration | null;
   /**
@@ -112,9 +114,10 @@ export class SharedWatch {
   async wait(request: WatchedRequest): Promise<PollResult | RefusedWait> {
     const atSend = this.registeredAtSend;
     this.registeredAtSend = null;
-    const round = atSend && isSameWait(atSend, request) ? { registered: atSend } : await this.newRound(request);
+    const round = atSend && isSameWait(atSend, request) ? { registered: atSend, held: true } : await this.newRound(request);
     if ('answered' in round) return round.answered;
     let registration = round.registered;
+    if (!round.held) return this.readsItself(registration);
     const silenceMs = SILENT_GAPS_BEFORE_REREGISTERING * request.schedule.maxIntervalMs;
     let silentSinceMs = Date.now();
     const endsAtMs = this.run.deadlineMs + LAST_READ_GRACE_MS;
@@ -124,7 +127,7 @@ export class SharedWatch {
       if (Date.now() >= silentSinceMs + silenceMs * 0.9 && Date.now() < this.run.deadlineMs) {
         log.info('No word from the job watcher; registering the wait again', { watcherId: this.watcherId, round: this.round });
         registration = { ...registration, readAtOnce: true };
-        await this.register(registration);
+        if (!(await this.register(registration))) return this.readsItself(registration);
         silentSinceMs = Date.now();
       }
       const wakeAtMs = Math.min(endsAtMs, silentSinceMs + silenceMs);
@@ -147,6 +150,11 @@ export class SharedWatch {
     return this.withAskedSawActive({ job: answer.job, readAtMs: answer.readAtMs, polls: answer.polls, sawActive: answer.sawActive });
   }
 
+  /** No watcher of ours can hold the wait (another workflow holds its id): the follow-up reads for it itself. */
+  private readsItself(registration: WatchRegistration): RefusedWait {
+    return { refused: true, readAtOnce: registration.readAtOnce, polls: 0, sawActive: this.takeAskedSawActive() };
+  }
+
   /** A read asked for may have been the one that saw the job working. */
   private withAskedSawActive(result: PollResult): PollResult {
     // The read itself was counted when it was made.
@@ -163,7 +171,7 @@ export class SharedWatch {
    * Registers a new round of the wait, after making the read asked for, if any: a read that answers (by the watcher's
    * own rule) is returned instead.
    */
-  private async newRound(request: WatchedRequest): Promise<{ registered: WatchRegistration } | { answered: PollResult }> {
+  private async newRound(request: WatchedRequest): Promise<{ registered: WatchRegistration; held: boolean } | { answered: PollResult }> {
     this.round += 1;
     this.replyTo = uuid4();
     this.answer = null;
@@ -185,8 +193,7 @@ export class SharedWatch {
       replyTo: this.replyTo,
       ...(asked ? { readBefore: { atMs: asked.readAtMs, status: asked.job.status } } : {}),
     };
-    await this.register(registration);
-    return { registered: registration };
+    return { registered: registration, held: await this.register(registration) };
   }
 
   /**
@@ -215,15 +222,24 @@ export class SharedWatch {
     });
   }
 
-  private async register(registration: WatchRegistration): Promise<void> {
+  /**
+   * Registers the wait through an activity, never by signalling the watcher's id from here: a workflow of another kind
+   * under that id would take the signal without a word. The activity starts a watcher if none runs and checks that the
+   * one that took the wait is ours; false if it is not (the follow-up then reads for itself, for the rest of this run).
+   */
+  private async register(registration: WatchRegistration): Promise<boolean> {
+    if (this.watcherTaken) return false;
     this.registered = true;
     this.heldName = registration.replyTo;
     try {
-      await getExternalWorkflowHandle(this.watcherId).signal(watchJobSignal, registration);
-    } catch (error) {
-      if (CancellationScope.current().consideredCancelled) throw error;
-      // No watcher runs for the shard (the first wait, or it ended or was terminated): start one with this wait.
       await registerWatch({ watcherId: this.watcherId, registration }, this.run.deadlineMs);
+      return true;
+    } catch (error) {
+      if (!(error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === WATCHER_ID_TAKEN)) throw error;
+      log.error('A foreign workflow holds this follow-up’s job watcher id; reading the job itself', { ...this.run.ref, watcherId: this.watcherId, error: error.cause.message });
+      this.registered = false;
+      this.watcherTaken = true;
+      return false;
     }
   }
 }

@@ -66,11 +66,12 @@ test("the send registers the first wait: the follow-up signals no registration o
     expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(h.simulator.job(job.projectId, job.jobId).prLink);
     const events = (await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
     const activities = events.flatMap((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
-    expect(activities).not.toContain('registerWatch');
     const signalled = events.flatMap((event) => event.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName ?? []);
-    // One wait (the agent works 1.5 s on a 200 ms schedule): registered by the send, answered by the watcher.
+    // A wait per answer: the first registered by the send, any later one through registerWatch (which makes sure the
+    // watcher is ours), never by a signal of the follow-up's own.
     const answers = events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'jobAnswer');
-    expect(signalled.filter((name) => name === 'watchJob')).toHaveLength(answers.length - 1);
+    expect(activities.filter((name) => name === 'registerWatch')).toHaveLength(answers.length - 1);
+    expect(signalled).not.toContain('watchJob');
     // Every wait after the send shares one alarm, which no answer cancels: one timer event for all of them.
     const sentAt = events.findIndex((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'sendFollowUpMessage');
     // Its check-in asked the coordinator for its turn (a free lane): no timer waited for the turn signal.
@@ -202,26 +203,60 @@ test('a read asked for that fails goes to the watcher: it reads again at once an
   await waitFor(async () => !(await watched()).includes(workflowId), 'the watcher to forget the cancelled wait');
 });
 
-test('a watcher terminated by an operator: its follow-ups register again and end right', async () => {
+test('a watcher terminated by an operator: its reader gives the waits it held to a new watcher at once, and they end right', async () => {
   const job = uniqueJob('orphan');
   h.simulator.addJob({ ...job, workMs: 60_000 });
   const followUps = h.followUps(taskQueue);
-  const { workflowId } = await followUps.start({ ...job, prompt: 'Keep going', polling: FAST_POLLING });
-  await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register');
-  const firstRuns = new Map<number, string>();
+  // Reads 2 s apart: the follow-up would register again by itself only after 120 s of silence, past its deadline.
+  const polling = { initialInterval: 2_000, backoffCoefficient: 1, maxInterval: 2_000, timeout: '100s', settleWindow: '1s' } as const;
+  const { workflowId } = await followUps.start({ ...job, prompt: 'Keep going', polling });
+  // Held as working: no read answers until the job is finished below.
+  const heldAsWorking = async () => (await heldWaits(h, taskQueue, SHARDS)).some(({ wait }) => wait.workflowId === workflowId && wait.known?.status === 'active');
+  await waitFor(heldAsWorking, 'the follow-up to register its wait on the working job');
+  const registrations = async () =>
+    ((await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'registerWatch').length;
+  const registeredBefore = await registrations();
+  const terminated: string[] = [];
   for (let shard = 0; shard < SHARDS; shard += 1) {
     const handle = h.client.workflow.getHandle(watcherWorkflowId(taskQueue, shard));
     const description = await handle.describe().catch(() => null);
     if (description?.status.name !== 'RUNNING') continue;
-    firstRuns.set(shard, description.runId);
+    terminated.push(description.runId);
     await handle.terminate('operator test');
   }
-  // Sixty poll gaps of silence (24 s at FAST_POLLING's cap), then the follow-up registers again, starting a new watcher.
-  await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register with a new watcher');
+  expect(terminated.length).toBeGreaterThan(0);
+  await waitFor(heldAsWorking, 'the wait to be held by a new watcher');
   h.simulator.finishJob(job.projectId, job.jobId);
   const outcome = await followUps.outcome(workflowId);
   expect(outcome.kind).toBe('completed');
-  expect(firstRuns.size).toBeGreaterThan(0);
+  // The follow-up did not register again itself: the terminated watcher's reader did it for it.
+  expect(await registrations()).toBe(registeredBefore);
+});
+
+test('a workflow of another kind under a watcher id: the follow-ups of its shard read their jobs themselves and end right', async () => {
+  // A task queue of its own, so that the shard's id is free for the foreign workflow to take first.
+  const queue = h.taskQueue();
+  const own = await h.worker(queue, undefined, { coordination: { watchShards: 1, watchMinIntervalMs: 0 } });
+  const foreign = await h.client.workflow.start('someOtherWorkflow', { taskQueue: `nobody-${queue}`, workflowId: watcherWorkflowId(queue, 0) });
+  try {
+    await own.runUntil(async () => {
+      const job = uniqueJob('foreign-watcher');
+      h.simulator.addJob({ ...job, workMs: 1_500 });
+      const followUps = h.followUps(queue);
+      const { workflowId } = await followUps.start({ ...job, prompt: 'Fix it', polling: { ...FAST_POLLING, timeout: '10m' } });
+      const outcome = await followUps.outcome(workflowId);
+      expect(outcome.kind).toBe('completed');
+      expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(h.simulator.job(job.projectId, job.jobId).prLink);
+      const events = (await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+      const activities = events.flatMap((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+      // Refused once (the activity makes sure the watcher is ours), then read by the follow-up itself.
+      expect(activities.filter((name) => name === 'registerWatch')).toHaveLength(1);
+      expect(activities).toContain('pollAgentJob');
+      expect((await foreign.describe()).status.name).toBe('RUNNING');
+    });
+  } finally {
+    await foreign.terminate('test over');
+  }
 });
 
 test('a watcher whose book is full refuses the next waits: their follow-ups poll for themselves, and every result is right', async () => {

@@ -22,6 +22,7 @@ const loopback = loopbackApi(API_KEY);
 function temporalThat(fails: boolean, refusesRecord = false) {
   const calls: Array<{ workflowId: string; registration: WatchRegistration }> = [];
   const records: Array<{ taskToken: Uint8Array; details: unknown; messagesAcceptedThen: number }> = [];
+  let started: { type: string; taskQueue: string } | undefined;
   const client = {
     withDeadline: <R>(_deadline: number, fn: () => Promise<R>) => fn(),
     activity: {
@@ -31,11 +32,14 @@ function temporalThat(fails: boolean, refusesRecord = false) {
       },
     },
     workflow: {
-      signalWithStart: async (_type: string, options: { workflowId: string; signalArgs: [WatchRegistration] }) => {
+      signalWithStart: async (type: string, options: { workflowId: string; taskQueue: string; signalArgs: [WatchRegistration] }) => {
         if (fails) throw new Error('Temporal is unreachable');
         calls.push({ workflowId: options.workflowId, registration: options.signalArgs[0] });
-        return {};
+        started = { type, taskQueue: options.taskQueue };
+        return { signaledRunId: 'watcher-run-1' };
       },
+      // The registration makes sure the watcher that took it is ours: it is the one started.
+      getHandle: () => ({ describe: async () => started }),
     },
   };
   return { client: client as unknown as Client, calls, records };

@@ -6,6 +6,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import type { StartWatching, WatcherAddress } from '../../src/activities/start-watching';
 import { createWatchJobs } from '../../src/activities/watch-jobs';
 import { jobState } from '../../src/agent-api/job';
 import type { WatchAnswer } from '../../src/follow-up/watch-answer';
@@ -40,6 +41,9 @@ function temporalWhose(answer: (query: number, reports: WaitReadReport[]) => Pro
   return { client: client as unknown as Client, signals, queries: () => queries };
 }
 
+/** For the tests whose watcher never closes under its reader: nothing is registered again. */
+const notExpected: StartWatching = () => Promise.reject(new Error('no wait should be registered again'));
+
 const noChanges = (version: number): WatchChanges => ({ version, full: false, upserts: [], removed: [], refused: [] });
 
 function waitUntil(check: () => boolean): Promise<void> {
@@ -58,7 +62,7 @@ test('a book query that takes seconds does not stop the heartbeats', async () =>
   const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
   const beats: unknown[] = [];
   env.on('heartbeat', (details: unknown) => beats.push(details));
-  const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal), { watcherId: 'watcher-slow' });
+  const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), { watcherId: 'watcher-slow' });
   await waitUntil(() => beats.length >= 3);
   // Still the first query, never answered: the heartbeats came from the timer.
   expect(queries()).toBe(1);
@@ -76,7 +80,7 @@ test('a failed book query is tried again, and the book it then gets is read', as
     return { version: 1, full: true, upserts: query === 3 ? [registration] : [], removed: [], refused: [] };
   });
   const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
-  const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal), { watcherId: 'watcher-flaky' });
+  const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), { watcherId: 'watcher-flaky' });
   await waitUntil(() => signals.some((signal) => signal.name === 'jobAnswer'));
   expect(queries()).toBeGreaterThanOrEqual(3);
   const answer = signals.find((signal) => signal.name === 'jobAnswer')?.args[0] as WatchAnswer;
@@ -123,7 +127,7 @@ describe('refusals (a full book)', () => {
       (workflowId, n) => workflowId === 'refused-1' && n === 1,
     );
     const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
-    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal), { watcherId: 'watcher-retry' });
+    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), { watcherId: 'watcher-retry' });
     await whileRunning(env, running, async () => {
       await waitUntil(() => refusedTo(signals, 'refused-1').length > 0);
       expect(queries()).toBeGreaterThanOrEqual(2);
@@ -138,7 +142,7 @@ describe('refusals (a full book)', () => {
     const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000, attempt: 2, heartbeatDetails: { watching: 0, inFlight: 0, refusalsToldBeforeMs: toldBeforeMs } });
     const beats: Array<{ refusalsToldBeforeMs: number | null }> = [];
     env.on('heartbeat', (details: { refusalsToldBeforeMs: number | null }) => beats.push(details));
-    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal), { watcherId: 'watcher-again' });
+    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), { watcherId: 'watcher-again' });
     await whileRunning(env, running, async () => {
       // The next attempt's starting point moves past this attempt's first book once its refusals are told.
       await waitUntil(() => beats.some((beat) => beat.refusalsToldBeforeMs !== null && beat.refusalsToldBeforeMs > toldBeforeMs));
@@ -162,7 +166,7 @@ describe('refusals (a full book)', () => {
       return { version: 3, full: false, upserts: [], removed: [registration.workflowId], refused: [{ workflowId: registration.workflowId, runId: 'run-1', round: 2, replyTo: 'round-2', atMs: Date.now() }] };
     });
     const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
-    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal), { watcherId: 'watcher-replaced' });
+    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), { watcherId: 'watcher-replaced' });
     await whileRunning(env, running, async () => {
       await waitUntil(() => refusedTo(signals, registration.workflowId).length > 0);
       const [told] = refusedTo(signals, registration.workflowId);
@@ -170,5 +174,34 @@ describe('refusals (a full book)', () => {
       expect(told).toEqual({ round: 2, replyTo: 'round-2', kind: 'refused', polls: 1 });
       expect(loopback.simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
     });
+  });
+});
+
+describe('a watcher that closes under its reader', () => {
+  /** A reader holding two unanswered waits (their jobs unchanged, read again only in a minute), then cancelled for `reason`. */
+  async function closeUnder(reason: 'NOT_FOUND' | 'CANCELLED'): Promise<Array<{ address: WatcherAddress; registration: WatchRegistration }>> {
+    const waits = [1, 2].map((n) => {
+      const ref = { projectId: 'proj-closed', jobId: `job-closed-${reason}-${n}` };
+      return registrationOf(ref, { workflowId: `follow-up-closed-${reason}-${n}`, known: jobState(loopback.simulator.addJob(ref)), gapMs: 60_000 });
+    });
+    const { client } = temporalWhose(async (query) => (query === 1 ? { version: 1, full: true, upserts: waits, removed: [], refused: [] } : noChanges(1)));
+    const registeredAgain: Array<{ address: WatcherAddress; registration: WatchRegistration }> = [];
+    const startWatching: StartWatching = async (address, registration) => void registeredAgain.push({ address, registration });
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
+    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, startWatching), { watcherId: `watcher-closed-${reason}` });
+    await waitUntil(() => waits.every((wait) => loopback.simulator.counts(wait.projectId, wait.jobId).gets === 1));
+    env.cancel(reason);
+    await expect(running).rejects.toThrow();
+    return registeredAgain;
+  }
+
+  test('terminated or reset (its run closed, the attempt not stopped first): every unanswered wait is registered with a new watcher at once', async () => {
+    const again = await closeUnder('NOT_FOUND');
+    expect(again.map(({ registration }) => registration.workflowId).sort()).toEqual(['follow-up-closed-NOT_FOUND-1', 'follow-up-closed-NOT_FOUND-2']);
+    expect(new Set(again.map(({ address }) => address.watcherId))).toEqual(new Set(['watcher-closed-NOT_FOUND']));
+  });
+
+  test('stopped by its watcher (continue-as-new, or the end of an empty book): the book went with the watcher, nothing is registered again', async () => {
+    expect(await closeUnder('CANCELLED')).toEqual([]);
   });
 });

@@ -1,0 +1,56 @@
+/**
+ * Registering a wait with its shard's job watcher, from an activity (only a client call can start a watcher): the
+ * follow-up's own registrations, the send's first wait, and a reader putting back the waits of a watcher that was
+ * terminated under it. Every registration is checked to have reached one of our watchers: a workflow of another kind
+ * under a watcher's id takes a signal without a word and would leave the wait unanswered until its deadline.
+ */
+import { ApplicationFailure, log } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import { WATCHER_ID_TAKEN, type WatchRegistration } from '../follow-up/watch-registry';
+import { JOB_WATCHER_WORKFLOW_TYPE, watchJobSignal } from '../workflows/definitions';
+import type { jobWatcherWorkflow } from '../workflows/job-watcher';
+
+export interface WatcherAddress {
+  watcherId: string;
+  /** The task queue our watchers of this shard run on (watcherTaskQueue of the follow-ups' queue). */
+  taskQueue: string;
+}
+
+export type StartWatching = (address: WatcherAddress, registration: WatchRegistration) => Promise<void>;
+
+/**
+ * Signals `registration` to its watcher, starting the watcher if none runs. The run that took the signal is checked
+ * once per worker (one describe per watcher run; a watcher continues as new every few thousand signals): a foreign one
+ * fails the registration with WatcherIdTaken, logged once per run as an error with the fix.
+ */
+export function createStartWatching(temporal: Client, bookLimitBytes: number | undefined): StartWatching {
+  const ours = new Set<string>();
+  const reportedForeign = new Set<string>();
+  return async ({ watcherId, taskQueue }, registration) => {
+    const handle = await temporal.workflow.signalWithStart<typeof jobWatcherWorkflow, [WatchRegistration]>(JOB_WATCHER_WORKFLOW_TYPE, {
+      workflowId: watcherId,
+      taskQueue,
+      args: [bookLimitBytes !== undefined ? { bookLimitBytes } : {}],
+      signal: watchJobSignal,
+      signalArgs: [registration],
+      staticSummary: 'Reads the jobs of waiting follow-ups for them, and tells each when its job answered',
+    });
+    const runId = handle.signaledRunId;
+    if (ours.has(runId)) return;
+    const description = await temporal.workflow.getHandle(watcherId, runId).describe();
+    if (description.type === JOB_WATCHER_WORKFLOW_TYPE && description.taskQueue === taskQueue) {
+      ours.add(runId);
+      return;
+    }
+    const terminate = `temporal workflow terminate --workflow-id '${watcherId}' --reason 'not a job watcher'`;
+    const message =
+      `The workflow '${watcherId}' (run ${runId}) is a workflow of type '${description.type}' on task queue '${description.taskQueue}', and it ` +
+      `holds the id of a job watcher: the follow-ups of its shard read their jobs for themselves while it runs (their results ` +
+      `stay right; the reads cost more). Fix: end it (${terminate}); the next wait starts a watcher of ours.`;
+    if (!reportedForeign.has(runId)) {
+      reportedForeign.add(runId);
+      log.error('A foreign workflow holds a job watcher id', { watcherId, runId, workflowType: description.type, taskQueue: description.taskQueue });
+    }
+    throw ApplicationFailure.create({ type: WATCHER_ID_TAKEN, message, nonRetryable: true, details: [{ workflowId: watcherId, runId, workflowType: description.type }] });
+  };
+}

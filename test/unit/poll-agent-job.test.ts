@@ -3,7 +3,8 @@
  * when it hands the wait to Temporal's retry timer (and with what delay), what it reports, and when it gives up.
  */
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
+import { type MockActivityEnvironment } from '@temporalio/testing';
+import { quietActivityEnvironment } from '../support/quiet-activity-environment';
 import type { PollCheckpoint, PollRequest, PollResult } from '../../src/activities/poll-agent-job';
 import { createPollAgentJob, JOB_UNCHANGED, WORKER_STOPPING } from '../../src/activities/poll-agent-job';
 import { RETRY_AFTER_PAST_DEADLINE, type ReadTrouble, type RetryAfterPastDeadlineDetails } from '../../src/follow-up/types';
@@ -44,7 +45,7 @@ function run(
   stopping = new AbortController().signal,
   activity: PollActivity = createPollAgentJob(loopback.api, { stopping, maxLoops: Number.POSITIVE_INFINITY }),
 ) {
-  const env = new MockActivityEnvironment({ attempt: 1, heartbeatTimeoutMs: 10_000, ...info });
+  const env = quietActivityEnvironment({ attempt: 1, heartbeatTimeoutMs: 10_000, ...info });
   const heartbeats: PollCheckpoint[] = [];
   env.on('heartbeat', (details: PollCheckpoint) => heartbeats.push(details));
   const done: Promise<PollResult> = env.run(activity, request);

@@ -5,7 +5,7 @@
  */
 import { ActivityNotFoundError, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { MockActivityEnvironment } from '@temporalio/testing';
+import { quietActivityEnvironment } from '../support/quiet-activity-environment';
 import { createActivities, type SendRequest, type SentMessage } from '../../src/activities';
 import { SEND_NOT_RECORDED } from '../../src/follow-up/types';
 import { DEFAULT_COORDINATION } from '../../src/activities/coordination';
@@ -52,7 +52,7 @@ function acceptedSoFar(): number {
 
 function send(request: SendRequest, temporal: Client): Promise<SentMessage> {
   const { sendFollowUpMessage } = createActivities({ api: loopback.api, temporal, coordination: DEFAULT_COORDINATION });
-  const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 10_000, workflowExecution: { workflowId: 'follow-up-1', runId: 'run-1' } });
+  const env = quietActivityEnvironment({ heartbeatTimeoutMs: 10_000, workflowExecution: { workflowId: 'follow-up-1', runId: 'run-1' } });
   return env.run(sendFollowUpMessage, request);
 }
 
@@ -126,7 +126,7 @@ describe('the request leaves only once the server has its record', () => {
       temporal: client,
       coordination: DEFAULT_COORDINATION,
     });
-    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 10_000, workflowExecution: { workflowId: 'follow-up-1', runId: 'run-1' } });
+    const env = quietActivityEnvironment({ heartbeatTimeoutMs: 10_000, workflowExecution: { workflowId: 'follow-up-1', runId: 'run-1' } });
     const failure = await env.run(sendFollowUpMessage, { ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000 }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: 'TypeError', details: [{ requestStartedAtMs: (records[0]?.details as { requestStartedAtMs: number }).requestStartedAtMs }] });

@@ -5,7 +5,8 @@
  * whose query is slow or fails on purpose (the dev-server tests run the real one).
  */
 import type { Client } from '@temporalio/client';
-import { MockActivityEnvironment } from '@temporalio/testing';
+import { type MockActivityEnvironment } from '@temporalio/testing';
+import { quietActivityEnvironment } from '../support/quiet-activity-environment';
 import type { StartWatching, WatcherAddress } from '../../src/activities/start-watching';
 import { createWatchJobs } from '../../src/activities/watch-jobs';
 import { jobState } from '../../src/agent-api/job';
@@ -59,7 +60,7 @@ function waitUntil(check: () => boolean): Promise<void> {
 
 test('a book query that takes seconds does not stop the heartbeats', async () => {
   const { client, queries } = temporalWhose(() => new Promise(() => undefined));
-  const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
+  const env = quietActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
   const beats: unknown[] = [];
   env.on('heartbeat', (details: unknown) => beats.push(details));
   const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), { watcherId: 'watcher-slow' });
@@ -79,7 +80,7 @@ test('a failed book query is tried again, and the book it then gets is read', as
     if (query <= 2) throw new Error('query timed out: the watcher did not answer in time');
     return { version: 1, full: true, upserts: query === 3 ? [registration] : [], removed: [], refused: [] };
   });
-  const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
+  const env = quietActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
   const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), { watcherId: 'watcher-flaky' });
   await waitUntil(() => signals.some((signal) => signal.name === 'jobAnswer'));
   expect(queries()).toBeGreaterThanOrEqual(3);
@@ -126,7 +127,7 @@ describe('refusals (a full book)', () => {
       async (query) => (query === 1 ? { version: 1, full: true, upserts: [], removed: [], refused: [refusal('refused-1', Date.now())] } : noChanges(1)),
       (workflowId, n) => workflowId === 'refused-1' && n === 1,
     );
-    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
+    const env = quietActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
     const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), { watcherId: 'watcher-retry' });
     await whileRunning(env, running, async () => {
       await waitUntil(() => refusedTo(signals, 'refused-1').length > 0);
@@ -139,7 +140,7 @@ describe('refusals (a full book)', () => {
     const toldBeforeMs = Date.now() - 60 * 60_000;
     const refused = [refusal('told-long-ago', toldBeforeMs - 10 * 60_000), refusal('told-just-before', toldBeforeMs - 30_000), refusal('made-after', toldBeforeMs + 1_000)];
     const { client, signals } = temporalWhose(async (query) => (query === 1 ? { version: 3, full: true, upserts: [], removed: [], refused } : noChanges(3)));
-    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000, attempt: 2, heartbeatDetails: { watching: 0, inFlight: 0, refusalsToldBeforeMs: toldBeforeMs } });
+    const env = quietActivityEnvironment({ heartbeatTimeoutMs: 5_000, attempt: 2, heartbeatDetails: { watching: 0, inFlight: 0, refusalsToldBeforeMs: toldBeforeMs } });
     const beats: Array<{ refusalsToldBeforeMs: number | null }> = [];
     env.on('heartbeat', (details: { refusalsToldBeforeMs: number | null }) => beats.push(details));
     const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), { watcherId: 'watcher-again' });
@@ -165,7 +166,7 @@ describe('refusals (a full book)', () => {
       // Its next round (a read asked for) found the book full: the watcher forgot round 1 and refused round 2.
       return { version: 3, full: false, upserts: [], removed: [registration.workflowId], refused: [{ workflowId: registration.workflowId, runId: 'run-1', round: 2, replyTo: 'round-2', atMs: Date.now() }] };
     });
-    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
+    const env = quietActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
     const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), { watcherId: 'watcher-replaced' });
     await whileRunning(env, running, async () => {
       await waitUntil(() => refusedTo(signals, registration.workflowId).length > 0);
@@ -187,7 +188,7 @@ describe('a watcher that closes under its reader', () => {
     const { client } = temporalWhose(async (query) => (query === 1 ? { version: 1, full: true, upserts: waits, removed: [], refused: [] } : noChanges(1)));
     const registeredAgain: Array<{ address: WatcherAddress; registration: WatchRegistration }> = [];
     const startWatching: StartWatching = async (address, registration) => void registeredAgain.push({ address, registration });
-    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
+    const env = quietActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
     const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, startWatching), { watcherId: `watcher-closed-${reason}` });
     await waitUntil(() => waits.every((wait) => loopback.simulator.counts(wait.projectId, wait.jobId).gets === 1));
     env.cancel(reason);

@@ -32,14 +32,37 @@ export default tseslint.config(
         {
           paths: [
             ...nodeBuiltins.map((name) => ({ name, message: 'Workflow code must not use Node built-ins.' })),
-            { name: 'zod', message: 'Keep zod out of the workflow bundle: validate at the edges, check with a small pure function here.' },
-            { name: '../agent-api/schemas', allowTypeImports: true, message: 'The zod schemas stay out of the workflow bundle; use agent-api/job.' },
-            { name: './input', allowTypeImports: true, message: "The client's zod schema stays out of the workflow bundle; use request.ts." },
-            { name: '../follow-up/input', allowTypeImports: true, message: "The client's zod schema stays out of the workflow bundle; use request.ts." },
+            {
+              name: 'zod',
+              message:
+                'Keep zod out of the workflow bundle: validate at the edges, check with a small pure function here.',
+            },
+            {
+              name: '../agent-api/schemas',
+              allowTypeImports: true,
+              message: 'The zod schemas stay out of the workflow bundle; use agent-api/job.',
+            },
+            {
+              name: './input',
+              allowTypeImports: true,
+              message: "The client's zod schema stays out of the workflow bundle; use request.ts.",
+            },
+            {
+              name: '../follow-up/input',
+              allowTypeImports: true,
+              message: "The client's zod schema stays out of the workflow bundle; use request.ts.",
+            },
           ],
           patterns: [
-            { group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'Import activity types only (import type).' },
-            { group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity'], message: 'Not available in workflow code.' },
+            {
+              group: ['../activities', '../activities/*'],
+              allowTypeImports: true,
+              message: 'Import activity types only (import type).',
+            },
+            {
+              group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity'],
+              message: 'Not available in workflow code.',
+            },
           ],
         },
       ],

@@ -45,7 +45,8 @@ export function apiKeyProblem(key: string | undefined, prefix: string): string |
     return `AGENT_API_KEY is ${kind.name} key ("${prefix}_${kind.infix}_..."), which the agent endpoints refuse: ${fix}`;
   }
   const secret = key.slice(prefix.length + 1);
-  if (secret.length < 8) return `AGENT_API_KEY's secret part after "${prefix}_" is too short (under 8 characters): ${fix}`;
+  if (secret.length < 8)
+    return `AGENT_API_KEY's secret part after "${prefix}_" is too short (under 8 characters): ${fix}`;
   if (!/^[\x21-\x7e]+$/.test(secret)) {
     return `AGENT_API_KEY's secret part has characters that cannot be sent in an HTTP header: ${fix}`;
   }
@@ -63,11 +64,14 @@ export function baseUrlProblem(value: string, allowInsecureHttp: boolean): strin
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     return `AGENT_API_BASE_URL must use https:// (got ${url.protocol})`;
   }
-  if (url.username || url.password) return 'AGENT_API_BASE_URL must not contain credentials; the key goes in AGENT_API_KEY';
+  if (url.username || url.password)
+    return 'AGENT_API_BASE_URL must not contain credentials; the key goes in AGENT_API_KEY';
   if (url.search || url.hash) return 'AGENT_API_BASE_URL must not have a query or fragment';
   // Only names that cannot resolve elsewhere: "127.evil.example" is a DNS name, not loopback.
   const loopback =
-    url.hostname === 'localhost' || url.hostname === '[::1]' || (isIP(url.hostname) === 4 && url.hostname.startsWith('127.'));
+    url.hostname === 'localhost' ||
+    url.hostname === '[::1]' ||
+    (isIP(url.hostname) === 4 && url.hostname.startsWith('127.'));
   if (url.protocol === 'http:' && !loopback && !allowInsecureHttp) {
     return (
       'AGENT_API_BASE_URL uses plain http:// to a host that is not this machine, which would send the API key in ' +
@@ -82,7 +86,8 @@ const booleanFlag = z
   .optional()
   .transform((value) => value === 'true' || value === '1');
 
-const WATCH_SHARDS_PROBLEM = 'must be a whole number of shards from 0 to 1024 (e.g. 8), or 0 for each follow-up to poll its own job';
+const WATCH_SHARDS_PROBLEM =
+  'must be a whole number of shards from 0 to 1024 (e.g. 8), or 0 for each follow-up to poll its own job';
 
 /** A duration such as "15s" or a number of milliseconds; `zeroMeans` allows 0 and says in the error what it does. */
 const durationMs = (fallback: number, zeroMeans?: string) =>
@@ -107,11 +112,13 @@ const durationMs = (fallback: number, zeroMeans?: string) =>
  * `localhost` would only fail later, inside Runtime.install.
  */
 export function metricsAddressProblem(value: string): string | null {
-  const fix = 'use host:port with an IP address, e.g. 0.0.0.0:9464 or 127.0.0.1:9464 (or leave it empty to turn metrics off)';
+  const fix =
+    'use host:port with an IP address, e.g. 0.0.0.0:9464 or 127.0.0.1:9464 (or leave it empty to turn metrics off)';
   const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(value);
   if (!match) return `is not host:port: ${fix}`;
   const ipv6 = match[1];
-  if (ipv6 !== undefined ? isIP(ipv6) !== 6 : isIP(match[2] ?? '') !== 4) return `must use an IP address, not a host name: ${fix}`;
+  if (ipv6 !== undefined ? isIP(ipv6) !== 6 : isIP(match[2] ?? '') !== 4)
+    return `must use an IP address, not a host name: ${fix}`;
   const port = Number(match[3]);
   if (port < 1 || port > 65_535) return `has a port outside 1-65535: ${fix}`;
   return null;
@@ -141,7 +148,8 @@ const WorkerEnvFields = z.object({
     // A path under AGENT_API_BASE_URL: an absolute URL would be appended to the base, and every read would then fail
     // as "job not found", which points at the job instead of at this setting.
     .refine((path) => path.startsWith('/') && !path.startsWith('//'), {
-      error: 'must be a path under AGENT_API_BASE_URL that starts with one /, e.g. /v2/agent/{projectId}/job/{id}, not a URL',
+      error:
+        'must be a path under AGENT_API_BASE_URL that starts with one /, e.g. /v2/agent/{projectId}/job/{id}, not a URL',
     })
     .refine((path) => path.includes('{projectId}') && path.includes('{id}'), {
       error: 'must contain {projectId} and {id}',
@@ -181,7 +189,11 @@ const WorkerEnvFields = z.object({
       if (value === undefined || value === '') return DEFAULT_SENDS_PER_PROJECT_PER_HOUR;
       const number = Number(value);
       if (Number.isInteger(number) && number >= 1 && number <= 1_000_000) return number;
-      ctx.addIssue({ code: 'custom', message: 'must be a whole number of sends per project per hour (e.g. 80), at most the vendor\'s 100 unless your plan allows more' });
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          "must be a whole number of sends per project per hour (e.g. 80), at most the vendor's 100 unless your plan allows more",
+      });
       return z.NEVER;
     }),
   // Waiting through shared job watchers of this many shards per task queue (docs/HOW-IT-WORKS.md); 0: each polls itself.
@@ -299,7 +311,9 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
   const parsed = WorkerEnvSchema.safeParse(env);
   const problems = parsed.success
     ? []
-    : parsed.error.issues.map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join('.')} ${issue.message}` : issue.message));
+    : parsed.error.issues.map((issue) =>
+        issue.path.length > 0 ? `${issue.path.map(String).join('.')} ${issue.message}` : issue.message,
+      );
 
   let temporal: TemporalSettings | undefined;
   try {
@@ -327,7 +341,11 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     watchShards: vars.AGENT_WATCH_SHARDS,
     watchMinIntervalMs: vars.AGENT_WATCH_MIN_INTERVAL,
     ...(vars.AGENT_SEND_WINDOW_MS !== undefined ? { sendWindowMs: vars.AGENT_SEND_WINDOW_MS } : {}),
-    observability: { metricsAddress: vars.WORKER_METRICS_ADDRESS, logFormat: vars.LOG_FORMAT, logLevel: vars.LOG_LEVEL },
+    observability: {
+      metricsAddress: vars.WORKER_METRICS_ADDRESS,
+      logFormat: vars.LOG_FORMAT,
+      logLevel: vars.LOG_LEVEL,
+    },
     ...(vars.TEMPORAL_WORKER_IDENTITY !== undefined ? { identity: vars.TEMPORAL_WORKER_IDENTITY } : {}),
   };
 }

@@ -99,7 +99,9 @@ function secretNeedles(secret: string): SecretNeedles {
   const bytes = Buffer.from(secret, 'utf8');
   const base64: string[] = [];
   for (let offset = 0; offset < 3; offset += 1) {
-    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64').replace(/=+$/, '');
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes])
+      .toString('base64')
+      .replace(/=+$/, '');
     // Characters before `start` carry bits of the bytes before the secret; from `end` on, of the bytes after it.
     const start = Math.ceil((offset * 4) / 3);
     const end = Math.floor(((offset + bytes.length) * 4) / 3);
@@ -148,27 +150,60 @@ function percentDecode(text: string): string {
 
 /** Undoes JSON (and JavaScript) string escapes: \uXXXX, \xXX, \" \\ \/ and the control letters. */
 function jsonUnescape(text: string): string {
-  return text.replace(/\\(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|(["\\/'])|([bfnrt]))/g, (_match, unicode?: string, hex?: string, literal?: string, control?: string) => {
-    if (unicode) return String.fromCharCode(parseInt(unicode, 16));
-    if (hex) return String.fromCharCode(parseInt(hex, 16));
-    if (literal) return literal;
-    return CONTROL_ESCAPES[control as keyof typeof CONTROL_ESCAPES];
-  });
+  return text.replace(
+    /\\(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|(["\\/'])|([bfnrt]))/g,
+    (_match, unicode?: string, hex?: string, literal?: string, control?: string) => {
+      if (unicode) return String.fromCharCode(parseInt(unicode, 16));
+      if (hex) return String.fromCharCode(parseInt(hex, 16));
+      if (literal) return literal;
+      return CONTROL_ESCAPES[control as keyof typeof CONTROL_ESCAPES];
+    },
+  );
 }
 
 const CONTROL_ESCAPES = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' } as const;
 
 /** Undoes HTML character references: numeric (decimal, hex) and the named ones a key's characters can take. */
 function htmlUnescape(text: string): string {
-  return text.replace(/&(?:#(\d+)|#[xX]([0-9a-fA-F]+)|(quot|amp|lt|gt|apos|sol|bsol|lowbar|equals|plus|percnt|num|colon|period|comma|excl|quest|dollar|lpar|rpar|ast|semi|commat|grave|verbar|Hat|lsqb|rsqb|lcub|rcub));?/g, (match, decimal?: string, hex?: string, name?: string) => {
-    const code = decimal ? parseInt(decimal, 10) : hex ? parseInt(hex, 16) : undefined;
-    if (code !== undefined) return code <= 0x10ffff ? String.fromCodePoint(code) : match;
-    return NAMED_REFERENCES[name as keyof typeof NAMED_REFERENCES] ?? match;
-  });
+  return text.replace(
+    /&(?:#(\d+)|#[xX]([0-9a-fA-F]+)|(quot|amp|lt|gt|apos|sol|bsol|lowbar|equals|plus|percnt|num|colon|period|comma|excl|quest|dollar|lpar|rpar|ast|semi|commat|grave|verbar|Hat|lsqb|rsqb|lcub|rcub));?/g,
+    (match, decimal?: string, hex?: string, name?: string) => {
+      const code = decimal ? parseInt(decimal, 10) : hex ? parseInt(hex, 16) : undefined;
+      if (code !== undefined) return code <= 0x10ffff ? String.fromCodePoint(code) : match;
+      return NAMED_REFERENCES[name as keyof typeof NAMED_REFERENCES] ?? match;
+    },
+  );
 }
 
 const NAMED_REFERENCES = {
-  quot: '"', amp: '&', lt: '<', gt: '>', apos: "'", sol: '/', bsol: '\\', lowbar: '_', equals: '=', plus: '+', percnt: '%', num: '#',
-  colon: ':', period: '.', comma: ',', excl: '!', quest: '?', dollar: '$', lpar: '(', rpar: ')', ast: '*', semi: ';', commat: '@',
-  grave: '`', verbar: '|', Hat: '^', lsqb: '[', rsqb: ']', lcub: '{', rcub: '}',
+  quot: '"',
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  apos: "'",
+  sol: '/',
+  bsol: '\\',
+  lowbar: '_',
+  equals: '=',
+  plus: '+',
+  percnt: '%',
+  num: '#',
+  colon: ':',
+  period: '.',
+  comma: ',',
+  excl: '!',
+  quest: '?',
+  dollar: '$',
+  lpar: '(',
+  rpar: ')',
+  ast: '*',
+  semi: ';',
+  commat: '@',
+  grave: '`',
+  verbar: '|',
+  Hat: '^',
+  lsqb: '[',
+  rsqb: ']',
+  lcub: '{',
+  rcub: '}',
 } as const;

@@ -20,7 +20,13 @@ import type { Duration } from '@temporalio/common';
 import { findTemporalCli, findTemporalTestServer } from './temporal-cli';
 import { installQuietRuntime } from './worker/connection';
 
-export { AgentApiSimulator, type JobCounts, type SimulatedRequest, type SimulatorOptions, type SimulatorStats } from './simulator/simulator';
+export {
+  AgentApiSimulator,
+  type JobCounts,
+  type SimulatedRequest,
+  type SimulatorOptions,
+  type SimulatorStats,
+} from './simulator/simulator';
 export type { FaultRule, SimulatedFault, SimulatedJobSpec, SimulatedOutcome } from './simulator/simulator';
 
 export interface TestAgentApi extends AgentApiSimulator {
@@ -86,7 +92,9 @@ export interface TestStack {
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
   installQuietRuntime(new DefaultLogger(options.logLevel ?? 'WARN'));
   const timeSkipping = options.timeSkipping !== undefined && options.timeSkipping !== false;
-  const env = timeSkipping ? await startTimeSkippingServer(options.timeSkipping) : await startDevServer(options.temporalCliPath);
+  const env = timeSkipping
+    ? await startTimeSkippingServer(options.timeSkipping)
+    : await startDevServer(options.temporalCliPath);
   const apiKey = `mint_test_stack_${randomUUID().replace(/-/g, '')}`;
   let api: TestAgentApi | undefined;
   try {
@@ -156,7 +164,9 @@ async function startDevServer(temporalCliPath: string | undefined): Promise<Test
 /** Temporal's time-skipping test server, with the follow-up's search attributes registered through its operator API. */
 async function startTimeSkippingServer(option: TestStackOptions['timeSkipping']): Promise<TestWorkflowEnvironment> {
   const path = (typeof option === 'object' ? option.testServerPath : undefined) ?? findTemporalTestServer();
-  const env = await TestWorkflowEnvironment.createTimeSkipping(path ? { server: { executable: { type: 'existing-path', path } } } : {});
+  const env = await TestWorkflowEnvironment.createTimeSkipping(
+    path ? { server: { executable: { type: 'existing-path', path } } } : {},
+  );
   try {
     const keyword = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
     await env.connection.operatorService.addSearchAttributes({

@@ -71,7 +71,10 @@ async function main(): Promise<void> {
     );
     // The SDK's runtime turns SIGINT/SIGTERM into a graceful shutdown; run() resolves once in-flight work is done.
     await worker.run();
-    logger.info('agent-followup worker stopped after draining', { taskQueue: config.temporal.taskQueue, identity: worker.options.identity });
+    logger.info('agent-followup worker stopped after draining', {
+      taskQueue: config.temporal.taskQueue,
+      identity: worker.options.identity,
+    });
   } finally {
     await connection.close();
   }

@@ -30,7 +30,12 @@ export interface BenchStack {
  */
 export const PER_FOLLOW_UP_POLLING = { AGENT_WATCH_SHARDS: '0' } as const;
 
-export async function startBenchStack(options: { workMs: number; workerEnv?: Record<string, string>; sendsPerProjectPerHour?: number; sendLimit?: { sends: number; windowMs: number } }): Promise<BenchStack> {
+export async function startBenchStack(options: {
+  workMs: number;
+  workerEnv?: Record<string, string>;
+  sendsPerProjectPerHour?: number;
+  sendLimit?: { sends: number; windowMs: number };
+}): Promise<BenchStack> {
   const server = await startDevServer([]);
   const requests = new Map<string, SimulatedRequest[]>();
   const simulator = await AgentApiSimulator.start({
@@ -87,7 +92,9 @@ export async function startBenchStack(options: { workMs: number; workerEnv?: Rec
 
 /** The times (epoch ms) of one job's requests of one kind. */
 export function requestTimes(stack: BenchStack, jobId: string, operation: SimulatedRequest['operation']): number[] {
-  return (stack.requests.get(jobId) ?? []).filter((request) => request.operation === operation).map((request) => request.atMs);
+  return (stack.requests.get(jobId) ?? [])
+    .filter((request) => request.operation === operation)
+    .map((request) => request.atMs);
 }
 
 export interface StartedFollowUps {
@@ -119,15 +126,24 @@ export async function startFollowUpsAndAwaitSends(
   log(`${jobs.length} follow-ups started in ${(startedInMs / 1000).toFixed(1)}s; waiting for every send`);
   // A follow-up may end without sending (an ambiguous send on an overloaded machine fails safe): none to wait for.
   let ended = new Set<string>();
-  const unsent = () => jobs.filter((job, index) => !ended.has(workflowIds[index] as string) && requestTimes(stack, job.jobId, 'send').length === 0).length;
+  const unsent = () =>
+    jobs.filter(
+      (job, index) => !ended.has(workflowIds[index] as string) && requestTimes(stack, job.jobId, 'send').length === 0,
+    ).length;
   // 5,000 starts took up to 14 min to all send (docs/BENCHMARKS.md, bursts): the patience grows with N.
-  for (let tick = 1, giveUpAt = Date.now() + Math.max(15 * 60_000, jobs.length * 200); unsent() > 0 && Date.now() < giveUpAt; tick += 1) {
+  for (
+    let tick = 1, giveUpAt = Date.now() + Math.max(15 * 60_000, jobs.length * 200);
+    unsent() > 0 && Date.now() < giveUpAt;
+    tick += 1
+  ) {
     await sleep(1_000);
     if (tick % 10 === 0) ended = await closedWorkflowIds(stack);
   }
   const allSentInMs = Date.now() - began;
   const sent = jobs.filter((job) => requestTimes(stack, job.jobId, 'send').length > 0).length;
-  log(`${sent} of ${jobs.length} messages sent ${(allSentInMs / 1000).toFixed(1)}s after the first start; ${ended.size} follow-up(s) ended first, ${unsent()} still unsent`);
+  log(
+    `${sent} of ${jobs.length} messages sent ${(allSentInMs / 1000).toFixed(1)}s after the first start; ${ended.size} follow-up(s) ended first, ${unsent()} still unsent`,
+  );
   return { workflowIds, startedAt, startedInMs, allSentInMs };
 }
 

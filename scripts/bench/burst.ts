@@ -57,7 +57,10 @@ export async function runBurst(options: {
     workerEnv: { ...(windowMs === 3_600_000 ? {} : { AGENT_SEND_WINDOW_MS: String(windowMs) }), ...options.workerEnv },
   });
   try {
-    const jobs = Array.from({ length: n }, (_, index) => ({ projectId: `burst-p${index % projects}`, jobId: `burst-${index}` }));
+    const jobs = Array.from({ length: n }, (_, index) => ({
+      projectId: `burst-p${index % projects}`,
+      jobId: `burst-${index}`,
+    }));
     for (const job of jobs) stack.simulator.addJob(job);
     const startedAt = new Map<string, number>();
     const cpuBefore = cpuMs(stack.worker.child.pid as number) + cpuMs(stack.server.pid);
@@ -77,7 +80,9 @@ export async function runBurst(options: {
     const sends = jobs.map((job) => sendOf(job.jobId) ?? Number.NaN);
     const waits = jobs.map((job, index) => ((sends[index] as number) - (startedAt.get(job.jobId) as number)) / 1000);
     const sorted = [...sends].sort((a, b) => a - b);
-    options.log(`burst ${options.label}: last send ${((Math.max(...sends) - began) / 1000).toFixed(1)}s after the first start`);
+    options.log(
+      `burst ${options.label}: last send ${((Math.max(...sends) - began) / 1000).toFixed(1)}s after the first start`,
+    );
     const cost = await coordinationCost(stack, jobs);
     return {
       label: options.label,
@@ -92,7 +97,9 @@ export async function runBurst(options: {
       rateLimited: jobs.reduce((sum, job) => sum + stack.simulator.counts(job.projectId, job.jobId).rateLimited, 0),
       sentInFirstWindow: sorted.filter((at) => at < (sorted[0] as number) + windowMs).length,
       cpuPerFollowUpMs: (cpuAfter - cpuBefore) / n,
-      temporalRequestsPerFollowUp: Object.fromEntries(Object.entries(requests).map(([operation, count]) => [operation, count / n])),
+      temporalRequestsPerFollowUp: Object.fromEntries(
+        Object.entries(requests).map(([operation, count]) => [operation, count / n]),
+      ),
       ...cost,
     };
   } finally {
@@ -104,24 +111,37 @@ export async function runBurst(options: {
 async function coordinationCost(stack: BenchStack, jobs: Array<{ projectId: string; jobId: string }>) {
   const client = stack.server.client;
   const runs: Array<{ workflowId: string; runId: string }> = [];
-  for await (const execution of client.workflow.list({ query: `WorkflowType = '${PROJECT_COORDINATOR_WORKFLOW_TYPE}'` })) {
+  for await (const execution of client.workflow.list({
+    query: `WorkflowType = '${PROJECT_COORDINATOR_WORKFLOW_TYPE}'`,
+  })) {
     runs.push({ workflowId: execution.workflowId, runId: execution.runId });
   }
   const projects = new Set(jobs.map((job) => job.projectId));
   // Visibility lags a little behind starts; count each project's coordinator at least once.
   const runCount = Math.max(runs.length, projects.size);
   const sample = runs.slice(0, 300);
-  const histories = await inBatches(sample, 20, (run) => client.workflow.getHandle(run.workflowId, run.runId).fetchHistory());
-  const tasks = histories.map((history) => (history.events ?? []).filter((event) => event.workflowTaskCompletedEventAttributes).length);
+  const histories = await inBatches(sample, 20, (run) =>
+    client.workflow.getHandle(run.workflowId, run.runId).fetchHistory(),
+  );
+  const tasks = histories.map(
+    (history) => (history.events ?? []).filter((event) => event.workflowTaskCompletedEventAttributes).length,
+  );
   const events = histories.map((history) => (history.events ?? []).length);
   const scale = runCount / Math.max(sample.length, 1);
   const followUps = await inBatches(jobs.slice(0, 30), 10, async (job) => {
     const workflowId = followUpWorkflowId({ ...job, prompt: `Burst follow-up to ${job.jobId}` });
     const history = await client.workflow.getHandle(workflowId).fetchHistory();
     const all = history.events ?? [];
-    const sent = all.findIndex((event) => event.activityTaskCompletedEventAttributes && isSend(all, event.activityTaskCompletedEventAttributes.scheduledEventId));
+    const sent = all.findIndex(
+      (event) =>
+        event.activityTaskCompletedEventAttributes &&
+        isSend(all, event.activityTaskCompletedEventAttributes.scheduledEventId),
+    );
     const upToSend = sent < 0 ? all : all.slice(0, sent + 1);
-    return { tasks: upToSend.filter((event) => event.workflowTaskCompletedEventAttributes).length, events: upToSend.length };
+    return {
+      tasks: upToSend.filter((event) => event.workflowTaskCompletedEventAttributes).length,
+      events: upToSend.length,
+    };
   });
   return {
     coordinatorRunsPerFollowUp: runCount / jobs.length,
@@ -132,7 +152,13 @@ async function coordinationCost(stack: BenchStack, jobs: Array<{ projectId: stri
   };
 }
 
-function isSend(events: Array<{ eventId?: unknown; activityTaskScheduledEventAttributes?: { activityType?: { name?: string | null } | null } | null }>, scheduledEventId: unknown): boolean {
+function isSend(
+  events: Array<{
+    eventId?: unknown;
+    activityTaskScheduledEventAttributes?: { activityType?: { name?: string | null } | null } | null;
+  }>,
+  scheduledEventId: unknown,
+): boolean {
   const scheduled = events.find((event) => String(event.eventId) === String(scheduledEventId));
   return scheduled?.activityTaskScheduledEventAttributes?.activityType?.name === 'sendFollowUpMessage';
 }

@@ -13,5 +13,9 @@ export function eventMs(event: Pick<HistoryEvent, 'eventTime'>): number {
 
 /** The histories of these workflows (their latest runs), 10 fetched at a time. */
 export async function fetchHistories(client: Client, workflowIds: readonly string[]): Promise<HistoryEvent[][]> {
-  return inBatches(workflowIds, 10, async (workflowId) => (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? []);
+  return inBatches(
+    workflowIds,
+    10,
+    async (workflowId) => (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [],
+  );
 }

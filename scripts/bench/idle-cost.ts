@@ -24,17 +24,33 @@ export interface IdleCostRow {
  * completion or failure (one per attempt). Timers our workflows set are Actions too, but are commands, not requests:
  * they show in the workflow tasks they complete, not here.
  */
-const BILLABLE = /^(QueryWorkflow|RecordActivityTaskHeartbeat(ById)?|SignalWorkflowExecution|SignalWithStartWorkflowExecution|StartWorkflowExecution|UpdateWorkflowExecution|ExecuteMultiOperation|RespondActivityTask(Completed|Failed|Canceled)(ById)?)$/;
+const BILLABLE =
+  /^(QueryWorkflow|RecordActivityTaskHeartbeat(ById)?|SignalWorkflowExecution|SignalWithStartWorkflowExecution|StartWorkflowExecution|UpdateWorkflowExecution|ExecuteMultiOperation|RespondActivityTask(Completed|Failed|Canceled)(ById)?)$/;
 
 const POLLING_DEFAULTS = {} as const;
 
-export async function runIdleCost(options: { waiting: number; label: string; settleMs: number; windowMs: number; workerEnv?: Record<string, string>; log: (line: string) => void }): Promise<IdleCostRow> {
-  const stack = await startBenchStack({ workMs: 24 * 3_600_000, ...(options.workerEnv ? { workerEnv: options.workerEnv } : {}) });
+export async function runIdleCost(options: {
+  waiting: number;
+  label: string;
+  settleMs: number;
+  windowMs: number;
+  workerEnv?: Record<string, string>;
+  log: (line: string) => void;
+}): Promise<IdleCostRow> {
+  const stack = await startBenchStack({
+    workMs: 24 * 3_600_000,
+    ...(options.workerEnv ? { workerEnv: options.workerEnv } : {}),
+  });
   try {
     await stack.worker.ready;
-    const jobs = Array.from({ length: options.waiting }, (_, index) => ({ projectId: `idle-p${index % 10}`, jobId: `idle-${index}` }));
+    const jobs = Array.from({ length: options.waiting }, (_, index) => ({
+      projectId: `idle-p${index % 10}`,
+      jobId: `idle-${index}`,
+    }));
     for (const job of jobs) stack.simulator.addJob(job);
-    await inBatches(jobs, 50, (job) => stack.followUps.start({ ...job, prompt: `Idle follow-up to ${job.jobId}`, polling: POLLING_DEFAULTS }));
+    await inBatches(jobs, 50, (job) =>
+      stack.followUps.start({ ...job, prompt: `Idle follow-up to ${job.jobId}`, polling: POLLING_DEFAULTS }),
+    );
     options.log(`idle ${options.label}: ${options.waiting} waiting; settling ${options.settleMs / 1000}s`);
     await sleep(options.waiting === 0 ? 10_000 : options.settleMs);
     const pids = [stack.worker.child.pid as number, stack.server.pid];
@@ -44,10 +60,24 @@ export async function runIdleCost(options: { waiting: number; label: string; set
     const requests = requestsBetween(before, await stack.server.serviceRequests());
     const cpu = pids.reduce((sum, pid) => sum + cpuMs(pid), 0) - cpuBefore;
     const perHour = 3_600_000 / options.windowMs / Math.max(options.waiting, 1);
-    const requestsPerHour = Object.fromEntries(Object.entries(requests).map(([operation, count]) => [operation, count * perHour]));
-    const billablePerHour = Object.entries(requestsPerHour).reduce((sum, [operation, count]) => sum + (BILLABLE.test(operation) ? count : 0), 0);
-    options.log(`idle ${options.label}: ${billablePerHour.toFixed(0)} billable requests per hour${options.waiting ? ' per follow-up' : ''}`);
-    return { waiting: options.waiting, label: options.label, windowS: options.windowMs / 1000, requestsPerHour, billablePerHour, cpuSPerHour: (cpu / 1000) * perHour };
+    const requestsPerHour = Object.fromEntries(
+      Object.entries(requests).map(([operation, count]) => [operation, count * perHour]),
+    );
+    const billablePerHour = Object.entries(requestsPerHour).reduce(
+      (sum, [operation, count]) => sum + (BILLABLE.test(operation) ? count : 0),
+      0,
+    );
+    options.log(
+      `idle ${options.label}: ${billablePerHour.toFixed(0)} billable requests per hour${options.waiting ? ' per follow-up' : ''}`,
+    );
+    return {
+      waiting: options.waiting,
+      label: options.label,
+      windowS: options.windowMs / 1000,
+      requestsPerHour,
+      billablePerHour,
+      cpuSPerHour: (cpu / 1000) * perHour,
+    };
   } finally {
     await stack.stop();
   }

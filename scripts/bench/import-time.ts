@@ -34,10 +34,14 @@ function measureOnce(requires: string[]): { ms: number; modules: number; loadsWo
     ...requires.map((path) => `require(${JSON.stringify(path)});`),
     'const ms = Number(process.hrtime.bigint() - start) / 1e6;',
     'const keys = Object.keys(require.cache);',
-    "const loadsWorker = keys.some((key) => /@temporalio[\\\\/](worker|core-bridge)[\\\\/]/.test(key));",
+    'const loadsWorker = keys.some((key) => /@temporalio[\\\\/](worker|core-bridge)[\\\\/]/.test(key));',
     'console.log(JSON.stringify({ ms, modules: keys.length, loadsWorker }));',
   ].join('\n');
-  return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8' })) as { ms: number; modules: number; loadsWorker: boolean };
+  return JSON.parse(execFileSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8' })) as {
+    ms: number;
+    modules: number;
+    loadsWorker: boolean;
+  };
 }
 
 export function runImportTime(options: { runs: number; log: (line: string) => void }): ImportRow[] {

@@ -12,16 +12,28 @@ export interface LaneFigures {
   sentOnceInOrder: boolean;
 }
 
-const POLLING = { initialInterval: 250, backoffCoefficient: 1, maxInterval: 250, settleWindow: '1s', timeout: '1h' } as const;
+const POLLING = {
+  initialInterval: 250,
+  backoffCoefficient: 1,
+  maxInterval: 250,
+  settleWindow: '1s',
+  timeout: '1h',
+} as const;
 
-export async function runLane(options: { followUps: number; workMs: number; log: (line: string) => void }): Promise<LaneFigures> {
+export async function runLane(options: {
+  followUps: number;
+  workMs: number;
+  log: (line: string) => void;
+}): Promise<LaneFigures> {
   const stack = await startBenchStack({ workMs: options.workMs });
   try {
     const job = { projectId: 'lane-project', jobId: 'one-job' };
     stack.simulator.addJob(job);
     const began = Date.now();
-    const started = await inBatches(Array.from({ length: options.followUps }, (_, index) => index), 50, (index) =>
-      stack.followUps.start({ ...job, prompt: `Follow-up ${index}`, polling: POLLING }),
+    const started = await inBatches(
+      Array.from({ length: options.followUps }, (_, index) => index),
+      50,
+      (index) => stack.followUps.start({ ...job, prompt: `Follow-up ${index}`, polling: POLLING }),
     );
     const results = await Promise.all(started.map(({ workflowId }) => stack.followUps.result(workflowId)));
     const elapsedMin = (Date.now() - began) / 60_000;
@@ -36,7 +48,8 @@ export async function runLane(options: { followUps: number; workMs: number; log:
       perMinute: options.followUps / elapsedMin,
       handoverP50S: percentile(handovers, 50),
       handoverMaxS: Math.max(...handovers),
-      sentOnceInOrder: counts.messagesAccepted === options.followUps && counts.statusesAtSend.every((status) => status !== 'active'),
+      sentOnceInOrder:
+        counts.messagesAccepted === options.followUps && counts.statusesAtSend.every((status) => status !== 'active'),
     };
   } finally {
     await stack.stop();

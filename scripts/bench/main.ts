@@ -75,27 +75,55 @@ async function main(): Promise<void> {
       'idle-n': { type: 'string', default: '0,1,20' },
       'idle-settle': { type: 'string', default: '150' },
       'idle-window': { type: 'string', default: '120' },
-      bursts: { type: 'string', default: '20 to one project:20:1:80:3600,150 to one project:150:1:80:60,1000 projects:1000:1000:80:3600,5000 projects:5000:5000:80:3600' },
+      bursts: {
+        type: 'string',
+        default:
+          '20 to one project:20:1:80:3600,150 to one project:150:1:80:60,1000 projects:1000:1000:80:3600,5000 projects:5000:5000:80:3600',
+      },
     },
   });
   const only = new Set((values.only ?? PARTS.join(',')).split(',') as Part[]);
   const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
   const figures: Figures = { scaleFactor: Number(values['scale-factor']), sizes: [], recoveryRestartMs: 2_000 };
 
-  if (only.has('scale')) figures.scale = await runScale({ factor: figures.scaleFactor, runs: Number(values.runs), log });
+  if (only.has('scale'))
+    figures.scale = await runScale({ factor: figures.scaleFactor, runs: Number(values.runs), log });
   if (only.has('sizes')) {
     // --env NAME=VALUE sets the worker's environment, e.g. to try another WORKER_MAX_CACHED_WORKFLOWS.
     const workerEnv = Object.fromEntries(values.env.map(envPair));
     for (const n of numbers(values.n)) {
-      figures.sizes.push(await runSize({ n, intervalMs: 10_000, windowMs: Number(values.window) * 1000, withVendor: true, workerEnv, log }));
+      figures.sizes.push(
+        await runSize({
+          n,
+          intervalMs: 10_000,
+          windowMs: Number(values.window) * 1000,
+          withVendor: true,
+          workerEnv,
+          log,
+        }),
+      );
     }
     // Three polls of each follow-up in the window, as the 10 s rows have six.
     for (const n of numbers(values['slow-n'])) {
-      figures.sizes.push(await runSize({ n, intervalMs: 60_000, windowMs: 3 * Number(values.window) * 1000, withVendor: false, workerEnv, log }));
+      figures.sizes.push(
+        await runSize({
+          n,
+          intervalMs: 60_000,
+          windowMs: 3 * Number(values.window) * 1000,
+          withVendor: false,
+          workerEnv,
+          log,
+        }),
+      );
     }
   }
   if (only.has('recovery')) {
-    figures.recovery = await runRecovery({ perGroup: Number(values['per-group']), restartAfterMs: figures.recoveryRestartMs, workerEnv: Object.fromEntries(values.env.map(envPair)), log });
+    figures.recovery = await runRecovery({
+      perGroup: Number(values['per-group']),
+      restartAfterMs: figures.recoveryRestartMs,
+      workerEnv: Object.fromEntries(values.env.map(envPair)),
+      log,
+    });
   }
 
   if (only.has('burst')) {
@@ -130,7 +158,8 @@ async function main(): Promise<void> {
       log,
     });
   }
-  if (only.has('read-now')) figures.readNow = await runReadNow({ followUps: 50, shards: Number(values['watch-shards']), log });
+  if (only.has('read-now'))
+    figures.readNow = await runReadNow({ followUps: 50, shards: Number(values['watch-shards']), log });
   if (only.has('idle')) {
     figures.idle = [];
     const settleMs = Number(values['idle-settle']) * 1000;
@@ -138,7 +167,17 @@ async function main(): Promise<void> {
     for (const waiting of numbers(values['idle-n'])) {
       figures.idle.push(await runIdleCost({ waiting, label: 'defaults (shared watching)', settleMs, windowMs, log }));
       // The same follow-up polling for itself, the setting the README advises below a few dozen.
-      if (waiting === 1) figures.idle.push(await runIdleCost({ waiting, label: 'AGENT_WATCH_SHARDS=0', settleMs, windowMs, workerEnv: { AGENT_WATCH_SHARDS: '0' }, log }));
+      if (waiting === 1)
+        figures.idle.push(
+          await runIdleCost({
+            waiting,
+            label: 'AGENT_WATCH_SHARDS=0',
+            settleMs,
+            windowMs,
+            workerEnv: { AGENT_WATCH_SHARDS: '0' },
+            log,
+          }),
+        );
     }
   }
   if (only.has('lane')) figures.lane = await runLane({ followUps: 20, workMs: 2_000, log });
@@ -159,7 +198,7 @@ function render(figures: Figures): string {
     `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, ` +
       `Node ${process.version}, one local \`temporal server start-dev\` (Temporal CLI 1.5.1, server 1.29.1, SQLite in memory), the built ` +
       'worker as its own process, and the simulator over loopback in the bench process. Ours is `followUpWorkflow` with its ' +
-      'defaults unless a row says otherwise; the vendor\'s is its documented loop: send, then `while (true)` read the job ' +
+      "defaults unless a row says otherwise; the vendor's is its documented loop: send, then `while (true)` read the job " +
       'every 5 s until `completed` or `failed`.',
     '',
   ];
@@ -188,8 +227,8 @@ function render(figures: Figures): string {
       'N follow-ups whose jobs never end, each polling its own job (`AGENT_WATCH_SHARDS=0`; shared watching is in its own section) ' +
         'at a fixed interval (`{ initialInterval, backoffCoefficient: 1 }`): every 10 s, ' +
         'so every poll loops inside its activity, or every 60 s, the default cap, where a long wait spends its life, so every poll ' +
-        'is an attempt on Temporal\'s retry timer (`WORKER_MAX_CONCURRENT_ACTIVITIES` = N + 200, cache 500); the vendor\'s loop every ' +
-        '5 s for the same N in one process. CPU per poll is the CPU the worker and the dev server (ours) or the loop\'s process ' +
+        "is an attempt on Temporal's retry timer (`WORKER_MAX_CONCURRENT_ACTIVITIES` = N + 200, cache 500); the vendor's loop every " +
+        "5 s for the same N in one process. CPU per poll is the CPU the worker and the dev server (ours) or the loop's process " +
         '(vendor) used in a steady window (60 s; 180 s for 60 s polls), divided by the GETs in it; lateness is each gap between two ' +
         'GETs of a job minus the interval. ' +
         'The first workflow task runs from WorkflowTaskStarted to WorkflowTaskCompleted (server times) of follow-ups started one at a ' +
@@ -220,7 +259,8 @@ function render(figures: Figures): string {
       '| follow-ups | N | polled again | extra delay after the new worker was ready p50 / p99 / max (s) |',
       '|---|---|---|---|',
       ...figures.recovery.map(
-        (row) => `| ${row.group} | ${row.followUps} | ${row.resumed} | ${fmt(row.resumeAfterReadyP50S)} / ${fmt(row.resumeAfterReadyP99S)} / ${fmt(row.resumeAfterReadyMaxS)} |`,
+        (row) =>
+          `| ${row.group} | ${row.followUps} | ${row.resumed} | ${fmt(row.resumeAfterReadyP50S)} / ${fmt(row.resumeAfterReadyP99S)} / ${fmt(row.resumeAfterReadyMaxS)} |`,
       ),
       '',
     );
@@ -229,7 +269,7 @@ function render(figures: Figures): string {
     lines.push(
       '## The send budget: bursts',
       '',
-      'Follow-ups started together (up to 200 start calls in flight), each to a job of its own; the project coordinators hold each project\'s ' +
+      "Follow-ups started together (up to 200 start calls in flight), each to a job of its own; the project coordinators hold each project's " +
         'budget (at most N sends in any rolling window) and its lanes. "Before" is the design this replaced (a per-key rate limit on a sends queue and a ' +
         'lane workflow per job), as recorded on main at 378289a (issue 18 and the earlier docs/BENCHMARKS.md), not re-measured in this run. The 150 row ' +
         'shortens the window to 60 s (a test-only worker setting) so that its second window comes within the run.',
@@ -244,7 +284,7 @@ function render(figures: Figures): string {
       '',
       '### What coordination costs per follow-up',
       '',
-      '| burst | coordinator runs | coordinator workflow tasks | coordinator history events | the follow-up\'s own workflow tasks / events until its send |',
+      "| burst | coordinator runs | coordinator workflow tasks | coordinator history events | the follow-up's own workflow tasks / events until its send |",
       '|---|---|---|---|---|',
       ...figures.burst.map(
         (row) =>
@@ -254,14 +294,14 @@ function render(figures: Figures): string {
       '',
       '### What the burst asked of Temporal, per follow-up',
       '',
-      'Requests the dev server\'s frontend took in namespace `default` from the first start to the last send (its `service_requests` metric, ' +
+      "Requests the dev server's frontend took in namespace `default` from the first start to the last send (its `service_requests` metric, " +
         'by operation), divided by the follow-ups; long polls of the worker included, as they are requests too.',
       '',
       '| burst | requests per follow-up, by operation |',
       '|---|---|',
       ...figures.burst.map((row) => `| ${row.label} | ${describeRequests(row.temporalRequestsPerFollowUp)} |`),
       '',
-      'Before, each follow-up\'s lane added a workflow, 5 workflow tasks, an activity and 29–33 history events, and a burst spent about 190 ms of ' +
+      "Before, each follow-up's lane added a workflow, 5 workflow tasks, an activity and 29–33 history events, and a burst spent about 190 ms of " +
         'worker + server CPU per follow-up before its send (issue 18, measured on main at 378289a).',
       '',
     );
@@ -271,13 +311,18 @@ function render(figures: Figures): string {
     lines.push(
       '## Loading the library',
       '',
-      'What `require` costs a service that only starts follow-ups: 21 fresh Node processes each, alternating, Node\'s own start-up excluded.',
+      "What `require` costs a service that only starts follow-ups: 21 fresh Node processes each, alternating, Node's own start-up excluded.",
       '',
       '| entry | require p50 / max (ms) | modules loaded | loads the worker SDK or its native bridge |',
       '|---|---|---|---|',
-      ...figures.imports.map((row) => `| ${row.label} | ${fmt(row.p50Ms, 0)} / ${fmt(row.maxMs, 0)} | ${row.modules} | ${row.loadsWorker ? 'yes' : 'no'} |`),
+      ...figures.imports.map(
+        (row) =>
+          `| ${row.label} | ${fmt(row.p50Ms, 0)} / ${fmt(row.maxMs, 0)} | ${row.modules} | ${row.loadsWorker ? 'yes' : 'no'} |`,
+      ),
       '',
-      base && ours ? `Ours takes ${fmt(ours.p50Ms / base.p50Ms, 2)}× the time of \`@temporalio/client\` and zod alone (target: at most 1.2×).` : '',
+      base && ours
+        ? `Ours takes ${fmt(ours.p50Ms / base.p50Ms, 2)}× the time of \`@temporalio/client\` and zod alone (target: at most 1.2×).`
+        : '',
       '',
     );
   }
@@ -302,9 +347,9 @@ function render(figures: Figures): string {
     lines.push(
       '## What waiting costs while nothing changes',
       '',
-      'N follow-ups on the defaults whose jobs never end, started together, measured past their schedule\'s ramp (settle ' +
-        'then window below): what Temporal\'s frontend was asked (the dev server\'s `service_requests`, namespace `default`) ' +
-        'per follow-up-hour, and the worker\'s and server\'s CPU. Billable: queries, heartbeats, signals, starts, updates and ' +
+      "N follow-ups on the defaults whose jobs never end, started together, measured past their schedule's ramp (settle " +
+        "then window below): what Temporal's frontend was asked (the dev server's `service_requests`, namespace `default`) " +
+        "per follow-up-hour, and the worker's and server's CPU. Billable: queries, heartbeats, signals, starts, updates and " +
         'activity completions (one per attempt); timers are Actions too but are commands, not requests, so they are not in it.',
       '',
       ...renderIdleCost(figures.idle),
@@ -339,34 +384,77 @@ function targets(figures: Figures): string[] {
   const n2000 = loops.find((row) => row.n === 2000);
   const hour = figures.scale?.find((row) => row.job === '1 h');
   if (biggest) {
-    rows.push([`${biggest.n} follow-ups in flight on one worker, all sent once, peak RSS ≤ 800 MiB`, `${biggest.ours.sentExactlyOnce} of ${biggest.n} sent once, ${fmt(biggest.ours.peakRssMiB, 0)} MiB`, biggest.ours.sentExactlyOnce === biggest.n && biggest.ours.peakRssMiB <= 800]);
+    rows.push([
+      `${biggest.n} follow-ups in flight on one worker, all sent once, peak RSS ≤ 800 MiB`,
+      `${biggest.ours.sentExactlyOnce} of ${biggest.n} sent once, ${fmt(biggest.ours.peakRssMiB, 0)} MiB`,
+      biggest.ours.sentExactlyOnce === biggest.n && biggest.ours.peakRssMiB <= 800,
+    ]);
     for (const intervalMs of [...new Set(figures.sizes.map((row) => row.intervalMs))]) {
-      const cpu = Math.max(...figures.sizes.filter((row) => row.intervalMs === intervalMs).map((row) => row.ours.cpuPerPollMs));
-      rows.push([`CPU per idle poll ≤ 4 ms (worker + server), polls every ${intervalMs / 1000} s`, `${fmt(cpu, 2)} ms at worst`, meets(cpu, (value) => value <= 4)]);
+      const cpu = Math.max(
+        ...figures.sizes.filter((row) => row.intervalMs === intervalMs).map((row) => row.ours.cpuPerPollMs),
+      );
+      rows.push([
+        `CPU per idle poll ≤ 4 ms (worker + server), polls every ${intervalMs / 1000} s`,
+        `${fmt(cpu, 2)} ms at worst`,
+        meets(cpu, (value) => value <= 4),
+      ]);
     }
     const firstTask = Math.max(...figures.sizes.map((row) => row.ours.firstWorkflowTaskP50Ms));
-    rows.push(['first workflow task ≤ 50 ms (median, at the largest N)', `${fmt(firstTask, 0)} ms`, meets(firstTask, (value) => value <= 50)]);
+    rows.push([
+      'first workflow task ≤ 50 ms (median, at the largest N)',
+      `${fmt(firstTask, 0)} ms`,
+      meets(firstTask, (value) => value <= 50),
+    ]);
   }
-  if (n2000) rows.push(['N = 2000 polling every 10 s: poll lateness p99 ≤ 2 s', `${fmt(n2000.ours.latenessP99Ms, 0)} ms`, meets(n2000.ours.latenessP99Ms, (value) => value <= 2_000)]);
+  if (n2000)
+    rows.push([
+      'N = 2000 polling every 10 s: poll lateness p99 ≤ 2 s',
+      `${fmt(n2000.ours.latenessP99Ms, 0)} ms`,
+      meets(n2000.ours.latenessP99Ms, (value) => value <= 2_000),
+    ]);
   if (figures.recovery) {
     const worst = Math.max(...figures.recovery.map((row) => row.resumeAfterReadyP50S));
-    rows.push(['polling resumes ≤ 5 s after a new worker is ready (median of each group)', figures.recovery.map((row) => `${fmt(row.resumeAfterReadyP50S)} s (${row.group})`).join('; '), meets(worst, (value) => value <= 5)]);
+    rows.push([
+      'polling resumes ≤ 5 s after a new worker is ready (median of each group)',
+      figures.recovery.map((row) => `${fmt(row.resumeAfterReadyP50S)} s (${row.group})`).join('; '),
+      meets(worst, (value) => value <= 5),
+    ]);
   }
   if (hour) {
-    rows.push(['≥ 10× fewer GETs than the 5 s poller on a 1 h job', `${fmt(hour.vendor.gets / hour.ours.gets)}×`, meets(hour.vendor.gets / hour.ours.gets, (value) => value >= 10)]);
-    rows.push(['mean detection delay ≤ 30 s at defaults (1 h job)', `${fmt(hour.ours.meanDelayS)} s`, meets(hour.ours.meanDelayS, (value) => value <= 30)]);
+    rows.push([
+      '≥ 10× fewer GETs than the 5 s poller on a 1 h job',
+      `${fmt(hour.vendor.gets / hour.ours.gets)}×`,
+      meets(hour.vendor.gets / hour.ours.gets, (value) => value >= 10),
+    ]);
+    rows.push([
+      'mean detection delay ≤ 30 s at defaults (1 h job)',
+      `${fmt(hour.ours.meanDelayS)} s`,
+      meets(hour.ours.meanDelayS, (value) => value <= 30),
+    ]);
   }
   const [importBase, importOurs] = figures.imports ?? [];
   if (importBase && importOurs) {
     const ratio = importOurs.p50Ms / importBase.p50Ms;
-    rows.push(['the library loads within 1.2× the time of `@temporalio/client` and zod alone, without the worker SDK', `${fmt(ratio, 2)}× (${fmt(importOurs.p50Ms, 0)} vs ${fmt(importBase.p50Ms, 0)} ms)`, ratio <= 1.2 && !importOurs.loadsWorker]);
+    rows.push([
+      'the library loads within 1.2× the time of `@temporalio/client` and zod alone, without the worker SDK',
+      `${fmt(ratio, 2)}× (${fmt(importOurs.p50Ms, 0)} vs ${fmt(importBase.p50Ms, 0)} ms)`,
+      ratio <= 1.2 && !importOurs.loadsWorker,
+    ]);
   }
   const fiveThousand = figures.burst?.find((row) => row.followUps === 5000 && row.projects === 5000);
   if (fiveThousand) {
-    rows.push(['5,000 follow-ups to 5,000 projects started together: the last sent within 180 s of the start', `${fmt(fiveThousand.lastSendS)} s`, meets(fiveThousand.lastSendS, (value) => value <= 180)]);
+    rows.push([
+      '5,000 follow-ups to 5,000 projects started together: the last sent within 180 s of the start',
+      `${fmt(fiveThousand.lastSendS)} s`,
+      meets(fiveThousand.lastSendS, (value) => value <= 180),
+    ]);
   }
   for (const row of figures.readNow ?? []) {
-    rows.push([`a read asked for (pollNow) reaches the API within 1 s, ${row.mode} (worst of ${row.followUps})`, `${fmt(row.maxS, 3)} s`, meets(row.maxS, (value) => value <= 1)]);
+    rows.push([
+      `a read asked for (pollNow) reaches the API within 1 s, ${row.mode} (worst of ${row.followUps})`,
+      `${fmt(row.maxS, 3)} s`,
+      meets(row.maxS, (value) => value <= 1),
+    ]);
   }
   return targetTable('## Against the targets', rows);
 }
@@ -384,6 +472,7 @@ function numbers(list: string): number[] {
 /** `NAME=VALUE`, split at the first '=' only: a value such as `NODE_OPTIONS=--flag=value` keeps its own. */
 function envPair(pair: string): [string, string] {
   const at = pair.indexOf('=');
-  if (at <= 0) throw new Error(`--env takes NAME=VALUE (for example --env WORKER_MAX_CACHED_WORKFLOWS=200), not '${pair}'`);
+  if (at <= 0)
+    throw new Error(`--env takes NAME=VALUE (for example --env WORKER_MAX_CACHED_WORKFLOWS=200), not '${pair}'`);
   return [pair.slice(0, at), pair.slice(at + 1)];
 }

@@ -21,12 +21,17 @@ export interface CpuWindow<K extends string> {
 }
 
 /** Sleeps through a window of `windowMs` and reports the CPU each of the named processes used in it. */
-export async function cpuOverWindow<K extends string>(pids: Record<K, number>, windowMs: number): Promise<CpuWindow<K>> {
+export async function cpuOverWindow<K extends string>(
+  pids: Record<K, number>,
+  windowMs: number,
+): Promise<CpuWindow<K>> {
   const names = Object.keys(pids) as K[];
   const fromMs = Date.now();
   const before = names.map((name) => cpuMs(pids[name]));
   await sleep(windowMs);
-  const usedMs = Object.fromEntries(names.map((name, index) => [name, cpuMs(pids[name]) - (before[index] as number)])) as Record<K, number>;
+  const usedMs = Object.fromEntries(
+    names.map((name, index) => [name, cpuMs(pids[name]) - (before[index] as number)]),
+  ) as Record<K, number>;
   return { fromMs, toMs: Date.now(), usedMs };
 }
 
@@ -71,7 +76,20 @@ export async function startDevServer(extraArgs: string[] = []): Promise<DevServe
   if (!cli) throw new Error('no Temporal CLI: run scripts/install/install-temporal-cli.sh or set TEMPORAL_CLI_PATH');
   const port = await freePort();
   const metricsPort = await freePort();
-  const args = ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--metrics-port', String(metricsPort), '--log-level', 'error', ...extraArgs];
+  const args = [
+    'server',
+    'start-dev',
+    '--headless',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--metrics-port',
+    String(metricsPort),
+    '--log-level',
+    'error',
+    ...extraArgs,
+  ];
   for (const key of FOLLOW_UP_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
   const child = spawn(cli, args, { stdio: 'ignore' });
   const address = `127.0.0.1:${port}`;
@@ -106,7 +124,9 @@ async function frontendRequests(url: string): Promise<Record<string, number>> {
   for (const line of text.split('\n')) {
     const match = SERVICE_REQUEST.exec(line);
     if (!match) continue;
-    const labels = Object.fromEntries([...(match[1] as string).matchAll(/(\w+)="([^"]*)"/g)].map(([, key, value]) => [key, value]));
+    const labels = Object.fromEntries(
+      [...(match[1] as string).matchAll(/(\w+)="([^"]*)"/g)].map(([, key, value]) => [key, value]),
+    );
     if (labels.service_name !== 'frontend' || labels.namespace !== 'default' || !labels.operation) continue;
     counts[labels.operation] = (counts[labels.operation] ?? 0) + Number(match[2]);
   }
@@ -115,7 +135,11 @@ async function frontendRequests(url: string): Promise<Record<string, number>> {
 
 /** What `after` has more of than `before`, per operation. */
 export function requestsBetween(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(after).map(([operation, count]) => [operation, count - (before[operation] ?? 0)]).filter(([, count]) => (count as number) > 0));
+  return Object.fromEntries(
+    Object.entries(after)
+      .map(([operation, count]) => [operation, count - (before[operation] ?? 0)])
+      .filter(([, count]) => (count as number) > 0),
+  );
 }
 
 export interface WorkerProcess {

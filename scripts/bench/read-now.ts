@@ -19,15 +19,27 @@ export interface ReadNowRow {
 
 const POLLING = { initialInterval: '1h', maxInterval: '1h', settleWindow: '1s', timeout: '2h' } as const;
 
-export async function runReadNow(options: { followUps: number; shards: number; log: (line: string) => void }): Promise<ReadNowRow[]> {
+export async function runReadNow(options: {
+  followUps: number;
+  shards: number;
+  log: (line: string) => void;
+}): Promise<ReadNowRow[]> {
   const rows: ReadNowRow[] = [];
   for (const mode of ['own polling', 'shared watching'] as const) {
     const shards = mode === 'own polling' ? 0 : options.shards;
     const stack = await startBenchStack({ workMs: 3 * 3_600_000, workerEnv: { AGENT_WATCH_SHARDS: String(shards) } });
     try {
-      const jobs = Array.from({ length: options.followUps }, (_, index) => ({ projectId: `read-now-${index % 4}`, jobId: `read-now-${index}` }));
+      const jobs = Array.from({ length: options.followUps }, (_, index) => ({
+        projectId: `read-now-${index % 4}`,
+        jobId: `read-now-${index}`,
+      }));
       for (const job of jobs) stack.simulator.addJob(job);
-      const { workflowIds } = await startFollowUpsAndAwaitSends(stack, jobs, { prompt: 'Read me when asked', polling: POLLING }, options.log);
+      const { workflowIds } = await startFollowUpsAndAwaitSends(
+        stack,
+        jobs,
+        { prompt: 'Read me when asked', polling: POLLING },
+        options.log,
+      );
       // Past the settle window and registered (or polling): every follow-up is in its hour-long wait.
       await sleep(5_000);
       const latencies: number[] = [];
@@ -49,8 +61,17 @@ export async function runReadNow(options: { followUps: number; shards: number; l
       for (const workflowId of workflowIds) {
         if ((await stack.followUps.progress(workflowId)).phase !== 'waiting') right = false;
       }
-      const row: ReadNowRow = { mode, followUps: options.followUps, p50S: percentile(latencies, 50), p99S: percentile(latencies, 99), maxS: Math.max(...latencies), right };
-      options.log(`read-now, ${mode}: p50 ${row.p50S.toFixed(3)} s, p99 ${row.p99S.toFixed(3)} s, max ${row.maxS.toFixed(3)} s, right: ${right}`);
+      const row: ReadNowRow = {
+        mode,
+        followUps: options.followUps,
+        p50S: percentile(latencies, 50),
+        p99S: percentile(latencies, 99),
+        maxS: Math.max(...latencies),
+        right,
+      };
+      options.log(
+        `read-now, ${mode}: p50 ${row.p50S.toFixed(3)} s, p99 ${row.p99S.toFixed(3)} s, max ${row.maxS.toFixed(3)} s, right: ${right}`,
+      );
       rows.push(row);
     } finally {
       await stack.stop();
@@ -69,7 +90,10 @@ export function renderReadNow(rows: readonly ReadNowRow[]): string[] {
     '',
     '| mode | p50 (s) | p99 (s) | max (s) | each read made once, every follow-up still waiting |',
     '|---|---|---|---|---|',
-    ...rows.map((row) => `| ${row.mode} | ${row.p50S.toFixed(3)} | ${row.p99S.toFixed(3)} | ${row.maxS.toFixed(3)} | ${row.right ? 'yes' : 'NO'} |`),
+    ...rows.map(
+      (row) =>
+        `| ${row.mode} | ${row.p50S.toFixed(3)} | ${row.p99S.toFixed(3)} | ${row.maxS.toFixed(3)} | ${row.right ? 'yes' : 'NO'} |`,
+    ),
     '',
   ];
 }

@@ -23,12 +23,28 @@ const GROUPS = [
   { group: 'polls every 60s (Temporal retry timer)', intervalMs: 60_000 },
 ] as const;
 
-export async function runRecovery(options: { perGroup: number; restartAfterMs: number; workerEnv?: Record<string, string>; log: (line: string) => void }): Promise<RecoveryRow[]> {
+export async function runRecovery(options: {
+  perGroup: number;
+  restartAfterMs: number;
+  workerEnv?: Record<string, string>;
+  log: (line: string) => void;
+}): Promise<RecoveryRow[]> {
   const { perGroup, restartAfterMs, log } = options;
-  const stack = await startBenchStack({ workMs: 24 * 3_600_000, workerEnv: { WORKER_MAX_CONCURRENT_ACTIVITIES: String(2 * perGroup + 200), ...PER_FOLLOW_UP_POLLING, ...options.workerEnv } });
+  const stack = await startBenchStack({
+    workMs: 24 * 3_600_000,
+    workerEnv: {
+      WORKER_MAX_CONCURRENT_ACTIVITIES: String(2 * perGroup + 200),
+      ...PER_FOLLOW_UP_POLLING,
+      ...options.workerEnv,
+    },
+  });
   try {
     const jobs = GROUPS.flatMap((group) =>
-      Array.from({ length: perGroup }, (_, index) => ({ projectId: 'bench-recovery', jobId: `recovery-${group.intervalMs}-${index}`, intervalMs: group.intervalMs })),
+      Array.from({ length: perGroup }, (_, index) => ({
+        projectId: 'bench-recovery',
+        jobId: `recovery-${group.intervalMs}-${index}`,
+        intervalMs: group.intervalMs,
+      })),
     );
     for (const job of jobs) stack.simulator.addJob(job);
     await inBatches(jobs, 50, (job) =>

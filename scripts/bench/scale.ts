@@ -23,7 +23,11 @@ const SIZES = [
   { job: '10 min, ends archived', ms: 600_000, outcome: 'archived' },
 ] as const;
 
-export async function runScale(options: { factor: number; runs: number; log: (line: string) => void }): Promise<ScaleRow[]> {
+export async function runScale(options: {
+  factor: number;
+  runs: number;
+  log: (line: string) => void;
+}): Promise<ScaleRow[]> {
   const { factor, runs, log } = options;
   const stack = await startBenchStack({ workMs: 60_000 });
   try {
@@ -35,7 +39,9 @@ export async function runScale(options: { factor: number; runs: number; log: (li
       timeout: '1d',
     };
     const vendorIntervalMs = 5_000 / factor;
-    log(`scale: ÷${factor}: our polling ${polling.initialInterval}ms ×2 ≤${polling.maxInterval}ms, the vendor's ${vendorIntervalMs}ms`);
+    log(
+      `scale: ÷${factor}: our polling ${polling.initialInterval}ms ×2 ≤${polling.maxInterval}ms, the vendor's ${vendorIntervalMs}ms`,
+    );
     const rows = await Promise.all(
       SIZES.map(async (size) => {
         const workMs = size.ms / factor;
@@ -50,7 +56,14 @@ export async function runScale(options: { factor: number; runs: number; log: (li
             const bound = setTimeout(() => stop.abort(), 2 * workMs + 5_000);
             const [result, vendor] = await Promise.all([
               stack.followUps.startAndWait({ ...ours, prompt: `Scale run ${run}`, polling }),
-              vendorFollowUp({ baseUrl: stack.simulator.baseUrl, apiKey: BENCH_API_KEY, ...theirs, prompt: `Scale run ${run}`, intervalMs: vendorIntervalMs, signal: stop.signal }),
+              vendorFollowUp({
+                baseUrl: stack.simulator.baseUrl,
+                apiKey: BENCH_API_KEY,
+                ...theirs,
+                prompt: `Scale run ${run}`,
+                intervalMs: vendorIntervalMs,
+                signal: stop.signal,
+              }),
             ]);
             clearTimeout(bound);
             const endedAt = (jobId: string) => (requestTimes(stack, jobId, 'send')[0] ?? Number.NaN) + workMs;
@@ -66,8 +79,14 @@ export async function runScale(options: { factor: number; runs: number; log: (li
               vendor: {
                 gets: vendor.gets,
                 posts: vendor.posts,
-                delayS: vendor.noticedAtMs === null ? Number.NaN : ((vendor.noticedAtMs - endedAt(theirs.jobId)) * factor) / 1000,
-                outcome: vendor.noticedAtMs === null ? `never ended (stopped after ${2 * size.ms / 60_000} min)` : String(vendor.status),
+                delayS:
+                  vendor.noticedAtMs === null
+                    ? Number.NaN
+                    : ((vendor.noticedAtMs - endedAt(theirs.jobId)) * factor) / 1000,
+                outcome:
+                  vendor.noticedAtMs === null
+                    ? `never ended (stopped after ${(2 * size.ms) / 60_000} min)`
+                    : String(vendor.status),
               },
             };
           }),

@@ -7,7 +7,13 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { AgentApiSimulator, type SimulatedRequest } from '../../src/simulator/simulator';
-import { BENCH_API_KEY, PER_FOLLOW_UP_POLLING, requestTimes, startBenchStack, startFollowUpsAndAwaitSends } from './bench-stack';
+import {
+  BENCH_API_KEY,
+  PER_FOLLOW_UP_POLLING,
+  requestTimes,
+  startBenchStack,
+  startFollowUpsAndAwaitSends,
+} from './bench-stack';
 import { eventMs, fetchHistories } from './history';
 import { cpuOverWindow, peakRssMiB, sleep, stopChild } from './processes';
 import { HOUR_MS, percentile } from './stats';
@@ -50,35 +56,79 @@ export interface VendorFigures {
 
 const VENDOR_INTERVAL_MS = 5_000;
 /** Ours polls at a fixed interval, so every poll of the window is an idle poll of the same kind. */
-const pollingEvery = (intervalMs: number) => ({ initialInterval: intervalMs, backoffCoefficient: 1, maxInterval: intervalMs, timeout: '2h' }) as const;
+const pollingEvery = (intervalMs: number) =>
+  ({ initialInterval: intervalMs, backoffCoefficient: 1, maxInterval: intervalMs, timeout: '2h' }) as const;
 
-export async function runSize(options: { n: number; intervalMs: number; windowMs: number; withVendor: boolean; workerEnv?: Record<string, string>; log: (line: string) => void }): Promise<SizeRow> {
+export async function runSize(options: {
+  n: number;
+  intervalMs: number;
+  windowMs: number;
+  withVendor: boolean;
+  workerEnv?: Record<string, string>;
+  log: (line: string) => void;
+}): Promise<SizeRow> {
   const ours = await measureOurs(options);
   const vendor = options.withVendor ? await measureVendor(options) : null;
   return { n: options.n, intervalMs: options.intervalMs, ours, vendor };
 }
 
-async function measureOurs({ n, intervalMs, windowMs, workerEnv, log }: { n: number; intervalMs: number; windowMs: number; workerEnv?: Record<string, string>; log: (line: string) => void }): Promise<SizeRow['ours']> {
+async function measureOurs({
+  n,
+  intervalMs,
+  windowMs,
+  workerEnv,
+  log,
+}: {
+  n: number;
+  intervalMs: number;
+  windowMs: number;
+  workerEnv?: Record<string, string>;
+  log: (line: string) => void;
+}): Promise<SizeRow['ours']> {
   const POLLING = pollingEvery(intervalMs);
-  const stack = await startBenchStack({ workMs: 24 * 3_600_000, workerEnv: { WORKER_MAX_CONCURRENT_ACTIVITIES: String(n + 200), ...PER_FOLLOW_UP_POLLING, ...workerEnv } });
+  const stack = await startBenchStack({
+    workMs: 24 * 3_600_000,
+    workerEnv: { WORKER_MAX_CONCURRENT_ACTIVITIES: String(n + 200), ...PER_FOLLOW_UP_POLLING, ...workerEnv },
+  });
   try {
     const jobs = Array.from({ length: n }, (_, index) => ({ projectId: 'bench-size', jobId: `size-${n}-${index}` }));
     for (const job of jobs) stack.simulator.addJob(job);
-    const { workflowIds, startedAt } = await startFollowUpsAndAwaitSends(stack, jobs, { prompt: 'A long-waiting follow-up', polling: POLLING }, (line) => log(`sizes: N=${n}: ${line}`));
+    const { workflowIds, startedAt } = await startFollowUpsAndAwaitSends(
+      stack,
+      jobs,
+      { prompt: 'A long-waiting follow-up', polling: POLLING },
+      (line) => log(`sizes: N=${n}: ${line}`),
+    );
     await sleep(2 * intervalMs + 5_000);
 
-    const { fromMs: from, toMs: to, usedMs } = await cpuOverWindow({ worker: stack.worker.pid, server: stack.server.pid }, windowMs);
+    const {
+      fromMs: from,
+      toMs: to,
+      usedMs,
+    } = await cpuOverWindow({ worker: stack.worker.pid, server: stack.server.pid }, windowMs);
     const gets = jobs.flatMap((job) => requestTimes(stack, job.jobId, 'get').filter((at) => at >= from && at <= to));
-    const lateness = jobs.flatMap((job) => gapsIn(requestTimes(stack, job.jobId, 'get'), from, to).map((gap) => gap - intervalMs));
-    const firstSends = jobs.map((job) => ((requestTimes(stack, job.jobId, 'send')[0] ?? Number.NaN) - (startedAt.get(job.jobId) ?? Number.NaN)) / 1000);
-    const firstTasksUnderLoad = await firstWorkflowTaskMs(stack.server.client, workflowIds.filter((_, index) => index % Math.max(1, Math.floor(n / 100)) === 0));
+    const lateness = jobs.flatMap((job) =>
+      gapsIn(requestTimes(stack, job.jobId, 'get'), from, to).map((gap) => gap - intervalMs),
+    );
+    const firstSends = jobs.map(
+      (job) =>
+        ((requestTimes(stack, job.jobId, 'send')[0] ?? Number.NaN) - (startedAt.get(job.jobId) ?? Number.NaN)) / 1000,
+    );
+    const firstTasksUnderLoad = await firstWorkflowTaskMs(
+      stack.server.client,
+      workflowIds.filter((_, index) => index % Math.max(1, Math.floor(n / 100)) === 0),
+    );
     // One at a time, with the N others waiting: what a new follow-up's first task costs, without a queue ahead of it.
     const alone: string[] = [];
     for (let index = 0; index < 20; index += 1) {
       const job = { projectId: 'bench-size', jobId: `alone-${n}-${index}` };
       stack.simulator.addJob(job);
       alone.push((await stack.followUps.start({ ...job, prompt: 'One more', polling: POLLING })).workflowId);
-      for (const giveUpAt = Date.now() + 60_000; requestTimes(stack, job.jobId, 'send').length === 0 && Date.now() < giveUpAt; ) await sleep(50);
+      for (
+        const giveUpAt = Date.now() + 60_000;
+        requestTimes(stack, job.jobId, 'send').length === 0 && Date.now() < giveUpAt;
+      )
+        await sleep(50);
     }
     const firstTasks = await firstWorkflowTaskMs(stack.server.client, alone);
     return {
@@ -95,7 +145,8 @@ async function measureOurs({ n, intervalMs, windowMs, workerEnv, log }: { n: num
       firstWorkflowTaskP50Ms: percentile(firstTasks, 50),
       firstWorkflowTaskP99Ms: percentile(firstTasks, 99),
       firstWorkflowTaskUnderLoadP50Ms: percentile(firstTasksUnderLoad, 50),
-      sentExactlyOnce: jobs.filter((job) => stack.simulator.counts(job.projectId, job.jobId).messagesAccepted === 1).length,
+      sentExactlyOnce: jobs.filter((job) => stack.simulator.counts(job.projectId, job.jobId).messagesAccepted === 1)
+        .length,
     };
   } finally {
     await stack.stop();
@@ -103,7 +154,15 @@ async function measureOurs({ n, intervalMs, windowMs, workerEnv, log }: { n: num
 }
 
 /** The vendor's loop for N jobs in one process of its own, every 5 s: its CPU, memory and GETs in a steady window. */
-export async function measureVendor({ n, windowMs, log }: { n: number; windowMs: number; log: (line: string) => void }): Promise<VendorFigures> {
+export async function measureVendor({
+  n,
+  windowMs,
+  log,
+}: {
+  n: number;
+  windowMs: number;
+  log: (line: string) => void;
+}): Promise<VendorFigures> {
   const requests = new Map<string, number[]>();
   const simulator = await AgentApiSimulator.start({
     // Many sends to one project on purpose: the vendor's hourly limit is not what this measures.
@@ -121,15 +180,29 @@ export async function measureVendor({ n, windowMs, log }: { n: number; windowMs:
   for (const jobId of jobIds) simulator.addJob({ projectId: 'bench-size', jobId });
   const settleMs = 2 * VENDOR_INTERVAL_MS + 5_000;
   // The job list goes in on stdin: at 10,000 jobs it is past the size an environment variable may have (E2BIG).
-  const child = spawn(process.execPath, [join(__dirname, 'vendor-loop.js')], { env: { PATH: process.env.PATH ?? '' }, stdio: ['pipe', 'ignore', 'ignore'] });
-  child.stdin?.end(JSON.stringify({ baseUrl: simulator.baseUrl, apiKey: BENCH_API_KEY, projectId: 'bench-size', jobIds, intervalMs: VENDOR_INTERVAL_MS, durationMs: settleMs + windowMs + 10_000 }));
+  const child = spawn(process.execPath, [join(__dirname, 'vendor-loop.js')], {
+    env: { PATH: process.env.PATH ?? '' },
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  child.stdin?.end(
+    JSON.stringify({
+      baseUrl: simulator.baseUrl,
+      apiKey: BENCH_API_KEY,
+      projectId: 'bench-size',
+      jobIds,
+      intervalMs: VENDOR_INTERVAL_MS,
+      durationMs: settleMs + windowMs + 10_000,
+    }),
+  );
   try {
     await sleep(settleMs);
     const { fromMs: from, toMs: to, usedMs } = await cpuOverWindow({ vendor: child.pid as number }, windowMs);
     const used = usedMs.vendor;
     const peak = peakRssMiB(child.pid as number);
     const gets = jobIds.flatMap((jobId) => (requests.get(jobId) ?? []).filter((at) => at >= from && at <= to));
-    const lateness = jobIds.flatMap((jobId) => gapsIn(requests.get(jobId) ?? [], from, to).map((gap) => gap - VENDOR_INTERVAL_MS));
+    const lateness = jobIds.flatMap((jobId) =>
+      gapsIn(requests.get(jobId) ?? [], from, to).map((gap) => gap - VENDOR_INTERVAL_MS),
+    );
     log(`the vendor's loop at N=${n} measured`);
     const waiterHours = (n * (to - from)) / HOUR_MS;
     return {

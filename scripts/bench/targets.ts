@@ -10,5 +10,14 @@ export function meets(value: number, ok: (value: number) => boolean): boolean | 
 
 export function targetTable(heading: string, rows: readonly TargetRow[]): string[] {
   if (rows.length === 0) return [];
-  return [heading, '', '| target | measured | |', '|---|---|---|', ...rows.map(([target, measured, met]) => `| ${target} | ${measured} | ${met === undefined ? 'n/a' : met ? 'PASS' : 'MISS'} |`), ''];
+  return [
+    heading,
+    '',
+    '| target | measured | |',
+    '|---|---|---|',
+    ...rows.map(
+      ([target, measured, met]) => `| ${target} | ${measured} | ${met === undefined ? 'n/a' : met ? 'PASS' : 'MISS'} |`,
+    ),
+    '',
+  ];
 }

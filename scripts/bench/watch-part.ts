@@ -37,8 +37,20 @@ export interface WatchFigures {
 
 export async function runWatchPart(options: WatchPartOptions): Promise<WatchFigures> {
   const { shards, workerEnv, log } = options;
-  const common = { windowMs: options.windowMs, sample: options.sample, workerEnv, log, ...(options.settleMs !== undefined ? { settleMs: options.settleMs } : {}) };
-  const figures: WatchFigures = { shards, rows: [], vendor: [], recovery: [], recoveryRestartMs: options.recoveryRestartMs };
+  const common = {
+    windowMs: options.windowMs,
+    sample: options.sample,
+    workerEnv,
+    log,
+    ...(options.settleMs !== undefined ? { settleMs: options.settleMs } : {}),
+  };
+  const figures: WatchFigures = {
+    shards,
+    rows: [],
+    vendor: [],
+    recovery: [],
+    recoveryRestartMs: options.recoveryRestartMs,
+  };
   // Each row's figures go to the log as soon as they are measured: a later row that fails loses no earlier one.
   const logged = <T>(what: string, value: T): T => {
     log(`${what}, figures: ${JSON.stringify(value)}`);
@@ -46,10 +58,14 @@ export async function runWatchPart(options: WatchPartOptions): Promise<WatchFigu
   };
   for (const n of options.sizes) {
     figures.rows.push(logged(`shared, N=${n}`, await runWatchRow({ ...common, n, shards, workers: 1 })));
-    figures.vendor.push(logged(`the vendor's loop, N=${n}`, { n, ...(await measureVendor({ n, windowMs: options.windowMs, log })) }));
+    figures.vendor.push(
+      logged(`the vendor's loop, N=${n}`, { n, ...(await measureVendor({ n, windowMs: options.windowMs, log })) }),
+    );
   }
-  for (const n of options.pollingSizes) figures.rows.push(logged(`each polls itself, N=${n}`, await runWatchRow({ ...common, n, shards: 0, workers: 1 })));
-  for (const n of options.twoWorkerSizes) figures.rows.push(logged(`shared on two workers, N=${n}`, await runWatchRow({ ...common, n, shards, workers: 2 })));
+  for (const n of options.pollingSizes)
+    figures.rows.push(logged(`each polls itself, N=${n}`, await runWatchRow({ ...common, n, shards: 0, workers: 1 })));
+  for (const n of options.twoWorkerSizes)
+    figures.rows.push(logged(`shared on two workers, N=${n}`, await runWatchRow({ ...common, n, shards, workers: 2 })));
   if (options.recoveryPerGroup > 0) {
     figures.recovery = await runRecovery({
       perGroup: options.recoveryPerGroup,
@@ -70,12 +86,12 @@ export function renderWatch(figures: WatchFigures): string[] {
     '',
     `N follow-ups on the default schedule (5 s ×2 to 60 s) wait for jobs that work until the bench ends them. Once every ` +
       `follow-up reads at the steady 60 s gap, a ${windowS} s window measures the CPU of the worker(s) and the dev server, the ` +
-      'GETs and the resident memory of every worker while all wait (its peak over the whole row, sends and endings included, after the slash): shared watching (`AGENT_WATCH_SHARDS`), today\'s per-follow-up polling (`AGENT_WATCH_SHARDS=0`), ' +
-      'and the vendor\'s 5 s loop for the same N in one process. Then each job ends with a pull request link of its own: a ' +
+      "GETs and the resident memory of every worker while all wait (its peak over the whole row, sends and endings included, after the slash): shared watching (`AGENT_WATCH_SHARDS`), today's per-follow-up polling (`AGENT_WATCH_SHARDS=0`), " +
+      "and the vendor's 5 s loop for the same N in one process. Then each job ends with a pull request link of its own: a " +
       'sample spread over one gap gives the detection delay (from the GET that first saw the job ended, simulator clock, ' +
-      'to the follow-up\'s next WorkflowTaskStarted after the answer reached it, server clock, same machine) and the history ' +
-      'events per follow-up; the rest end at once, and every result must carry its own job\'s link. Wake-ups are the sampled ' +
-      'follow-ups\' workflow tasks while they waited at the steady gap (a follow-up that hears nothing for 60 gaps registers ' +
+      "to the follow-up's next WorkflowTaskStarted after the answer reached it, server clock, same machine) and the history " +
+      "events per follow-up; the rest end at once, and every result must carry its own job's link. Wake-ups are the sampled " +
+      "follow-ups' workflow tasks while they waited at the steady gap (a follow-up that hears nothing for 60 gaps registers " +
       'again, so a wait shorter than an hour shows none).',
     '',
     '| N | waiting | worker processes | CPU per read (ms): worker + server | CPU per follow-up-hour (s): worker + server | GETs per follow-up-hour | RSS waiting / peak (MiB) | started / all sent (s) | sent once | results right | detection delay p50 / p99 / max (s), sampled | history events p50 / max | wake-ups per follow-up-hour |',
@@ -104,9 +120,12 @@ export function renderWatch(figures: WatchFigures): string[] {
       '',
       "Which worker ran each watcher's reading activity (`watchJobs`, its pending activity's last worker identity at the end of the window), and the CPU each process used in the window.",
       '',
-      '| worker | watchers it reads for | CPU in the window (ms) | share of the workers\' CPU | RSS waiting / peak (MiB) |',
+      "| worker | watchers it reads for | CPU in the window (ms) | share of the workers' CPU | RSS waiting / peak (MiB) |",
       '|---|---|---|---|---|',
-      ...row.workers.map((worker) => `| ${worker.identity} | ${worker.watchers} of ${row.shards} | ${fmt(worker.cpuMs, 0)} | ${fmt((100 * worker.cpuMs) / total, 0)} % | ${fmt(worker.waitingRssMiB, 0)} / ${fmt(worker.peakRssMiB, 0)} |`),
+      ...row.workers.map(
+        (worker) =>
+          `| ${worker.identity} | ${worker.watchers} of ${row.shards} | ${fmt(worker.cpuMs, 0)} | ${fmt((100 * worker.cpuMs) / total, 0)} % | ${fmt(worker.waitingRssMiB, 0)} / ${fmt(worker.peakRssMiB, 0)} |`,
+      ),
       '',
     );
   }
@@ -119,7 +138,10 @@ export function renderWatch(figures: WatchFigures): string[] {
       '',
       '| follow-ups | N | read again | extra delay after the new worker was ready p50 / p99 / max (s) |',
       '|---|---|---|---|',
-      ...figures.recovery.map((row) => `| ${row.group} | ${row.followUps} | ${row.resumed} | ${fmt(row.resumeAfterReadyP50S)} / ${fmt(row.resumeAfterReadyP99S)} / ${fmt(row.resumeAfterReadyMaxS)} |`),
+      ...figures.recovery.map(
+        (row) =>
+          `| ${row.group} | ${row.followUps} | ${row.resumed} | ${fmt(row.resumeAfterReadyP50S)} / ${fmt(row.resumeAfterReadyP99S)} / ${fmt(row.resumeAfterReadyMaxS)} |`,
+      ),
       '',
     );
   }
@@ -136,9 +158,17 @@ function watchTargets(figures: WatchFigures): string[] {
     if (!vendor) continue;
     const hour = perFollowUpHour(row);
     const ours = hour.worker + hour.server;
-    rows.push([`N = ${row.n}: CPU per follow-up-hour ≤ half the vendor's loop's (same run)`, `${fmt(ours, 3)} s vs ${fmt(vendor.cpuPerWaiterHourS, 3)} s (${fmt(ours / vendor.cpuPerWaiterHourS, 2)}×)`, meets(ours / vendor.cpuPerWaiterHourS, (ratio) => ratio <= 0.5)]);
+    rows.push([
+      `N = ${row.n}: CPU per follow-up-hour ≤ half the vendor's loop's (same run)`,
+      `${fmt(ours, 3)} s vs ${fmt(vendor.cpuPerWaiterHourS, 3)} s (${fmt(ours / vendor.cpuPerWaiterHourS, 2)}×)`,
+      meets(ours / vendor.cpuPerWaiterHourS, (ratio) => ratio <= 0.5),
+    ]);
     const fewer = vendor.getsPerWaiterHour / hour.gets;
-    rows.push([`N = ${row.n}: ≥ 10× fewer GETs than the vendor's loop`, `${fmt(fewer)}×`, meets(fewer, (ratio) => ratio >= 10)]);
+    rows.push([
+      `N = ${row.n}: ≥ 10× fewer GETs than the vendor's loop`,
+      `${fmt(fewer)}×`,
+      meets(fewer, (ratio) => ratio >= 10),
+    ]);
   }
   const largest = shared.reduce<WatchRow | undefined>((best, row) => (best && best.n >= row.n ? best : row), undefined);
   if (largest) {
@@ -146,19 +176,33 @@ function watchTargets(figures: WatchFigures): string[] {
     rows.push([
       `${largest.n} waiting on one worker: RSS ≤ 500 MiB while they wait, all sent once, all results right`,
       `${fmt(rss, 0)} MiB (peak ${fmt(largest.workers[0]?.peakRssMiB ?? Number.NaN, 0)} MiB while sending or ending), ${largest.sentOnce} sent once, ${largest.resultsRight} right`,
-      Number.isFinite(rss) ? rss <= 500 && largest.sentOnce === largest.n && largest.resultsRight === largest.n : undefined,
+      Number.isFinite(rss)
+        ? rss <= 500 && largest.sentOnce === largest.n && largest.resultsRight === largest.n
+        : undefined,
     ]);
   }
   const sharedAll = figures.rows.filter((row) => row.shards > 0);
   if (sharedAll.length > 0) {
     const p99 = Math.max(...sharedAll.map((row) => row.detectionP99Ms)) / 1000;
-    rows.push(['detection delay (read → follow-up woken) p99 ≤ 2 s, shared', `${fmt(p99, 2)} s at worst`, meets(p99, (value) => value <= 2)]);
+    rows.push([
+      'detection delay (read → follow-up woken) p99 ≤ 2 s, shared',
+      `${fmt(p99, 2)} s at worst`,
+      meets(p99, (value) => value <= 2),
+    ]);
     const events = Math.max(...sharedAll.map((row) => row.historyEventsP50));
-    rows.push(["history events per follow-up ≤ today's ~41 (median), shared", `${fmt(events, 0)} at worst`, meets(events, (value) => value <= 41)]);
+    rows.push([
+      "history events per follow-up ≤ today's ~41 (median), shared",
+      `${fmt(events, 0)} at worst`,
+      meets(events, (value) => value <= 41),
+    ]);
   }
   if (figures.recovery.length > 0) {
     const worst = Math.max(...figures.recovery.map((row) => row.resumeAfterReadyMaxS));
-    rows.push(['every follow-up read again ≤ 10 s after a new worker is ready (max), shared', `${fmt(worst)} s`, meets(worst, (value) => value <= 10)]);
+    rows.push([
+      'every follow-up read again ≤ 10 s after a new worker is ready (max), shared',
+      `${fmt(worst)} s`,
+      meets(worst, (value) => value <= 10),
+    ]);
   }
   return targetTable("### Against issue 19's targets", rows);
 }

@@ -75,7 +75,7 @@ const endingGiveUpMs = (n: number) => Math.max(15 * 60_000, n * 150);
 /** When, after a wait begins, the default schedule's gaps reach its cap (and stay there). */
 export function defaultScheduleSteadyAfterMs(): number {
   const schedule = { startedAtMs: 0, ...DEFAULT_POLLING, deadlineMs: Number.MAX_SAFE_INTEGER };
-  for (let at = 0; ; ) {
+  for (let at = 0; ;) {
     const next = nextPollAt(schedule, at) as number;
     if (at > 0 && next - at >= DEFAULT_POLLING.maxIntervalMs) return at;
     at = next;
@@ -100,22 +100,39 @@ export async function runWatchRow(options: WatchRowOptions): Promise<WatchRow> {
     },
   });
   try {
-    const workers = [stack.worker, ...identities.slice(1).map((identity) => stack.startWorker({ TEMPORAL_WORKER_IDENTITY: identity }))];
+    const workers = [
+      stack.worker,
+      ...identities.slice(1).map((identity) => stack.startWorker({ TEMPORAL_WORKER_IDENTITY: identity })),
+    ];
     await Promise.all(workers.map((worker) => worker.ready));
-    const jobs = Array.from({ length: n }, (_, index) => ({ projectId: `bench-watch-${Math.floor(index / JOBS_PER_PROJECT)}`, jobId: `watch-${n}-${index}` }));
+    const jobs = Array.from({ length: n }, (_, index) => ({
+      projectId: `bench-watch-${Math.floor(index / JOBS_PER_PROJECT)}`,
+      jobId: `watch-${n}-${index}`,
+    }));
     for (const job of jobs) stack.simulator.addJob(job);
     // The default schedule: its steady gap is what a long wait costs.
-    const started = await startFollowUpsAndAwaitSends(stack, jobs, { prompt: 'A long-waiting follow-up' }, (line) => log(`${label}: ${line}`));
+    const started = await startFollowUpsAndAwaitSends(stack, jobs, { prompt: 'A long-waiting follow-up' }, (line) =>
+      log(`${label}: ${line}`),
+    );
     await sleep(options.settleMs ?? DEFAULT_WATCH_SETTLE_MS);
 
     log(`${label}: measuring a ${windowMs / 1000}s window`);
-    const pids = Object.fromEntries([['server', stack.server.pid], ...workers.map((worker, index) => [identities[index], worker.pid])]) as Record<string, number>;
+    const pids = Object.fromEntries([
+      ['server', stack.server.pid],
+      ...workers.map((worker, index) => [identities[index], worker.pid]),
+    ]) as Record<string, number>;
     const window = await cpuOverWindow(pids, windowMs);
     const waitingRss = Object.fromEntries(identities.map((identity) => [identity, rssMiB(pids[identity] as number)]));
     const watchersBy = await watcherIdentities(stack, shards);
-    const gets = jobs.reduce((sum, job) => sum + requestTimes(stack, job.jobId, 'get').filter((at) => at >= window.fromMs && at <= window.toMs).length, 0);
+    const gets = jobs.reduce(
+      (sum, job) =>
+        sum + requestTimes(stack, job.jobId, 'get').filter((at) => at >= window.fromMs && at <= window.toMs).length,
+      0,
+    );
 
-    const links = new Map(jobs.map((job, index) => [job.jobId, `https://github.com/acme/${job.projectId}/pull/${1_000 + index}`]));
+    const links = new Map(
+      jobs.map((job, index) => [job.jobId, `https://github.com/acme/${job.projectId}/pull/${1_000 + index}`]),
+    );
     const finishedAt = new Map<string, number>();
     const finish = (job: { projectId: string; jobId: string }) => {
       finishedAt.set(job.jobId, Date.now());
@@ -136,12 +153,25 @@ export async function runWatchRow(options: WatchRowOptions): Promise<WatchRow> {
 
     const histories = await fetchHistories(stack.server.client, sampleIds);
     const detections = histories
-      .map((events, index) => detectionMs(events, firstGetAtOrAfter(stack, jobs[sampleIndexes[index] as number]?.jobId as string, finishedAt)))
+      .map((events, index) =>
+        detectionMs(
+          events,
+          firstGetAtOrAfter(stack, jobs[sampleIndexes[index] as number]?.jobId as string, finishedAt),
+        ),
+      )
       .filter(Number.isFinite);
     const steady = histories.map((events, index) => {
       const jobId = jobs[sampleIndexes[index] as number]?.jobId as string;
       const from = (requestTimes(stack, jobId, 'send')[0] ?? Number.NaN) + defaultScheduleSteadyAfterMs();
-      return { tasks: events.filter((event) => event.workflowTaskStartedEventAttributes && eventMs(event) > from && eventMs(event) < (finishedAt.get(jobId) as number)).length, ms: (finishedAt.get(jobId) as number) - from };
+      return {
+        tasks: events.filter(
+          (event) =>
+            event.workflowTaskStartedEventAttributes &&
+            eventMs(event) > from &&
+            eventMs(event) < (finishedAt.get(jobId) as number),
+        ).length,
+        ms: (finishedAt.get(jobId) as number) - from,
+      };
     });
     const eventCounts = histories.map((events) => events.length);
     return {
@@ -168,7 +198,13 @@ export async function runWatchRow(options: WatchRowOptions): Promise<WatchRow> {
       detectionSampled: detections.length,
       historyEventsP50: percentile(eventCounts, 50),
       historyEventsMax: eventCounts.length > 0 ? Math.max(...eventCounts) : Number.NaN,
-      wakeUpsPerHour: (steady.reduce((sum, each) => sum + each.tasks, 0) / Math.max(1, steady.reduce((sum, each) => sum + Math.max(0, each.ms), 0))) * HOUR_MS,
+      wakeUpsPerHour:
+        (steady.reduce((sum, each) => sum + each.tasks, 0) /
+          Math.max(
+            1,
+            steady.reduce((sum, each) => sum + Math.max(0, each.ms), 0),
+          )) *
+        HOUR_MS,
     };
   } finally {
     await stack.stop();
@@ -177,37 +213,58 @@ export async function runWatchRow(options: WatchRowOptions): Promise<WatchRow> {
 
 /** Worker CPU and server CPU per GET in the window (ms). */
 export function cpuPerRead(row: WatchRow): { worker: number; server: number } {
-  return { worker: row.workers.reduce((sum, worker) => sum + worker.cpuMs, 0) / row.gets, server: row.serverCpuMs / row.gets };
+  return {
+    worker: row.workers.reduce((sum, worker) => sum + worker.cpuMs, 0) / row.gets,
+    server: row.serverCpuMs / row.gets,
+  };
 }
 
 /** Worker CPU and server CPU per follow-up-hour of waiting (s), and GETs per follow-up-hour. */
 export function perFollowUpHour(row: WatchRow): { worker: number; server: number; gets: number } {
   const followUpHours = (row.n * row.windowMs) / HOUR_MS;
-  return { worker: row.workers.reduce((sum, worker) => sum + worker.cpuMs, 0) / 1000 / followUpHours, server: row.serverCpuMs / 1000 / followUpHours, gets: row.gets / followUpHours };
+  return {
+    worker: row.workers.reduce((sum, worker) => sum + worker.cpuMs, 0) / 1000 / followUpHours,
+    server: row.serverCpuMs / 1000 / followUpHours,
+    gets: row.gets / followUpHours,
+  };
 }
 
 /** The identity of the worker running each watcher's reading activity (none where no watcher runs). */
 async function watcherIdentities(stack: BenchStack, shards: number): Promise<string[]> {
-  const identities = await inBatches(Array.from({ length: shards }, (_, shard) => shard), 8, async (shard) => {
-    try {
-      const description = await stack.server.client.workflow.getHandle(watcherWorkflowId(stack.taskQueue, shard)).describe();
-      return description.raw.pendingActivities?.[0]?.lastWorkerIdentity ?? null;
-    } catch {
-      return null; // no job of the bench fell in this shard
-    }
-  });
+  const identities = await inBatches(
+    Array.from({ length: shards }, (_, shard) => shard),
+    8,
+    async (shard) => {
+      try {
+        const description = await stack.server.client.workflow
+          .getHandle(watcherWorkflowId(stack.taskQueue, shard))
+          .describe();
+        return description.raw.pendingActivities?.[0]?.lastWorkerIdentity ?? null;
+      } catch {
+        return null; // no job of the bench fell in this shard
+      }
+    },
+  );
   return identities.filter((identity): identity is string => identity !== null);
 }
 
 /** Each follow-up's result, or null if it failed or had not ended within `giveUpMs`. */
-async function resultsWithin(stack: BenchStack, workflowIds: readonly string[], giveUpMs: number): Promise<Array<{ prLink: string | null } | null>> {
+async function resultsWithin(
+  stack: BenchStack,
+  workflowIds: readonly string[],
+  giveUpMs: number,
+): Promise<Array<{ prLink: string | null } | null>> {
   // Giving up aborts the waits still under way: left running, their long polls outlived the stack's connection and
   // crashed the bench after it stopped.
   const giveUp = new AbortController();
   const timer = setTimeout(() => giveUp.abort(), giveUpMs);
   try {
     return await inBatches(workflowIds, 100, (workflowId) =>
-      giveUp.signal.aborted ? Promise.resolve(null) : stack.server.client.withAbortSignal(giveUp.signal, () => stack.followUps.result(workflowId)).catch(() => null),
+      giveUp.signal.aborted
+        ? Promise.resolve(null)
+        : stack.server.client
+            .withAbortSignal(giveUp.signal, () => stack.followUps.result(workflowId))
+            .catch(() => null),
     );
   } finally {
     clearTimeout(timer);
@@ -226,7 +283,10 @@ function firstGetAtOrAfter(stack: BenchStack, jobId: string, finishedAt: Readonl
  */
 function detectionMs(events: HistoryEvent[], readAtMs: number): number {
   const answerAt = events.findIndex(
-    (event) => eventMs(event) >= readAtMs && (event.workflowExecutionSignaledEventAttributes?.signalName === jobAnswerSignal.name || event.activityTaskCompletedEventAttributes),
+    (event) =>
+      eventMs(event) >= readAtMs &&
+      (event.workflowExecutionSignaledEventAttributes?.signalName === jobAnswerSignal.name ||
+        event.activityTaskCompletedEventAttributes),
   );
   const woken = events.slice(Math.max(0, answerAt)).find((event) => event.workflowTaskStartedEventAttributes);
   return answerAt >= 0 && woken ? eventMs(woken) - readAtMs : Number.NaN;

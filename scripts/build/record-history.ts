@@ -43,27 +43,78 @@ interface Scenario {
 
 const SCENARIOS: Scenario[] = [
   // Send, a poll that fails past its retries, more polls, completion with a pull request.
-  { name: 'completed-after-poll-error', workMs: 2_500, faults: 4, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
+  {
+    name: 'completed-after-poll-error',
+    workMs: 2_500,
+    faults: 4,
+    polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' },
+  },
   // The first run of a chain: the server suggests continue-as-new early, so the first run carries its state over.
-  { name: 'continued-as-new', workMs: 2_500, continueAsNewAfterEvents: 12, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
+  {
+    name: 'continued-as-new',
+    workMs: 2_500,
+    continueAsNewAfterEvents: 12,
+    polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' },
+  },
   // A job busy with earlier work: the follow-up waits until it is idle, then sends.
-  { name: 'waited-for-idle', workMs: 1_500, busyMs: 1_500, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
+  {
+    name: 'waited-for-idle',
+    workMs: 1_500,
+    busyMs: 1_500,
+    polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' },
+  },
   // A second run of a follow-up whose first run delivered and then failed: it resumes, it does not send.
-  { name: 'resumed-from-earlier-run', workMs: 2_500, earlierRunFailed: true, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
+  {
+    name: 'resumed-from-earlier-run',
+    workMs: 2_500,
+    earlierRunFailed: true,
+    polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' },
+  },
   // A send whose connection drops after the API took it: reconciled by reading the job, never resent.
-  { name: 'reconciled-send', workMs: 2_500, dropSend: true, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
+  {
+    name: 'reconciled-send',
+    workMs: 2_500,
+    dropSend: true,
+    polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' },
+  },
   // A job that outlives the follow-up's timeout.
   { name: 'timed-out', workMs: 600_000, polling: { initialInterval: 200, maxInterval: 500, timeout: '2s' } },
   // Queued behind two follow-ups to the same job; the project coordinator's own history is recorded beside it.
-  { name: 'queued-in-lane', workMs: 1_000, queuedBehind: 2, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
+  {
+    name: 'queued-in-lane',
+    workMs: 1_000,
+    queuedBehind: 2,
+    polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' },
+  },
   // Started without our client: the workflow sets AgentProjectId and AgentJobId itself.
   // The wait after the send is cancelled and started again with a read at once: it finds the result.
-  { name: 'read-now', workMs: 300, readNow: true, polling: { initialInterval: '10m', maxInterval: '10m', settleWindow: '1s', timeout: '30m' } },
-  { name: 'started-without-attributes', workMs: 1_500, bareStart: true, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
+  {
+    name: 'read-now',
+    workMs: 300,
+    readNow: true,
+    polling: { initialInterval: '10m', maxInterval: '10m', settleWindow: '1s', timeout: '30m' },
+  },
+  {
+    name: 'started-without-attributes',
+    workMs: 1_500,
+    bareStart: true,
+    polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' },
+  },
   // Shared watching: the send registers the first wait with the job's watcher (starting it), which answers it.
-  { name: 'shared-watch', workMs: 1_500, watchShards: 2, polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' } },
+  {
+    name: 'shared-watch',
+    workMs: 1_500,
+    watchShards: 2,
+    polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' },
+  },
   // Shared watching and a read asked for: the follow-up makes it itself, and its result ends the wait.
-  { name: 'shared-read-now', workMs: 300, watchShards: 2, readNow: true, polling: { initialInterval: '10m', maxInterval: '10m', settleWindow: '1s', timeout: '30m' } },
+  {
+    name: 'shared-read-now',
+    workMs: 300,
+    watchShards: 2,
+    readNow: true,
+    polling: { initialInterval: '10m', maxInterval: '10m', settleWindow: '1s', timeout: '30m' },
+  },
 ];
 
 async function main(): Promise<void> {
@@ -72,7 +123,12 @@ async function main(): Promise<void> {
     const stack = await startLocalStack({
       taskQueue: 'record-histories',
       ...(scenario.continueAsNewAfterEvents
-        ? { serverArgs: ['--dynamic-config-value', `limit.historyCount.suggestContinueAsNew=${scenario.continueAsNewAfterEvents}`] }
+        ? {
+            serverArgs: [
+              '--dynamic-config-value',
+              `limit.historyCount.suggestContinueAsNew=${scenario.continueAsNewAfterEvents}`,
+            ],
+          }
         : {}),
       // Each scenario records one way of waiting: its follow-up polls for itself unless it names shards, and then the
       // watchers read for it whatever its schedule.
@@ -89,9 +145,15 @@ async function main(): Promise<void> {
 
 async function record(stack: LocalStack, scenario: Scenario): Promise<void> {
   const ref = { projectId: 'history-project', jobId: `history-${scenario.name}` };
-  stack.simulator.addJob({ ...ref, workMs: scenario.workMs, ...(scenario.busyMs ? { busyForMs: scenario.busyMs } : {}) });
+  stack.simulator.addJob({
+    ...ref,
+    workMs: scenario.workMs,
+    ...(scenario.busyMs ? { busyForMs: scenario.busyMs } : {}),
+  });
   if (scenario.dropSend) {
-    stack.simulator.setJobFaults(ref.projectId, ref.jobId, [{ operation: 'send', kind: 'drop-after-processing', times: 1 }]);
+    stack.simulator.setJobFaults(ref.projectId, ref.jobId, [
+      { operation: 'send', kind: 'drop-after-processing', times: 1 },
+    ]);
   }
   const input: FollowUpInput = { ...ref, prompt: `Recorded follow-up: ${scenario.name}`, polling: scenario.polling };
   const start = () =>
@@ -103,14 +165,19 @@ async function record(stack: LocalStack, scenario: Scenario): Promise<void> {
     });
   const ahead = await Promise.all(
     Array.from({ length: scenario.queuedBehind ?? 0 }, (_, index) =>
-      stack.followUps.start({ ...input, prompt: `${input.prompt} (ahead ${index + 1})` }).then(({ workflowId }) => workflowId),
+      stack.followUps
+        .start({ ...input, prompt: `${input.prompt} (ahead ${index + 1})` })
+        .then(({ workflowId }) => workflowId),
     ),
   );
   let handle = await start();
   if (scenario.faults || scenario.earlierRunFailed) {
     // After the send, so the failures hit polls rather than the read before the send.
-    while (stack.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 0) await new Promise((r) => setTimeout(r, 50));
-    stack.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: scenario.earlierRunFailed ? 401 : 503, times: scenario.faults ?? 1 }]);
+    while (stack.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 0)
+      await new Promise((r) => setTimeout(r, 50));
+    stack.simulator.injectFaults(ref.projectId, ref.jobId, [
+      { operation: 'get', status: scenario.earlierRunFailed ? 401 : 503, times: scenario.faults ?? 1 },
+    ]);
   }
   if (scenario.earlierRunFailed) {
     await stack.run(handle.result().catch(() => undefined));
@@ -120,20 +187,26 @@ async function record(stack: LocalStack, scenario: Scenario): Promise<void> {
     const { workflowId } = handle;
     await stack.run(
       (async () => {
-        while (stack.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 0) await new Promise((r) => setTimeout(r, 50));
+        while (stack.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 0)
+          await new Promise((r) => setTimeout(r, 50));
         await new Promise((r) => setTimeout(r, 2_500));
         await stack.followUps.pollNow(workflowId);
       })(),
     );
   }
   await stack.run(handle.result().catch(() => undefined));
-  const history = await stack.env.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory();
+  const history = await stack.env.client.workflow
+    .getHandle(handle.workflowId, handle.firstExecutionRunId)
+    .fetchHistory();
   const file = join(OUT_DIR, `${HISTORY_VERSION}-${scenario.name}.json`);
   writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 2)}\n`);
   console.log(`wrote ${file} (${history.events?.length ?? 0} events)`);
   if (scenario.watchShards !== undefined) {
     // The watcher stays running (it waits ten minutes for more waits): a partial history replays all the same.
-    const watcherId = watcherWorkflowId('record-histories', watchShardOf(ref.projectId, ref.jobId, scenario.watchShards));
+    const watcherId = watcherWorkflowId(
+      'record-histories',
+      watchShardOf(ref.projectId, ref.jobId, scenario.watchShards),
+    );
     const watcher = await stack.env.client.workflow.getHandle(watcherId).fetchHistory();
     const watcherFile = join(OUT_DIR, `${HISTORY_VERSION}-watcher-of-${scenario.name}.json`);
     writeFileSync(watcherFile, `${JSON.stringify(JSON.parse(historyToJSON(watcher)), null, 2)}\n`);

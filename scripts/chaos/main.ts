@@ -14,7 +14,8 @@ const END = '<!-- chaos:end -->';
 function positiveInteger(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0) throw new UsageError(`--${name} must be a whole number (got ${JSON.stringify(value)})`);
+  if (!Number.isInteger(parsed) || parsed < 0)
+    throw new UsageError(`--${name} must be a whole number (got ${JSON.stringify(value)})`);
   return parsed;
 }
 
@@ -22,7 +23,9 @@ class UsageError extends Error {}
 
 /** The figures as Markdown rows: the same table goes to the terminal and to the report. */
 function figures(report: ChaosReport): Array<[string, string]> {
-  const failureTypes = Object.entries(report.failureTypes).map(([type, n]) => `${type} ×${n}`).join(', ');
+  const failureTypes = Object.entries(report.failureTypes)
+    .map(([type, n]) => `${type} ×${n}`)
+    .join(', ');
   return [
     ['follow-ups', String(report.followUps)],
     ['completed with the expected outcome', String(report.completedCorrectly)],
@@ -105,7 +108,9 @@ async function main(): Promise<void> {
     console.error(`chaos: figures written to ${values.report}`);
   }
   if (!report.ok) {
-    console.error('chaos: FAILED: a follow-up was lost, duplicated, undelivered, failed or ended with a wrong result (see above)');
+    console.error(
+      'chaos: FAILED: a follow-up was lost, duplicated, undelivered, failed or ended with a wrong result (see above)',
+    );
     process.exitCode = 1;
   }
 }

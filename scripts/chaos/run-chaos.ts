@@ -74,7 +74,13 @@ export interface ChaosFollowUpRecord {
   verdict: 'correct' | 'wrong' | 'failed' | 'lost';
   /** The job as the simulator holds it at the end: the truth the result must match. */
   expected: { status: string; prLink: string | null };
-  actual?: { outcome: TerminalJobStatus; prLink: string | null; sendAttempts?: number; delivery?: string; polls: number };
+  actual?: {
+    outcome: TerminalJobStatus;
+    prLink: string | null;
+    sendAttempts?: number;
+    delivery?: string;
+    polls: number;
+  };
   failureType?: string;
   failureMessage?: string;
   messagesAccepted: number;
@@ -141,7 +147,8 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const between = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
 
   const cli = findTemporalCli();
-  if (!cli) throw new Error('No Temporal CLI found: run scripts/install/install-temporal-cli.sh or set TEMPORAL_CLI_PATH.');
+  if (!cli)
+    throw new Error('No Temporal CLI found: run scripts/install/install-temporal-cli.sh or set TEMPORAL_CLI_PATH.');
   const startedAt = Date.now();
   const dir = mkdtempSync(join(tmpdir(), 'agent-followup-chaos-'));
   const port = await freePort();
@@ -170,8 +177,8 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       });
     env = await startServer();
     simulator = await AgentApiSimulator.start({
-    // Many sends to one project on purpose: the vendor's hourly limit is not what this measures.
-    sendsPerProjectPerHour: null,
+      // Many sends to one project on purpose: the vendor's hourly limit is not what this measures.
+      sendsPerProjectPerHour: null,
       apiKey: CHAOS_API_KEY,
       seed,
       // So a second delivery of the same message is counted, not hidden behind the Idempotency-Key.
@@ -183,7 +190,13 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
 
     const plans = planJobs(followUpCount, random);
     for (const plan of plans) {
-      sim.addJob({ projectId: 'chaos', jobId: plan.jobId, outcome: plan.scenario, ...plan.initial, faults: [LAGGING_READ_AFTER_SEND] });
+      sim.addJob({
+        projectId: 'chaos',
+        jobId: plan.jobId,
+        outcome: plan.scenario,
+        ...plan.initial,
+        faults: [LAGGING_READ_AFTER_SEND],
+      });
     }
 
     const startWorker = () => {
@@ -220,7 +233,11 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       await old?.close().catch(() => undefined);
     };
     /** Retries a client call through server restarts; a workflow failure is an answer, not a connection problem. */
-    const withClient = async <T>(what: string, call: (client: FollowUpClient) => Promise<T>, deadline: number): Promise<T> => {
+    const withClient = async <T>(
+      what: string,
+      call: (client: FollowUpClient) => Promise<T>,
+      deadline: number,
+    ): Promise<T> => {
       let failures = 0;
       for (;;) {
         const generation = clientGeneration;
@@ -254,13 +271,22 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     // Staggered starts, so that at any moment some follow-ups are reading, sending, reconciling, polling or sleeping.
     const offsets = plans.map((_, index) => (offsetMs = (index === secondHalf ? 0 : offsetMs) + between(100, 600)));
     const answers = plans.map(async (plan, index): Promise<Answer> => {
-      const input = { projectId: 'chaos', jobId: plan.jobId, prompt: `Chaos follow-up ${index} (seed ${seed})`, polling };
+      const input = {
+        projectId: 'chaos',
+        jobId: plan.jobId,
+        prompt: `Chaos follow-up ${index} (seed ${seed})`,
+        polling,
+      };
       const workflowId = followUpWorkflowId(input);
       try {
         if (index >= secondHalf) await midpoint;
         await pause(offsets[index] ?? 0);
         await withClient(`start ${plan.jobId}`, (client) => client.start(input), giveUpAt);
-        return { plan, workflowId, result: await withClient(`result ${plan.jobId}`, (client) => client.result(workflowId), giveUpAt) };
+        return {
+          plan,
+          workflowId,
+          result: await withClient(`result ${plan.jobId}`, (client) => client.result(workflowId), giveUpAt),
+        };
       } catch (error) {
         return { plan, workflowId, error };
       }
@@ -336,14 +362,17 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       } else if (answer.error instanceof WorkflowFailedError) {
         record.verdict = 'failed';
         const cause = innermostFailure(answer.error.cause);
-        record.failureType = cause instanceof ApplicationFailure ? (cause.type ?? 'ApplicationFailure') : (cause?.name ?? 'unknown');
+        record.failureType =
+          cause instanceof ApplicationFailure ? (cause.type ?? 'ApplicationFailure') : (cause?.name ?? 'unknown');
         record.failureMessage = cause?.message ?? answer.error.message;
       } else {
         record.verdict = 'lost';
         record.failureMessage = String(answer.error);
       }
       if (record.verdict !== 'correct' || record.messagesAccepted !== 1) {
-        record.history = await summarizeHistory(followUps.client, workflowId).catch((error: unknown) => [`history unavailable: ${String(error)}`]);
+        record.history = await summarizeHistory(followUps.client, workflowId).catch((error: unknown) => [
+          `history unavailable: ${String(error)}`,
+        ]);
       }
       records.push(record);
     }
@@ -353,7 +382,8 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     for (const record of records) {
       if (record.failureType) failureTypes[record.failureType] = (failureTypes[record.failureType] ?? 0) + 1;
     }
-    const count = (verdict: ChaosFollowUpRecord['verdict']) => records.filter((record) => record.verdict === verdict).length;
+    const count = (verdict: ChaosFollowUpRecord['verdict']) =>
+      records.filter((record) => record.verdict === verdict).length;
     const report: ChaosReport = {
       seed,
       followUps: followUpCount,
@@ -416,7 +446,8 @@ function planJobs(count: number, random: () => number): JobPlan[] {
 /** The deepest cause of a workflow failure: the ApplicationFailure with the stable `type`, where there is one. */
 function innermostFailure(failure: Error | undefined): Error | undefined {
   let current: Error | undefined = failure;
-  while (current && (current as { cause?: unknown }).cause instanceof Error) current = (current as { cause: Error }).cause;
+  while (current && (current as { cause?: unknown }).cause instanceof Error)
+    current = (current as { cause: Error }).cause;
   return current;
 }
 
@@ -433,7 +464,9 @@ async function summarizeHistory(client: Client, workflowId: string): Promise<str
     const id = `${String(event.eventId ?? '')} +${(seconds(event.eventTime) - firstAt).toFixed(1)}s`;
     const a = event.activityTaskScheduledEventAttributes;
     if (a) {
-      const summary = event.userMetadata?.summary?.data ? Buffer.from(event.userMetadata.summary.data).toString('utf8') : '';
+      const summary = event.userMetadata?.summary?.data
+        ? Buffer.from(event.userMetadata.summary.data).toString('utf8')
+        : '';
       scheduled.set(String(event.eventId ?? ''), `${a.activityType?.name ?? 'activity'} ${summary}`.trim());
       continue;
     }
@@ -443,7 +476,9 @@ async function summarizeHistory(client: Client, workflowId: string): Promise<str
     } else if (event.activityTaskFailedEventAttributes) {
       const failure = event.activityTaskFailedEventAttributes.failure;
       const type = failure?.cause?.applicationFailureInfo?.type ?? failure?.applicationFailureInfo?.type ?? '';
-      lines.push(`#${id} ${name(event.activityTaskFailedEventAttributes.scheduledEventId)}: failed ${type} ${failure?.cause?.message ?? failure?.message ?? ''}`.trim());
+      lines.push(
+        `#${id} ${name(event.activityTaskFailedEventAttributes.scheduledEventId)}: failed ${type} ${failure?.cause?.message ?? failure?.message ?? ''}`.trim(),
+      );
     } else if (event.activityTaskTimedOutEventAttributes) {
       lines.push(`#${id} ${name(event.activityTaskTimedOutEventAttributes.scheduledEventId)}: timed out`);
     } else if (event.timerStartedEventAttributes) {
@@ -512,7 +547,10 @@ class WorkerProcess {
 
 /** dist/src/worker.js, from dist/src/dev (compiled) or src/dev (ts-jest, which needs `npm run build` first). */
 function workerScriptPath(): string {
-  const candidates = [join(__dirname, '..', '..', 'src', 'worker.js'), join(__dirname, '..', '..', 'dist', 'src', 'worker.js')];
+  const candidates = [
+    join(__dirname, '..', '..', 'src', 'worker.js'),
+    join(__dirname, '..', '..', 'dist', 'src', 'worker.js'),
+  ];
   const found = candidates.find((candidate) => existsSync(candidate));
   if (!found) throw new Error('dist/src/worker.js not found: run `npm run build` first');
   return found;

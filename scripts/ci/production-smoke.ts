@@ -39,7 +39,8 @@ async function simulator<T>(path: string, body?: unknown): Promise<T> {
   return (await response.json()) as T;
 }
 
-const counts = async (jobId: string) => (await simulator<{ counts: JobCounts }>(`/_simulator/jobs/${PROJECT}/${jobId}`)).counts;
+const counts = async (jobId: string) =>
+  (await simulator<{ counts: JobCounts }>(`/_simulator/jobs/${PROJECT}/${jobId}`)).counts;
 
 async function main(): Promise<void> {
   const keep = process.argv.includes('--keep');
@@ -55,11 +56,17 @@ async function main(): Promise<void> {
   const followUps = new FollowUpClient(new Client({ connection }), { taskQueue: 'agent-followup' });
   try {
     const jobIds = Array.from({ length: JOBS }, (_, index) => `job-${index + 1}`);
-    for (const jobId of [...jobIds, 'lane-job']) await simulator('/_simulator/jobs', { projectId: PROJECT, jobId, workMs: 4_000 });
+    for (const jobId of [...jobIds, 'lane-job'])
+      await simulator('/_simulator/jobs', { projectId: PROJECT, jobId, workMs: 4_000 });
 
     const started: Array<{ jobId: string; workflowId: string }> = [];
     for (const jobId of jobIds) {
-      const { workflowId } = await followUps.start({ projectId: PROJECT, jobId, prompt: `Smoke test of ${jobId}`, polling: POLLING });
+      const { workflowId } = await followUps.start({
+        projectId: PROJECT,
+        jobId,
+        prompt: `Smoke test of ${jobId}`,
+        polling: POLLING,
+      });
       started.push({ jobId, workflowId });
     }
     for (const prompt of LANE_PROMPTS) {
@@ -90,28 +97,46 @@ async function main(): Promise<void> {
     const lane = await counts('lane-job');
     const laneResults = results.slice(JOBS);
     check(
-      JSON.stringify([...lane.prompts].sort()) === JSON.stringify([...LANE_PROMPTS].sort()) && lane.statusesAtSend.every((status) => status !== 'active'),
+      JSON.stringify([...lane.prompts].sort()) === JSON.stringify([...LANE_PROMPTS].sort()) &&
+        lane.statusesAtSend.every((status) => status !== 'active'),
       `the lane sent its 3 messages once each, one at a time (job status at each send: ${lane.statusesAtSend.join(', ')})`,
     );
     // The simulator numbers each agent run's pull request 101, 102, ... in message order: the n-th message's
     // follow-up must return pull request 100 + n, not another's.
-    const attributed = LANE_PROMPTS.every((prompt, index) => laneResults[index]?.prLink?.endsWith(`/pull/${101 + lane.prompts.indexOf(prompt)}`));
-    check(attributed, `each follow-up in the lane returned the pull request of its own message (${laneResults.map((result: FollowUpResult) => result.prLink).join(', ')})`);
+    const attributed = LANE_PROMPTS.every((prompt, index) =>
+      laneResults[index]?.prLink?.endsWith(`/pull/${101 + lane.prompts.indexOf(prompt)}`),
+    );
+    check(
+      attributed,
+      `each follow-up in the lane returned the pull request of its own message (${laneResults.map((result: FollowUpResult) => result.prLink).join(', ')})`,
+    );
 
-    check([...perJob, lane].every((job) => job.rateLimited === 0), 'no send met a 429');
+    check(
+      [...perJob, lane].every((job) => job.rateLimited === 0),
+      'no send met a 429',
+    );
     // The project's coordinator counted every send, through the SIGKILL and the restart, and held none back: a burst
     // within the budget goes out at once.
     const budget = await followUps.projectBudget(PROJECT).catch(() => null);
     check(
-      budget !== null && budget.sentInWindow >= JOBS + LANE_PROMPTS.length && budget.totals.waitedForBudget === 0 && budget.limit === Number(SENDS_PER_HOUR),
+      budget !== null &&
+        budget.sentInWindow >= JOBS + LANE_PROMPTS.length &&
+        budget.totals.waitedForBudget === 0 &&
+        budget.limit === Number(SENDS_PER_HOUR),
       `the project's coordinator counted all ${JOBS + LANE_PROMPTS.length} sends in its window of ${SENDS_PER_HOUR} and none waited (${JSON.stringify(budget && { sentInWindow: budget.sentInWindow, limit: budget.limit, totals: budget.totals })})`,
     );
 
     // Visibility is eventually consistent: give it a moment after the last result.
     let found = 0;
     const query = `AgentProjectId = "${PROJECT}" AND AgentJobStatus = "completed"`;
-    await waitUntil(async () => (found = (await followUps.client.workflow.count(query)).count) >= started.length, 'visibility').catch(() => undefined);
-    check(found === started.length, `PostgreSQL visibility finds all ${started.length} by their search attributes (found ${found})`);
+    await waitUntil(
+      async () => (found = (await followUps.client.workflow.count(query)).count) >= started.length,
+      'visibility',
+    ).catch(() => undefined);
+    check(
+      found === started.length,
+      `PostgreSQL visibility finds all ${started.length} by their search attributes (found ${found})`,
+    );
   } finally {
     await connection.close();
     if (!keep) stack('down', '--volumes');

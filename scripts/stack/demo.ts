@@ -14,7 +14,8 @@ import { describeProgress } from '../../src/command-line/render';
 
 function port(value: string): number {
   const number = Number(value);
-  if (!Number.isInteger(number) || number < 1 || number > 65_535) throw new InvalidArgumentError('must be a port number (1-65535)');
+  if (!Number.isInteger(number) || number < 1 || number > 65_535)
+    throw new InvalidArgumentError('must be a port number (1-65535)');
   return number;
 }
 
@@ -32,7 +33,8 @@ async function main(): Promise<void> {
   // The sends worker's "No workflows registered" and other routine SDK lines are no warning to a person trying it.
   Runtime.install({ logger: demoteRoutineLines(new DefaultLogger('WARN')) });
   const cli = ensureTemporalCli();
-  if (!cli) throw new Error('could not install the Temporal CLI (see above); set TEMPORAL_CLI_PATH to a `temporal` binary');
+  if (!cli)
+    throw new Error('could not install the Temporal CLI (see above); set TEMPORAL_CLI_PATH to a `temporal` binary');
   process.env.TEMPORAL_CLI_PATH = cli;
 
   const stack = await startLocalStack({
@@ -58,7 +60,9 @@ async function main(): Promise<void> {
       (async () => {
         const { workflowId } = await stack.followUps.start(input, { workflowId: `demo-followup-${Date.now()}` });
         console.log(`Started follow-up ${workflowId}`);
-        console.log(`See it in the Web UI: ${stack.uiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`);
+        console.log(
+          `See it in the Web UI: ${stack.uiUrl}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`,
+        );
         const query = `AgentJobId="${jobId}"`;
         console.log(`Every follow-up of this job: ${followUpListUrl(stack.uiUrl as string, 'default', query)}\n`);
         let last = '';
@@ -80,11 +84,17 @@ async function main(): Promise<void> {
         return outcome;
       })(),
     );
-    console.log(`\nThe job ended ${result.outcome} after ${result.polls} poll(s). Pull request: ${result.prLink ?? 'none'}`);
+    console.log(
+      `\nThe job ended ${result.outcome} after ${result.polls} poll(s). Pull request: ${result.prLink ?? 'none'}`,
+    );
     console.log(JSON.stringify(result.job, null, 2));
-    console.log(`\nMessages the simulator accepted for this job: ${stack.simulator.counts(projectId, jobId).messagesAccepted}`);
+    console.log(
+      `\nMessages the simulator accepted for this job: ${stack.simulator.counts(projectId, jobId).messagesAccepted}`,
+    );
     if (keep) {
-      console.log(`\n--keep: the dev server (${stack.address}), its Web UI (${stack.uiUrl}) and the worker stay up. Press Ctrl-C to stop.`);
+      console.log(
+        `\n--keep: the dev server (${stack.address}), its Web UI (${stack.uiUrl}) and the worker stay up. Press Ctrl-C to stop.`,
+      );
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);

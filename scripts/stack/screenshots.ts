@@ -29,14 +29,20 @@ const SHARED_TASK_QUEUE = 'agent-followup-shared';
 
 const program = new Command('npm run screenshots --')
   .option('--out <dir>', 'where the PNGs go', join(__dirname, '..', '..', '..', 'docs', 'screenshots'))
-  .option('--chromium <path>', "the Chromium binary (Debian's package: apt-get install chromium)", process.env.CHROMIUM_PATH ?? '/usr/bin/chromium')
+  .option(
+    '--chromium <path>',
+    "the Chromium binary (Debian's package: apt-get install chromium)",
+    process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  )
   .option('--ui-port <port>', 'the Web UI port of the stack it starts', (value) => Number(value), 8299);
 
 async function main(): Promise<void> {
   program.parse();
   const options = program.opts<{ out: string; chromium: string; uiPort: number }>();
   if (!existsSync(options.chromium)) {
-    throw new Error(`no Chromium at ${options.chromium}: install Debian's (apt-get install -y chromium) or pass --chromium PATH`);
+    throw new Error(
+      `no Chromium at ${options.chromium}: install Debian's (apt-get install -y chromium) or pass --chromium PATH`,
+    );
   }
   mkdirSync(options.out, { recursive: true });
   Runtime.install({ logger: new DefaultLogger('ERROR') });
@@ -45,7 +51,12 @@ async function main(): Promise<void> {
   process.env.TEMPORAL_CLI_PATH = cli;
 
   // A budget of one send a second, so the sends are not spread over minutes the way 80 an hour would spread them.
-  const stack = await startLocalStack({ ui: true, uiPort: options.uiPort, sendsPerProjectPerHour: 3_600, simulator: { defaultWorkMs: 1_500 } });
+  const stack = await startLocalStack({
+    ui: true,
+    uiPort: options.uiPort,
+    sendsPerProjectPerHour: 3_600,
+    simulator: { defaultWorkMs: 1_500 },
+  });
   // A second worker, as a deployment runs by default (AGENT_WATCH_SHARDS=2): its follow-ups wait through job watchers.
   // The stack's own worker takes the others, whose 500 ms schedules are faster than AGENT_WATCH_MIN_INTERVAL: each
   // polls its own job.
@@ -61,7 +72,9 @@ async function main(): Promise<void> {
   const sharedRunning = sharedWorker.run();
   try {
     const shared = new FollowUpClient(stack.env.client, { taskQueue: SHARED_TASK_QUEUE });
-    const [{ ids, scheduleId }, sharedIds] = await stack.run(Promise.all([startFollowUps(stack.followUps, stack.simulator), startSharedFollowUps(shared, stack.simulator)]));
+    const [{ ids, scheduleId }, sharedIds] = await stack.run(
+      Promise.all([startFollowUps(stack.followUps, stack.simulator), startSharedFollowUps(shared, stack.simulator)]),
+    );
     Object.assign(ids, sharedIds);
     const browser = await chromium.launch({ executablePath: options.chromium, args: ['--no-sandbox'] });
     try {
@@ -71,19 +84,47 @@ async function main(): Promise<void> {
       await context.addInitScript({ content: columnsInitScript('default') });
       const page = await context.newPage();
       const ui = stack.uiUrl as string;
-      await shoot(page, followUpListUrl(ui, 'default'), ids['follow-up-completed'] as string, join(options.out, 'list.png'));
+      await shoot(
+        page,
+        followUpListUrl(ui, 'default'),
+        ids['follow-up-completed'] as string,
+        join(options.out, 'list.png'),
+      );
       for (const [name, workflowId] of Object.entries(ids)) {
-        await shoot(page, `${ui}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`, workflowId, join(options.out, `${name}.png`));
+        await shoot(
+          page,
+          `${ui}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`,
+          workflowId,
+          join(options.out, `${name}.png`),
+        );
       }
       // Where a running follow-up says what it is doing: its current details, kept live by the workflow.
-      for (const name of ['follow-up-waiting', 'follow-up-queued', 'follow-up-waiting-for-budget', 'follow-up-failing', ...Object.keys(sharedIds)]) {
-        await page.goto(`${ui}/namespaces/default/workflows/${encodeURIComponent(ids[name] as string)}`, { waitUntil: 'load' });
+      for (const name of [
+        'follow-up-waiting',
+        'follow-up-queued',
+        'follow-up-waiting-for-budget',
+        'follow-up-failing',
+        ...Object.keys(sharedIds),
+      ]) {
+        await page.goto(`${ui}/namespaces/default/workflows/${encodeURIComponent(ids[name] as string)}`, {
+          waitUntil: 'load',
+        });
         await page.getByText('User Metadata', { exact: true }).filter({ visible: true }).first().click();
         await capture(page, 'Current Details', join(options.out, `${name}-details.png`));
       }
       // A schedule: its own page, and its runs in the follow-up list, each with its outcome and pull request.
-      await shoot(page, `${ui}/namespaces/default/schedules/${encodeURIComponent(scheduleId)}`, scheduleId, join(options.out, 'schedule.png'));
-      await shoot(page, followUpListUrl(ui, 'default', `TemporalScheduledById="${scheduleId}"`), 'completed', join(options.out, 'schedule-runs.png'));
+      await shoot(
+        page,
+        `${ui}/namespaces/default/schedules/${encodeURIComponent(scheduleId)}`,
+        scheduleId,
+        join(options.out, 'schedule.png'),
+      );
+      await shoot(
+        page,
+        followUpListUrl(ui, 'default', `TemporalScheduledById="${scheduleId}"`),
+        'completed',
+        join(options.out, 'schedule-runs.png'),
+      );
     } finally {
       await browser.close();
     }
@@ -119,7 +160,8 @@ async function startFollowUps(
   followUps: FollowUpClient,
   simulator: Awaited<ReturnType<typeof startLocalStack>>['simulator'],
 ): Promise<{ ids: Record<string, string>; scheduleId: string }> {
-  const send = (jobId: string, prompt: string, polling: object = POLLING) => followUps.start({ projectId: PROJECT, jobId, prompt, polling });
+  const send = (jobId: string, prompt: string, polling: object = POLLING) =>
+    followUps.start({ projectId: PROJECT, jobId, prompt, polling });
   simulator.addJob({ projectId: PROJECT, jobId: 'web-101', outcome: 'completed' });
   simulator.addJob({ projectId: PROJECT, jobId: 'web-102', outcome: 'no-changes' });
   simulator.addJob({ projectId: PROJECT, jobId: 'web-103', outcome: 'failed' });
@@ -144,14 +186,29 @@ async function startFollowUps(
   // The API fails: reads of web-108 answer HTTP 500 while it waits, and web-109 times out while they do.
   const failing = await send('web-108', 'Bump the lint rules');
   const timedOutAfterErrors = await send('web-109', 'Split the settings page', { ...POLLING, timeout: '12s' });
-  await waitUntil(() => simulator.counts(PROJECT, 'web-108').messagesAccepted === 1 && simulator.counts(PROJECT, 'web-109').messagesAccepted === 1);
-  for (const jobId of ['web-108', 'web-109']) simulator.setJobFaults(PROJECT, jobId, [{ operation: 'get', kind: 'status', status: 500 }]);
+  await waitUntil(
+    () =>
+      simulator.counts(PROJECT, 'web-108').messagesAccepted === 1 &&
+      simulator.counts(PROJECT, 'web-109').messagesAccepted === 1,
+  );
+  for (const jobId of ['web-108', 'web-109'])
+    simulator.setJobFaults(PROJECT, jobId, [{ operation: 'get', kind: 'status', status: 500 }]);
 
   // A project allowed one send an hour: the second follow-up waits for the budget.
   await followUps.setProjectBudget(BUDGET_PROJECT, 1);
-  await followUps.start({ projectId: BUDGET_PROJECT, jobId: 'docs-1', prompt: 'Document the new API', polling: POLLING });
+  await followUps.start({
+    projectId: BUDGET_PROJECT,
+    jobId: 'docs-1',
+    prompt: 'Document the new API',
+    polling: POLLING,
+  });
   await waitUntil(() => simulator.counts(BUDGET_PROJECT, 'docs-1').messagesAccepted === 1);
-  const waitingForBudget = await followUps.start({ projectId: BUDGET_PROJECT, jobId: 'docs-2', prompt: 'Add the migration guide', polling: POLLING });
+  const waitingForBudget = await followUps.start({
+    projectId: BUDGET_PROJECT,
+    jobId: 'docs-2',
+    prompt: 'Add the migration guide',
+    polling: POLLING,
+  });
 
   // A schedule that ran twice (triggered, rather than waiting for its hour).
   const schedules = FollowUpSchedules.from(followUps);
@@ -196,9 +253,23 @@ async function startSharedFollowUps(
 ): Promise<Record<string, string>> {
   simulator.addJob({ projectId: PROJECT, jobId: 'web-111', workMs: 3_600_000 });
   simulator.addJob({ projectId: PROJECT, jobId: 'web-112', workMs: 3_600_000 });
-  const waiting = await followUps.start({ projectId: PROJECT, jobId: 'web-111', prompt: 'Add dark mode to the settings page', polling: POLLING });
-  const failing = await followUps.start({ projectId: PROJECT, jobId: 'web-112', prompt: 'Fix the date picker in Safari', polling: POLLING });
-  await waitUntil(() => simulator.counts(PROJECT, 'web-111').messagesAccepted === 1 && simulator.counts(PROJECT, 'web-112').messagesAccepted === 1);
+  const waiting = await followUps.start({
+    projectId: PROJECT,
+    jobId: 'web-111',
+    prompt: 'Add dark mode to the settings page',
+    polling: POLLING,
+  });
+  const failing = await followUps.start({
+    projectId: PROJECT,
+    jobId: 'web-112',
+    prompt: 'Fix the date picker in Safari',
+    polling: POLLING,
+  });
+  await waitUntil(
+    () =>
+      simulator.counts(PROJECT, 'web-111').messagesAccepted === 1 &&
+      simulator.counts(PROJECT, 'web-112').messagesAccepted === 1,
+  );
   simulator.setJobFaults(PROJECT, 'web-112', [{ operation: 'get', kind: 'status', status: 500 }]);
   const failedReads = simulator.counts(PROJECT, 'web-112').gets + 5;
   await waitUntil(() => simulator.counts(PROJECT, 'web-112').gets >= failedReads);

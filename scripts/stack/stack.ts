@@ -22,7 +22,8 @@ interface StackOptions {
 
 function port(value: string): number {
   const number = Number(value);
-  if (!Number.isInteger(number) || number < 1 || number > 65_535) throw new InvalidArgumentError('must be a port number (1-65535)');
+  if (!Number.isInteger(number) || number < 1 || number > 65_535)
+    throw new InvalidArgumentError('must be a port number (1-65535)');
   return number;
 }
 
@@ -33,12 +34,15 @@ function positive(value: string): number {
 }
 
 function job(value: string, previous: string[]): string[] {
-  if (!/^[^/\s]+\/[^/\s]+$/.test(value)) throw new InvalidArgumentError('must be PROJECT/JOB, e.g. demo-project/demo-job');
+  if (!/^[^/\s]+\/[^/\s]+$/.test(value))
+    throw new InvalidArgumentError('must be PROJECT/JOB, e.g. demo-project/demo-job');
   return [...previous, value];
 }
 
 const program = new Command('npm run stack --')
-  .description('Start a Temporal dev server (with its Web UI), the agent API simulator and a worker, and keep them up until Ctrl-C.')
+  .description(
+    'Start a Temporal dev server (with its Web UI), the agent API simulator and a worker, and keep them up until Ctrl-C.',
+  )
   .option('--temporal-port <port>', 'the dev server (TEMPORAL_ADDRESS=localhost:<port>)', port, 7233)
   .option('--ui-port <port>', 'the Temporal Web UI', port, 8233)
   .option('--simulator-port <port>', 'the agent API simulator', port, 8787)
@@ -55,7 +59,8 @@ async function main(): Promise<void> {
   // The sends worker's "No workflows registered" and other routine SDK lines are no warning to a person trying it.
   Runtime.install({ logger: demoteRoutineLines(new DefaultLogger('WARN')) });
   const cli = ensureTemporalCli();
-  if (!cli) throw new Error('could not install the Temporal CLI (see above); set TEMPORAL_CLI_PATH to a `temporal` binary');
+  if (!cli)
+    throw new Error('could not install the Temporal CLI (see above); set TEMPORAL_CLI_PATH to a `temporal` binary');
   process.env.TEMPORAL_CLI_PATH = cli;
 
   const stack = await startLocalStack({

@@ -17,7 +17,9 @@ export { cachedCliPath, findTemporalCli, TEMPORAL_CLI_VERSION } from '../../src/
 export function ensureTemporalCli(log: (line: string) => void = console.log): string | undefined {
   const found = findTemporalCli();
   if (found) return found;
-  log('No Temporal CLI found: installing it once with scripts/install/install-temporal-cli.sh (a few minutes, then cached)…');
+  log(
+    'No Temporal CLI found: installing it once with scripts/install/install-temporal-cli.sh (a few minutes, then cached)…',
+  );
   return runInstaller('install-temporal-cli.sh');
 }
 

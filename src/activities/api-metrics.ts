@@ -30,8 +30,16 @@ export function apiCounters(context: Context): ApiCounters {
   let counters = countersByActivity.get(context);
   if (!counters) {
     counters = {
-      requests: context.metricMeter.createCounter(ApiMetric.requests, '1', 'Agent API requests, by operation and outcome'),
-      errors: context.metricMeter.createCounter(ApiMetric.errors, '1', 'Agent API errors, by operation and failure type'),
+      requests: context.metricMeter.createCounter(
+        ApiMetric.requests,
+        '1',
+        'Agent API requests, by operation and outcome',
+      ),
+      errors: context.metricMeter.createCounter(
+        ApiMetric.errors,
+        '1',
+        'Agent API errors, by operation and failure type',
+      ),
       polls: context.metricMeter.createCounter(ApiMetric.polls, '1', 'Get-job reads that returned a job, by status'),
     };
     countersByActivity.set(context, counters);
@@ -57,7 +65,10 @@ export async function countedApiCall<T>(operation: ApiOperation, call: () => Pro
       requests.add(1, { operation, outcome: 'cancelled' });
     } else {
       requests.add(1, { operation, outcome: 'error' });
-      const type = error instanceof ApplicationFailure && error.type && KNOWN_API_ERROR_TYPES.has(error.type) ? error.type : UNEXPECTED_API_ERROR;
+      const type =
+        error instanceof ApplicationFailure && error.type && KNOWN_API_ERROR_TYPES.has(error.type)
+          ? error.type
+          : UNEXPECTED_API_ERROR;
       errors.add(1, { operation, type });
     }
     throw error;

@@ -14,8 +14,21 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
   type Client,
 } from '@temporalio/client';
-import { BUDGET_DEFAULTS_WORKFLOW_ID, coordinatorWorkflowId, DEFAULT_BUDGET_MEMO_KEY, DEFAULT_COORDINATOR_TASK_QUEUE } from '../follow-up/coordinator-id';
-import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, HOUR_MS, recheckAfterMs, type CheckInAnswer, type EnterRequest, type QueueNotice, type TurnGrant } from '../follow-up/project-coordination';
+import {
+  BUDGET_DEFAULTS_WORKFLOW_ID,
+  coordinatorWorkflowId,
+  DEFAULT_BUDGET_MEMO_KEY,
+  DEFAULT_COORDINATOR_TASK_QUEUE,
+} from '../follow-up/coordinator-id';
+import {
+  DEFAULT_SENDS_PER_PROJECT_PER_HOUR,
+  HOUR_MS,
+  recheckAfterMs,
+  type CheckInAnswer,
+  type EnterRequest,
+  type QueueNotice,
+  type TurnGrant,
+} from '../follow-up/project-coordination';
 import { CHECK_IN_REFUSED, COORDINATOR_BUSY, FollowUpErrorType, type DeliveryRecord } from '../follow-up/types';
 import { enterUpdate, PROJECT_COORDINATOR_WORKFLOW_TYPE } from '../workflows/definitions';
 import type { projectCoordinatorWorkflow } from '../workflows/project-coordinator';
@@ -152,25 +165,40 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
    * policy brings it back. An answer that does not come in time, or a refusal no coordinator gives, means something
    * else may hold the coordinator's id: that is looked at, and fails the follow-up at once if so.
    */
-  async function enterCoordinator(request: CheckInRequest, enter: EnterRequest, sendsPerHour: number): Promise<CheckInAnswer> {
+  async function enterCoordinator(
+    request: CheckInRequest,
+    enter: EnterRequest,
+    sendsPerHour: number,
+  ): Promise<CheckInAnswer> {
     const coordinatorId = coordinatorWorkflowId(request.projectId);
     const giveUpAtMs = Date.now() + CHECK_IN_ATTEMPT_MS;
     let pauseMs: number = REFUSED_PAUSE.firstMs;
     for (;;) {
       try {
-        const answered = await inFlight.run(coordinatorId, giveUpAtMs, () => client.withDeadline(Date.now() + CHECK_IN_ANSWER_MS, () =>
-          client.workflow.executeUpdateWithStart(enterUpdate, {
-            args: [enter],
-            updateId: `check-in/${request.runId}/${request.sequence ?? 0}`,
-            startWorkflowOperation: new WithStartWorkflowOperation<typeof projectCoordinatorWorkflow>(PROJECT_COORDINATOR_WORKFLOW_TYPE, {
-              workflowId: coordinatorId,
-              taskQueue: settings.taskQueue,
-              workflowIdConflictPolicy: 'USE_EXISTING',
-              args: [{ projectId: request.projectId, sendsPerHour, ...(settings.windowMs ? { windowMs: settings.windowMs } : {}) }],
-              staticSummary: `Project ${request.projectId}: send budget and one follow-up at a time per job`,
+        const answered = await inFlight.run(coordinatorId, giveUpAtMs, () =>
+          client.withDeadline(Date.now() + CHECK_IN_ANSWER_MS, () =>
+            client.workflow.executeUpdateWithStart(enterUpdate, {
+              args: [enter],
+              updateId: `check-in/${request.runId}/${request.sequence ?? 0}`,
+              startWorkflowOperation: new WithStartWorkflowOperation<typeof projectCoordinatorWorkflow>(
+                PROJECT_COORDINATOR_WORKFLOW_TYPE,
+                {
+                  workflowId: coordinatorId,
+                  taskQueue: settings.taskQueue,
+                  workflowIdConflictPolicy: 'USE_EXISTING',
+                  args: [
+                    {
+                      projectId: request.projectId,
+                      sendsPerHour,
+                      ...(settings.windowMs ? { windowMs: settings.windowMs } : {}),
+                    },
+                  ],
+                  staticSummary: `Project ${request.projectId}: send budget and one follow-up at a time per job`,
+                },
+              ),
             }),
-          }),
-        ));
+          ),
+        );
         if (answered !== 'timedOut') return answered.done;
         throw ApplicationFailure.create({
           type: COORDINATOR_BUSY,
@@ -180,7 +208,8 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
       } catch (error) {
         if (error instanceof ApplicationFailure) throw error;
         const refusal = refusalOf(error);
-        if (refusal === 'invalid') throw ApplicationFailure.create({ type: CHECK_IN_REFUSED, message: describe(error), nonRetryable: true });
+        if (refusal === 'invalid')
+          throw ApplicationFailure.create({ type: CHECK_IN_REFUSED, message: describe(error), nonRetryable: true });
         if (refusal !== 'busy') await failIfForeign(coordinatorId);
         if (Date.now() + pauseMs >= giveUpAtMs) {
           throw ApplicationFailure.create({
@@ -217,9 +246,19 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
           `(${terminate}), then start the follow-up again.`;
     if (!reportedForeign.has(runId)) {
       reportedForeign.add(runId);
-      log.error('A foreign workflow holds a project coordinator id', { coordinatorId, runId, workflowType: type, taskQueue });
+      log.error('A foreign workflow holds a project coordinator id', {
+        coordinatorId,
+        runId,
+        workflowType: type,
+        taskQueue,
+      });
     }
-    throw ApplicationFailure.create({ type: FollowUpErrorType.CoordinatorIdTaken, message, nonRetryable: true, details: [{ workflowId: coordinatorId, runId, workflowType: type, taskQueue }] });
+    throw ApplicationFailure.create({
+      type: FollowUpErrorType.CoordinatorIdTaken,
+      message,
+      nonRetryable: true,
+      details: [{ workflowId: coordinatorId, runId, workflowType: type, taskQueue }],
+    });
   }
 }
 
@@ -234,7 +273,9 @@ function refusalOf(error: unknown): 'busy' | 'invalid' | 'other' {
   if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return 'other';
   // Temporal's own refusals of one more update in flight, or of a run that just closed, are for now.
   const code = (error as { cause?: { code?: unknown } }).cause?.code ?? (error as { code?: unknown }).code;
-  return code === GrpcStatus.RESOURCE_EXHAUSTED || code === GrpcStatus.ABORTED || code === GrpcStatus.UNAVAILABLE ? 'busy' : 'other';
+  return code === GrpcStatus.RESOURCE_EXHAUSTED || code === GrpcStatus.ABORTED || code === GrpcStatus.UNAVAILABLE
+    ? 'busy'
+    : 'other';
 }
 
 function describe(error: unknown): string {

@@ -68,13 +68,20 @@ export interface SentMessage extends SendResult {
 /** How long registering the first wait may hold up a send's answer: past it the follow-up registers it itself. */
 const FIRST_WAIT_REGISTRATION_MS = 5_000;
 
-
-
 /** Builds the activities around their dependencies. */
-export function createActivities({ api, temporal, stopping = new AbortController().signal, maxPollLoops = Number.POSITIVE_INFINITY, coordination }: ActivityDependencies) {
+export function createActivities({
+  api,
+  temporal,
+  stopping = new AbortController().signal,
+  maxPollLoops = Number.POSITIVE_INFINITY,
+  coordination,
+}: ActivityDependencies) {
   const startWatching = createStartWatching(temporal, coordination.watchBookLimitBytes);
   /** The watcher's address as a follow-up of this activity's task queue registers with it. */
-  const watcherFor = (watcherId: string) => ({ watcherId, taskQueue: watcherTaskQueue(Context.current().info.taskQueue) });
+  const watcherFor = (watcherId: string) => ({
+    watcherId,
+    taskQueue: watcherTaskQueue(Context.current().info.taskQueue),
+  });
   return {
     /**
      * Sends the follow-up message once, under a send slot of the project's budget; the workflow decides about any
@@ -87,21 +94,37 @@ export function createActivities({ api, temporal, stopping = new AbortController
     async sendFollowUpMessage(request: SendRequest): Promise<SentMessage> {
       const context = Context.current();
       const now = attemptClock(context.info);
-      if (context.cancellationSignal.aborted) throw new CancelledFailure('The follow-up was cancelled before its message was sent', [notSent()]);
+      if (context.cancellationSignal.aborted)
+        throw new CancelledFailure('The follow-up was cancelled before its message was sent', [notSent()]);
       if (now() >= request.sendByMs) throw slotExpired();
       const requestStartedAtMs = now();
       await recordRequestStart(temporal, requestStartedAtMs, Date.now() + (request.sendByMs - now()));
       // The record took a round trip: the lease may have run out meanwhile (nothing has left yet).
       if (now() >= request.sendByMs) throw slotExpired();
       // The server's record carries the time from here on, so a worker that dies mid-request leaves it in the failure.
-      const timer = setInterval(() => context.heartbeat({ requestStartedAtMs }), Math.max((context.info.heartbeatTimeoutMs ?? 9_000) / 3, 500));
+      const timer = setInterval(
+        () => context.heartbeat({ requestStartedAtMs }),
+        Math.max((context.info.heartbeatTimeoutMs ?? 9_000) / 3, 500),
+      );
       try {
         const result = await countedApiCall('send', () => api.sendFollowUpMessage(messageOf(request)));
         if (result.job === null) {
-          log.warn('Follow-up accepted, but the response broke the job contract; polling will read the job', { problem: result.responseProblem });
+          log.warn('Follow-up accepted, but the response broke the job contract; polling will read the job', {
+            problem: result.responseProblem,
+          });
         }
         if (!request.watch) return { ...result, requestStartedAtMs };
-        return { ...result, requestStartedAtMs, watching: await registerFirstWait(request, request.watch, result.job === null ? request.watch.baseline : jobState(result.job), requestStartedAtMs + request.watch.settleWindowMs, now()) };
+        return {
+          ...result,
+          requestStartedAtMs,
+          watching: await registerFirstWait(
+            request,
+            request.watch,
+            result.job === null ? request.watch.baseline : jobState(result.job),
+            requestStartedAtMs + request.watch.settleWindowMs,
+            now(),
+          ),
+        };
       } catch (error) {
         throw withRequestStart(error, requestStartedAtMs);
       } finally {
@@ -113,7 +136,8 @@ export function createActivities({ api, temporal, stopping = new AbortController
       stopping,
       maxLoops: maxPollLoops,
       // To this run only: a later run of the follow-up starts its own wait, which tells it for itself.
-      reportTrouble: ({ workflowId, runId }, trouble) => temporal.workflow.getHandle(workflowId, runId).signal(readTroubleSignal, trouble),
+      reportTrouble: ({ workflowId, runId }, trouble) =>
+        temporal.workflow.getHandle(workflowId, runId).signal(readTroubleSignal, trouble),
     }),
 
     ...createCoordinationActivities(temporal, coordination),
@@ -124,7 +148,13 @@ export function createActivities({ api, temporal, stopping = new AbortController
      * Registers a wait with its shard's watcher, starting the watcher if it is not running (signal-with-start: only a
      * client call can start it), and makes sure the watcher is ours (else WatcherIdTaken: the follow-up reads for itself).
      */
-    async registerWatch({ watcherId, registration }: { watcherId: string; registration: WatchRegistration }): Promise<void> {
+    async registerWatch({
+      watcherId,
+      registration,
+    }: {
+      watcherId: string;
+      registration: WatchRegistration;
+    }): Promise<void> {
       await startWatching(watcherFor(watcherId), registration);
     },
   };
@@ -133,7 +163,13 @@ export function createActivities({ api, temporal, stopping = new AbortController
    * Registers the first wait of a message just taken. The send has succeeded whatever happens here: a failure only
    * means the follow-up registers the wait itself (null), so it is logged and never thrown.
    */
-  async function registerFirstWait(request: SendRequest, watch: FirstWait, known: JobState, acceptUnchangedFromMs: number, nowMs: number): Promise<WatchRegistration | null> {
+  async function registerFirstWait(
+    request: SendRequest,
+    watch: FirstWait,
+    known: JobState,
+    acceptUnchangedFromMs: number,
+    nowMs: number,
+  ): Promise<WatchRegistration | null> {
     const execution = Context.current().info.workflowExecution;
     // Run outside a workflow (a test's mock environment): there is no follow-up to answer.
     if (!execution) return null;
@@ -153,10 +189,15 @@ export function createActivities({ api, temporal, stopping = new AbortController
       replyTo: watch.replyTo,
     };
     try {
-      await temporal.withDeadline(Date.now() + FIRST_WAIT_REGISTRATION_MS, () => startWatching(watcherFor(watch.watcherId), registration));
+      await temporal.withDeadline(Date.now() + FIRST_WAIT_REGISTRATION_MS, () =>
+        startWatching(watcherFor(watch.watcherId), registration),
+      );
       return registration;
     } catch (error) {
-      log.warn('The message was taken, but registering its wait with the job watcher failed; the follow-up registers it itself', { watcherId: watch.watcherId, error: String(error) });
+      log.warn(
+        'The message was taken, but registering its wait with the job watcher failed; the follow-up registers it itself',
+        { watcherId: watch.watcherId, error: String(error) },
+      );
       return null;
     }
   }
@@ -215,7 +256,9 @@ function slotExpired(): ApplicationFailure {
 async function recordRequestStart(temporal: Client, requestStartedAtMs: number, deadlineMs: number): Promise<void> {
   const context = Context.current();
   try {
-    await temporal.withDeadline(deadlineMs, () => temporal.activity.heartbeat(context.info.taskToken, { requestStartedAtMs } satisfies SendFailureDetails));
+    await temporal.withDeadline(deadlineMs, () =>
+      temporal.activity.heartbeat(context.info.taskToken, { requestStartedAtMs } satisfies SendFailureDetails),
+    );
     return;
   } catch (error) {
     if (error instanceof ActivityCancelledError) {
@@ -223,7 +266,8 @@ async function recordRequestStart(temporal: Client, requestStartedAtMs: number, 
       // replaces the record with one saying nothing left.
       context.heartbeat(notSent());
       await context.sleep(context.info.heartbeatTimeoutMs ?? 1_000).catch(() => undefined);
-      if (context.cancellationSignal.aborted) throw new CancelledFailure('The follow-up was cancelled before its message was sent', [notSent()]);
+      if (context.cancellationSignal.aborted)
+        throw new CancelledFailure('The follow-up was cancelled before its message was sent', [notSent()]);
     }
     throw ApplicationFailure.create({
       type: SEND_NOT_RECORDED,
@@ -241,14 +285,19 @@ async function recordRequestStart(temporal: Client, requestStartedAtMs: number, 
 function withRequestStart(error: unknown, requestStartedAtMs: number): ApplicationFailure {
   const failure = ensureApplicationFailure(error);
   const [first, ...rest] = failure.details ?? [];
-  const details: SendFailureDetails = { ...(typeof first === 'object' && first !== null ? first : {}), requestStartedAtMs };
+  const details: SendFailureDetails = {
+    ...(typeof first === 'object' && first !== null ? first : {}),
+    requestStartedAtMs,
+  };
   const copy = ApplicationFailure.create({
     type: failure.type ?? undefined,
     message: failure.message,
     nonRetryable: failure.nonRetryable === true,
     details: [details, ...rest],
     ...(failure.cause ? { cause: failure.cause } : {}),
-    ...(failure.nextRetryDelay !== undefined && failure.nextRetryDelay !== null ? { nextRetryDelay: failure.nextRetryDelay } : {}),
+    ...(failure.nextRetryDelay !== undefined && failure.nextRetryDelay !== null
+      ? { nextRetryDelay: failure.nextRetryDelay }
+      : {}),
     ...(failure.category !== undefined && failure.category !== null ? { category: failure.category } : {}),
   });
   copy.stack = failure.stack;

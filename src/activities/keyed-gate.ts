@@ -32,10 +32,13 @@ export class KeyedGate {
         clearTimeout(timer);
         resolve(true);
       };
-      const timer = setTimeout(() => {
-        gate.waiting.splice(gate.waiting.indexOf(admit), 1);
-        resolve(false);
-      }, Math.max(giveUpAtMs - Date.now(), 0));
+      const timer = setTimeout(
+        () => {
+          gate.waiting.splice(gate.waiting.indexOf(admit), 1);
+          resolve(false);
+        },
+        Math.max(giveUpAtMs - Date.now(), 0),
+      );
       gate.waiting.push(admit);
     });
   }

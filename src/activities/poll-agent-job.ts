@@ -20,7 +20,12 @@ import { isKnownStatus, type AgentJob, type JobState } from '../agent-api/job';
 import { readCheckpoint, type PollCheckpoint } from '../follow-up/poll-checkpoint';
 import { isAnswer } from '../follow-up/watch-book';
 import { FREQUENT_POLL_LIMIT_MS, nextPollAt, type PollSchedule } from '../follow-up/poll-schedule';
-import { FollowUpErrorType, RETRY_AFTER_PAST_DEADLINE, type ReadTrouble, type RetryAfterPastDeadlineDetails } from '../follow-up/types';
+import {
+  FollowUpErrorType,
+  RETRY_AFTER_PAST_DEADLINE,
+  type ReadTrouble,
+  type RetryAfterPastDeadlineDetails,
+} from '../follow-up/types';
 import { apiCounters, countedApiCall } from './api-metrics';
 
 /** Consecutive job bodies that break the contract before the follow-up gives up on the API. */
@@ -53,7 +58,10 @@ export interface PollResult {
 export { readCheckpoint, checkpointOfFailure, type PollCheckpoint } from '../follow-up/poll-checkpoint';
 
 /** Tells the follow-up that runs this activity that reading its job began to fail, or (null) succeeds again. */
-export type ReportReadTrouble = (execution: { workflowId: string; runId: string }, trouble: ReadTrouble | null) => Promise<void>;
+export type ReportReadTrouble = (
+  execution: { workflowId: string; runId: string },
+  trouble: ReadTrouble | null,
+) => Promise<void>;
 
 export interface PollLoopLimits {
   /** Aborted when the worker begins to stop: loops end at once so another worker carries them on. */
@@ -125,7 +133,8 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops, re
       const gap = dueAtMs - nowMs;
       if (gap > 0) {
         checkpoint.nextPollAtMs = dueAtMs;
-        if (gap >= FREQUENT_POLL_LIMIT_MS || !mayLoop()) throw unchanged(checkpoint, `next poll in ${Math.round(gap / 1000)}s`, gap);
+        if (gap >= FREQUENT_POLL_LIMIT_MS || !mayLoop())
+          throw unchanged(checkpoint, `next poll in ${Math.round(gap / 1000)}s`, gap);
         await sleepHeartbeating(context, stopping, gap, checkpoint);
       }
       if (stopping.aborted) throw stoppingFailure(checkpoint);
@@ -134,20 +143,29 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops, re
       checkpoint.polls += 1;
       let job: AgentJob;
       try {
-        job = await heartbeatingWhile(context, checkpoint, countedApiCall('get_job', () => api.getAgentJob(request, context.cancellationSignal)));
+        job = await heartbeatingWhile(
+          context,
+          checkpoint,
+          countedApiCall('get_job', () => api.getAgentJob(request, context.cancellationSignal)),
+        );
       } catch (error) {
         const waitMs = await afterReadFailure(error, checkpoint, request, context, readAtMs);
-        await tell({ since: new Date(checkpoint.failingSinceMs ?? readAtMs).toISOString(), lastError: checkpoint.lastError ?? 'the read failed' });
+        await tell({
+          since: new Date(checkpoint.failingSinceMs ?? readAtMs).toISOString(),
+          lastError: checkpoint.lastError ?? 'the read failed',
+        });
         // The next attempt (a retry, or another worker) continues the count and knows what the follow-up was told.
         context.heartbeat({ ...checkpoint });
         const planned = nextPollAt(request.schedule, now());
         const asked = now() + waitMs;
         // The API asks to wait past the deadline: no read can come in time, so say so now rather than at the deadline.
-        if (waitMs > 0 && asked >= request.schedule.deadlineMs) throw retryAfterPastDeadline(error, waitMs, request, checkpoint);
+        if (waitMs > 0 && asked >= request.schedule.deadlineMs)
+          throw retryAfterPastDeadline(error, waitMs, request, checkpoint);
         // No poll left before the deadline: a retry delay past it makes Temporal end the wait as timed out.
         if (planned === null) throw withRetryDelay(error, ONE_DAY_MS, checkpoint);
         dueAtMs = Math.max(planned, now() + waitMs);
-        if (dueAtMs - now() >= FREQUENT_POLL_LIMIT_MS || !mayLoop()) throw withRetryDelay(error, dueAtMs - now(), checkpoint);
+        if (dueAtMs - now() >= FREQUENT_POLL_LIMIT_MS || !mayLoop())
+          throw withRetryDelay(error, dueAtMs - now(), checkpoint);
         continue;
       }
       const hadInvalid = checkpoint.invalidInARow > 0;
@@ -161,10 +179,13 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops, re
       if (job.status === 'active') checkpoint.sawActive = true;
       apiCounters(context).polls.add(1, { status: statusLabel(job.status) });
       if (!isKnownStatus(job.status)) {
-        log.warn('Agent job has a status the API contract does not list; treating it as not finished', { status: job.status });
+        log.warn('Agent job has a status the API contract does not list; treating it as not finished', {
+          status: job.status,
+        });
       }
       // An answer reaches the follow-up anyway, and clears its errors there.
-      if (isAnswer(request, job, readAtMs)) return { job, readAtMs, polls: checkpoint.polls, sawActive: checkpoint.sawActive };
+      if (isAnswer(request, job, readAtMs))
+        return { job, readAtMs, polls: checkpoint.polls, sawActive: checkpoint.sawActive };
       await tell(null);
       // The next attempt must know what this one saw: errors that ended, the first `active`.
       if (hadInvalid || firstActive || recovered) context.heartbeat({ ...checkpoint });
@@ -173,13 +194,18 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops, re
   }
 }
 
-
 /**
  * Decides about a failed read: definite failures end the wait (the workflow decides), a third body in a row that breaks
  * the contract ends it as a contract violation, anything else waits for the next planned poll (or longer, if the API
  * asked with Retry-After). Returns the least time to wait.
  */
-async function afterReadFailure(error: unknown, checkpoint: PollCheckpoint, request: PollRequest, context: Context, readAtMs: number): Promise<number> {
+async function afterReadFailure(
+  error: unknown,
+  checkpoint: PollCheckpoint,
+  request: PollRequest,
+  context: Context,
+  readAtMs: number,
+): Promise<number> {
   if (context.cancellationSignal.aborted) throw error;
   if (!(error instanceof ApplicationFailure) || error.nonRetryable) throw error;
   checkpoint.lastError = `${error.type ?? 'Error'}: ${error.message}`;
@@ -216,7 +242,12 @@ async function heartbeatingWhile<T>(context: Context, checkpoint: PollCheckpoint
  * Sleeps until the next poll, heartbeating at least every half heartbeat timeout, so a gap as long as the timeout
  * does not time the wait out. Core sends at most one heartbeat per 0.8 × the timeout; the rest cost nothing.
  */
-async function sleepHeartbeating(context: Context, stopping: AbortSignal, ms: number, checkpoint: PollCheckpoint): Promise<void> {
+async function sleepHeartbeating(
+  context: Context,
+  stopping: AbortSignal,
+  ms: number,
+  checkpoint: PollCheckpoint,
+): Promise<void> {
   const timeoutMs = context.info.heartbeatTimeoutMs ?? 0;
   const chunkMs = timeoutMs > 0 ? timeoutMs / 2 : ms;
   for (let left = ms; left > 0; left -= chunkMs) {
@@ -251,7 +282,12 @@ function stoppingFailure(checkpoint: PollCheckpoint): ApplicationFailure {
   });
 }
 
-function retryAfterPastDeadline(error: unknown, waitMs: number, request: PollRequest, checkpoint: PollCheckpoint): ApplicationFailure {
+function retryAfterPastDeadline(
+  error: unknown,
+  waitMs: number,
+  request: PollRequest,
+  checkpoint: PollCheckpoint,
+): ApplicationFailure {
   const failure = error as ApplicationFailure;
   const details: RetryAfterPastDeadlineDetails = {
     retryAfterMs: waitMs,

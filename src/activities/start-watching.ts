@@ -27,14 +27,17 @@ export function createStartWatching(temporal: Client, bookLimitBytes: number | u
   const ours = new Set<string>();
   const reportedForeign = new Set<string>();
   return async ({ watcherId, taskQueue }, registration) => {
-    const handle = await temporal.workflow.signalWithStart<typeof jobWatcherWorkflow, [WatchRegistration]>(JOB_WATCHER_WORKFLOW_TYPE, {
-      workflowId: watcherId,
-      taskQueue,
-      args: [bookLimitBytes !== undefined ? { bookLimitBytes } : {}],
-      signal: watchJobSignal,
-      signalArgs: [registration],
-      staticSummary: 'Reads the jobs of waiting follow-ups for them, and tells each when its job answered',
-    });
+    const handle = await temporal.workflow.signalWithStart<typeof jobWatcherWorkflow, [WatchRegistration]>(
+      JOB_WATCHER_WORKFLOW_TYPE,
+      {
+        workflowId: watcherId,
+        taskQueue,
+        args: [bookLimitBytes !== undefined ? { bookLimitBytes } : {}],
+        signal: watchJobSignal,
+        signalArgs: [registration],
+        staticSummary: 'Reads the jobs of waiting follow-ups for them, and tells each when its job answered',
+      },
+    );
     const runId = handle.signaledRunId;
     if (ours.has(runId)) return;
     const description = await temporal.workflow.getHandle(watcherId, runId).describe();
@@ -49,8 +52,18 @@ export function createStartWatching(temporal: Client, bookLimitBytes: number | u
       `stay right; the reads cost more). Fix: end it (${terminate}); the next wait starts a watcher of ours.`;
     if (!reportedForeign.has(runId)) {
       reportedForeign.add(runId);
-      log.error('A foreign workflow holds a job watcher id', { watcherId, runId, workflowType: description.type, taskQueue: description.taskQueue });
+      log.error('A foreign workflow holds a job watcher id', {
+        watcherId,
+        runId,
+        workflowType: description.type,
+        taskQueue: description.taskQueue,
+      });
     }
-    throw ApplicationFailure.create({ type: WATCHER_ID_TAKEN, message, nonRetryable: true, details: [{ workflowId: watcherId, runId, workflowType: description.type }] });
+    throw ApplicationFailure.create({
+      type: WATCHER_ID_TAKEN,
+      message,
+      nonRetryable: true,
+      details: [{ workflowId: watcherId, runId, workflowType: description.type }],
+    });
   };
 }

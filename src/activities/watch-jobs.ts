@@ -83,7 +83,12 @@ export interface WatchJobsRequest {
   watcherId: string;
 }
 
-export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping: AbortSignal, startWatching: StartWatching) {
+export function createWatchJobs(
+  api: AgentApiClient,
+  temporal: Client,
+  stopping: AbortSignal,
+  startWatching: StartWatching,
+) {
   return async function watchJobs({ watcherId }: WatchJobsRequest): Promise<void> {
     const context = Context.current();
     // Each read in flight listens for the attempt's cancellation.
@@ -108,7 +113,12 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
     // After a crash, the waits whose reads fell due since the attempt before last heartbeat are read at once (the most
     // overdue first), not at their next planned read a whole gap later. Only for the first book taken in.
     let unreadSinceMs = readingUntil(context.info.heartbeatDetails);
-    const progress = (): ReaderProgress => ({ watching: book.size, inFlight, refusalsToldBeforeMs, aliveAtMs: Date.now() });
+    const progress = (): ReaderProgress => ({
+      watching: book.size,
+      inFlight,
+      refusalsToldBeforeMs,
+      aliveAtMs: Date.now(),
+    });
     // From a timer, not from the loop: on a worker so busy that the book query waits seconds for a workflow task, a
     // heartbeat behind that query timed the attempt out, and every retry did the same (seen at 10,000 waits with a
     // cache of 100 workflows: attempt 81 of a watcher's reading, no job read for 20 minutes).
@@ -126,7 +136,8 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
       return watcher.query(watchChangesQuery, book.version, reports).then(
         (changes) => {
           const refused = (Array.isArray(changes.refused) ? changes.refused : []).filter(
-            (refusal) => refusalsToldBeforeMs === null || refusal.atMs >= refusalsToldBeforeMs - REFUSAL_CLOCK_MARGIN_MS,
+            (refusal) =>
+              refusalsToldBeforeMs === null || refusal.atMs >= refusalsToldBeforeMs - REFUSAL_CLOCK_MARGIN_MS,
           );
           // A refused wait replaces an earlier one, whose reads (not yet answered) the follow-up still counts.
           const refusals = refused.map((refusal) => ({ refusal, polls: unansweredReadsOf(refusal) }));
@@ -136,17 +147,23 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
           } catch (error) {
             endWith = error;
           }
-          telling = telling.then(async () => {
-            const untoldBefore = [...untold.values()];
-            untold.clear();
-            await tellRefused([...untoldBefore, ...refusals]);
-            // Every refusal made before this query has been told (or waits in `untold`, which the heartbeat does not carry).
-            if (untold.size === 0) refusalsToldBeforeMs = askedAtMs;
-          }).catch((error: unknown) => log.warn('Could not tell refusals', { watcherId, error: String(error) }));
+          telling = telling
+            .then(async () => {
+              const untoldBefore = [...untold.values()];
+              untold.clear();
+              await tellRefused([...untoldBefore, ...refusals]);
+              // Every refusal made before this query has been told (or waits in `untold`, which the heartbeat does not carry).
+              if (untold.size === 0) refusalsToldBeforeMs = askedAtMs;
+            })
+            .catch((error: unknown) => log.warn('Could not tell refusals', { watcherId, error: String(error) }));
         },
         (error: unknown) => {
           if (error instanceof WorkflowNotFoundError) endWith = error;
-          else log.warn('Could not bring the book up to date from the watcher; trying again at the next refresh', { watcherId, error: String(error) });
+          else
+            log.warn('Could not bring the book up to date from the watcher; trying again at the next refresh', {
+              watcherId,
+              error: String(error),
+            });
           for (const report of reports) readSinceRefresh.add(report.workflowId);
         },
       );
@@ -174,7 +191,10 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
               await temporal.workflow.getHandle(workflowId, runId).signal(jobAnswerSignal, refused);
             } catch (error) {
               if (error instanceof WorkflowNotFoundError) return;
-              log.warn('Could not tell a follow-up its wait was refused; trying again at the next refresh', { workflowId, error: String(error) });
+              log.warn('Could not tell a follow-up its wait was refused; trying again at the next refresh', {
+                workflowId,
+                error: String(error),
+              });
               const later = untold.get(workflowId);
               if (!later || later.refusal.round <= round) untold.set(workflowId, toTell);
             }
@@ -195,14 +215,19 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
           await watcher.signal(unwatchJobSignal, { workflowId, runId, replyTo }).catch(() => undefined);
           return false;
         }
-        log.warn('Could not tell a follow-up what its watcher read; trying again at the next read', { workflowId: wait.registration.workflowId, error: String(error) });
+        log.warn('Could not tell a follow-up what its watcher read; trying again at the next read', {
+          workflowId: wait.registration.workflowId,
+          error: String(error),
+        });
         return false;
       }
     };
     /** Answers the wait; the watcher then forgets it (the follow-up registers its next wait, if any): no signal back. */
     const answer = async (wait: WatchedWait, message: WatchAnswer): Promise<boolean> => {
       const { workflowId, runId, round, replyTo } = wait.registration;
-      const told = await tell(wait, () => temporal.workflow.getHandle(workflowId, runId).signal(jobAnswerSignal, message));
+      const told = await tell(wait, () =>
+        temporal.workflow.getHandle(workflowId, runId).signal(jobAnswerSignal, message),
+      );
       if (told) await watcher.signal(unwatchJobSignal, { workflowId, runId, round, replyTo }).catch(() => undefined);
       return told;
     };
@@ -216,14 +241,28 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
         apiCounters(context).polls.add(1, { status: job.status });
         const { answer: answers, recovered } = readSucceeded(wait, job, readAtMs, Date.now());
         if (answers) {
-          const told = await answer(wait, { round: registration.round, replyTo: registration.replyTo, kind: 'read', job, readAtMs, polls: wait.polls, sawActive: wait.sawActive });
+          const told = await answer(wait, {
+            round: registration.round,
+            replyTo: registration.replyTo,
+            kind: 'read',
+            job,
+            readAtMs,
+            polls: wait.polls,
+            sawActive: wait.sawActive,
+          });
           if (!told) wait.answered = false;
         } else if (recovered) {
-          if (await tell(wait, () => temporal.workflow.getHandle(registration.workflowId, registration.runId).signal(readTroubleSignal, null))) wait.troubleTold = false;
+          if (
+            await tell(wait, () =>
+              temporal.workflow.getHandle(registration.workflowId, registration.runId).signal(readTroubleSignal, null),
+            )
+          )
+            wait.troubleTold = false;
         }
       } catch (error) {
         if (aborted()) return;
-        if (!(error instanceof ApplicationFailure) || error.nonRetryable) return void (await fail(wait, failureOf(error)));
+        if (!(error instanceof ApplicationFailure) || error.nonRetryable)
+          return void (await fail(wait, failureOf(error)));
         const message = `${error.type ?? 'Error'}: ${error.message}`;
         if (error.type === AgentApiErrorType.InvalidResponse) {
           const count = (invalidInARow.get(registration.workflowId) ?? 0) + 1;
@@ -240,21 +279,50 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
         const retryAfterMs = typeof retryAfter === 'number' ? retryAfter : 0;
         const { pastDeadline } = readFailed(wait, message, readAtMs, Date.now(), retryAfterMs);
         if (pastDeadline) {
-          const details: RetryAfterPastDeadlineDetails = { retryAfterMs, failingSinceMs: wait.failingSinceMs, failedReads: wait.failedReads, lastError: message };
-          return void (await fail(wait, { type: RETRY_AFTER_PAST_DEADLINE, message: `The API asked to wait ${retryAfterMs} ms, past the follow-up's deadline`, details: [details] }));
+          const details: RetryAfterPastDeadlineDetails = {
+            retryAfterMs,
+            failingSinceMs: wait.failingSinceMs,
+            failedReads: wait.failedReads,
+            lastError: message,
+          };
+          return void (await fail(wait, {
+            type: RETRY_AFTER_PAST_DEADLINE,
+            message: `The API asked to wait ${retryAfterMs} ms, past the follow-up's deadline`,
+            details: [details],
+          }));
         }
         // Told when failing begins and again each time the count doubles: the follow-up's count is never off by more than
         // half, and a day of failures costs it about a dozen signals.
         if (!wait.troubleTold || isPowerOfTwo(wait.failedReads)) {
-          const trouble = { since: new Date(wait.failingSinceMs ?? readAtMs).toISOString(), lastError: message, failedReads: wait.failedReads };
-          if (await tell(wait, () => temporal.workflow.getHandle(registration.workflowId, registration.runId).signal(readTroubleSignal, trouble))) wait.troubleTold = true;
+          const trouble = {
+            since: new Date(wait.failingSinceMs ?? readAtMs).toISOString(),
+            lastError: message,
+            failedReads: wait.failedReads,
+          };
+          if (
+            await tell(wait, () =>
+              temporal.workflow
+                .getHandle(registration.workflowId, registration.runId)
+                .signal(readTroubleSignal, trouble),
+            )
+          )
+            wait.troubleTold = true;
         }
       }
     };
 
-    const fail = async (wait: WatchedWait, failure: { type: string; message: string; details: unknown[] }): Promise<void> => {
+    const fail = async (
+      wait: WatchedWait,
+      failure: { type: string; message: string; details: unknown[] },
+    ): Promise<void> => {
       wait.answered = true;
-      const told = await answer(wait, { round: wait.registration.round, replyTo: wait.registration.replyTo, kind: 'failure', ...failure, polls: wait.polls });
+      const told = await answer(wait, {
+        round: wait.registration.round,
+        replyTo: wait.registration.replyTo,
+        kind: 'failure',
+        ...failure,
+        polls: wait.polls,
+      });
       if (!told) wait.answered = false;
     };
 
@@ -271,27 +339,46 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
         .query(watchChangesQuery, book.version, [])
         .then(
           (changes) => book.apply(changes, Date.now()),
-          (error: unknown) => log.warn('Could not read the last book of the ended watcher; registering the waits this reader knew', { watcherId, error: String(error) }),
+          (error: unknown) =>
+            log.warn('Could not read the last book of the ended watcher; registering the waits this reader knew', {
+              watcherId,
+              error: String(error),
+            }),
         );
       const waits = book.unanswered();
-      log.warn('The job watcher ended under its reader (terminated or reset): registering its waits with a new one', { watcherId, waits: waits.length });
+      log.warn('The job watcher ended under its reader (terminated or reset): registering its waits with a new one', {
+        watcherId,
+        waits: waits.length,
+      });
       const address = { watcherId, taskQueue: context.info.taskQueue };
       let failed = 0;
       for (let at = 0; at < waits.length; at += READS_AT_ONCE) {
-        await Promise.all(waits.slice(at, at + READS_AT_ONCE).map((registration) => startWatching(address, registration).catch(() => void (failed += 1))));
+        await Promise.all(
+          waits
+            .slice(at, at + READS_AT_ONCE)
+            .map((registration) => startWatching(address, registration).catch(() => void (failed += 1))),
+        );
       }
       // Their follow-ups register again by themselves after their silence: nothing is lost, only later.
-      if (failed > 0) log.warn('Some waits could not be registered again; their follow-ups will after their silence', { watcherId, failed });
+      if (failed > 0)
+        log.warn('Some waits could not be registered again; their follow-ups will after their silence', {
+          watcherId,
+          failed,
+        });
     };
     const watcherRunClosed = (): boolean =>
-      endWith instanceof WorkflowNotFoundError || (context.cancellationSignal.aborted && cancellationReason(context.cancellationSignal.reason) === 'NOT_FOUND');
+      endWith instanceof WorkflowNotFoundError ||
+      (context.cancellationSignal.aborted && cancellationReason(context.cancellationSignal.reason) === 'NOT_FOUND');
 
     try {
       for (;;) {
         if (aborted()) {
           if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
           // The worker is stopping: end the attempt now, so the watcher's retry runs on another worker at once.
-          throw ApplicationFailure.create({ type: 'WorkerStopping', message: 'This worker is stopping; another worker carries the watching on.' });
+          throw ApplicationFailure.create({
+            type: 'WorkerStopping',
+            message: 'This worker is stopping; another worker carries the watching on.',
+          });
         }
         // The watcher no longer exists: there is no book to read for.
         if (endWith !== null) throw endWith;
@@ -303,7 +390,10 @@ export function createWatchJobs(api: AgentApiClient, temporal: Client, stopping:
         }
         readDue();
         const next = book.nextDueAtMs();
-        const sleepMs = Math.max(TURN_MS, Math.min(BOOK_REFRESH_MS - (Date.now() - refreshedAtMs), next === null ? BOOK_REFRESH_MS : next - Date.now()));
+        const sleepMs = Math.max(
+          TURN_MS,
+          Math.min(BOOK_REFRESH_MS - (Date.now() - refreshedAtMs), next === null ? BOOK_REFRESH_MS : next - Date.now()),
+        );
         await sleepUnlessAborted(sleepMs, [context.cancellationSignal, stopping]);
       }
     } catch (error) {
@@ -343,6 +433,7 @@ function isPowerOfTwo(count: number): boolean {
 
 /** A definite failure as the follow-up shows it: its own type and message. */
 function failureOf(error: unknown): { type: string; message: string; details: unknown[] } {
-  if (error instanceof ApplicationFailure) return { type: error.type ?? 'Error', message: error.message, details: [...(error.details ?? [])] };
+  if (error instanceof ApplicationFailure)
+    return { type: error.type ?? 'Error', message: error.message, details: [...(error.details ?? [])] };
   return { type: 'Error', message: error instanceof Error ? error.message : String(error), details: [] };
 }

@@ -67,7 +67,12 @@ export function failureForStatus(
   const reason = excerpt ? ` The API said: ${excerpt}` : '';
   // Every answer handled here except the ambiguous 5xx below came from an API that did not process the send.
   const details: ApiFailureDetails[] = [
-    { status, operation: context.operation, retryAfterMs, ...(context.operation === 'send follow-up message' ? { delivery: 'not-delivered' as const } : {}) },
+    {
+      status,
+      operation: context.operation,
+      retryAfterMs,
+      ...(context.operation === 'send follow-up message' ? { delivery: 'not-delivered' as const } : {}),
+    },
   ];
   const permanent = (type: AgentApiErrorType, message: string) =>
     ApplicationFailure.create({ type, message: `${message}${reason}`, nonRetryable: true, details });
@@ -164,8 +169,21 @@ export function sendAmbiguous(message: string, details: Omit<ApiFailureDetails, 
 export function isCertainlyNotDelivered(code: string | undefined): boolean {
   if (!code) return false;
   return (
-    ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT', 'EPROTO'].includes(code) ||
+    [
+      'ECONNREFUSED',
+      'ENOTFOUND',
+      'EAI_AGAIN',
+      'EHOSTUNREACH',
+      'ENETUNREACH',
+      'UND_ERR_CONNECT_TIMEOUT',
+      'EPROTO',
+    ].includes(code) ||
     /^(CERT_|ERR_TLS_|ERR_SSL_)/.test(code) ||
-    ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY'].includes(code)
+    [
+      'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+      'DEPTH_ZERO_SELF_SIGNED_CERT',
+      'SELF_SIGNED_CERT_IN_CHAIN',
+      'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+    ].includes(code)
   );
 }

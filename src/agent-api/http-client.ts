@@ -93,10 +93,19 @@ export class AgentApiClient {
    * message is `AgentApiSendAmbiguous` (non-retryable), so only the workflow decides whether to send again.
    */
   async sendFollowUpMessage(request: MessageRequest, signal?: AbortSignal): Promise<SendResult> {
-    const context: RequestContext = { operation: 'send follow-up message', projectId: request.projectId, jobId: request.jobId };
+    const context: RequestContext = {
+      operation: 'send follow-up message',
+      projectId: request.projectId,
+      jobId: request.jobId,
+    };
     const url = buildUrl(this.config.baseUrl, this.config.sendPath ?? DEFAULT_SEND_PATH, request);
     const headers = request.idempotencyKey ? { 'Idempotency-Key': request.idempotencyKey } : undefined;
-    const body = await this.request(url, { method: 'POST', body: JSON.stringify({ prompt: request.prompt }), headers }, context, signal);
+    const body = await this.request(
+      url,
+      { method: 'POST', body: JSON.stringify({ prompt: request.prompt }), headers },
+      context,
+      signal,
+    );
     const parsed = parseJob(body, request.jobId, this.holdsSecret);
     return parsed.ok ? { job: parsed.job } : { job: null, responseProblem: parsed.problem };
   }
@@ -133,7 +142,10 @@ export class AgentApiClient {
     };
     let answer: GetAnswer;
     try {
-      answer = init.method === 'GET' ? await this.reads.get(url, headers, bounded.signal) : await this.viaFetch(url, { method: init.method, body: init.body }, headers, bounded.signal);
+      answer =
+        init.method === 'GET'
+          ? await this.reads.get(url, headers, bounded.signal)
+          : await this.viaFetch(url, { method: init.method, body: init.body }, headers, bounded.signal);
     } catch (error) {
       if (cancel?.aborted) {
         // A send cut off by cancellation or a stopping worker may already have reached the API: never "not delivered".
@@ -156,7 +168,12 @@ export class AgentApiClient {
     return answer.text;
   }
 
-  private async viaFetch(url: string, init: { method: 'POST'; body?: string }, headers: Record<string, string>, signal: AbortSignal): Promise<GetAnswer> {
+  private async viaFetch(
+    url: string,
+    init: { method: 'POST'; body?: string },
+    headers: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<GetAnswer> {
     // Never follow a redirect: it would carry the key to another address. A 3xx becomes a rejection in `request`.
     const response = await fetch(url, { method: init.method, body: init.body, signal, redirect: 'manual', headers });
     return { status: response.status, retryAfter: response.headers.get('retry-after'), text: await response.text() };
@@ -180,12 +197,18 @@ export class AgentApiClient {
     const reason = scrubSecrets(this.secrets)(description);
     if (isSend && !isCertainlyNotDelivered(code)) {
       // A reset or closed connection can come after the server processed the request.
-      return sendAmbiguous(`The connection to the agent API broke during ${where} (${reason}); the message may or may not have been taken.`, {
-        operation: context.operation,
-        underlyingType: AgentApiErrorType.NetworkError,
-      });
+      return sendAmbiguous(
+        `The connection to the agent API broke during ${where} (${reason}); the message may or may not have been taken.`,
+        {
+          operation: context.operation,
+          underlyingType: AgentApiErrorType.NetworkError,
+        },
+      );
     }
-    const details: ApiFailureDetails = { operation: context.operation, ...(isSend ? { delivery: 'not-delivered' as const } : {}) };
+    const details: ApiFailureDetails = {
+      operation: context.operation,
+      ...(isSend ? { delivery: 'not-delivered' as const } : {}),
+    };
     return ApplicationFailure.create({
       type: AgentApiErrorType.NetworkError,
       message: `Could not reach the agent API for ${where}: ${reason}. Retrying; check AGENT_API_BASE_URL if it persists.`,
@@ -194,7 +217,11 @@ export class AgentApiClient {
   }
 }
 
-function parseJob(text: string, expectedId: string, holdsSecret: (text: string) => boolean): { ok: true; job: AgentJob } | { ok: false; problem: string } {
+function parseJob(
+  text: string,
+  expectedId: string,
+  holdsSecret: (text: string) => boolean,
+): { ok: true; job: AgentJob } | { ok: false; problem: string } {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -203,7 +230,8 @@ function parseJob(text: string, expectedId: string, holdsSecret: (text: string) 
   }
   const result = AgentJobSchema.safeParse(json);
   if (!result.success) return { ok: false, problem: describeSchemaProblem(result.error) };
-  if (result.data.id !== expectedId) return { ok: false, problem: `field 'id': another job's id (expected the job asked for)` };
+  if (result.data.id !== expectedId)
+    return { ok: false, problem: `field 'id': another job's id (expected the job asked for)` };
   return { ok: true, job: withoutSecrets(toAgentJob(result.data), holdsSecret) };
 }
 
@@ -212,7 +240,8 @@ function parseJob(text: string, expectedId: string, holdsSecret: (text: string) 
  * [REDACTED]: the job is the activity's result, so it would otherwise be stored in history as the API sent it.
  */
 function withoutSecrets(job: AgentJob, holdsSecret: (text: string) => boolean): AgentJob {
-  const clean = <T extends string | null | undefined>(value: T): T => (typeof value === 'string' && holdsSecret(value) ? (REDACTED as T) : value);
+  const clean = <T extends string | null | undefined>(value: T): T =>
+    typeof value === 'string' && holdsSecret(value) ? (REDACTED as T) : value;
   return {
     ...job,
     status: clean(job.status),
@@ -254,7 +283,11 @@ function describeAbort(reason: unknown): string {
  * it in `cause`. Duck-typed: fetch's errors may come from another realm, where `instanceof Error` is false.
  */
 function describeNetworkError(error: unknown): { code?: string; description: string } {
-  const { message, code, cause } = (error ?? {}) as { message?: unknown; code?: unknown; cause?: { message?: unknown; code?: unknown } };
+  const { message, code, cause } = (error ?? {}) as {
+    message?: unknown;
+    code?: unknown;
+    cause?: { message?: unknown; code?: unknown };
+  };
   if (typeof code === 'string') return { code, description: `${code} (${typeof message === 'string' ? message : ''})` };
   if (cause && typeof cause === 'object') {
     const causeMessage = typeof cause.message === 'string' ? cause.message : '';

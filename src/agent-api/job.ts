@@ -50,7 +50,11 @@ export function jobState(job: AgentJob | JobState): JobState {
 
 /** True when the two show the job in the same observable state (status, pull request, archive time). */
 export function sameJobState(a: AgentJob | JobState, b: AgentJob | JobState): boolean {
-  return a.status === b.status && (a.prLink ?? null) === (b.prLink ?? null) && (a.archivedAt ?? null) === (b.archivedAt ?? null);
+  return (
+    a.status === b.status &&
+    (a.prLink ?? null) === (b.prLink ?? null) &&
+    (a.archivedAt ?? null) === (b.archivedAt ?? null)
+  );
 }
 
 /**
@@ -60,7 +64,8 @@ export function sameJobState(a: AgentJob | JobState, b: AgentJob | JobState): bo
 export function isAgentJobOf(value: unknown, jobId: string): value is AgentJob {
   if (typeof value !== 'object' || value === null) return false;
   const job = value as Record<string, unknown>;
-  const optionalString = (field: unknown, nullable: boolean) => field === undefined || typeof field === 'string' || (nullable && field === null);
+  const optionalString = (field: unknown, nullable: boolean) =>
+    field === undefined || typeof field === 'string' || (nullable && field === null);
   return (
     job.id === jobId &&
     typeof job.status === 'string' &&

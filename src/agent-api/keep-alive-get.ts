@@ -54,15 +54,23 @@ export class KeepAliveGet {
         response.on('data', (chunk: string) => {
           text += chunk;
         });
-        response.on('end', () => resolve({ answer: { status: response.statusCode ?? 0, retryAfter: headerOf(response.headers['retry-after']), text } }));
+        response.on('end', () =>
+          resolve({
+            answer: { status: response.statusCode ?? 0, retryAfter: headerOf(response.headers['retry-after']), text },
+          }),
+        );
         response.on('error', reject);
         response.on('close', () => {
-          if (!response.complete) reject(Object.assign(new Error('the connection closed before the whole answer came'), { code: 'ECONNRESET' }));
+          if (!response.complete)
+            reject(
+              Object.assign(new Error('the connection closed before the whole answer came'), { code: 'ECONNRESET' }),
+            );
         });
       });
       request.on('error', (error) => {
         // Nothing came back on a connection used before: it was closed under us, and the GET can go out again.
-        if (!answered && request.reusedSocket && (error as NodeJS.ErrnoException).code === 'ECONNRESET') resolve({ staleConnection: error });
+        if (!answered && request.reusedSocket && (error as NodeJS.ErrnoException).code === 'ECONNRESET')
+          resolve({ staleConnection: error });
         else reject(error);
       });
       request.end();

@@ -22,21 +22,33 @@ export async function describePollActivity(
   const fromHeartbeat = readCheckpoint((await decoded(converter, pending.heartbeatDetails?.payloads))[0]);
   const failure = pending.lastFailure;
   const application = failure?.applicationFailureInfo;
-  const fromFailure = application ? checkpointOfFailure(await decoded(converter, application.details?.payloads)) : undefined;
+  const fromFailure = application
+    ? checkpointOfFailure(await decoded(converter, application.details?.payloads))
+    : undefined;
   // The newer of the two: a failure is written after the heartbeats of the same attempt.
   const checkpoint = pickNewer(fromHeartbeat, fromFailure);
   const attempt = pending.attempt ?? 1;
   const nextRetry = pending.nextAttemptScheduleTime?.seconds;
-  const nextPollAtMs = nextRetry != null ? Number(nextRetry) * 1000 + Math.floor((pending.nextAttemptScheduleTime?.nanos ?? 0) / 1e6) : checkpoint?.nextPollAtMs ?? null;
+  const nextPollAtMs =
+    nextRetry != null
+      ? Number(nextRetry) * 1000 + Math.floor((pending.nextAttemptScheduleTime?.nanos ?? 0) / 1e6)
+      : (checkpoint?.nextPollAtMs ?? null);
   // A BENIGN failure is "nothing changed yet", not an error.
-  const failedForReal = failure && application?.category !== temporal.api.enums.v1.ApplicationErrorCategory.APPLICATION_ERROR_CATEGORY_BENIGN;
-  const lastError = failedForReal ? `${application?.type || 'Error'}: ${failure.message ?? ''}` : (checkpoint?.lastError ?? null);
+  const failedForReal =
+    failure &&
+    application?.category !== temporal.api.enums.v1.ApplicationErrorCategory.APPLICATION_ERROR_CATEGORY_BENIGN;
+  const lastError = failedForReal
+    ? `${application?.type || 'Error'}: ${failure.message ?? ''}`
+    : (checkpoint?.lastError ?? null);
   return {
     polls: checkpoint ? checkpoint.polls + Math.max(0, attempt - checkpoint.attempt - 1) : Math.max(0, attempt - 1),
     nextPollAt: nextPollAtMs !== null ? new Date(nextPollAtMs).toISOString() : null,
     lastStatus: checkpoint?.lastStatus ?? null,
     lastError,
-    failingSince: lastError !== null && typeof checkpoint?.failingSinceMs === 'number' ? new Date(checkpoint.failingSinceMs).toISOString() : null,
+    failingSince:
+      lastError !== null && typeof checkpoint?.failingSinceMs === 'number'
+        ? new Date(checkpoint.failingSinceMs).toISOString()
+        : null,
     failedReads: lastError !== null ? (checkpoint?.failedReads ?? 0) : 0,
   };
 }

@@ -35,10 +35,16 @@ const WatchedWaitViewSchema = z.object({
     .nullable(),
 });
 
-const REGISTERS_AGAIN = 'the follow-up registers again after sixty poll gaps of silence (an hour at the default schedule), or at once on poll-now';
+const REGISTERS_AGAIN =
+  'the follow-up registers again after sixty poll gaps of silence (an hour at the default schedule), or at once on poll-now';
 
 /** The watcher's live figures for `workflowId`, or why they are not available; answers within about `timeoutMs`. */
-export async function describeWatch(client: Client, workflowId: string, watcherId: string, timeoutMs: number): Promise<SharedWatchStatus> {
+export async function describeWatch(
+  client: Client,
+  workflowId: string,
+  watcherId: string,
+  timeoutMs: number,
+): Promise<SharedWatchStatus> {
   const unavailable = (reason: string): SharedWatchStatus => ({ watcherId, available: false, reason });
   const handle = client.workflow.getHandle(watcherId);
   const deadline = Date.now() + timeoutMs;
@@ -46,17 +52,24 @@ export async function describeWatch(client: Client, workflowId: string, watcherI
     return await client.connection.withDeadline(deadline, async () => {
       // A query to an ended watcher would be answered from its history: the waits it held then, not now.
       const { status } = await handle.describe();
-      if (status.name !== 'RUNNING') return unavailable(`the watcher is not running (${status.name}); ${REGISTERS_AGAIN}`);
+      if (status.name !== 'RUNNING')
+        return unavailable(`the watcher is not running (${status.name}); ${REGISTERS_AGAIN}`);
       const answer = WatchedWaitViewSchema.nullable().safeParse(await handle.query(watchedWaitQuery, workflowId));
-      if (!answer.success) return unavailable(`the watcher's answer was not understood: ${z.prettifyError(answer.error)}`);
-      if (answer.data === null) return unavailable('the watcher holds no wait of this follow-up at the moment (just answered, or registering again)');
+      if (!answer.success)
+        return unavailable(`the watcher's answer was not understood: ${z.prettifyError(answer.error)}`);
+      if (answer.data === null)
+        return unavailable(
+          'the watcher holds no wait of this follow-up at the moment (just answered, or registering again)',
+        );
       // The client's clock, not the workflow's: the next read is counted from now.
       return { watcherId, available: true, ...watchFiguresOf(answer.data, Date.now()) };
     });
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return unavailable(`no such watcher (it ended); ${REGISTERS_AGAIN}`);
     if (isGrpcDeadlineError(error) || (isGrpcCancelledError(error) && Date.now() >= deadline)) {
-      return unavailable(`the watcher did not answer within ${timeoutMs / 1000}s (no worker of its task queue answered)`);
+      return unavailable(
+        `the watcher did not answer within ${timeoutMs / 1000}s (no worker of its task queue answered)`,
+      );
     }
     return unavailable(`the watcher could not be asked: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -11,7 +11,10 @@ type Tuple = Pick<FollowUpRequest, 'projectId' | 'jobId' | 'prompt'>;
 
 /** 16 hex characters of sha256 over the exact (project, job, prompt) tuple. */
 export function tupleDigest(input: Tuple): string {
-  return createHash('sha256').update(JSON.stringify([input.projectId, input.jobId, input.prompt]), 'utf8').digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify([input.projectId, input.jobId, input.prompt]), 'utf8')
+    .digest('hex')
+    .slice(0, 16);
 }
 
 /** The default workflow id of a follow-up. */

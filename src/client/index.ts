@@ -42,7 +42,12 @@ import {
 import type { FollowUpProgress, FollowUpResult, PollActivityProgress } from '../follow-up/types';
 import type { SharedWatchStatus } from '../follow-up/watch-figures';
 import { failedOutcome, settleFollowUp, type FollowUpOutcome } from './outcome';
-import { BUDGET_DEFAULTS_WORKFLOW_ID, coordinatorWorkflowId, DEFAULT_BUDGET_MEMO_KEY, DEFAULT_COORDINATOR_TASK_QUEUE } from '../follow-up/coordinator-id';
+import {
+  BUDGET_DEFAULTS_WORKFLOW_ID,
+  coordinatorWorkflowId,
+  DEFAULT_BUDGET_MEMO_KEY,
+  DEFAULT_COORDINATOR_TASK_QUEUE,
+} from '../follow-up/coordinator-id';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type ProjectView } from '../follow-up/project-coordination';
 import {
   BUDGET_DEFAULTS_WORKFLOW_TYPE,
@@ -63,7 +68,14 @@ import type { projectCoordinatorWorkflow } from '../workflows/project-coordinato
 export * from '../follow-up/types';
 export type { SharedWatchFigures, SharedWatchStatus } from '../follow-up/watch-figures';
 export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR, type ProjectView } from '../follow-up/project-coordination';
-export { failedOutcome, settleFollowUp, type FollowUpDidNotEnd, type FollowUpEnded, type FollowUpFailureType, type FollowUpOutcome } from './outcome';
+export {
+  failedOutcome,
+  settleFollowUp,
+  type FollowUpDidNotEnd,
+  type FollowUpEnded,
+  type FollowUpFailureType,
+  type FollowUpOutcome,
+} from './outcome';
 export type { FollowUpInput } from '../follow-up/input';
 export type { WorkflowIdMismatch } from '../follow-up/workflow-id-owner';
 export type { AgentJob } from '../agent-api/schemas';
@@ -167,7 +179,6 @@ export const PROGRESS_QUERY_DEADLINE_MS = 5_000;
  */
 export const LIVE_POLLER_WINDOW_MS = 75_000;
 
-
 export { NamespaceNotFoundError, NamespaceNotReadyError } from './namespace-errors';
 
 /** How long `checkJob` waits when no worker is seen polling: one may be starting, but none may come. */
@@ -175,9 +186,7 @@ const NO_WORKER_CHECK_TIMEOUT_MS = 5_000;
 
 /** What `checkJob` found: the job, no such job, or why it could not tell. */
 export type AgentJobCheckResult =
-  | ({ found: true } & AgentJobCheck)
-  | { found: false; type: string; message: string }
-  | { found: null; reason: string };
+  ({ found: true } & AgentJobCheck) | { found: false; type: string; message: string } | { found: null; reason: string };
 
 /** What `pollNow` did. */
 export interface PollNowAnswer {
@@ -196,7 +205,12 @@ const POLL_NOW_ANSWER_MS = 10_000;
 
 /** When the covering read is due, if the follow-up refused the ask because an earlier one covers it; else null. */
 function coveringRead(error: unknown): number | null {
-  if (!(error instanceof WorkflowUpdateFailedError) || !(error.cause instanceof ApplicationFailure) || error.cause.type !== POLL_NOW_COVERED) return null;
+  if (
+    !(error instanceof WorkflowUpdateFailedError) ||
+    !(error.cause instanceof ApplicationFailure) ||
+    error.cause.type !== POLL_NOW_COVERED
+  )
+    return null;
   const details = error.cause.details?.[0] as Partial<AskedRead> | undefined;
   return typeof details?.readAtMs === 'number' ? details.readAtMs : null;
 }
@@ -208,7 +222,9 @@ export class NoWorkerAnsweredError extends Error {
     readonly workflowId: string,
     readonly timeoutMs: number,
   ) {
-    super(`No worker answered follow-up ${workflowId} within ${timeoutMs / 1000}s: the workers listed on its task queue may have stopped`);
+    super(
+      `No worker answered follow-up ${workflowId} within ${timeoutMs / 1000}s: the workers listed on its task queue may have stopped`,
+    );
   }
 }
 
@@ -241,9 +257,14 @@ import { followUpWorkflowId } from './ids';
 export { followUpWorkflowId, tupleDigest } from './ids';
 
 /** Checks input without starting anything; throws InvalidFollowUpInputError naming every bad field. */
-export function checkFollowUpInput(input: unknown, maxPromptLength: number = DEFAULT_MAX_PROMPT_LENGTH): FollowUpRequest {
+export function checkFollowUpInput(
+  input: unknown,
+  maxPromptLength: number = DEFAULT_MAX_PROMPT_LENGTH,
+): FollowUpRequest {
   if (!Number.isInteger(maxPromptLength) || maxPromptLength < 1) {
-    throw new InvalidFollowUpInputError(`maxPromptLength must be a whole number of at least 1 (got ${maxPromptLength})`);
+    throw new InvalidFollowUpInputError(
+      `maxPromptLength must be a whole number of at least 1 (got ${maxPromptLength})`,
+    );
   }
   const result = createFollowUpInputSchema(Math.min(maxPromptLength, DEFAULT_MAX_PROMPT_LENGTH)).safeParse(input);
   if (!result.success) {
@@ -258,7 +279,9 @@ export function maxPromptLengthFromEnv(env: Record<string, string | undefined>):
   if (raw === undefined || raw === '') return DEFAULT_MAX_PROMPT_LENGTH;
   const value = Number(raw);
   if (!/^\d+$/.test(raw.trim()) || value < 1) {
-    throw new InvalidFollowUpInputError(`AGENT_FOLLOWUP_MAX_PROMPT_LENGTH must be a whole number of at least 1 (got '${raw}')`);
+    throw new InvalidFollowUpInputError(
+      `AGENT_FOLLOWUP_MAX_PROMPT_LENGTH must be a whole number of at least 1 (got '${raw}')`,
+    );
   }
   return value;
 }
@@ -319,19 +342,27 @@ export class FollowUpClient {
       });
       return { workflowId, attached: false };
     } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw explainStartRefusal(error, this.client.options.namespace);
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError))
+        throw explainStartRefusal(error, this.client.options.namespace);
       // Checked even for the deterministic id: anyone may have started anything under it with an explicit id.
       const existing = await this.startedAs(workflowId);
       const mismatches = workflowIdMismatches(parsed, existing, FOLLOW_UP_WORKFLOW_TYPE);
       if (mismatches.length > 0) {
-        throw new WorkflowIdInUseError(workflowId, mismatches, describeWorkflowIdInUse(workflowId, parsed, existing, mismatches));
+        throw new WorkflowIdInUseError(
+          workflowId,
+          mismatches,
+          describeWorkflowIdInUse(workflowId, parsed, existing, mismatches),
+        );
       }
       return { workflowId, attached: true, ...(await this.attachedTo(workflowId)) };
     }
   }
 
   /** Starts (or attaches) and waits for the final job. */
-  async startAndWait(input: FollowUpInput, options: StartFollowUpOptions = {}): Promise<StartedFollowUp & { result: FollowUpResult }> {
+  async startAndWait(
+    input: FollowUpInput,
+    options: StartFollowUpOptions = {},
+  ): Promise<StartedFollowUp & { result: FollowUpResult }> {
     const started = await this.start(input, options);
     return { ...started, result: await this.result(started.workflowId) };
   }
@@ -368,7 +399,8 @@ export class FollowUpClient {
       return await this.client.connection.withDeadline(deadline, read);
     } catch (error) {
       // Past the deadline gRPC says DEADLINE_EXCEEDED, or CANCELLED when it ran out between the SDK's retries.
-      if (isGrpcDeadlineError(error) || (isGrpcCancelledError(error) && Date.now() >= deadline)) throw new NoWorkerAnsweredError(workflowId, options.timeoutMs);
+      if (isGrpcDeadlineError(error) || (isGrpcCancelledError(error) && Date.now() >= deadline))
+        throw new NoWorkerAnsweredError(workflowId, options.timeoutMs);
       throw error;
     }
   }
@@ -384,7 +416,11 @@ export class FollowUpClient {
     const status: FollowUpStatus = { workflowId, executionStatus };
     if (executionStatus !== 'RUNNING') {
       status.outcome = await this.outcome(workflowId);
-      if (status.outcome.kind === 'completed' || status.outcome.kind === 'failed' || status.outcome.kind === 'archived') {
+      if (
+        status.outcome.kind === 'completed' ||
+        status.outcome.kind === 'failed' ||
+        status.outcome.kind === 'archived'
+      ) {
         status.result = status.outcome.result;
       }
     }
@@ -401,9 +437,12 @@ export class FollowUpClient {
       status.progress =
         executionStatus === 'RUNNING'
           ? await this.progress(workflowId, { timeoutMs: PROGRESS_QUERY_DEADLINE_MS })
-          : await this.client.connection.withDeadline(Date.now() + PROGRESS_QUERY_DEADLINE_MS, () => handle.query(progressQuery));
+          : await this.client.connection.withDeadline(Date.now() + PROGRESS_QUERY_DEADLINE_MS, () =>
+              handle.query(progressQuery),
+            );
       const watcherId = status.progress.watcherId;
-      if (executionStatus === 'RUNNING' && watcherId) status.watch = await describeWatch(this.client, workflowId, watcherId, PROGRESS_QUERY_DEADLINE_MS);
+      if (executionStatus === 'RUNNING' && watcherId)
+        status.watch = await describeWatch(this.client, workflowId, watcherId, PROGRESS_QUERY_DEADLINE_MS);
     } catch (error) {
       if (error instanceof NoWorkerAnsweredError || isGrpcDeadlineError(error)) {
         status.progressUnavailable = `no worker answered within ${PROGRESS_QUERY_DEADLINE_MS / 1000}s (the workers listed on task queue '${this.options.taskQueue}' may have stopped)`;
@@ -433,14 +472,22 @@ export class FollowUpClient {
    * something is set up for it (`agent-followup schedule create` warns on a job that does not). Nothing is sent. Says
    * `found: null` with the reason when it cannot tell: no live worker, no answer within `timeoutMs`, the key refused.
    */
-  async checkJob(ref: { projectId: string; jobId: string }, options: { timeoutMs?: number } = {}): Promise<AgentJobCheckResult> {
-    for (const [field, value] of [['projectId', ref.projectId], ['jobId', ref.jobId]] as const) {
+  async checkJob(
+    ref: { projectId: string; jobId: string },
+    options: { timeoutMs?: number } = {},
+  ): Promise<AgentJobCheckResult> {
+    for (const [field, value] of [
+      ['projectId', ref.projectId],
+      ['jobId', ref.jobId],
+    ] as const) {
       const problem = identifierProblem(field, value);
       if (problem) throw new InvalidFollowUpInputError(problem);
     }
     // Without a live worker the check is still made (one may be starting), but not waited for long.
     const workerLive = (await this.workers()).some((worker) => worker.live);
-    const timeoutMs = workerLive ? (options.timeoutMs ?? 30_000) : Math.min(options.timeoutMs ?? 30_000, NO_WORKER_CHECK_TIMEOUT_MS);
+    const timeoutMs = workerLive
+      ? (options.timeoutMs ?? 30_000)
+      : Math.min(options.timeoutMs ?? 30_000, NO_WORKER_CHECK_TIMEOUT_MS);
     const handle = await this.client.workflow.start<typeof checkAgentJobWorkflow>(CHECK_AGENT_JOB_WORKFLOW_TYPE, {
       taskQueue: this.options.taskQueue,
       workflowId: `agent-followup-check/${ref.projectId}/${ref.jobId}/${randomUUID()}`,
@@ -454,7 +501,12 @@ export class FollowUpClient {
       const outcome = failedOutcome(error);
       if (outcome.type === 'AgentJobNotFound') return { found: false, type: outcome.type, message: outcome.message };
       if (outcome.type === 'WorkflowTimeout') {
-        return { found: null, reason: workerLive ? `no answer within ${timeoutMs / 1000}s` : `no worker polls task queue '${this.options.taskQueue}' to read it` };
+        return {
+          found: null,
+          reason: workerLive
+            ? `no answer within ${timeoutMs / 1000}s`
+            : `no worker polls task queue '${this.options.taskQueue}' to read it`,
+        };
       }
       return { found: null, reason: `${outcome.type}: ${outcome.message}` };
     }
@@ -476,12 +528,16 @@ export class FollowUpClient {
     const timeoutMs = options.timeoutMs ?? POLL_NOW_ANSWER_MS;
     const deadline = Date.now() + timeoutMs;
     try {
-      const { readAtMs } = await this.client.connection.withDeadline(deadline, () => handle.executeUpdate(pollNowUpdate));
+      const { readAtMs } = await this.client.connection.withDeadline(deadline, () =>
+        handle.executeUpdate(pollNowUpdate),
+      );
       return { requested: true, executionStatus, readAt: new Date(readAtMs).toISOString(), covered: false };
     } catch (error) {
       const covered = coveringRead(error);
-      if (covered !== null) return { requested: true, executionStatus, readAt: new Date(covered).toISOString(), covered: true };
-      if (isGrpcDeadlineError(error) || (isGrpcCancelledError(error) && Date.now() >= deadline)) throw new NoWorkerAnsweredError(workflowId, timeoutMs);
+      if (covered !== null)
+        return { requested: true, executionStatus, readAt: new Date(covered).toISOString(), covered: true };
+      if (isGrpcDeadlineError(error) || (isGrpcCancelledError(error) && Date.now() >= deadline))
+        throw new NoWorkerAnsweredError(workflowId, timeoutMs);
       // It ended between the look and the ask: nothing to read for.
       const now = (await handle.describe()).status.name;
       if (now !== 'RUNNING') return { requested: false, executionStatus: now, readAt: null, covered: false };
@@ -490,7 +546,9 @@ export class FollowUpClient {
   }
 
   /** What the server keeps of the follow-up without a worker: its search attributes and its pending poll activity. */
-  private async lastKnownOf(description: WorkflowExecutionDescription): Promise<NonNullable<FollowUpStatus['lastKnown']>> {
+  private async lastKnownOf(
+    description: WorkflowExecutionDescription,
+  ): Promise<NonNullable<FollowUpStatus['lastKnown']>> {
     return {
       jobStatus: description.typedSearchAttributes.get(AgentJobStatus) ?? null,
       prLink: description.typedSearchAttributes.get(AgentPrLink) ?? null,
@@ -512,8 +570,13 @@ export class FollowUpClient {
     });
     const now = Date.now();
     return (response.pollers ?? []).map((poller) => {
-      const lastSeen = poller.lastAccessTime?.seconds != null ? new Date(Number(poller.lastAccessTime.seconds) * 1000) : null;
-      return { identity: poller.identity ?? '', lastSeen, live: lastSeen !== null && now - lastSeen.getTime() <= LIVE_POLLER_WINDOW_MS };
+      const lastSeen =
+        poller.lastAccessTime?.seconds != null ? new Date(Number(poller.lastAccessTime.seconds) * 1000) : null;
+      return {
+        identity: poller.identity ?? '',
+        lastSeen,
+        live: lastSeen !== null && now - lastSeen.getTime() <= LIVE_POLLER_WINDOW_MS,
+      };
     });
   }
 
@@ -526,7 +589,10 @@ export class FollowUpClient {
   private async attachedTo(workflowId: string): Promise<Pick<StartedFollowUp, 'startedAt' | 'executionStatus'>> {
     const description = await this.client.workflow.getHandle(workflowId).describe();
     const original = description.raw.workflowExtendedInfo?.originalStartTime;
-    const startedAt = original?.seconds != null ? new Date(Number(original.seconds) * 1000 + Math.floor((original.nanos ?? 0) / 1e6)) : description.startTime;
+    const startedAt =
+      original?.seconds != null
+        ? new Date(Number(original.seconds) * 1000 + Math.floor((original.nanos ?? 0) / 1e6))
+        : description.startTime;
     return { startedAt: startedAt.toISOString(), executionStatus: description.status.name };
   }
 
@@ -568,8 +634,17 @@ export class FollowUpClient {
       ids.push(execution.workflowId);
       if (ids.length >= limit) break;
     }
-    const views = await Promise.all(ids.map((id) => this.client.workflow.getHandle(id).query(projectQuery).catch(() => null)));
-    return views.filter((view): view is ProjectView => view !== null).sort((a, b) => a.projectId.localeCompare(b.projectId));
+    const views = await Promise.all(
+      ids.map((id) =>
+        this.client.workflow
+          .getHandle(id)
+          .query(projectQuery)
+          .catch(() => null),
+      ),
+    );
+    return views
+      .filter((view): view is ProjectView => view !== null)
+      .sort((a, b) => a.projectId.localeCompare(b.projectId));
   }
 
   /** The namespace's default budget per project, if one was set (`setDefaultBudget`); null: the workers' setting. */
@@ -593,14 +668,17 @@ export class FollowUpClient {
     if (sendsPerHour !== null && !(Number.isInteger(sendsPerHour) && sendsPerHour >= 1)) {
       throw new InvalidFollowUpInputError(`sendsPerHour must be a whole number of at least 1 (got ${sendsPerHour})`);
     }
-    await this.client.workflow.signalWithStart<typeof budgetDefaultsWorkflow, [{ sendsPerHour: number | null }]>(BUDGET_DEFAULTS_WORKFLOW_TYPE, {
-      workflowId: BUDGET_DEFAULTS_WORKFLOW_ID,
-      taskQueue: this.options.coordinatorTaskQueue ?? DEFAULT_COORDINATOR_TASK_QUEUE,
-      args: [{ sendsPerHour }],
-      signal: setDefaultBudgetSignal,
-      signalArgs: [{ sendsPerHour }],
-      staticSummary: 'The default send budget of every project',
-    });
+    await this.client.workflow.signalWithStart<typeof budgetDefaultsWorkflow, [{ sendsPerHour: number | null }]>(
+      BUDGET_DEFAULTS_WORKFLOW_TYPE,
+      {
+        workflowId: BUDGET_DEFAULTS_WORKFLOW_ID,
+        taskQueue: this.options.coordinatorTaskQueue ?? DEFAULT_COORDINATOR_TASK_QUEUE,
+        args: [{ sendsPerHour }],
+        signal: setDefaultBudgetSignal,
+        signalArgs: [{ sendsPerHour }],
+        staticSummary: 'The default send budget of every project',
+      },
+    );
   }
 
   /**
@@ -613,14 +691,17 @@ export class FollowUpClient {
     if (sendsPerHour !== null && !(Number.isInteger(sendsPerHour) && sendsPerHour >= 1)) {
       throw new InvalidFollowUpInputError(`sendsPerHour must be a whole number of at least 1 (got ${sendsPerHour})`);
     }
-    await this.client.workflow.signalWithStart<typeof projectCoordinatorWorkflow, [{ sendsPerHour: number | null }]>(PROJECT_COORDINATOR_WORKFLOW_TYPE, {
-      workflowId: coordinatorWorkflowId(projectId),
-      taskQueue: this.options.coordinatorTaskQueue ?? DEFAULT_COORDINATOR_TASK_QUEUE,
-      args: [{ projectId, sendsPerHour: DEFAULT_SENDS_PER_PROJECT_PER_HOUR }],
-      signal: setBudgetSignal,
-      signalArgs: [{ sendsPerHour }],
-      staticSummary: `Project ${projectId}: send budget and one follow-up at a time per job`,
-    });
+    await this.client.workflow.signalWithStart<typeof projectCoordinatorWorkflow, [{ sendsPerHour: number | null }]>(
+      PROJECT_COORDINATOR_WORKFLOW_TYPE,
+      {
+        workflowId: coordinatorWorkflowId(projectId),
+        taskQueue: this.options.coordinatorTaskQueue ?? DEFAULT_COORDINATOR_TASK_QUEUE,
+        args: [{ projectId, sendsPerHour: DEFAULT_SENDS_PER_PROJECT_PER_HOUR }],
+        signal: setBudgetSignal,
+        signalArgs: [{ sendsPerHour }],
+        staticSummary: `Project ${projectId}: send budget and one follow-up at a time per job`,
+      },
+    );
   }
 
   /** Closes the connection this client was built on. */
@@ -628,5 +709,3 @@ export class FollowUpClient {
     await this.client.connection.close();
   }
 }
-
-

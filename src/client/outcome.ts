@@ -59,9 +59,12 @@ export function endedOutcome(result: FollowUpResult): FollowUpEnded {
 export function failedOutcome(error: unknown): FollowUpDidNotEnd {
   if (!(error instanceof WorkflowFailedError)) throw error;
   let cause: unknown = error.cause;
-  if (cause instanceof CancelledFailure) return { kind: 'cancelled', type: 'Cancelled', message: 'the follow-up was cancelled' };
-  if (cause instanceof TerminatedFailure) return { kind: 'cancelled', type: 'Terminated', message: 'the follow-up was terminated' };
-  if (cause instanceof TimeoutFailure) return { kind: 'timed-out', type: 'WorkflowTimeout', message: 'the follow-up ran past its workflow timeout' };
+  if (cause instanceof CancelledFailure)
+    return { kind: 'cancelled', type: 'Cancelled', message: 'the follow-up was cancelled' };
+  if (cause instanceof TerminatedFailure)
+    return { kind: 'cancelled', type: 'Terminated', message: 'the follow-up was terminated' };
+  if (cause instanceof TimeoutFailure)
+    return { kind: 'timed-out', type: 'WorkflowTimeout', message: 'the follow-up ran past its workflow timeout' };
   // The innermost ApplicationFailure: the activity's reason is more useful than "Activity task failed".
   let application: ApplicationFailure | undefined;
   while (cause instanceof Error) {

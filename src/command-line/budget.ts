@@ -7,11 +7,11 @@ import { ExitCode, UsageError, type CliContext, type CliIo } from './io';
 export function registerBudget(program: Command, ctx: CliContext): void {
   const budget = program
     .command('budget')
-    .summary("show or set a project's send budget, shared by every worker and service (README, \"The send budget\")")
+    .summary('show or set a project\'s send budget, shared by every worker and service (README, "The send budget")')
     .helpCommand(false);
   budget
     .command('show')
-    .summary('show each project\'s use of its budget in the current window (or one project\'s with --project)')
+    .summary("show each project's use of its budget in the current window (or one project's with --project)")
     .option('--project <id>', 'only this project')
     .option('--json', 'print JSON instead of text')
     .action(async (options: { project?: string; json?: boolean }) => {
@@ -20,8 +20,14 @@ export function registerBudget(program: Command, ctx: CliContext): void {
   budget
     .command('set')
     .summary("set every project's budget, or with --project one project's own")
-    .option('--project <id>', 'only this project (without it: the default of every project without a budget of its own)')
-    .option('--sends-per-hour <n>', "sends a project may make in any rolling hour, across every worker (the vendor allows 100); 'default' returns to the default (for all: the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR)")
+    .option(
+      '--project <id>',
+      'only this project (without it: the default of every project without a budget of its own)',
+    )
+    .option(
+      '--sends-per-hour <n>',
+      "sends a project may make in any rolling hour, across every worker (the vendor allows 100); 'default' returns to the default (for all: the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR)",
+    )
     .option('--json', 'print JSON instead of text')
     .action(async (options: { project?: string; sendsPerHour?: string; json?: boolean }) => {
       const project = options.project;
@@ -39,10 +45,14 @@ export function registerBudget(program: Command, ctx: CliContext): void {
 }
 
 function sendsPerHourFrom(raw: string | undefined): number | null {
-  if (raw === undefined) throw new UsageError('budget set needs --sends-per-hour N (e.g. 80; the vendor allows 100 per project per hour), or default');
+  if (raw === undefined)
+    throw new UsageError(
+      'budget set needs --sends-per-hour N (e.g. 80; the vendor allows 100 per project per hour), or default',
+    );
   if (raw.trim().toLowerCase() === 'default') return null;
   const value = Number(raw);
-  if (raw.trim() === '' || !Number.isInteger(value) || value < 1) throw new UsageError(`--sends-per-hour must be a whole number of at least 1, or default (got '${raw}')`);
+  if (raw.trim() === '' || !Number.isInteger(value) || value < 1)
+    throw new UsageError(`--sends-per-hour must be a whole number of at least 1, or default (got '${raw}')`);
   return value;
 }
 
@@ -50,9 +60,16 @@ async function show(projectId: string | undefined, json: boolean, io: CliIo): Pr
   const followUps = await io.connect();
   try {
     if (projectId !== undefined) {
-      const [defaultSendsPerHour, view] = await Promise.all([followUps.defaultBudget(), followUps.projectBudget(projectId)]);
+      const [defaultSendsPerHour, view] = await Promise.all([
+        followUps.defaultBudget(),
+        followUps.projectBudget(projectId),
+      ]);
       // One JSON shape with or without --project (json-output.ts): the list, here of this project alone.
-      io.out(json ? `${JSON.stringify({ defaultSendsPerHour, projects: view ? [view] : [] })}\n` : describeProject(projectId, view));
+      io.out(
+        json
+          ? `${JSON.stringify({ defaultSendsPerHour, projects: view ? [view] : [] })}\n`
+          : describeProject(projectId, view),
+      );
       return ExitCode.Ok;
     }
     const [defaultSendsPerHour, views] = await Promise.all([followUps.defaultBudget(), followUps.projectBudgets()]);
@@ -60,7 +77,10 @@ async function show(projectId: string | undefined, json: boolean, io: CliIo): Pr
       defaultSendsPerHour === null
         ? "Default for every project: the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR (80 unless set).\n"
         : `Default for every project: ${defaultSendsPerHour} sends per hour (set with budget set).\n`;
-    const body = views.length === 0 ? 'No project has sent in the last hour or has a budget of its own.\n' : views.map((view) => describeProject(view.projectId, view)).join('');
+    const body =
+      views.length === 0
+        ? 'No project has sent in the last hour or has a budget of its own.\n'
+        : views.map((view) => describeProject(view.projectId, view)).join('');
     io.out(json ? `${JSON.stringify({ defaultSendsPerHour, projects: views })}\n` : header + body);
     return ExitCode.Ok;
   } finally {
@@ -74,10 +94,14 @@ function describeProject(projectId: string, view: ProjectView | null): string {
   const lines = [
     `${projectId}: ${view.sentInWindow} of ${view.limit} sends used in the last ${window} (${view.limitSetForProject ? 'set for this project' : "the workers' default"})`,
   ];
-  if (view.nextSlotAt) lines.push(`  next slot ${utcClock(view.nextSlotAt)} UTC (in ${roughDuration(Math.max(Date.parse(view.nextSlotAt) - Date.now(), 0))})`);
+  if (view.nextSlotAt)
+    lines.push(
+      `  next slot ${utcClock(view.nextSlotAt)} UTC (in ${roughDuration(Math.max(Date.parse(view.nextSlotAt) - Date.now(), 0))})`,
+    );
   if (view.waitingForBudget.length > 0) lines.push(`  waiting for a slot: ${view.waitingForBudget.length}`);
   for (const lane of view.lanes) {
-    if (lane.waiting.length > 0) lines.push(`  job ${lane.jobId}: ${lane.holder ?? 'nobody'} holds it; ${lane.waiting.length} waiting behind`);
+    if (lane.waiting.length > 0)
+      lines.push(`  job ${lane.jobId}: ${lane.holder ?? 'nobody'} holds it; ${lane.waiting.length} waiting behind`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -17,10 +17,14 @@ async function cancel(workflowId: string, io: CliIo): Promise<number> {
   try {
     const { requested, executionStatus } = await followUps.cancel(workflowId);
     if (!requested) {
-      io.err(`agent-followup: follow-up ${workflowId} already ended (${executionStatus}); there is nothing to cancel. See it with: agent-followup status ${workflowId}\n`);
+      io.err(
+        `agent-followup: follow-up ${workflowId} already ended (${executionStatus}); there is nothing to cancel. See it with: agent-followup status ${workflowId}\n`,
+      );
       return ExitCode.BadInput;
     }
-    io.out(`Cancellation requested for follow-up ${workflowId}; it stops polling and ends as cancelled. Check with: agent-followup status ${workflowId}\n`);
+    io.out(
+      `Cancellation requested for follow-up ${workflowId}; it stops polling and ends as cancelled. Check with: agent-followup status ${workflowId}\n`,
+    );
     return ExitCode.Ok;
   } finally {
     await followUps.close();

@@ -30,8 +30,14 @@ export function addFollowUpInputOptions(command: Command): Command {
     .option('--backoff-coefficient <n>', 'growth of the wait after each poll (default 2)')
     .option('--max-interval <duration>', 'longest wait between polls (default 60s)')
     .option('--timeout <duration>', 'give up after this long (default 24h)')
-    .option('--settle-window <duration>', 'how long an unchanged terminal status must stand after the send to count (default 30s)')
-    .option('--on-ambiguous-send <policy>', 'reconcile (default) | retry | fail: when a send may or may not have arrived');
+    .option(
+      '--settle-window <duration>',
+      'how long an unchanged terminal status must stand after the send to count (default 30s)',
+    )
+    .option(
+      '--on-ambiguous-send <policy>',
+      'reconcile (default) | retry | fail: when a send may or may not have arrived',
+    );
 }
 
 /**
@@ -43,7 +49,9 @@ export function strayArgumentError(extra: string[], options: FollowUpInputOption
   if (options.prompt !== undefined || options.promptFile !== undefined) {
     return new UsageError(`unexpected argument ${words} (quote the prompt${quoteAlso}: --prompt "...")`);
   }
-  return new UsageError(`unexpected argument ${words}: the project, job and prompt are options (--project ID --job ID --prompt "...")`);
+  return new UsageError(
+    `unexpected argument ${words}: the project, job and prompt are options (--project ID --job ID --prompt "...")`,
+  );
 }
 
 /** Durations stay as typed ("10s" is sent as "10s", so messages and the Web UI echo it); digits are milliseconds. */
@@ -61,7 +69,9 @@ export function readPromptFile(path: string, maxCharacters: number = DEFAULT_MAX
   try {
     fd = openSync(path, 'r');
   } catch (error) {
-    throw new UsageError(`cannot read --prompt-file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new UsageError(
+      `cannot read --prompt-file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
   }
   try {
     const buffer = Buffer.alloc(maxBytes + 1);
@@ -79,7 +89,9 @@ export function readPromptFile(path: string, maxCharacters: number = DEFAULT_MAX
     return buffer.toString('utf8', 0, length);
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new UsageError(`cannot read --prompt-file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new UsageError(
+      `cannot read --prompt-file ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
   } finally {
     closeSync(fd);
   }
@@ -87,7 +99,8 @@ export function readPromptFile(path: string, maxCharacters: number = DEFAULT_MAX
 
 /** The follow-up input the options describe; the input's own rules are checked by the caller (checkFollowUpInput of the library). */
 export function buildInput(options: FollowUpInputOptions): FollowUpInput {
-  if (options.prompt !== undefined && options.promptFile !== undefined) throw new UsageError('give --prompt or --prompt-file, not both');
+  if (options.prompt !== undefined && options.promptFile !== undefined)
+    throw new UsageError('give --prompt or --prompt-file, not both');
   let prompt = options.prompt;
   if (options.promptFile !== undefined) {
     prompt = readPromptFile(options.promptFile);
@@ -104,7 +117,9 @@ export function buildInput(options: FollowUpInputOptions): FollowUpInput {
     }
     polling.backoffCoefficient = number;
   }
-  const missing = (['project', 'job'] as const).filter((name) => options[name] === undefined).map((name) => `--${name}`);
+  const missing = (['project', 'job'] as const)
+    .filter((name) => options[name] === undefined)
+    .map((name) => `--${name}`);
   if (prompt === undefined) missing.push('--prompt (or --prompt-file)');
   if (missing.length > 0) throw new UsageError(`missing ${missing.join(', ')} (see --help)`);
   return {
@@ -112,7 +127,9 @@ export function buildInput(options: FollowUpInputOptions): FollowUpInput {
     jobId: options.job as string,
     prompt: prompt as string,
     ...(Object.keys(polling).length > 0 ? { polling: polling as FollowUpInput['polling'] } : {}),
-    ...(options.onAmbiguousSend !== undefined ? { onAmbiguousSend: options.onAmbiguousSend as FollowUpInput['onAmbiguousSend'] } : {}),
+    ...(options.onAmbiguousSend !== undefined
+      ? { onAmbiguousSend: options.onAmbiguousSend as FollowUpInput['onAmbiguousSend'] }
+      : {}),
   };
 }
 

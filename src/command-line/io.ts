@@ -44,9 +44,12 @@ const MAX_WORKFLOW_ID_LENGTH = 1_000;
 
 /** A workflow id given on the command line, checked before connecting: an empty or over-long one is exit 2, said plainly. */
 export function checkWorkflowIdArgument(workflowId: string, name = 'the workflow id'): string {
-  if (workflowId.trim() === '') throw new UsageError(`${name} must not be empty: give the id \`send\` printed (agent-followup send ... prints it)`);
+  if (workflowId.trim() === '')
+    throw new UsageError(`${name} must not be empty: give the id \`send\` printed (agent-followup send ... prints it)`);
   if (workflowId.length > MAX_WORKFLOW_ID_LENGTH) {
-    throw new UsageError(`${name} is ${workflowId.length} characters long; Temporal allows at most ${MAX_WORKFLOW_ID_LENGTH}`);
+    throw new UsageError(
+      `${name} is ${workflowId.length} characters long; Temporal allows at most ${MAX_WORKFLOW_ID_LENGTH}`,
+    );
   }
   return workflowId;
 }

@@ -27,23 +27,36 @@ const ResultSchema = z
     sendAttempts: z.number().int(),
     delivery: z.enum(['response', 'reconciled', 'earlier-run']),
   })
-  .describe('The job as it ended after this follow-up\'s message (FollowUpResult in the library)');
+  .describe("The job as it ended after this follow-up's message (FollowUpResult in the library)");
 
 const ProgressSchema = z
   .looseObject({
     phase: z.string(),
     projectId: z.string(),
     jobId: z.string(),
-    lastStatus: z.string().nullable().describe("the job's status in the last read after this follow-up's message; null before one"),
+    lastStatus: z
+      .string()
+      .nullable()
+      .describe("the job's status in the last read after this follow-up's message; null before one"),
     lastError: z.string().nullable(),
     errorsSince: z.string().nullable(),
     polls: z.number().int().describe('reads the workflow heard of; see the top-level `polls` for all of them'),
     sentAt: z.string().nullable(),
     deadline: z.string().nullable(),
   })
-  .describe('The follow-up\'s own account (FollowUpProgress in the library), while a worker answers');
+  .describe("The follow-up's own account (FollowUpProgress in the library), while a worker answers");
 
-export const OUTCOME_KINDS = ['completed', 'failed', 'archived', 'timed-out', 'rejected', 'invalid-input', 'delivery-unknown', 'cancelled', 'error'] as const;
+export const OUTCOME_KINDS = [
+  'completed',
+  'failed',
+  'archived',
+  'timed-out',
+  'rejected',
+  'invalid-input',
+  'delivery-unknown',
+  'cancelled',
+  'error',
+] as const;
 
 /** `send --json`, `send --wait --json` and `status --json`: one shape, so a script reads all three alike. */
 export const FollowUpReportSchema = z
@@ -52,20 +65,30 @@ export const FollowUpReportSchema = z
     attached: z
       .boolean()
       .nullable()
-      .describe('send: true when a follow-up with the same project, job and prompt existed and no message was sent; status: null'),
+      .describe(
+        'send: true when a follow-up with the same project, job and prompt existed and no message was sent; status: null',
+      ),
     startedAt: z.string().nullable().describe('when attached: when the existing follow-up was first started'),
     executionStatus: z.string().describe("Temporal's: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, TIMED_OUT"),
     outcome: z
       .strictObject({
-        kind: z.enum(OUTCOME_KINDS).describe('the same word as the AgentFollowUpOutcome search attribute and the exit code'),
-        type: z.string().nullable().describe('the failure type when it did not end with a job (FollowUpTimedOut, AgentJobNotFound, ...)'),
+        kind: z
+          .enum(OUTCOME_KINDS)
+          .describe('the same word as the AgentFollowUpOutcome search attribute and the exit code'),
+        type: z
+          .string()
+          .nullable()
+          .describe('the failure type when it did not end with a job (FollowUpTimedOut, AgentJobNotFound, ...)'),
         message: z.string().nullable(),
       })
       .nullable()
       .describe('null while it runs'),
     result: ResultSchema.nullable().describe('set when it ended with a job'),
     progress: ProgressSchema.nullable(),
-    progressUnavailable: z.string().nullable().describe('why `progress` is null while it runs (no worker polls, or none answered)'),
+    progressUnavailable: z
+      .string()
+      .nullable()
+      .describe('why `progress` is null while it runs (no worker polls, or none answered)'),
     lastKnown: z
       .strictObject({
         jobStatus: z.string().nullable(),
@@ -95,18 +118,28 @@ export const FollowUpReportSchema = z
             .nullable()
             .describe("the watcher's last read of the job; null: none reported since the watcher's worker took it in"),
           reads: z.number().int().nullable().describe('reads of the current wait, as far as reported'),
-          failing: z.strictObject({ since: z.string(), failedReads: z.number().int(), lastError: z.string() }).nullable().describe('null: the last read succeeded'),
-          nextReadAt: z.string().nullable().describe("the reader's plan, else the schedule's next point; null: none before the deadline"),
+          failing: z
+            .strictObject({ since: z.string(), failedReads: z.number().int(), lastError: z.string() })
+            .nullable()
+            .describe('null: the last read succeeded'),
+          nextReadAt: z
+            .string()
+            .nullable()
+            .describe("the reader's plan, else the schedule's next point; null: none before the deadline"),
         }),
         z.strictObject({ watcherId: z.string(), available: z.literal(false), reason: z.string() }),
       ])
       .nullable()
-      .describe("shared watching (AGENT_WATCH_SHARDS): the watcher's live figures for this follow-up while it waits, or why they are unavailable; null otherwise"),
+      .describe(
+        "shared watching (AGENT_WATCH_SHARDS): the watcher's live figures for this follow-up while it waits, or why they are unavailable; null otherwise",
+      ),
     polls: z
       .number()
       .int()
       .nullable()
-      .describe('every read of the job so far: the result\'s count, or the workflow\'s plus the running wait\'s; the text output says the same number'),
+      .describe(
+        "every read of the job so far: the result's count, or the workflow's plus the running wait's; the text output says the same number",
+      ),
   })
   .describe('agent-followup send --json, send --wait --json and status --json');
 
@@ -120,7 +153,9 @@ export type FollowUpReport = Omit<z.infer<typeof FollowUpReportSchema>, 'result'
 export const CliErrorSchema = z
   .strictObject({
     error: z.strictObject({
-      type: z.string().describe('BadInput, FollowUpNotFound, ScheduleNotFound, ScheduleExists, or the error\'s own name'),
+      type: z
+        .string()
+        .describe("BadInput, FollowUpNotFound, ScheduleNotFound, ScheduleExists, or the error's own name"),
       message: z.string(),
       exitCode: z.number().int(),
     }),
@@ -134,10 +169,16 @@ const RunSchema = z.strictObject({
   scheduledAt: z.string(),
   startedAt: z.string(),
   status: z.string().describe("Temporal's status of the run's follow-up"),
-  outcome: z.enum(['completed', 'failed', 'archived']).optional().describe('how the job ended, when the run returned it'),
+  outcome: z
+    .enum(['completed', 'failed', 'archived'])
+    .optional()
+    .describe('how the job ended, when the run returned it'),
   prLink: z.string().nullable().optional(),
   finishedAt: z.string().optional(),
-  failure: z.strictObject({ type: z.string(), message: z.string() }).optional().describe('why the run did not end with a job'),
+  failure: z
+    .strictObject({ type: z.string(), message: z.string() })
+    .optional()
+    .describe('why the run did not end with a job'),
 });
 
 const SpecSchema = z.strictObject({
@@ -149,14 +190,22 @@ const SpecSchema = z.strictObject({
 
 /** `schedule create --json`. */
 export const ScheduleCreatedSchema = z
-  .strictObject({ scheduleId: z.string(), workflowIdPrefix: z.string(), paused: z.boolean(), nextRunTimes: z.array(z.string()) })
+  .strictObject({
+    scheduleId: z.string(),
+    workflowIdPrefix: z.string(),
+    paused: z.boolean(),
+    nextRunTimes: z.array(z.string()),
+  })
   .describe('agent-followup schedule create --json');
 
 /** `schedule describe --json` (FollowUpScheduleView in the library). */
 export const ScheduleViewSchema = z
   .strictObject({
     scheduleId: z.string(),
-    input: z.looseObject({ projectId: z.string(), jobId: z.string(), prompt: z.string() }).nullable().describe('what each run sends; null when not a follow-up input'),
+    input: z
+      .looseObject({ projectId: z.string(), jobId: z.string(), prompt: z.string() })
+      .nullable()
+      .describe('what each run sends; null when not a follow-up input'),
     taskQueue: z.string(),
     workflowIdPrefix: z.string(),
     spec: SpecSchema,
@@ -167,7 +216,11 @@ export const ScheduleViewSchema = z
     nextRunTimes: z.array(z.string()),
     recentRuns: z.array(RunSchema).describe('newest first; Temporal keeps ten'),
     runningWorkflowIds: z.array(z.string()),
-    counts: z.strictObject({ runsStarted: z.number().int(), skippedOverlap: z.number().int(), missedCatchupWindow: z.number().int() }),
+    counts: z.strictObject({
+      runsStarted: z.number().int(),
+      skippedOverlap: z.number().int(),
+      missedCatchupWindow: z.number().int(),
+    }),
     createdAt: z.string(),
     updatedAt: z.string().nullable(),
   })
@@ -199,14 +252,25 @@ const ProjectViewSchema = z.strictObject({
   nextSlotAt: z.string().nullable().describe('while the window is full: when the next slot frees'),
   waitingForBudget: z.array(z.string()).describe('workflow ids of follow-ups waiting for a slot'),
   lanes: z.array(z.strictObject({ jobId: z.string(), holder: z.string().nullable(), waiting: z.array(z.string()) })),
-  totals: z.strictObject({ served: z.number().int(), granted: z.number().int(), returned: z.number().int(), waitedForBudget: z.number().int() }),
+  totals: z.strictObject({
+    served: z.number().int(),
+    granted: z.number().int(),
+    returned: z.number().int(),
+    waitedForBudget: z.number().int(),
+  }),
 });
 
 /** `budget show --json` and `budget set --json`, with or without `--project`: one shape. */
 export const BudgetReportSchema = z
   .strictObject({
-    defaultSendsPerHour: z.number().int().nullable().describe("every project's budget unless set for the project; null: the workers' setting"),
-    projects: z.array(ProjectViewSchema).describe('the projects with a coordinator (with --project: that one, if it has one)'),
+    defaultSendsPerHour: z
+      .number()
+      .int()
+      .nullable()
+      .describe("every project's budget unless set for the project; null: the workers' setting"),
+    projects: z
+      .array(ProjectViewSchema)
+      .describe('the projects with a coordinator (with --project: that one, if it has one)'),
   })
   .describe('agent-followup budget show --json and budget set --json');
 
@@ -226,7 +290,13 @@ export function followUpReport(status: FollowUpStatus, started: StartedFollowUp 
     attached: started ? started.attached : null,
     startedAt: started?.startedAt ?? null,
     executionStatus: status.executionStatus,
-    outcome: outcome ? { kind: outcome.kind, type: 'type' in outcome ? outcome.type : null, message: 'message' in outcome ? outcome.message : null } : null,
+    outcome: outcome
+      ? {
+          kind: outcome.kind,
+          type: 'type' in outcome ? outcome.type : null,
+          message: 'message' in outcome ? outcome.message : null,
+        }
+      : null,
     result: status.result ?? null,
     progress: status.progress ?? null,
     progressUnavailable: status.progressUnavailable ?? null,

@@ -19,7 +19,9 @@ async function pollNow(workflowId: string, io: CliIo): Promise<number> {
   try {
     const { requested, executionStatus, readAt, covered } = await followUps.pollNow(workflowId);
     if (!requested) {
-      io.err(`agent-followup: follow-up ${workflowId} already ended (${executionStatus}); it reads its job no more. See it with: agent-followup status ${workflowId}\n`);
+      io.err(
+        `agent-followup: follow-up ${workflowId} already ended (${executionStatus}); it reads its job no more. See it with: agent-followup status ${workflowId}\n`,
+      );
       return ExitCode.BadInput;
     }
     // A read due later than now: asks keep coming, and the follow-up spaces the reads they ask for.

@@ -111,7 +111,10 @@ function describeCliError(error: unknown): CliError['error'] | null {
     return badInput('FollowUpNotFound', `no follow-up with workflow id '${error.workflowId}' in this namespace`);
   }
   if (error instanceof ScheduleNotFoundError) {
-    return badInput('ScheduleNotFound', `no schedule with id '${error.scheduleId}' in this namespace (see: agent-followup schedule list)`);
+    return badInput(
+      'ScheduleNotFound',
+      `no schedule with id '${error.scheduleId}' in this namespace (see: agent-followup schedule list)`,
+    );
   }
   if (error instanceof ScheduleAlreadyRunning) {
     return badInput(

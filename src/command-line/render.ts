@@ -10,20 +10,34 @@ import type { FollowUpScheduleSpecView, ScheduledFollowUpRun } from '../schedule
 export function describeResult(result: FollowUpResult): string {
   const lines = [
     `Job ${result.job.id} ended ${result.outcome} after ${result.polls} poll(s).`,
-    result.prLink ? `Pull request: ${result.prLink}` : result.outcome === 'completed' ? 'No pull request (no files changed).' : '',
+    result.prLink
+      ? `Pull request: ${result.prLink}`
+      : result.outcome === 'completed'
+        ? 'No pull request (no files changed).'
+        : '',
     JSON.stringify(result.job, null, 2),
   ];
   return `${lines.filter(Boolean).join('\n')}\n`;
 }
 
 /** One line of progress (and one of errors); `watch`: its shared watcher's live figures, when `status` asked for them. */
-export function describeProgress(progress: FollowUpProgress, nowMs: number = Date.now(), watch?: SharedWatchStatus): string {
+export function describeProgress(
+  progress: FollowUpProgress,
+  nowMs: number = Date.now(),
+  watch?: SharedWatchStatus,
+): string {
   if (progress.phase === 'queued') return `  … ${queuedLine(progress, nowMs)}`;
   const figures = watch?.available ? watch : undefined;
   const polls = progress.polls + (progress.poll?.polls ?? 0) + (figures?.reads ?? 0);
-  const status = progress.sentAt === null ? null : (progress.poll?.lastStatus ?? figures?.lastRead?.status ?? progress.lastStatus);
+  const status =
+    progress.sentAt === null ? null : (progress.poll?.lastStatus ?? figures?.lastRead?.status ?? progress.lastStatus);
   // Before the message the job's status is that of earlier work: it is not this follow-up's to show.
-  const shown = status !== null ? `status ${status}` : progress.sentAt === null ? 'message not sent yet' : 'not read since the message';
+  const shown =
+    status !== null
+      ? `status ${status}`
+      : progress.sentAt === null
+        ? 'message not sent yet'
+        : 'not read since the message';
   const parts = [`${progress.phase}`, shown, `${polls} poll(s)`];
   // Times for people: how long ago, how soon, how much is left; the ISO times stay in --json.
   if (progress.sentAt) parts.push(`sent ${roughDuration(Math.max(0, nowMs - Date.parse(progress.sentAt)))} ago`);
@@ -51,13 +65,25 @@ export function describeProgress(progress: FollowUpProgress, nowMs: number = Dat
  * figures come from the pending poll activity or the shared watcher; the workflow's own (sends, or reads it was told
  * of) otherwise.
  */
-export function failingLine(progress: FollowUpProgress, nowMs: number = Date.now(), watch?: Pick<SharedWatchFigures, 'failing'>): string | null {
+export function failingLine(
+  progress: FollowUpProgress,
+  nowMs: number = Date.now(),
+  watch?: Pick<SharedWatchFigures, 'failing'>,
+): string | null {
   const poll = progress.poll;
   const live = poll?.lastError
     ? // The live count is as fresh as the wait's last heartbeat (a loop sends one per 0.8 × its heartbeat timeout).
-      { since: poll.failingSince ?? progress.errorsSince, count: poll.failedReads > 0 ? `, at least ${poll.failedReads} in a row` : '', lastError: poll.lastError }
+      {
+        since: poll.failingSince ?? progress.errorsSince,
+        count: poll.failedReads > 0 ? `, at least ${poll.failedReads} in a row` : '',
+        lastError: poll.lastError,
+      }
     : watch?.failing
-      ? { since: watch.failing.since, count: `, ${watch.failing.failedReads} in a row`, lastError: watch.failing.lastError }
+      ? {
+          since: watch.failing.since,
+          count: `, ${watch.failing.failedReads} in a row`,
+          lastError: watch.failing.lastError,
+        }
       : null;
   const lastError = live?.lastError ?? progress.lastError;
   if (!lastError) return null;
@@ -70,8 +96,13 @@ export function failingLine(progress: FollowUpProgress, nowMs: number = Date.now
 /** The shared watcher's line of `status`: since when it watches, its last and next read; or why it could not say. */
 export function describeWatchLine(watch: SharedWatchStatus, nowMs: number = Date.now()): string {
   if (!watch.available) return `  Watcher ${watch.watcherId}: live figures not available (${watch.reason})`;
-  const last = watch.lastRead ? `last read ${utcClock(watch.lastRead.at)} UTC (${watch.lastRead.status ?? 'failed'})` : 'no read reported yet';
-  const next = watch.nextReadAt === null ? 'no read left before the deadline' : `next read ${utcClock(watch.nextReadAt)} UTC${inFrom(watch.nextReadAt, nowMs)}`;
+  const last = watch.lastRead
+    ? `last read ${utcClock(watch.lastRead.at)} UTC (${watch.lastRead.status ?? 'failed'})`
+    : 'no read reported yet';
+  const next =
+    watch.nextReadAt === null
+      ? 'no read left before the deadline'
+      : `next read ${utcClock(watch.nextReadAt)} UTC${inFrom(watch.nextReadAt, nowMs)}`;
   return `  Watched by ${watch.watcherId} since ${utcClock(watch.watchedSince)} UTC: ${last}, ${next}`;
 }
 
@@ -89,21 +120,31 @@ export function describeStatus(status: FollowUpStatus): string {
   else if (outcome) lines.push(`Outcome: ${outcome.kind} (${outcome.type}): ${outcome.message}`);
   const progress = status.progress;
   if (progress && !(outcome && 'result' in outcome)) {
-    const last = progress.lastStatus ?? (progress.sentAt === null ? 'not sent the message' : 'not read since the message');
-    if (outcome) lines.push(`Last known: job ${progress.jobId} ${last}, ${progress.polls} poll(s)${progress.prLink ? `, ${progress.prLink}` : ''}`);
+    const last =
+      progress.lastStatus ?? (progress.sentAt === null ? 'not sent the message' : 'not read since the message');
+    if (outcome)
+      lines.push(
+        `Last known: job ${progress.jobId} ${last}, ${progress.polls} poll(s)${progress.prLink ? `, ${progress.prLink}` : ''}`,
+      );
     else lines.push(describeProgress(progress, Date.now(), status.watch));
   }
   if (status.watch) lines.push(describeWatchLine(status.watch));
   if (status.progressUnavailable) lines.push(`Progress: not available (${status.progressUnavailable})`);
   if (status.lastKnown) {
     const { jobStatus, prLink, poll } = status.lastKnown;
-    lines.push(`Last known (kept by the server): job status ${jobStatus ?? 'not read yet'}${prLink ? `, ${prLink}` : ''}`);
+    lines.push(
+      `Last known (kept by the server): job status ${jobStatus ?? 'not read yet'}${prLink ? `, ${prLink}` : ''}`,
+    );
     // The pending wait, as the server describes it: how many reads, the next one, and what fails.
     if (poll) {
       const next = poll.nextPollAt ? `, next read ${utcClock(poll.nextPollAt)} UTC` : '';
-      lines.push(`Running wait (kept by the server): ${poll.polls} read(s)${poll.lastStatus ? `, last read ${poll.lastStatus}` : ''}${next}`);
+      lines.push(
+        `Running wait (kept by the server): ${poll.polls} read(s)${poll.lastStatus ? `, last read ${poll.lastStatus}` : ''}${next}`,
+      );
       if (poll.lastError) {
-        lines.push(`  ! ${poll.failingSince ? `reads failing since ${utcClock(poll.failingSince)} UTC` : 'last read failed'}: ${poll.lastError}`);
+        lines.push(
+          `  ! ${poll.failingSince ? `reads failing since ${utcClock(poll.failingSince)} UTC` : 'last read failed'}: ${poll.lastError}`,
+        );
       }
     }
   }
@@ -116,12 +157,17 @@ export function describeFailedOutcome(outcome: Exclude<FollowUpOutcome, { result
 }
 
 export function describeSpec(spec: FollowUpScheduleSpecView): string {
-  if (spec.every !== undefined) return `every ${spec.every}${spec.offset && spec.offset !== '0s' ? ` (offset ${spec.offset})` : ''}`;
+  if (spec.every !== undefined)
+    return `every ${spec.every}${spec.offset && spec.offset !== '0s' ? ` (offset ${spec.offset})` : ''}`;
   if (spec.cron !== undefined) return `cron "${spec.cron}" in ${spec.timezone}`;
   return `a calendar spec in ${spec.timezone} (not created by agent-followup; see it in the Web UI)`;
 }
 
-export function describePolicies(policies: { overlap: string; catchupWindow: string; pauseOnFailure: boolean }): string {
+export function describePolicies(policies: {
+  overlap: string;
+  catchupWindow: string;
+  pauseOnFailure: boolean;
+}): string {
   return (
     `overlap ${policies.overlap}, catch-up window ${policies.catchupWindow}, ` +
     (policies.pauseOnFailure ? 'pauses itself when a follow-up fails' : 'keeps running when a follow-up fails')
@@ -161,7 +207,9 @@ export function timeIn(iso: string, timezone: string): string {
 
 /** Rows under a header, each column as wide as its widest cell, two spaces apart; the last column is not padded. */
 export function alignedTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
   const line = (cells: readonly string[]) =>
     cells
       .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))

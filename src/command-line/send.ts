@@ -1,11 +1,24 @@
 /** `agent-followup send`: start a follow-up (or attach to the same one), and with --wait follow it to its end. */
 import type { Command } from 'commander';
-import { checkFollowUpInput, checkFollowUpWorkflowId, type FollowUpClient, maxPromptLengthFromEnv, NoWorkerAnsweredError, PROGRESS_QUERY_DEADLINE_MS, type StartedFollowUp } from '../client';
+import {
+  checkFollowUpInput,
+  checkFollowUpWorkflowId,
+  type FollowUpClient,
+  maxPromptLengthFromEnv,
+  NoWorkerAnsweredError,
+  PROGRESS_QUERY_DEADLINE_MS,
+  type StartedFollowUp,
+} from '../client';
 import { roughDuration } from '../follow-up/progress-details';
 import { inspectFollowUpInput } from '../follow-up/request';
 import { optionDifferences } from '../follow-up/option-differences';
 import type { FollowUpRequest } from '../follow-up/request';
-import { addFollowUpInputOptions, buildInput, strayArgumentError, type FollowUpInputOptions } from './follow-up-options';
+import {
+  addFollowUpInputOptions,
+  buildInput,
+  strayArgumentError,
+  type FollowUpInputOptions,
+} from './follow-up-options';
 import { checkWorkflowIdArgument, ExitCode, type CliContext, type CliIo } from './io';
 import { classifyFailure, exitCodeForOutcome } from './outcome-codes';
 import { describeProgress, describeResult } from './render';
@@ -59,9 +72,10 @@ async function send(options: SendOptions, extra: string[], io: CliIo): Promise<n
     if (!options.wait) {
       if (options.json) {
         const report = followUpReport(await followUps.status(started.workflowId, { progress: false }), started);
-        io.out(`${JSON.stringify({ ...report, progressUnavailable: report.outcome ? null : 'send without --wait reports the start only; ask agent-followup status' })}\n`);
-      }
-      else {
+        io.out(
+          `${JSON.stringify({ ...report, progressUnavailable: report.outcome ? null : 'send without --wait reports the start only; ask agent-followup status' })}\n`,
+        );
+      } else {
         io.out(
           `${started.attached ? 'Attached to the existing' : 'Started'} follow-up ${started.workflowId}\n` +
             `Follow it with: agent-followup status ${started.workflowId}\n`,
@@ -70,7 +84,9 @@ async function send(options: SendOptions, extra: string[], io: CliIo): Promise<n
       return ExitCode.Ok;
     }
     if (!options.json) {
-      io.err(`${started.attached ? 'Attached to' : 'Started'} follow-up ${started.workflowId}; waiting for the job to end (Ctrl-C stops waiting, not the follow-up)\n`);
+      io.err(
+        `${started.attached ? 'Attached to' : 'Started'} follow-up ${started.workflowId}; waiting for the job to end (Ctrl-C stops waiting, not the follow-up)\n`,
+      );
     }
     io.waitingOn?.(started.workflowId);
     try {
@@ -84,7 +100,11 @@ async function send(options: SendOptions, extra: string[], io: CliIo): Promise<n
 }
 
 /** When `send` attached to a follow-up already under way: which of its options differ from the ones given now. */
-async function attachedWarnings(followUps: FollowUpClient, workflowId: string, given: FollowUpRequest): Promise<string[]> {
+async function attachedWarnings(
+  followUps: FollowUpClient,
+  workflowId: string,
+  given: FollowUpRequest,
+): Promise<string[]> {
   const checked = inspectFollowUpInput(await followUps.inputOf(workflowId));
   if (!checked.ok) return [];
   const differences = optionDifferences(given, checked.request);
@@ -98,8 +118,15 @@ async function attachedWarnings(followUps: FollowUpClient, workflowId: string, g
 
 /** Said on stderr whenever `send` attached instead of starting: nothing was sent this time, and what it is waiting on. */
 function reuseNotice(started: StartedFollowUp): string {
-  const since = started.startedAt ? ` was started ${roughDuration(Math.max(0, Date.now() - Date.parse(started.startedAt)))} ago (${started.startedAt})` : ' was started earlier';
-  const state = started.executionStatus === 'RUNNING' ? 'and is still running' : started.executionStatus ? `and has ended (${started.executionStatus})` : '';
+  const since = started.startedAt
+    ? ` was started ${roughDuration(Math.max(0, Date.now() - Date.parse(started.startedAt)))} ago (${started.startedAt})`
+    : ' was started earlier';
+  const state =
+    started.executionStatus === 'RUNNING'
+      ? 'and is still running'
+      : started.executionStatus
+        ? `and has ended (${started.executionStatus})`
+        : '';
   return (
     `No new message was sent: follow-up ${started.workflowId}, with the same project, job and prompt,${since} ${state}. ` +
     'This command follows that one; to send the same prompt again on purpose, pass a new --workflow-id.'
@@ -111,7 +138,13 @@ async function endReport(followUps: FollowUpClient, started: StartedFollowUp) {
   return followUpReport(await followUps.status(started.workflowId), started);
 }
 
-async function waitForEnd(followUps: FollowUpClient, started: StartedFollowUp, json: boolean, io: CliIo, warnedIdle: boolean): Promise<number> {
+async function waitForEnd(
+  followUps: FollowUpClient,
+  started: StartedFollowUp,
+  json: boolean,
+  io: CliIo,
+  warnedIdle: boolean,
+): Promise<number> {
   const { workflowId } = started;
   let done = false;
   const progressLine = new ProgressLine(io);
@@ -170,8 +203,12 @@ async function reportProgress(
         unanswered = false;
         const line = describeProgress(progress);
         // The failing line ("  ! reads failing for …") in red; on a terminal first, since a narrow one cuts the end off.
-        const parts = line.split('\n').map((text) => (text.startsWith('  !') ? { text, style: 'red' as const } : { text }));
-        const ordered = io.tty ? [...parts.filter((part) => part.style), ...parts.filter((part) => !part.style)] : parts;
+        const parts = line
+          .split('\n')
+          .map((text) => (text.startsWith('  !') ? { text, style: 'red' as const } : { text }));
+        const ordered = io.tty
+          ? [...parts.filter((part) => part.style), ...parts.filter((part) => !part.style)]
+          : parts;
         if (!json && line !== last) progressLine.update(ordered);
         last = line;
       } catch (error) {

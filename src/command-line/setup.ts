@@ -6,9 +6,11 @@ import { ExitCode, type CliContext, type CliIo } from './io';
 export function registerSetup(program: Command, ctx: CliContext): void {
   program
     .command('setup')
-    .summary("register the follow-up's search attributes on the namespace (once per namespace; running it again changes nothing)")
+    .summary(
+      "register the follow-up's search attributes on the namespace (once per namespace; running it again changes nothing)",
+    )
     .description(
-      "Registers AgentProjectId, AgentJobId, AgentJobStatus, AgentPrLink and AgentFollowUpOutcome (Keyword) on the namespace that TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE select (or a TEMPORAL_PROFILE). Those already there are left as they are.",
+      'Registers AgentProjectId, AgentJobId, AgentJobStatus, AgentPrLink and AgentFollowUpOutcome (Keyword) on the namespace that TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE select (or a TEMPORAL_PROFILE). Those already there are left as they are.',
     )
     .action(async () => {
       ctx.exitCode = await setup(ctx.io);

@@ -10,7 +10,7 @@ export function registerStatus(program: Command, ctx: CliContext): void {
     .command('status')
     .summary("show a follow-up's progress, or how it ended")
     .description(
-      'While it runs: its phase, the job status it last read, polls and errors (with shared watching, its watcher\'s live ' +
+      "While it runs: its phase, the job status it last read, polls and errors (with shared watching, its watcher's live " +
         'figures too: watched since, last read, next read). Once it ended: the final job, or the ' +
         "failure's type and message with what it last knew. The exit code is the outcome's, as for send --wait (0 while running).",
     )

@@ -9,7 +9,10 @@ import type { CliIo } from './io';
 type Style = 'red' | 'yellow' | 'green' | 'dim';
 
 /** Whether a stream gets colour: a TTY whose terminal has colours, as Node decides from `env`. */
-export function colourFor(stream: { isTTY?: boolean; hasColors?: (env?: object) => boolean }, env: NodeJS.ProcessEnv): boolean {
+export function colourFor(
+  stream: { isTTY?: boolean; hasColors?: (env?: object) => boolean },
+  env: NodeJS.ProcessEnv,
+): boolean {
   return stream.isTTY === true && typeof stream.hasColors === 'function' && stream.hasColors(env);
 }
 
@@ -17,7 +20,9 @@ export function colourFor(stream: { isTTY?: boolean; hasColors?: (env?: object) 
 export function paint(io: Pick<CliIo, 'colour'>, style: Style | undefined, text: string): string {
   if (!io.colour || style === undefined) return text;
   // Node 22+ checks a stream itself (stdout by default); the CLI has decided already, for stderr.
-  return (styleText as (format: Style, text: string, options?: { validateStream?: boolean }) => string)(style, text, { validateStream: false });
+  return (styleText as (format: Style, text: string, options?: { validateStream?: boolean }) => string)(style, text, {
+    validateStream: false,
+  });
 }
 
 const CLEAR_LINE = '\r\x1b[2K';

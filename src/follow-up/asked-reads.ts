@@ -30,7 +30,11 @@ export function admitAsk(state: AskedReads, nowMs: number): AskedReads | null {
   if (state.lastBegunAtMs === null || nowMs - state.lastBegunAtMs >= state.gapMs * 2) {
     return { ...state, dueAtMs: nowMs, gapMs: ASKED_READ_GAP.firstMs };
   }
-  return { ...state, dueAtMs: Math.max(nowMs, state.lastBegunAtMs + state.gapMs), gapMs: Math.min(state.gapMs * 2, ASKED_READ_GAP.maxMs) };
+  return {
+    ...state,
+    dueAtMs: Math.max(nowMs, state.lastBegunAtMs + state.gapMs),
+    gapMs: Math.min(state.gapMs * 2, ASKED_READ_GAP.maxMs),
+  };
 }
 
 /** The read that was due begins now. */

@@ -41,11 +41,21 @@ const isTime = (value: unknown) => typeof value === 'number' && Number.isFinite(
 const isNullableString = (value: unknown) => value === null || typeof value === 'string';
 
 export function isJobState(value: unknown): value is JobState {
-  return isRecord(value) && typeof value.status === 'string' && isNullableString(value.prLink) && isNullableString(value.archivedAt);
+  return (
+    isRecord(value) &&
+    typeof value.status === 'string' &&
+    isNullableString(value.prLink) &&
+    isNullableString(value.archivedAt)
+  );
 }
 
 function isJob(value: unknown): value is AgentJob {
-  return isRecord(value) && typeof value.id === 'string' && typeof value.status === 'string' && isNullableString(value.prLink);
+  return (
+    isRecord(value) &&
+    typeof value.id === 'string' &&
+    typeof value.status === 'string' &&
+    isNullableString(value.prLink)
+  );
 }
 
 function isDelivered(value: unknown): value is Delivered {

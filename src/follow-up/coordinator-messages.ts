@@ -19,7 +19,8 @@ export function checkEnterRequest(value: unknown): EnterRequest | string {
   if (!isId(ticket)) return 'ticket must be a non-empty string';
   if (!isId(jobId)) return 'jobId must be a non-empty string';
   if (!isTime(startedAtMs)) return 'startedAtMs must be a time in milliseconds';
-  if (!Array.isArray(before) || before.length > MAX_BEFORE || !before.every(isId)) return `before must list at most ${MAX_BEFORE} workflow ids`;
+  if (!Array.isArray(before) || before.length > MAX_BEFORE || !before.every(isId))
+    return `before must list at most ${MAX_BEFORE} workflow ids`;
   if (!isTime(deadlineMs)) return 'deadlineMs must be a time in milliseconds';
   if (slotFor !== null && !isId(slotFor)) return 'slotFor must be an attempt key or null';
   if (!isFiniteNumber(defaultLimit) || defaultLimit < 1) return 'defaultLimit must be a number of at least 1';
@@ -63,7 +64,9 @@ export function checkTurn(value: unknown, workflowId: string, tickets: ReadonlyS
 export function checkNotice(value: unknown, ticket: unknown, tickets: ReadonlySet<string>): QueueNotice | null {
   if (typeof ticket !== 'string' || !tickets.has(ticket) || !isObject(value)) return null;
   if (value.reason === 'lane') {
-    return isId(value.jobId) && isWholeNumber(value.ahead) && value.ahead >= 0 ? { reason: 'lane', jobId: value.jobId, ahead: value.ahead } : null;
+    return isId(value.jobId) && isWholeNumber(value.ahead) && value.ahead >= 0
+      ? { reason: 'lane', jobId: value.jobId, ahead: value.ahead }
+      : null;
   }
   if (value.reason !== 'budget') return null;
   const { sentInWindow, limit, windowMs, nextSlotAtMs, ahead } = value;

@@ -56,7 +56,12 @@ export function requestStartOf(error: unknown): number | undefined {
 /** What a failed send's own report says about its request: its details, or the last heartbeat of a lost attempt. */
 function sendReport(error: unknown): SendFailureDetails | undefined {
   const cause = error instanceof ActivityFailure ? error.cause : undefined;
-  const report: unknown = cause instanceof ApplicationFailure ? cause.details?.[0] : cause instanceof TimeoutFailure ? cause.lastHeartbeatDetails : undefined;
+  const report: unknown =
+    cause instanceof ApplicationFailure
+      ? cause.details?.[0]
+      : cause instanceof TimeoutFailure
+        ? cause.lastHeartbeatDetails
+        : undefined;
   return typeof report === 'object' && report !== null ? (report as SendFailureDetails) : undefined;
 }
 

@@ -42,7 +42,11 @@ export function createFollowUpInputSchema(maxPromptLength: number = DEFAULT_MAX_
     const checked = inspectFollowUpInput(raw, maxPromptLength);
     if (checked.ok) return checked.request;
     for (const problem of checked.problems) {
-      ctx.addIssue({ code: 'custom', message: problem.message, path: problem.field === 'input' ? [] : problem.field.split('.') });
+      ctx.addIssue({
+        code: 'custom',
+        message: problem.message,
+        path: problem.field === 'input' ? [] : problem.field.split('.'),
+      });
     }
     return z.NEVER;
   });

@@ -17,14 +17,20 @@ export function optionDifferences(given: FollowUpRequest, running: FollowUpReque
   const differences: string[] = [];
   for (const [field, name] of DURATIONS) {
     if (given.polling[field] !== running.polling[field]) {
-      differences.push(`${name} ${formatMs(given.polling[field])} here, ${formatMs(running.polling[field])} in the running follow-up`);
+      differences.push(
+        `${name} ${formatMs(given.polling[field])} here, ${formatMs(running.polling[field])} in the running follow-up`,
+      );
     }
   }
   if (given.polling.backoffCoefficient !== running.polling.backoffCoefficient) {
-    differences.push(`backoff coefficient ${given.polling.backoffCoefficient} here, ${running.polling.backoffCoefficient} in the running follow-up`);
+    differences.push(
+      `backoff coefficient ${given.polling.backoffCoefficient} here, ${running.polling.backoffCoefficient} in the running follow-up`,
+    );
   }
   if (given.onAmbiguousSend !== running.onAmbiguousSend) {
-    differences.push(`on-ambiguous-send ${given.onAmbiguousSend} here, ${running.onAmbiguousSend} in the running follow-up`);
+    differences.push(
+      `on-ambiguous-send ${given.onAmbiguousSend} here, ${running.onAmbiguousSend} in the running follow-up`,
+    );
   }
   return differences;
 }

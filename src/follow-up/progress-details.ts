@@ -51,30 +51,42 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
     '',
   ];
   if (progress.watcherId) {
-    lines.push(`- Read by the job watcher \`${progress.watcherId}\` (no activity of its own); failed reads, last and next read: \`agent-followup status\``);
+    lines.push(
+      `- Read by the job watcher \`${progress.watcherId}\` (no activity of its own); failed reads, last and next read: \`agent-followup status\``,
+    );
   }
   if (progress.lastError && !failedWithReason && !watchedAndFailing) {
     // Errors as errors: an operator must tell "the API is failing" from "the agent is working" at a glance. The first
     // bullet, in bold: the panel is short, and a paragraph of its own pushed the deadline and reads out of view.
-    lines.push(`- **Calls to the agent API ${FINAL_PHASES.has(progress.phase) ? 'were' : 'are'} failing${progress.errorsSince ? ` since ${utcClock(progress.errorsSince)} UTC` : ''}**: ${progress.lastError}`);
+    lines.push(
+      `- **Calls to the agent API ${FINAL_PHASES.has(progress.phase) ? 'were' : 'are'} failing${progress.errorsSince ? ` since ${utcClock(progress.errorsSince)} UTC` : ''}**: ${progress.lastError}`,
+    );
   }
   if (progress.prLink) lines.push(`- Pull request: ${progress.prLink}`);
   if (progress.outcome) lines.push(`- Outcome: \`${progress.outcome}\` (search attribute AgentFollowUpOutcome)`);
   if (progress.sentAt) {
-    lines.push(`- Sent: ${progress.sentAt}${DELIVERY_NOTE[progress.delivery ?? 'response']}, ${plural(progress.sendAttempts, 'attempt')}`);
+    lines.push(
+      `- Sent: ${progress.sentAt}${DELIVERY_NOTE[progress.delivery ?? 'response']}, ${plural(progress.sendAttempts, 'attempt')}`,
+    );
   } else if (progress.sendAttempts > 0) {
     lines.push(`- Send attempts so far: ${progress.sendAttempts}`);
   }
   if (progress.deadline && !FINAL_PHASES.has(progress.phase)) lines.push(`- Gives up at: ${progress.deadline}`);
   // Where the reads that change nothing are counted: the pending poll activity, or the watcher (see `status`).
-  const where = progress.watcherId ? 'reads that change nothing: `agent-followup status`' : 'polls that change nothing: see Pending Activities';
-  lines.push(`- Reads reported: ${progress.polls}${progress.runs > 1 ? `, over ${progress.runs} runs (continued as new)` : ''} (${where})`);
+  const where = progress.watcherId
+    ? 'reads that change nothing: `agent-followup status`'
+    : 'polls that change nothing: see Pending Activities';
+  lines.push(
+    `- Reads reported: ${progress.polls}${progress.runs > 1 ? `, over ${progress.runs} runs (continued as new)` : ''} (${where})`,
+  );
   return lines.join('\n');
 }
 
 /** What an ended job still needs before it is this follow-up's result; nothing while the job is active. */
 function awaitedConfirmation(progress: FollowUpProgress): string {
-  return progress.waitingFor && progress.lastStatus !== null && isTerminal(progress.lastStatus) ? WAITING_FOR[progress.waitingFor] : '';
+  return progress.waitingFor && progress.lastStatus !== null && isTerminal(progress.lastStatus)
+    ? WAITING_FOR[progress.waitingFor]
+    : '';
 }
 
 /**

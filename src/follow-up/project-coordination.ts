@@ -159,7 +159,14 @@ export interface CheckInAnswer {
 /** To a follow-up that waits: why, and for how long it may expect to. */
 export type QueueNotice =
   | { reason: 'lane'; jobId: string; ahead: number }
-  | { reason: 'budget'; sentInWindow: number; limit: number; windowMs: number; nextSlotAtMs: number | null; ahead: number };
+  | {
+      reason: 'budget';
+      sentInWindow: number;
+      limit: number;
+      windowMs: number;
+      nextSlotAtMs: number | null;
+      ahead: number;
+    };
 
 export interface Schedule {
   grants: TurnGrant[];
@@ -190,7 +197,9 @@ export function limitOf(state: CoordinatorState): number {
 
 /** Slots still counted at `nowMs`, oldest first. */
 function countedSlots(state: CoordinatorState, nowMs: number): SendSlot[] {
-  return state.slots.filter((slot) => slot.countsFromMs + state.windowMs > nowMs).sort((a, b) => a.countsFromMs - b.countsFromMs);
+  return state.slots
+    .filter((slot) => slot.countsFromMs + state.windowMs > nowMs)
+    .sort((a, b) => a.countsFromMs - b.countsFromMs);
 }
 
 export function sentInWindow(state: CoordinatorState, nowMs: number): number {
@@ -217,13 +226,23 @@ export function enter(state: CoordinatorState, request: EnterRequest, nowMs: num
   const holder = lane.holder?.workflowId === request.workflowId ? lane.holder : null;
   let entry = holder ?? lane.waiting.find((waiting) => waiting.workflowId === request.workflowId) ?? null;
   if (entry === null) {
-    entry = { workflowId: request.workflowId, ticket: request.ticket, startedAtMs: request.startedAtMs, sinceMs: nowMs, deadlineMs: request.deadlineMs };
+    entry = {
+      workflowId: request.workflowId,
+      ticket: request.ticket,
+      startedAtMs: request.startedAtMs,
+      sinceMs: nowMs,
+      deadlineMs: request.deadlineMs,
+    };
     insertInStartOrder(lane.waiting, entry);
   }
   entry.ticket = request.ticket;
   entry.deadlineMs = request.deadlineMs;
   if (entry !== holder) {
-    const seen = new Set([...(lane.holder ? [lane.holder.workflowId] : []), ...lane.waiting.map((waiting) => waiting.workflowId), ...(lane.served ?? [])]);
+    const seen = new Set([
+      ...(lane.holder ? [lane.holder.workflowId] : []),
+      ...lane.waiting.map((waiting) => waiting.workflowId),
+      ...(lane.served ?? []),
+    ]);
     const awaits = request.before.filter((workflowId) => workflowId !== request.workflowId && !seen.has(workflowId));
     if (awaits.length > 0) entry.awaits = awaits;
     else delete entry.awaits;
@@ -231,12 +250,24 @@ export function enter(state: CoordinatorState, request: EnterRequest, nowMs: num
   // Whoever awaited this follow-up has now seen it.
   for (const waiting of lane.waiting) forget(waiting, request.workflowId);
   if (request.slotFor !== null) {
-    askForSlot(state, { workflowId: request.workflowId, ticket: request.ticket, jobId: request.jobId, key: request.slotFor, startedAtMs: request.startedAtMs, sinceMs: nowMs, deadlineMs: request.deadlineMs });
+    askForSlot(state, {
+      workflowId: request.workflowId,
+      ticket: request.ticket,
+      jobId: request.jobId,
+      key: request.slotFor,
+      startedAtMs: request.startedAtMs,
+      sinceMs: nowMs,
+      deadlineMs: request.deadlineMs,
+    });
   }
 }
 
 function insertInStartOrder<T extends { workflowId: string; startedAtMs: number }>(list: T[], item: T): void {
-  const index = list.findIndex((other) => other.startedAtMs > item.startedAtMs || (other.startedAtMs === item.startedAtMs && other.workflowId > item.workflowId));
+  const index = list.findIndex(
+    (other) =>
+      other.startedAtMs > item.startedAtMs ||
+      (other.startedAtMs === item.startedAtMs && other.workflowId > item.workflowId),
+  );
   if (index < 0) list.push(item);
   else list.splice(index, 0, item);
 }
@@ -305,7 +336,8 @@ export function returnSlot(state: CoordinatorState, workflowId: string, key: str
  * ticket, only the run that checked in with it may leave (a late leave of an earlier run changes nothing).
  */
 export function leave(state: CoordinatorState, workflowId: string, ticket?: string): 'released' | 'left' | 'unknown' {
-  const matches = (entry: LaneEntry) => entry.workflowId === workflowId && (ticket === undefined || entry.ticket === ticket);
+  const matches = (entry: LaneEntry) =>
+    entry.workflowId === workflowId && (ticket === undefined || entry.ticket === ticket);
   for (const [jobId, lane] of Object.entries(state.lanes)) {
     if (lane.holder && matches(lane.holder)) {
       lane.holder = null;
@@ -389,7 +421,12 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
     if (!deferred && state.slots.length < limitOf(state)) {
       if (!ridesOnTurn) messages += 1;
       const slot = grantSlot(state, request, nowMs);
-      grants.push({ workflowId: request.workflowId, ticket: request.ticket, slot: request.key, sendByMs: slot.sendByMs });
+      grants.push({
+        workflowId: request.workflowId,
+        ticket: request.ticket,
+        slot: request.key,
+        sendByMs: slot.sendByMs,
+      });
       turns.delete(request.workflowId);
     } else {
       stillWaiting.push(request);
@@ -431,7 +468,11 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
       const place = index + (lane.holder ? 1 : 0);
       if (entry.toldAhead !== place && canSay()) {
         messages += 1;
-        notices.push({ workflowId: entry.workflowId, ticket: entry.ticket, notice: { reason: 'lane', jobId, ahead: place } });
+        notices.push({
+          workflowId: entry.workflowId,
+          ticket: entry.ticket,
+          notice: { reason: 'lane', jobId, ahead: place },
+        });
         entry.toldAhead = place;
       }
     });
@@ -478,7 +519,12 @@ function grantSlot(state: CoordinatorState, { workflowId, key, told }: SlotReque
 }
 
 /** What a check-in that must wait is told in its answer (and marked told, so no signal repeats it); null if it waits for nothing. */
-export function noticeAtCheckIn(state: CoordinatorState, workflowId: string, jobId: string, nowMs: number): QueueNotice | null {
+export function noticeAtCheckIn(
+  state: CoordinatorState,
+  workflowId: string,
+  jobId: string,
+  nowMs: number,
+): QueueNotice | null {
   const lane = state.lanes[jobId];
   const index = lane?.waiting.findIndex((entry) => entry.workflowId === workflowId) ?? -1;
   const entry = lane?.waiting[index];
@@ -496,7 +542,14 @@ export function noticeAtCheckIn(state: CoordinatorState, workflowId: string, job
   const counted = countedSlots(state, nowMs);
   const limit = limitOf(state);
   const expected = counted[counted.length - limit + ahead];
-  return { reason: 'budget', sentInWindow: counted.length, limit, windowMs: state.windowMs, nextSlotAtMs: expected ? expected.countsFromMs + state.windowMs : nextSlotAtMs(state, nowMs), ahead };
+  return {
+    reason: 'budget',
+    sentInWindow: counted.length,
+    limit,
+    windowMs: state.windowMs,
+    nextSlotAtMs: expected ? expected.countsFromMs + state.windowMs : nextSlotAtMs(state, nowMs),
+    ahead,
+  };
 }
 
 function holderIds(state: CoordinatorState): Set<string> {
@@ -566,7 +619,9 @@ export function holdersToCheck(state: CoordinatorState, nowMs: number): string[]
     if (!holder) continue;
     const checked = holder.checkedAtMs ?? holder.sinceMs;
     const othersDue = lane.waiting.length > 0 && nowMs >= checked + HOLDER_CHECK.othersWaitingMs;
-    const pastDeadline = nowMs >= holder.deadlineMs + HOLDER_CHECK.pastDeadlineMs && checked < holder.deadlineMs + HOLDER_CHECK.pastDeadlineMs;
+    const pastDeadline =
+      nowMs >= holder.deadlineMs + HOLDER_CHECK.pastDeadlineMs &&
+      checked < holder.deadlineMs + HOLDER_CHECK.pastDeadlineMs;
     if (othersDue || pastDeadline) due.push(holder.workflowId);
   }
   return due;
@@ -580,13 +635,15 @@ export function nextHolderCheckAtMs(state: CoordinatorState): number | null {
     if (!holder) continue;
     const checked = holder.checkedAtMs ?? holder.sinceMs;
     if (lane.waiting.length > 0) times.push(checked + HOLDER_CHECK.othersWaitingMs);
-    if (checked < holder.deadlineMs + HOLDER_CHECK.pastDeadlineMs) times.push(holder.deadlineMs + HOLDER_CHECK.pastDeadlineMs);
+    if (checked < holder.deadlineMs + HOLDER_CHECK.pastDeadlineMs)
+      times.push(holder.deadlineMs + HOLDER_CHECK.pastDeadlineMs);
   }
   return times.length > 0 ? Math.min(...times) : null;
 }
 
 export function markChecked(state: CoordinatorState, workflowId: string, nowMs: number): void {
-  for (const lane of Object.values(state.lanes)) if (lane.holder?.workflowId === workflowId) lane.holder.checkedAtMs = nowMs;
+  for (const lane of Object.values(state.lanes))
+    if (lane.holder?.workflowId === workflowId) lane.holder.checkedAtMs = nowMs;
 }
 
 /**
@@ -594,7 +651,12 @@ export function markChecked(state: CoordinatorState, workflowId: string, nowMs: 
  * coordinator end; its window must outlive every send in it, or a new coordinator would let more through.
  */
 export function isIdle(state: CoordinatorState, nowMs: number): boolean {
-  return Object.keys(state.lanes).length === 0 && state.slotRequests.length === 0 && sentInWindow(state, nowMs) === 0 && state.limitOverride === null;
+  return (
+    Object.keys(state.lanes).length === 0 &&
+    state.slotRequests.length === 0 &&
+    sentInWindow(state, nowMs) === 0 &&
+    state.limitOverride === null
+  );
 }
 
 /** When the last counted send leaves the window (null: none counted). */
@@ -627,8 +689,14 @@ export function viewOf(state: CoordinatorState, nowMs: number): ProjectView {
     sentInWindow: sentInWindow(state, nowMs),
     nextSlotAt: next === null ? null : new Date(next).toISOString(),
     // Only those holding their job wait for the budget; the others wait in their job's lane first.
-    waitingForBudget: state.slotRequests.filter((request) => state.lanes[request.jobId]?.holder?.workflowId === request.workflowId).map((request) => request.workflowId),
-    lanes: Object.entries(state.lanes).map(([jobId, lane]) => ({ jobId, holder: lane.holder?.workflowId ?? null, waiting: lane.waiting.map((entry) => entry.workflowId) })),
+    waitingForBudget: state.slotRequests
+      .filter((request) => state.lanes[request.jobId]?.holder?.workflowId === request.workflowId)
+      .map((request) => request.workflowId),
+    lanes: Object.entries(state.lanes).map(([jobId, lane]) => ({
+      jobId,
+      holder: lane.holder?.workflowId ?? null,
+      waiting: lane.waiting.map((entry) => entry.workflowId),
+    })),
     totals: { ...state.totals },
   };
 }

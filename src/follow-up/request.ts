@@ -40,7 +40,13 @@ export const AMBIGUOUS_SEND_POLICIES = ['reconcile', 'retry', 'fail'] as const;
 export type AmbiguousSendPolicy = (typeof AMBIGUOUS_SEND_POLICIES)[number];
 
 export const INPUT_FIELDS = ['projectId', 'jobId', 'prompt', 'polling', 'onAmbiguousSend'] as const;
-export const POLLING_FIELDS = ['initialInterval', 'backoffCoefficient', 'maxInterval', 'timeout', 'settleWindow'] as const;
+export const POLLING_FIELDS = [
+  'initialInterval',
+  'backoffCoefficient',
+  'maxInterval',
+  'timeout',
+  'settleWindow',
+] as const;
 
 /** Polling options with every default applied, in milliseconds. */
 export interface ResolvedPolling {
@@ -90,15 +96,23 @@ export function promptProblem(value: unknown, maxLength: number = DEFAULT_MAX_PR
 }
 
 /** A duration within [min, max], or the problem with it. */
-export function durationCheck(name: string, value: unknown, [min, max]: readonly [number, number]): { ms: number } | { problem: string } {
+export function durationCheck(
+  name: string,
+  value: unknown,
+  [min, max]: readonly [number, number],
+): { ms: number } | { problem: string } {
   const millis = parseDuration(value);
   if (millis === undefined) {
-    return { problem: `${name} is not a duration: ${JSON.stringify(value)}; use a form such as "5s", "10m", "2h" or a number of milliseconds` };
+    return {
+      problem: `${name} is not a duration: ${JSON.stringify(value)}; use a form such as "5s", "10m", "2h" or a number of milliseconds`,
+    };
   }
   if (millis < min || millis > max) {
     // A bare number is milliseconds: when it would fit as seconds, "5" was most likely meant as seconds, so say so.
     const meantSeconds = typeof value === 'number' && value * 1000 >= min && value * 1000 <= max;
-    const got = meantSeconds ? `${value}, a number of milliseconds: write "${value}s" for seconds` : JSON.stringify(value);
+    const got = meantSeconds
+      ? `${value}, a number of milliseconds: write "${value}s" for seconds`
+      : JSON.stringify(value);
     return { problem: `${name} must be between ${formatMs(min)} and ${formatMs(max)} (got ${got})` };
   }
   return { ms: Math.round(millis) };
@@ -127,18 +141,28 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  */
 export function inspectFollowUpInput(raw: unknown, maxPromptLength: number = DEFAULT_MAX_PROMPT_LENGTH): InputCheck {
   if (!isPlainObject(raw)) {
-    return { ok: false, problems: [{ field: 'input', message: 'input must be a JSON object with projectId, jobId and prompt' }] };
+    return {
+      ok: false,
+      problems: [{ field: 'input', message: 'input must be a JSON object with projectId, jobId and prompt' }],
+    };
   }
   const problems: InputProblem[] = [];
   const note = (field: string, message: string | undefined) => {
     if (message !== undefined) problems.push({ field, message });
   };
   const extra = unknownFields(raw, INPUT_FIELDS);
-  if (extra.length > 0) note('input', `input: unknown field(s) ${extra.map((key) => JSON.stringify(key)).join(', ')}; allowed: ${INPUT_FIELDS.join(', ')}`);
+  if (extra.length > 0)
+    note(
+      'input',
+      `input: unknown field(s) ${extra.map((key) => JSON.stringify(key)).join(', ')}; allowed: ${INPUT_FIELDS.join(', ')}`,
+    );
   note('projectId', identifierProblem('projectId', raw.projectId));
   note('jobId', identifierProblem('jobId', raw.jobId));
   note('prompt', promptProblem(raw.prompt, maxPromptLength));
-  if (raw.onAmbiguousSend !== undefined && !AMBIGUOUS_SEND_POLICIES.includes(raw.onAmbiguousSend as AmbiguousSendPolicy)) {
+  if (
+    raw.onAmbiguousSend !== undefined &&
+    !AMBIGUOUS_SEND_POLICIES.includes(raw.onAmbiguousSend as AmbiguousSendPolicy)
+  ) {
     note('onAmbiguousSend', `onAmbiguousSend must be one of ${AMBIGUOUS_SEND_POLICIES.join(', ')}`);
   }
   const polling: ResolvedPolling = { ...DEFAULT_POLLING };
@@ -149,7 +173,10 @@ export function inspectFollowUpInput(raw: unknown, maxPromptLength: number = DEF
       const given = raw.polling;
       const extraPolling = unknownFields(given, POLLING_FIELDS);
       if (extraPolling.length > 0) {
-        note('polling', `polling: unknown field(s) ${extraPolling.map((key) => JSON.stringify(key)).join(', ')}; allowed: ${POLLING_FIELDS.join(', ')}`);
+        note(
+          'polling',
+          `polling: unknown field(s) ${extraPolling.map((key) => JSON.stringify(key)).join(', ')}; allowed: ${POLLING_FIELDS.join(', ')}`,
+        );
       }
       const durations = [
         ['initialInterval', 'initialIntervalMs', LIMITS.intervalMs],

@@ -32,7 +32,13 @@ export const AgentPrLink = defineSearchAttributeKey('AgentPrLink', SearchAttribu
  */
 export const AgentFollowUpOutcome = defineSearchAttributeKey('AgentFollowUpOutcome', SearchAttributeType.KEYWORD);
 
-export const FOLLOW_UP_SEARCH_ATTRIBUTES = [AgentProjectId, AgentJobId, AgentJobStatus, AgentPrLink, AgentFollowUpOutcome] as const;
+export const FOLLOW_UP_SEARCH_ATTRIBUTES = [
+  AgentProjectId,
+  AgentJobId,
+  AgentJobStatus,
+  AgentPrLink,
+  AgentFollowUpOutcome,
+] as const;
 
 /**
  * Longest value we store in a keyword attribute. SQL visibility stores custom keywords in 255-character columns, and
@@ -76,7 +82,10 @@ export function jobAttributeUpdates(
  * The upserts when the follow-up ends: its outcome, and the job's status removed unless the last read was terminal
  * (a follow-up that timed out, failed or was cancelled no longer knows the job's status).
  */
-export function endingAttributeUpdates(outcome: FollowUpOutcomeKind, lastStatus: string | undefined): SearchAttributeUpdatePair[] {
+export function endingAttributeUpdates(
+  outcome: FollowUpOutcomeKind,
+  lastStatus: string | undefined,
+): SearchAttributeUpdatePair[] {
   const updates: SearchAttributeUpdatePair[] = [{ key: AgentFollowUpOutcome, value: outcome }];
   if (lastStatus !== undefined && !isTerminal(lastStatus)) updates.push({ key: AgentJobStatus, value: null });
   return updates;

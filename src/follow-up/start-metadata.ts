@@ -51,7 +51,10 @@ export function followUpDetails(input: FollowUpRequest): string {
 
 /** The prompt on one line, cut at a character boundary to fit `maxBytes` of UTF-8, with "…" when cut. */
 export function excerpt(prompt: string, maxBytes: number): string {
-  const line = prompt.replace(/[\u0000-\u001f\u007f]+/g, ' ').replace(/\s+/g, ' ').trim();
+  const line = prompt
+    .replace(/[\u0000-\u001f\u007f]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return truncateUtf8(line, maxBytes);
 }
 

@@ -28,9 +28,17 @@ export interface WatchedWait {
 }
 
 /** Whether a read answers the wait: it changed, or it is the unchanged terminal read asked for. */
-export function isAnswer(registration: Pick<WatchRegistration, 'known' | 'acceptUnchangedFromMs'>, job: AgentJob, readAtMs: number): boolean {
+export function isAnswer(
+  registration: Pick<WatchRegistration, 'known' | 'acceptUnchangedFromMs'>,
+  job: AgentJob,
+  readAtMs: number,
+): boolean {
   if (registration.known === null || !sameJobState(jobState(job), registration.known)) return true;
-  return isTerminal(job.status) && registration.acceptUnchangedFromMs !== null && readAtMs >= registration.acceptUnchangedFromMs;
+  return (
+    isTerminal(job.status) &&
+    registration.acceptUnchangedFromMs !== null &&
+    readAtMs >= registration.acceptUnchangedFromMs
+  );
 }
 
 /** When a wait new to the book is first read: its next planned poll, or at once the one missed while no one read. */
@@ -67,7 +75,8 @@ export class WatchBook {
     for (const workflowId of changes.removed) this.waits.delete(workflowId);
     for (const registration of changes.upserts) {
       const kept = this.waits.get(registration.workflowId);
-      if (kept && kept.registration.runId === registration.runId && kept.registration.round === registration.round) continue;
+      if (kept && kept.registration.runId === registration.runId && kept.registration.round === registration.round)
+        continue;
       const sameRun = kept !== undefined && kept.registration.runId === registration.runId;
       this.waits.set(registration.workflowId, {
         registration,
@@ -122,7 +131,12 @@ export class WatchBook {
 }
 
 /** A read came back: count it; whether it answers; when the next is due if not. */
-export function readSucceeded(wait: WatchedWait, job: AgentJob, readAtMs: number, nowMs: number): { answer: boolean; recovered: boolean } {
+export function readSucceeded(
+  wait: WatchedWait,
+  job: AgentJob,
+  readAtMs: number,
+  nowMs: number,
+): { answer: boolean; recovered: boolean } {
   wait.polls += 1;
   wait.lastRead = { atMs: readAtMs, status: job.status };
   if (job.status === 'active') wait.sawActive = true;
@@ -140,7 +154,13 @@ export function readSucceeded(wait: WatchedWait, job: AgentJob, readAtMs: number
  * A read failed and may succeed later: count it, and plan the next read at the schedule's next point or later if the
  * API asked (Retry-After). Says whether that wait would pass the follow-up's deadline.
  */
-export function readFailed(wait: WatchedWait, error: string, readAtMs: number, nowMs: number, retryAfterMs: number): { pastDeadline: boolean } {
+export function readFailed(
+  wait: WatchedWait,
+  error: string,
+  readAtMs: number,
+  nowMs: number,
+  retryAfterMs: number,
+): { pastDeadline: boolean } {
   wait.polls += 1;
   wait.lastRead = { atMs: readAtMs, status: null };
   wait.failingSinceMs ??= readAtMs;

@@ -52,7 +52,9 @@ export interface SharedWatchFigures {
 }
 
 /** `status`'s view of the follow-up's watcher: its live figures, or why they could not be had. */
-export type SharedWatchStatus = ({ watcherId: string; available: true } & SharedWatchFigures) | { watcherId: string; available: false; reason: string };
+export type SharedWatchStatus =
+  | ({ watcherId: string; available: true } & SharedWatchFigures)
+  | { watcherId: string; available: false; reason: string };
 
 /**
  * The next read: at once when one was asked for and not yet made; the reader's plan when it is still ahead; else the
@@ -62,7 +64,8 @@ export function nextReadAtMs(view: WatchedWaitFacts, nowMs: number): number | nu
   const { registration, report } = view;
   const reportOfThisRound = report !== null && report.round === registration.round ? report : null;
   if (registration.readAtOnce && (reportOfThisRound === null || reportOfThisRound.reads === 0)) return nowMs;
-  if (reportOfThisRound?.nextReadAtMs != null && reportOfThisRound.nextReadAtMs > nowMs) return reportOfThisRound.nextReadAtMs;
+  if (reportOfThisRound?.nextReadAtMs != null && reportOfThisRound.nextReadAtMs > nowMs)
+    return reportOfThisRound.nextReadAtMs;
   return nextPollAt(registration.schedule, nowMs);
 }
 

@@ -15,14 +15,19 @@ import type { Unwatch, WatchRegistration } from './watch-registry';
 /** A `watchJob` registration, as kept, or null. */
 export function checkRegistration(value: unknown): WatchRegistration | null {
   if (!isObject(value)) return null;
-  const { workflowId, runId, projectId, jobId, known, acceptUnchangedFromMs, readAtOnce, round, replyTo, readBefore } = value;
+  const { workflowId, runId, projectId, jobId, known, acceptUnchangedFromMs, readAtOnce, round, replyTo, readBefore } =
+    value;
   if (![workflowId, runId, projectId, jobId, replyTo].every(isId)) return null;
   if (known !== null && !isJobState(known)) return null;
   if (acceptUnchangedFromMs !== null && !isTime(acceptUnchangedFromMs)) return null;
   if (typeof readAtOnce !== 'boolean' || !isWholeNumber(round) || round < 0) return null;
   const schedule = checkSchedule(value.schedule);
   if (!schedule) return null;
-  if (readBefore !== undefined && !(isObject(readBefore) && isTime(readBefore.atMs) && typeof readBefore.status === 'string')) return null;
+  if (
+    readBefore !== undefined &&
+    !(isObject(readBefore) && isTime(readBefore.atMs) && typeof readBefore.status === 'string')
+  )
+    return null;
   return {
     workflowId: workflowId as string,
     runId: runId as string,
@@ -34,7 +39,9 @@ export function checkRegistration(value: unknown): WatchRegistration | null {
     readAtOnce,
     round,
     replyTo: replyTo as string,
-    ...(readBefore !== undefined ? { readBefore: { atMs: readBefore.atMs as number, status: readBefore.status as string } } : {}),
+    ...(readBefore !== undefined
+      ? { readBefore: { atMs: readBefore.atMs as number, status: readBefore.status as string } }
+      : {}),
   };
 }
 
@@ -51,11 +58,24 @@ export function checkUnwatch(value: unknown): Unwatch | null {
 export function checkReports(value: unknown): WaitReadReport[] {
   if (!Array.isArray(value)) return [];
   return value.filter((report: unknown): report is WaitReadReport => {
-    if (!isObject(report) || !isId(report.workflowId) || !isId(report.runId) || !isWholeNumber(report.round)) return false;
+    if (!isObject(report) || !isId(report.workflowId) || !isId(report.runId) || !isWholeNumber(report.round))
+      return false;
     const { reads, lastRead, failingSinceMs, failedReads, lastError, nextReadAtMs } = report;
     if (!isWholeNumber(reads) || !isWholeNumber(failedReads)) return false;
-    if (lastRead !== null && !(isObject(lastRead) && isTime(lastRead.atMs) && (lastRead.status === null || typeof lastRead.status === 'string'))) return false;
-    return (failingSinceMs === null || isTime(failingSinceMs)) && (lastError === null || typeof lastError === 'string') && (nextReadAtMs === null || isTime(nextReadAtMs));
+    if (
+      lastRead !== null &&
+      !(
+        isObject(lastRead) &&
+        isTime(lastRead.atMs) &&
+        (lastRead.status === null || typeof lastRead.status === 'string')
+      )
+    )
+      return false;
+    return (
+      (failingSinceMs === null || isTime(failingSinceMs)) &&
+      (lastError === null || typeof lastError === 'string') &&
+      (nextReadAtMs === null || isTime(nextReadAtMs))
+    );
   });
 }
 
@@ -72,7 +92,13 @@ function checkSchedule(value: unknown): PollSchedule | null {
   if (!isObject(value)) return null;
   const { startedAtMs, initialIntervalMs, backoffCoefficient, maxIntervalMs, deadlineMs } = value;
   if (!isTime(startedAtMs) || !isTime(deadlineMs)) return null;
-  if (!isFiniteNumber(initialIntervalMs) || initialIntervalMs <= 0 || !isFiniteNumber(maxIntervalMs) || maxIntervalMs <= 0) return null;
+  if (
+    !isFiniteNumber(initialIntervalMs) ||
+    initialIntervalMs <= 0 ||
+    !isFiniteNumber(maxIntervalMs) ||
+    maxIntervalMs <= 0
+  )
+    return null;
   if (!isFiniteNumber(backoffCoefficient) || backoffCoefficient < 1) return null;
   return { startedAtMs, initialIntervalMs, backoffCoefficient, maxIntervalMs, deadlineMs };
 }
@@ -80,5 +106,9 @@ function checkSchedule(value: unknown): PollSchedule | null {
 function isJobState(value: unknown): value is JobState {
   if (!isObject(value)) return false;
   const { status, prLink, archivedAt } = value;
-  return typeof status === 'string' && (prLink === null || typeof prLink === 'string') && (archivedAt === null || typeof archivedAt === 'string');
+  return (
+    typeof status === 'string' &&
+    (prLink === null || typeof prLink === 'string') &&
+    (archivedAt === null || typeof archivedAt === 'string')
+  );
 }

@@ -94,7 +94,10 @@ const REFUSALS_LIMIT_BYTES = 200_000;
 const REFUSALS_KEPT_MS = 2 * 60_000;
 
 export class WatchRegistry {
-  private readonly entries = new Map<string, { registration: WatchRegistration; version: number; sinceMs: number; bytes: number }>();
+  private readonly entries = new Map<
+    string,
+    { registration: WatchRegistration; version: number; sinceMs: number; bytes: number }
+  >();
   /** What the waits kept take in the continue-as-new input. */
   private bytes = 0;
   private readonly removed = new Map<string, number>();
@@ -145,7 +148,10 @@ export class WatchRegistry {
   admit(registration: WatchRegistration, nowMs = 0): boolean {
     const kept = this.entries.get(registration.workflowId);
     // A new round of a wait kept replaces it, so only the difference counts; a repeat of an older round changes nothing.
-    const older = kept !== undefined && kept.registration.runId === registration.runId && kept.registration.round > registration.round;
+    const older =
+      kept !== undefined &&
+      kept.registration.runId === registration.runId &&
+      kept.registration.round > registration.round;
     if (older || this.bytes - (kept?.bytes ?? 0) + carriedBytes(registration) <= this.limitBytes) {
       this.upsert(registration, nowMs);
       return true;
@@ -166,7 +172,12 @@ export class WatchRegistry {
     if (!sameRun) this.reports.delete(registration.workflowId);
     const bytes = carriedBytes(registration);
     this.bytes += bytes - (kept?.bytes ?? 0);
-    this.entries.set(registration.workflowId, { registration, version: this.version, sinceMs: sameRun ? kept.sinceMs : nowMs, bytes });
+    this.entries.set(registration.workflowId, {
+      registration,
+      version: this.version,
+      sinceMs: sameRun ? kept.sinceMs : nowMs,
+      bytes,
+    });
     this.removed.delete(registration.workflowId);
     this.forgetRefusal(registration.workflowId);
   }
@@ -179,7 +190,12 @@ export class WatchRegistry {
   remove(workflowId: string, runId?: string, round?: number, replyTo?: string): void {
     const refused = this.refusals.get(workflowId)?.refusal;
     // A follow-up that leaves (cancelled, timed out) before it heard of its refusal needs to hear of it no more.
-    if (round === undefined && (runId === undefined || refused?.runId === runId) && (replyTo === undefined || refused?.replyTo === replyTo)) this.forgetRefusal(workflowId);
+    if (
+      round === undefined &&
+      (runId === undefined || refused?.runId === runId) &&
+      (replyTo === undefined || refused?.replyTo === replyTo)
+    )
+      this.forgetRefusal(workflowId);
     const kept = this.entries.get(workflowId);
     if (!kept || (runId !== undefined && kept.registration.runId !== runId)) return;
     if (replyTo !== undefined && kept.registration.replyTo !== replyTo) return;
@@ -194,7 +210,8 @@ export class WatchRegistry {
   /** Keeps the reader's reports of waits still registered by the same run (a report of a run gone is dropped). */
   noteReports(reports: readonly WaitReadReport[]): void {
     for (const report of reports) {
-      if (this.entries.get(report.workflowId)?.registration.runId === report.runId) this.reports.set(report.workflowId, report);
+      if (this.entries.get(report.workflowId)?.registration.runId === report.runId)
+        this.reports.set(report.workflowId, report);
     }
   }
 
@@ -202,7 +219,11 @@ export class WatchRegistry {
   view(workflowId: string): WatchedWaitView | null {
     const kept = this.entries.get(workflowId);
     if (!kept) return null;
-    return { registration: kept.registration, watchedSinceMs: kept.sinceMs, report: this.reports.get(workflowId) ?? null };
+    return {
+      registration: kept.registration,
+      watchedSinceMs: kept.sinceMs,
+      report: this.reports.get(workflowId) ?? null,
+    };
   }
 
   /**
@@ -224,9 +245,17 @@ export class WatchRegistry {
   changesSince(since: number): WatchChanges {
     const refusals = [...this.refusals.values()];
     if (since <= 0 || since > this.version) {
-      return { version: this.version, full: true, upserts: this.all(), removed: [], refused: refusals.map((entry) => entry.refusal) };
+      return {
+        version: this.version,
+        full: true,
+        upserts: this.all(),
+        removed: [],
+        refused: refusals.map((entry) => entry.refusal),
+      };
     }
-    const upserts = [...this.entries.values()].filter((entry) => entry.version > since).map((entry) => entry.registration);
+    const upserts = [...this.entries.values()]
+      .filter((entry) => entry.version > since)
+      .map((entry) => entry.registration);
     const removed = [...this.removed].filter(([, version]) => version > since).map(([workflowId]) => workflowId);
     const refused = refusals.filter((entry) => entry.version > since).map((entry) => entry.refusal);
     return { version: this.version, full: false, upserts, removed, refused };

@@ -44,7 +44,11 @@ export function identityOf(input: unknown): Partial<FollowUpIdentity> {
  * Why a start under this id may not attach to `existing`, in a fixed order; empty when it is the same follow-up. A
  * workflow of another type differs in its type alone: its input is not a follow-up's, so its fields say nothing.
  */
-export function workflowIdMismatches(asked: FollowUpIdentity, existing: ExistingWorkflow, followUpType: string): WorkflowIdMismatch[] {
+export function workflowIdMismatches(
+  asked: FollowUpIdentity,
+  existing: ExistingWorkflow,
+  followUpType: string,
+): WorkflowIdMismatch[] {
   if (existing.workflowType !== followUpType) return ['workflowType'];
   const found = identityOf(existing.input);
   return IDENTITY_FIELDS.filter((field) => found[field] !== asked[field]);
@@ -73,7 +77,9 @@ export function describeWorkflowIdInUse(
     return `workflow id '${workflowId}' belongs to a workflow of type '${existing.workflowType}', not to a follow-up. ${refused} ${FIX}`;
   }
   const found = identityOf(existing.input);
-  const fields = mismatches.filter((field): field is IdentityField => field !== 'workflowType').map((field) => `the ${FIELD_NAMES[field]}`);
+  const fields = mismatches
+    .filter((field): field is IdentityField => field !== 'workflowType')
+    .map((field) => `the ${FIELD_NAMES[field]}`);
   return (
     `workflow id '${workflowId}' belongs to a follow-up to ${describeIdentity(found)}; you asked for ${describeIdentity(asked)}: ` +
     `${joinWords(fields)} ${fields.length === 1 ? 'differs' : 'differ'}. ${refused} ${FIX}`

@@ -14,7 +14,6 @@ export { apiKeySecrets, REDACTED, secretRedactor } from '../secrets';
 export { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './log-settings';
 import type { LogFormat } from './log-settings';
 
-
 /** What is logged instead of a line that held the API key in an encoded form. */
 export const WITHHELD_LINE = 'A log line was withheld: it held the API key in an encoded form';
 
@@ -56,7 +55,12 @@ export function createLineLogger(options: LineLoggerOptions): Logger {
  * sends worker's "No workflows registered" (it polls activities only, on purpose: a WARN there reads as a fault),
  * and the bundler's output when a worker bundles at start-up. They are logged at DEBUG instead of INFO/WARN.
  */
-const ROUTINE_SDK_LINES = [/^Worker state changed$/, /^No Nexus services registered/, /^No workflows registered/, /^(Workflow bundle created|webpack|asset |orphan modules|runtime modules|cacheable modules|modules by path)/];
+const ROUTINE_SDK_LINES = [
+  /^Worker state changed$/,
+  /^No Nexus services registered/,
+  /^No workflows registered/,
+  /^(Workflow bundle created|webpack|asset |orphan modules|runtime modules|cacheable modules|modules by path)/,
+];
 
 /** Wraps a logger so the routine SDK lines above go out at DEBUG. */
 export function demoteRoutineLines(logger: Logger): Logger {

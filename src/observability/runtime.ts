@@ -16,7 +16,9 @@ import type { ObservabilitySettings } from '../config';
  * Buckets (seconds) for `agent_followup_time_to_terminal_seconds`. Core's default buckets (50…10000) are meant for
  * milliseconds; an agent's follow-up takes from seconds to hours.
  */
-export const TIME_TO_TERMINAL_BUCKETS_S = [5, 15, 30, 60, 120, 300, 600, 1_200, 1_800, 3_600, 7_200, 14_400, 43_200, 86_400];
+export const TIME_TO_TERMINAL_BUCKETS_S = [
+  5, 15, 30, 60, 120, 300, 600, 1_200, 1_800, 3_600, 7_200, 14_400, 43_200, 86_400,
+];
 
 const SEVERITY: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 

@@ -15,7 +15,13 @@ import { FOLLOW_UP_WORKFLOW_TYPE } from '../workflows/definitions';
 import type { followUpWorkflow } from '../workflows/follow-up';
 import { listQuery, type ListSchedulesFilter } from './list-filter';
 import { buildScheduleOptions } from './options';
-import { checkNote, checkScheduleRequest, InvalidScheduleError, type CheckedScheduleRequest, type FollowUpScheduleRequest } from './request';
+import {
+  checkNote,
+  checkScheduleRequest,
+  InvalidScheduleError,
+  type CheckedScheduleRequest,
+  type FollowUpScheduleRequest,
+} from './request';
 import {
   failureOf,
   followUpInputOf,
@@ -112,7 +118,8 @@ export class FollowUpSchedules {
   async list(filter: ListSchedulesFilter = {}): Promise<FollowUpScheduleListEntry[]> {
     const query = listQuery(filter);
     const limit = filter.limit ?? 100;
-    if (!Number.isInteger(limit) || limit < 1) throw new InvalidScheduleError(`Invalid filter: limit must be a whole number of at least 1 (got ${limit})`);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new InvalidScheduleError(`Invalid filter: limit must be a whole number of at least 1 (got ${limit})`);
     const summaries: ScheduleSummary[] = [];
     for await (const summary of this.client.schedule.list(query ? { query } : {})) {
       if (summary.action?.workflowType !== FOLLOW_UP_WORKFLOW_TYPE) continue;

@@ -2,7 +2,11 @@
  * What is sent to Temporal for a checked request: the schedule's spec, its action (an ordinary follow-up workflow),
  * its policies, and the memo that keeps the spec as written.
  */
-import { ScheduleOverlapPolicy, type ScheduleOptions, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
+import {
+  ScheduleOverlapPolicy,
+  type ScheduleOptions,
+  type ScheduleOptionsStartWorkflowAction,
+} from '@temporalio/client';
 import { followUpWorkflowId } from '../client';
 import { formatMs } from '../follow-up/input';
 import { AgentJobId, AgentProjectId } from '../follow-up/search-attributes';
@@ -37,7 +41,9 @@ export interface SpecMemo {
 export function buildScheduleOptions(request: CheckedScheduleRequest, taskQueue: string): FollowUpScheduleOptions {
   const { parsedInput, spec } = request;
   const specMemo: SpecMemo =
-    'cron' in spec ? { cron: spec.cron, timezone: spec.timezone } : { every: formatMs(spec.everyMs), offset: formatMs(spec.offsetMs) };
+    'cron' in spec
+      ? { cron: spec.cron, timezone: spec.timezone }
+      : { every: formatMs(spec.everyMs), offset: formatMs(spec.offsetMs) };
   return {
     scheduleId: request.scheduleId,
     spec:

@@ -111,23 +111,34 @@ export function isKnownTimeZone(timezone: string): boolean {
 
 /** A duration as the follow-up input takes it ("10m", "1.5h" or ms), checked against a range, in whole seconds. */
 function scheduleDuration(name: string, minMs: number, maxMs: number) {
-  return z.union([z.number(), z.string()], { error: `${name} must be a duration such as "1h" or a number of ms` }).transform((value, ctx) => {
-    const millis = parseDuration(value);
-    if (millis === undefined) {
-      ctx.addIssue({ code: 'custom', message: `${name} is not a duration: ${JSON.stringify(value)}; use a form such as "30m", "1h", "1d"` });
-      return z.NEVER;
-    }
-    if (!Number.isFinite(millis) || millis < minMs || millis > maxMs) {
-      ctx.addIssue({ code: 'custom', message: `${name} must be between ${formatMs(minMs)} and ${formatMs(maxMs)} (got ${JSON.stringify(value)})` });
-      return z.NEVER;
-    }
-    // Temporal rounds schedule durations to the second; refusing fractions keeps what runs equal to what was asked.
-    if (millis % 1000 !== 0) {
-      ctx.addIssue({ code: 'custom', message: `${name} must be a whole number of seconds (got ${JSON.stringify(value)})` });
-      return z.NEVER;
-    }
-    return millis;
-  });
+  return z
+    .union([z.number(), z.string()], { error: `${name} must be a duration such as "1h" or a number of ms` })
+    .transform((value, ctx) => {
+      const millis = parseDuration(value);
+      if (millis === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} is not a duration: ${JSON.stringify(value)}; use a form such as "30m", "1h", "1d"`,
+        });
+        return z.NEVER;
+      }
+      if (!Number.isFinite(millis) || millis < minMs || millis > maxMs) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be between ${formatMs(minMs)} and ${formatMs(maxMs)} (got ${JSON.stringify(value)})`,
+        });
+        return z.NEVER;
+      }
+      // Temporal rounds schedule durations to the second; refusing fractions keeps what runs equal to what was asked.
+      if (millis % 1000 !== 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be a whole number of seconds (got ${JSON.stringify(value)})`,
+        });
+        return z.NEVER;
+      }
+      return millis;
+    });
 }
 
 function createScheduleRequestSchema(maxPromptLength: number) {
@@ -139,23 +150,31 @@ function createScheduleRequestSchema(maxPromptLength: number) {
           .min(1, { error: 'scheduleId must not be empty (leave it out to use the default id)', abort: true })
           .max(MAX_SCHEDULE_ID_LENGTH, { error: `scheduleId must be at most ${MAX_SCHEDULE_ID_LENGTH} characters` })
           .regex(SCHEDULE_ID_PATTERN, {
-            error: "scheduleId may contain only letters, digits, '.', '_', ':' and '-', and must start with a letter or digit",
+            error:
+              "scheduleId may contain only letters, digits, '.', '_', ':' and '-', and must start with a letter or digit",
           })
           .optional(),
         input: createFollowUpInputSchema(maxPromptLength),
         cron: z
           .string({ error: 'cron must be a string such as "0 9 * * MON-FRI"' })
           .superRefine((cron, ctx) => {
-            for (const problem of cronPolicyProblems(cron)) ctx.addIssue({ code: 'custom', message: `cron ${problem}` });
+            for (const problem of cronPolicyProblems(cron))
+              ctx.addIssue({ code: 'custom', message: `cron ${problem}` });
           })
           .optional(),
         every: scheduleDuration('every', MIN_EVERY_MS, MAX_EVERY_MS).optional(),
         offset: scheduleDuration('offset', 0, MAX_EVERY_MS).optional(),
         timezone: z
           .string({ error: 'timezone must be a string such as "Europe/Berlin"' })
-          .refine(isKnownTimeZone, { error: 'timezone is not a known IANA time zone; use a name such as "UTC", "Europe/Berlin" or "America/New_York"' })
+          .refine(isKnownTimeZone, {
+            error:
+              'timezone is not a known IANA time zone; use a name such as "UTC", "Europe/Berlin" or "America/New_York"',
+          })
           .optional(),
-        note: z.string({ error: 'note must be a string' }).max(MAX_NOTE_LENGTH, { error: `note must be at most ${MAX_NOTE_LENGTH} characters` }).optional(),
+        note: z
+          .string({ error: 'note must be a string' })
+          .max(MAX_NOTE_LENGTH, { error: `note must be at most ${MAX_NOTE_LENGTH} characters` })
+          .optional(),
         paused: z.boolean({ error: 'paused must be true or false' }).optional(),
         overlap: z
           .enum(SCHEDULE_OVERLAP_CHOICES, {
@@ -179,11 +198,17 @@ function createScheduleRequestSchema(maxPromptLength: number) {
         ctx.addIssue({
           code: 'custom',
           path: [hasCron ? 'every' : 'cron'],
-          message: hasCron ? 'give either cron or every, not both' : 'give either cron (e.g. "0 9 * * MON-FRI") or every (e.g. "1h")',
+          message: hasCron
+            ? 'give either cron or every, not both'
+            : 'give either cron (e.g. "0 9 * * MON-FRI") or every (e.g. "1h")',
         });
       }
       if (request.offset !== undefined && !hasEvery) {
-        ctx.addIssue({ code: 'custom', path: ['offset'], message: 'offset applies to every only; a cron expression says its own times' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['offset'],
+          message: 'offset applies to every only; a cron expression says its own times',
+        });
       }
       if (request.offset !== undefined && request.every !== undefined && request.offset >= request.every) {
         ctx.addIssue({
@@ -197,7 +222,8 @@ function createScheduleRequestSchema(maxPromptLength: number) {
         ctx.addIssue({
           code: 'custom',
           path: ['timezone'],
-          message: 'timezone applies to cron only (intervals count from the Unix epoch); for "daily at 09:00 Berlin time" use cron "0 9 * * *" with timezone "Europe/Berlin"',
+          message:
+            'timezone applies to cron only (intervals count from the Unix epoch); for "daily at 09:00 Berlin time" use cron "0 9 * * *" with timezone "Europe/Berlin"',
         });
       }
     });
@@ -219,7 +245,10 @@ function formatScheduleProblems(error: z.ZodError): string {
 }
 
 /** Checks a schedule request without calling Temporal; throws InvalidScheduleError naming every bad field. */
-export function checkScheduleRequest(request: unknown, maxPromptLength: number = DEFAULT_MAX_PROMPT_LENGTH): CheckedScheduleRequest {
+export function checkScheduleRequest(
+  request: unknown,
+  maxPromptLength: number = DEFAULT_MAX_PROMPT_LENGTH,
+): CheckedScheduleRequest {
   if (!Number.isInteger(maxPromptLength) || maxPromptLength < 1) {
     throw new InvalidScheduleError(`maxPromptLength must be a whole number of at least 1 (got ${maxPromptLength})`);
   }

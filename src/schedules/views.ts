@@ -88,7 +88,8 @@ export interface FollowUpScheduleListEntry {
 
 /** The innermost ApplicationFailure: its type (AgentJobNotFound, …) says more than "Activity task failed". */
 export function failureOf(error: unknown): { type: string; message: string } {
-  if (!(error instanceof WorkflowFailedError)) return { type: 'Error', message: error instanceof Error ? error.message : String(error) };
+  if (!(error instanceof WorkflowFailedError))
+    return { type: 'Error', message: error instanceof Error ? error.message : String(error) };
   let application: ApplicationFailure | undefined;
   let cause: unknown = error.cause;
   while (cause instanceof Error) {
@@ -107,7 +108,10 @@ export function followUpInputOf(args: readonly unknown[] | undefined): FollowUpI
 }
 
 /** The spec as the caller wrote it, from the server's spec and our memo. */
-export function specView(spec: ScheduleDescription['spec'], memo: Record<string, unknown> | undefined): FollowUpScheduleSpecView {
+export function specView(
+  spec: ScheduleDescription['spec'],
+  memo: Record<string, unknown> | undefined,
+): FollowUpScheduleSpecView {
   const written = (memo?.[SPEC_MEMO_KEY] ?? {}) as SpecMemo;
   const timezone = spec.timezone || 'UTC';
   // Intervals come back from the server as they are; cron text only from our memo (the server keeps calendars).
@@ -126,7 +130,6 @@ export function keywordOf(summary: ScheduleSummary, name: string): string | null
   const pair = summary.typedSearchAttributes?.getAll().find((entry) => entry.key.name === name);
   return typeof pair?.value === 'string' ? pair.value : null;
 }
-
 
 /** The note the schedule was created with (from our memo), or null. */
 export function noteOf(memo: Record<string, unknown> | undefined): string | null {

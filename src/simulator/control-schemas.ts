@@ -8,7 +8,12 @@ import { FaultRulesSchema } from './faults';
 import type { SimulatedFault, SimulatedJobSpec, SimulatedOutcome } from './simulator';
 
 /** Every outcome a simulated job's follow-ups can end in. */
-export const SIMULATED_OUTCOMES = ['completed', 'no-changes', 'failed', 'archived'] as const satisfies readonly SimulatedOutcome[];
+export const SIMULATED_OUTCOMES = [
+  'completed',
+  'no-changes',
+  'failed',
+  'archived',
+] as const satisfies readonly SimulatedOutcome[];
 
 /** Body of `POST /_simulator/jobs`. */
 export const SimulatedJobSpecSchema: z.ZodType<SimulatedJobSpec> = z.strictObject({

@@ -2,7 +2,15 @@
  * The `--fault OPERATION:KIND[:RATE[:PARAM]]` flag of `npm run simulator`, parsed into a FaultRule. Kept apart from
  * main.ts so it can be unit-tested without starting a process.
  */
-import { FAULT_KINDS, FAULT_OPERATIONS, FaultRuleSchema, describeIssues, type FaultKind, type FaultOperation, type FaultRule } from './faults';
+import {
+  FAULT_KINDS,
+  FAULT_OPERATIONS,
+  FaultRuleSchema,
+  describeIssues,
+  type FaultKind,
+  type FaultOperation,
+  type FaultRule,
+} from './faults';
 
 export const FAULT_FLAG_USAGE = 'OPERATION:KIND[:RATE[:PARAM]]';
 
@@ -29,7 +37,8 @@ export function parseFaultFlag(text: string): FaultRule {
 
   if (rateText !== undefined) {
     const rate = Number(rateText);
-    if (!DECIMAL.test(rateText) || rate > 1) fail(`RATE must be a probability from 0 to 1 such as 0.25, got ${JSON.stringify(rateText)}`);
+    if (!DECIMAL.test(rateText) || rate > 1)
+      fail(`RATE must be a probability from 0 to 1 such as 0.25, got ${JSON.stringify(rateText)}`);
     rule.rate = rate;
   }
 

@@ -54,11 +54,16 @@ export const FaultRuleSchema: z.ZodType<FaultRule> = z
   })
   .superRefine((rule, ctx) => {
     const problem = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
-    if (rule.kind === 'status' && rule.status === undefined) problem('status', "a 'status' fault needs the status code to answer (400-599)");
-    if (rule.kind !== 'status' && rule.status !== undefined) problem('status', `only a 'status' fault takes a status (this one is '${rule.kind}')`);
-    if (rule.kind !== 'status' && rule.retryAfter !== undefined) problem('retryAfter', `only a 'status' fault takes retryAfter (this one is '${rule.kind}')`);
-    if (rule.kind === 'latency' && rule.latencyMs === undefined) problem('latencyMs', "a 'latency' fault needs latencyMs");
-    if (rule.kind !== 'latency' && rule.latencyMs !== undefined) problem('latencyMs', `only a 'latency' fault takes latencyMs (this one is '${rule.kind}')`);
+    if (rule.kind === 'status' && rule.status === undefined)
+      problem('status', "a 'status' fault needs the status code to answer (400-599)");
+    if (rule.kind !== 'status' && rule.status !== undefined)
+      problem('status', `only a 'status' fault takes a status (this one is '${rule.kind}')`);
+    if (rule.kind !== 'status' && rule.retryAfter !== undefined)
+      problem('retryAfter', `only a 'status' fault takes retryAfter (this one is '${rule.kind}')`);
+    if (rule.kind === 'latency' && rule.latencyMs === undefined)
+      problem('latencyMs', "a 'latency' fault needs latencyMs");
+    if (rule.kind !== 'latency' && rule.latencyMs !== undefined)
+      problem('latencyMs', `only a 'latency' fault takes latencyMs (this one is '${rule.kind}')`);
     if (rule.kind === 'stale-terminal' && rule.operation === 'send') {
       problem('operation', "'stale-terminal' only changes reads: use operation 'get' or 'any'");
     }
@@ -80,5 +85,7 @@ export function parseFaultRules(input: unknown): FaultRule[] {
 
 function formatPath(path: readonly PropertyKey[]): string {
   if (path.length === 0) return '(root)';
-  return path.map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index === 0 ? '' : '.'}${String(part)}`)).join('');
+  return path
+    .map((part, index) => (typeof part === 'number' ? `[${part}]` : `${index === 0 ? '' : '.'}${String(part)}`))
+    .join('');
 }

@@ -64,7 +64,12 @@ export function parseSimulatorArgs(argv: string[]): SimulatorArgs {
   const port = integer('port', values.port, 0, 65_535);
   const workMs = integer('work-ms', values['work-ms'], 0, 24 * 3_600_000);
   const rateLimit = values['rate-limit'];
-  const sendsPerProjectPerHour = rateLimit === undefined ? undefined : rateLimit.trim().toLowerCase() === 'none' ? null : integer('rate-limit', rateLimit, 1, 1_000_000);
+  const sendsPerProjectPerHour =
+    rateLimit === undefined
+      ? undefined
+      : rateLimit.trim().toLowerCase() === 'none'
+        ? null
+        : integer('rate-limit', rateLimit, 1, 1_000_000);
   const seed = values.seed === undefined ? undefined : integer('seed', values.seed, 0, MAX_SEED);
 
   const jobs: SeededJob[] = [];
@@ -72,7 +77,9 @@ export function parseSimulatorArgs(argv: string[]): SimulatorArgs {
     const match = /^([^/=]+)\/([^=]+)(?:=(.+))?$/.exec(spec);
     const outcome = match?.[3] ?? 'completed';
     if (!match?.[1] || !match[2] || !(SIMULATED_OUTCOMES as readonly string[]).includes(outcome)) {
-      problems.push(`--job must be PROJECT/JOB or PROJECT/JOB=OUTCOME with OUTCOME one of ${SIMULATED_OUTCOMES.join(', ')}, got ${JSON.stringify(spec)}`);
+      problems.push(
+        `--job must be PROJECT/JOB or PROJECT/JOB=OUTCOME with OUTCOME one of ${SIMULATED_OUTCOMES.join(', ')}, got ${JSON.stringify(spec)}`,
+      );
       continue;
     }
     jobs.push({ projectId: match[1], jobId: match[2], outcome: outcome as SimulatedOutcome });

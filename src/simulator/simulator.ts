@@ -155,8 +155,7 @@ interface ErrorBody {
 }
 
 type Reply =
-  | { ok: true; job: AgentJob }
-  | { ok: false; status: number; body: ErrorBody; headers: Record<string, string> };
+  { ok: true; job: AgentJob } | { ok: false; status: number; body: ErrorBody; headers: Record<string, string> };
 
 type Operation = 'send' | 'get';
 
@@ -238,7 +237,10 @@ export class AgentApiSimulator {
       id: spec.jobId,
       status,
       // The vendor's `repository` is the full URL of the GitHub repository.
-      source: { repository: `https://github.com/acme/${spec.projectId}`, ref: spec.ref === undefined ? 'main' : spec.ref },
+      source: {
+        repository: `https://github.com/acme/${spec.projectId}`,
+        ref: spec.ref === undefined ? 'main' : spec.ref,
+      },
       model: 'simulated-agent-1',
       prLink: spec.prLink ?? null,
       createdAt,
@@ -250,7 +252,18 @@ export class AgentApiSimulator {
       job,
       finishAt: spec.busyForMs !== undefined ? this.now() + spec.busyForMs : null,
       pullRequests: 0,
-      counts: { messagesAccepted: 0, messagesRejected: 0, rateLimited: 0, duplicatesSuppressed: 0, dropped: 0, gets: 0, prompts: [], statusesAtSend: [], acceptedAtMs: [], idempotencyKeys: [] },
+      counts: {
+        messagesAccepted: 0,
+        messagesRejected: 0,
+        rateLimited: 0,
+        duplicatesSuppressed: 0,
+        dropped: 0,
+        gets: 0,
+        prompts: [],
+        statusesAtSend: [],
+        acceptedAtMs: [],
+        idempotencyKeys: [],
+      },
       faults: [],
       rules,
       acceptedKeys: new Set(),
@@ -268,7 +281,10 @@ export class AgentApiSimulator {
     const own = this.projectLimits.get(projectId);
     if (own !== undefined) return own;
     if (this.options.sendLimit) return this.options.sendLimit;
-    const perHour = this.options.sendsPerProjectPerHour === undefined ? VENDOR_SENDS_PER_PROJECT_PER_HOUR : this.options.sendsPerProjectPerHour;
+    const perHour =
+      this.options.sendsPerProjectPerHour === undefined
+        ? VENDOR_SENDS_PER_PROJECT_PER_HOUR
+        : this.options.sendsPerProjectPerHour;
     return perHour === null ? null : { sends: perHour, windowMs: 3_600_000 };
   }
 
@@ -296,7 +312,9 @@ export class AgentApiSimulator {
   finishJob(projectId: string, jobId: string, options: { prLink?: string } = {}): AgentJob {
     const record = this.record(projectId, jobId);
     if (record.job.status !== 'active' || record.finishAt === null) {
-      throw new Error(`simulated job ${projectId}/${jobId} is not working on a follow-up (status ${record.job.status})`);
+      throw new Error(
+        `simulated job ${projectId}/${jobId} is not working on a follow-up (status ${record.job.status})`,
+      );
     }
     record.finishAt = this.now();
     const job = this.advance(record);
@@ -416,7 +434,9 @@ export class AgentApiSimulator {
     if (kind === 'stale-terminal' && record.beforeLastFollowUp) return sendJson(res, 200, record.beforeLastFollowUp);
 
     const reply: Reply =
-      operation === 'get' ? { ok: true, job: this.advance(record) } : this.processSend(req, record, route.projectId, body, idempotencyKey);
+      operation === 'get'
+        ? { ok: true, job: this.advance(record) }
+        : this.processSend(req, record, route.projectId, body, idempotencyKey);
     if (kind === 'drop-after-processing') {
       record.counts.dropped += 1;
       return void req.socket.destroy();
@@ -509,7 +529,10 @@ export class AgentApiSimulator {
       if (times.length >= limit.sends) {
         record.counts.rateLimited += 1;
         // No Retry-After: the vendor documents none (VENDOR-FACTS.md), so clients must not count on one.
-        return reject(429, `rate limit exceeded: ${limit.sends} uses per project per ${limit.windowMs === 3_600_000 ? 'hour' : `${limit.windowMs} ms`}`);
+        return reject(
+          429,
+          `rate limit exceeded: ${limit.sends} uses per project per ${limit.windowMs === 3_600_000 ? 'hour' : `${limit.windowMs} ms`}`,
+        );
       }
       times.push(this.now());
     }
@@ -539,7 +562,8 @@ export class AgentApiSimulator {
       return `the API key must have the form ${this.keyPrefix}_<secret>`;
     }
     const kind = this.options.acceptNonAdminKeys ? undefined : nonAdminKeyKind(token, this.keyPrefix);
-    if (kind) return `this is ${kind.name} key (${this.keyPrefix}_${kind.infix}_...); the agent endpoints take an admin key (${this.keyPrefix}_...)`;
+    if (kind)
+      return `this is ${kind.name} key (${this.keyPrefix}_${kind.infix}_...); the agent endpoints take an admin key (${this.keyPrefix}_...)`;
     if (this.options.apiKey !== undefined && token !== this.options.apiKey) return 'invalid API key';
     return null;
   }
@@ -550,7 +574,13 @@ export class AgentApiSimulator {
     return { error: `${message} (received Authorization: ${authorization})` };
   }
 
-  private sendError(req: IncomingMessage, res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  private sendError(
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    message: string,
+    headers: Record<string, string> = {},
+  ): void {
     sendJson(res, status, this.errorBody(req, message), headers);
   }
 
@@ -559,7 +589,8 @@ export class AgentApiSimulator {
     const [resource, projectSegment, jobSegment, sub] = segments;
     try {
       if (resource === 'health') return sendJson(res, 200, { ok: true });
-      if (resource === 'stats' && req.method === 'GET' && segments.length === 1) return sendJson(res, 200, this.stats());
+      if (resource === 'stats' && req.method === 'GET' && segments.length === 1)
+        return sendJson(res, 200, this.stats());
       if (resource === 'faults' && req.method === 'POST' && segments.length === 1) {
         this.setGlobalFaults(parseControlBody(FaultRulesSchema, body, 'fault rules'));
         return sendJson(res, 204, null);
@@ -584,7 +615,10 @@ export class AgentApiSimulator {
       }
       return sendJson(res, 404, { error: 'not_found' });
     } catch (error) {
-      return sendJson(res, 400, { error: 'invalid_request', message: error instanceof Error ? error.message : String(error) });
+      return sendJson(res, 400, {
+        error: 'invalid_request',
+        message: error instanceof Error ? error.message : String(error),
+      });
     }
   }
 }
@@ -594,7 +628,13 @@ function activate(rules: FaultRule[]): ActiveRule[] {
 }
 
 function copyCounts(counts: JobCounts): JobCounts {
-  return { ...counts, prompts: [...counts.prompts], statusesAtSend: [...counts.statusesAtSend], acceptedAtMs: [...counts.acceptedAtMs], idempotencyKeys: [...counts.idempotencyKeys] };
+  return {
+    ...counts,
+    prompts: [...counts.prompts],
+    statusesAtSend: [...counts.statusesAtSend],
+    acceptedAtMs: [...counts.acceptedAtMs],
+    idempotencyKeys: [...counts.idempotencyKeys],
+  };
 }
 
 /** Parses a control route's JSON body; throws an Error that names every problem, answered as a 400. */

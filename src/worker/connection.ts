@@ -4,7 +4,14 @@
  * its logs. The SDK logs through its process-wide Runtime, which is made with the first connection; so the Runtime
  * is installed here first, with a logger at WARN (or the one given) that sends routine lines to DEBUG.
  */
-import { DefaultLogger, NativeConnection, Runtime, type LogLevel, type Logger, type NativeConnectionOptions } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  type LogLevel,
+  type Logger,
+  type NativeConnectionOptions,
+} from '@temporalio/worker';
 import { demoteRoutineLines } from '../observability/logging';
 
 export interface WorkerConnectionOptions extends NativeConnectionOptions {
@@ -27,7 +34,10 @@ export async function connectWorker(options: WorkerConnectionOptions = {}): Prom
 /** Installs the Runtime with `logger` (routine SDK lines demoted to DEBUG) unless one exists; says whether it did. */
 export function installQuietRuntime(logger: Logger): boolean {
   try {
-    Runtime.install({ logger: demoteRoutineLines(logger), telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } } });
+    Runtime.install({
+      logger: demoteRoutineLines(logger),
+      telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+    });
     return true;
   } catch {
     // Installed already (by the service, or by an earlier connection): its logger stays.

@@ -6,7 +6,13 @@ import { existsSync } from 'node:fs';
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { Client } from '@temporalio/client';
-import { Runtime, Worker, type ActivityInterceptorsFactory, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import {
+  Runtime,
+  Worker,
+  type ActivityInterceptorsFactory,
+  type NativeConnection,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import { createActivities, jobLogAttributesInterceptor, type CoordinationSettings } from '../activities';
 import { DEFAULT_COORDINATION } from '../activities/coordination';
 import type { AgentApiClient } from '../agent-api/http-client';
@@ -91,7 +97,10 @@ export class FollowUpWorker {
   /** Runs them all until `work` settles, then stops them; resolves as `work` does. */
   async runUntil<R>(work: Promise<R> | (() => Promise<R>)): Promise<R> {
     const promise = typeof work === 'function' ? work() : work;
-    const [result] = await this.together([this.main.runUntil(promise), ...this.others().map((worker) => worker.runUntil(promise.catch(() => undefined)))]);
+    const [result] = await this.together([
+      this.main.runUntil(promise),
+      ...this.others().map((worker) => worker.runUntil(promise.catch(() => undefined))),
+    ]);
     return result as R;
   }
 
@@ -132,10 +141,13 @@ async function checkNamespace(connection: NativeConnection, namespace: string): 
   const attributes = await checkSearchAttributes(connection.operatorService, namespace);
   if (attributes.ok === false) throw new NamespaceNotReadyError(namespace, attributes.problems);
   if (attributes.ok === 'unknown') {
-    Runtime.instance().logger.warn('Could not check the namespace for the follow-up search attributes; make sure they are registered (npx agent-followup setup)', {
-      namespace,
-      reason: attributes.reason,
-    });
+    Runtime.instance().logger.warn(
+      'Could not check the namespace for the follow-up search attributes; make sure they are registered (npx agent-followup setup)',
+      {
+        namespace,
+        reason: attributes.reason,
+      },
+    );
   }
 }
 
@@ -226,4 +238,3 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     if (coordinators) coordinatorQueuesPolled.delete(coordinatorsKey);
   });
 }
-

@@ -32,10 +32,15 @@ export function compareSearchAttributes(custom: Record<string, number>): string[
 
 async function customAttributes(operator: OperatorService, namespace: string): Promise<Record<string, number>> {
   const response = await operator.listSearchAttributes({ namespace });
-  return Object.fromEntries(Object.entries(response.customAttributes ?? {}).map(([name, type]) => [name, Number(type)]));
+  return Object.fromEntries(
+    Object.entries(response.customAttributes ?? {}).map(([name, type]) => [name, Number(type)]),
+  );
 }
 
-export async function checkSearchAttributes(operator: OperatorService, namespace: string): Promise<SearchAttributeCheck> {
+export async function checkSearchAttributes(
+  operator: OperatorService,
+  namespace: string,
+): Promise<SearchAttributeCheck> {
   let custom: Record<string, number>;
   try {
     custom = await customAttributes(operator, namespace);
@@ -70,12 +75,18 @@ export class NamespaceSetupError extends Error {
  * present are left alone, so running it again changes nothing. One registered with another type cannot be changed
  * in place, so that is an error that says so.
  */
-export async function setUpNamespace(operator: OperatorService, namespace: string): Promise<{ added: string[]; present: string[] }> {
+export async function setUpNamespace(
+  operator: OperatorService,
+  namespace: string,
+): Promise<{ added: string[]; present: string[] }> {
   let custom: Record<string, number>;
   try {
     custom = await customAttributes(operator, namespace);
   } catch (error) {
-    throw new NamespaceSetupError(notAllowed(namespace, error) ?? `could not list the search attributes of namespace '${namespace}': ${(error as Error).message}`);
+    throw new NamespaceSetupError(
+      notAllowed(namespace, error) ??
+        `could not list the search attributes of namespace '${namespace}': ${(error as Error).message}`,
+    );
   }
   const names = FOLLOW_UP_SEARCH_ATTRIBUTES.map((key) => key.name);
   const mistyped = names.filter((name) => custom[name] !== undefined && custom[name] !== KEYWORD);
@@ -88,9 +99,15 @@ export async function setUpNamespace(operator: OperatorService, namespace: strin
   const missing = names.filter((name) => custom[name] === undefined);
   if (missing.length > 0) {
     try {
-      await operator.addSearchAttributes({ namespace, searchAttributes: Object.fromEntries(missing.map((name) => [name, KEYWORD])) });
+      await operator.addSearchAttributes({
+        namespace,
+        searchAttributes: Object.fromEntries(missing.map((name) => [name, KEYWORD])),
+      });
     } catch (error) {
-      throw new NamespaceSetupError(notAllowed(namespace, error) ?? `could not register ${missing.join(', ')} on namespace '${namespace}': ${(error as Error).message}`);
+      throw new NamespaceSetupError(
+        notAllowed(namespace, error) ??
+          `could not register ${missing.join(', ')} on namespace '${namespace}': ${(error as Error).message}`,
+      );
     }
   }
   return { added: missing, present: names.filter((name) => !missing.includes(name)) };

@@ -3,7 +3,15 @@
  * module: its code (HTTP, zod) never enters the workflow bundle.
  */
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
-import type { CheckedIn, CheckInRequest, FollowUpActivities, PollRequest, PollResult, SendRequest, SentMessage } from '../activities';
+import type {
+  CheckedIn,
+  CheckInRequest,
+  FollowUpActivities,
+  PollRequest,
+  PollResult,
+  SendRequest,
+  SentMessage,
+} from '../activities';
 import { pollHeartbeatTimeoutMs } from '../follow-up/poll-schedule';
 import type { PollSchedule } from '../follow-up/poll-schedule';
 import type { WatchRegistration } from '../follow-up/watch-registry';
@@ -47,7 +55,7 @@ const { sendFollowUpMessage: send } = proxyActivities<FollowUpActivities>({
   heartbeatTimeout: '10s',
   retry: { maximumAttempts: 1 },
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  summary: 'send the follow-up message (one attempt, under a slot of the project\'s send budget)',
+  summary: "send the follow-up message (one attempt, under a slot of the project's send budget)",
 });
 
 /**
@@ -59,13 +67,18 @@ export function checkIn(request: CheckInRequest): Promise<CheckedIn> {
     scheduleToCloseTimeout: Math.max(request.deadlineMs - Date.now(), 1_000),
     startToCloseTimeout: '30s',
     retry: { initialInterval: '1s', maximumInterval: '30s' },
-    summary: request.findEarlier ? "check in with the project's coordinator and look for an earlier run that sent the message" : "ask the project's coordinator for a send slot",
+    summary: request.findEarlier
+      ? "check in with the project's coordinator and look for an earlier run that sent the message"
+      : "ask the project's coordinator for a send slot",
   });
   return check(request);
 }
 
 /** Registers a wait with its shard's watcher, starting the watcher if need be (when signalling it directly failed). */
-export function registerWatch(request: { watcherId: string; registration: WatchRegistration }, deadlineMs: number): Promise<void> {
+export function registerWatch(
+  request: { watcherId: string; registration: WatchRegistration },
+  deadlineMs: number,
+): Promise<void> {
   const { registerWatch: register } = proxyActivities<FollowUpActivities>({
     scheduleToCloseTimeout: Math.max(deadlineMs - Date.now(), 1_000),
     startToCloseTimeout: '30s',
@@ -89,5 +102,11 @@ export function readAgentJobOnce(ref: JobRef, schedule: PollSchedule): Promise<P
     retry: { maximumAttempts: 1 },
     summary: `read job ${ref.jobId} now (asked for)`,
   });
-  return read({ ...ref, known: null, acceptUnchangedFromMs: null, readAtOnce: true, schedule: { ...schedule, deadlineMs: Date.now() } });
+  return read({
+    ...ref,
+    known: null,
+    acceptUnchangedFromMs: null,
+    readAtOnce: true,
+    schedule: { ...schedule, deadlineMs: Date.now() },
+  });
 }

@@ -4,12 +4,21 @@
  * in its memo, where workers read it (cached briefly) when a follow-up checks in. A project's own budget wins over
  * it; without it, the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR applies. It runs until the default is cleared.
  */
-import { allHandlersFinished, condition, continueAsNew, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  setHandler,
+  upsertMemo,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { DEFAULT_BUDGET_MEMO_KEY } from '../follow-up/coordinator-id';
 import { defaultBudgetQuery, setDefaultBudgetSignal } from './definitions';
 
 /** Keeps the default budget; ends when it is set back to null (the workers' setting). */
-export async function budgetDefaultsWorkflow(start: { sendsPerHour: number | null } = { sendsPerHour: null }): Promise<void> {
+export async function budgetDefaultsWorkflow(
+  start: { sendsPerHour: number | null } = { sendsPerHour: null },
+): Promise<void> {
   let sendsPerHour = validOrNull(start?.sendsPerHour);
   let changed = true;
   setHandler(setDefaultBudgetSignal, (update) => {

@@ -34,7 +34,13 @@ export async function checkAgentJobWorkflow(ref: JobRef): Promise<AgentJobCheck>
     known: null,
     acceptUnchangedFromMs: null,
     readAtOnce: true,
-    schedule: { startedAtMs: now, initialIntervalMs: 1_000, backoffCoefficient: 2, maxIntervalMs: 5_000, deadlineMs: now + CHECK_TIMEOUT_MS },
+    schedule: {
+      startedAtMs: now,
+      initialIntervalMs: 1_000,
+      backoffCoefficient: 2,
+      maxIntervalMs: 5_000,
+      deadlineMs: now + CHECK_TIMEOUT_MS,
+    },
   });
   return { status: job.status, prLink: job.prLink };
 }

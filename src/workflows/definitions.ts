@@ -1,6 +1,12 @@
 /** Message definitions shared by the workflows and their callers. */
 import type { QueryDefinition, SignalDefinition, UpdateDefinition } from '@temporalio/common';
-import type { CheckInAnswer, EnterRequest, ProjectView, QueueNotice, TurnGrant } from '../follow-up/project-coordination';
+import type {
+  CheckInAnswer,
+  EnterRequest,
+  ProjectView,
+  QueueNotice,
+  TurnGrant,
+} from '../follow-up/project-coordination';
 import type { AskedRead, FollowUpProgress, ReadTrouble } from '../follow-up/types';
 import type { WaitReadReport, WatchedWaitView } from '../follow-up/watch-figures';
 import type { WatchAnswer } from '../follow-up/watch-answer';

@@ -4,7 +4,15 @@
  * job before the send is a finished result this follow-up's own can be told apart from; then it sends once, and after
  * a failure decides whether another attempt is safe.
  */
-import { ActivityFailure, ApplicationFailure, isCancellation, log, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  log,
+  sleep,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { SEND_SLOT_EXPIRED } from '../follow-up/types';
 import type { ApiFailureDetails } from '../agent-api/errors';
 import { isTerminal, jobState, type AgentJob, type JobState } from '../agent-api/job';
@@ -34,7 +42,12 @@ interface OpenAttempt {
 }
 
 /** Delivers the message, or resumes from an earlier run's record of it; returns how we know it arrived. */
-export async function deliver(run: FollowUpRun, turn: ProjectTurn, readNow: ReadNow, earlier: DeliveryRecord | null): Promise<Delivered> {
+export async function deliver(
+  run: FollowUpRun,
+  turn: ProjectTurn,
+  readNow: ReadNow,
+  earlier: DeliveryRecord | null,
+): Promise<Delivered> {
   if (earlier?.state === 'delivered' && earlier.sentAtMs !== undefined) {
     run.resumeSendAttempts(earlier.sendAttempts);
     const { baseline, sentAtMs, sawActive } = earlier;
@@ -77,7 +90,14 @@ export async function deliver(run: FollowUpRun, turn: ProjectTurn, readNow: Read
       turn.spent();
       run.firstWaitRegistered(watching ?? null);
       // The answer is what the next read is compared with; it is no proof of work on this message (only a read is).
-      const delivered = run.delivered({ baseline: jobState(baseline), sentAtMs: requestStartedAtMs, via: 'response', sawActive: false, known: jobState(job ?? baseline), previous: null });
+      const delivered = run.delivered({
+        baseline: jobState(baseline),
+        sentAtMs: requestStartedAtMs,
+        via: 'response',
+        sawActive: false,
+        known: jobState(job ?? baseline),
+        previous: null,
+      });
       // The job as the API answered this message: the first state this follow-up shows.
       if (job) run.observe(job, 0);
       return delivered;
@@ -95,11 +115,16 @@ export async function deliver(run: FollowUpRun, turn: ProjectTurn, readNow: Read
       const kind = classifySendFailure(error);
       if (kind === 'final') throw error;
       run.noteError(describeFailure(error));
-      log.warn(kind === 'ambiguous' ? 'The send failed in a way that leaves delivery open' : 'The send did not arrive; sending again later', {
-        ...run.ref,
-        policy: run.request.onAmbiguousSend,
-        error: run.progress.lastError,
-      });
+      log.warn(
+        kind === 'ambiguous'
+          ? 'The send failed in a way that leaves delivery open'
+          : 'The send did not arrive; sending again later',
+        {
+          ...run.ref,
+          policy: run.request.onAmbiguousSend,
+          error: run.progress.lastError,
+        },
+      );
       if (kind === 'ambiguous') {
         const cause = run.progress.lastError ?? 'the send failed without saying why';
         if (run.request.onAmbiguousSend === 'fail') throw deliveryUnknown(run, cause, jobState(baseline), null);
@@ -110,7 +135,8 @@ export async function deliver(run: FollowUpRun, turn: ProjectTurn, readNow: Read
       }
       const retryAfterMs = retryAfterOf(error);
       // Asked to wait past the deadline: no send can come in time, and the failure says so now, not at the deadline.
-      if (retryAfterMs !== undefined && Date.now() + retryAfterMs >= run.deadlineMs) throw run.gaveUpEarly(retryAfterMs, 'take the message');
+      if (retryAfterMs !== undefined && Date.now() + retryAfterMs >= run.deadlineMs)
+        throw run.gaveUpEarly(retryAfterMs, 'take the message');
       waitMs = retryAfterMs ?? backoffMs;
     }
     // Nothing arrived (or, for `retry`, the Idempotency-Key covers a duplicate): try again after a pause.
@@ -157,7 +183,9 @@ async function readIdleJob(run: FollowUpRun, readNow: ReadNow): Promise<AgentJob
 async function settleOpenAttempt(run: FollowUpRun, open: OpenAttempt): Promise<Delivered | null> {
   run.enter('reconciling');
   for (let read = 1; read <= RECONCILE_READS; read += 1) {
-    await sleep(RECONCILE_DELAY_MS, { summary: `pause before read ${read} of ${RECONCILE_READS} of an interrupted send` });
+    await sleep(RECONCILE_DELAY_MS, {
+      summary: `pause before read ${read} of ${RECONCILE_READS} of an interrupted send`,
+    });
     const { job, readAtMs, polls } = await pollAgentJob(
       { ...run.ref, known: null, acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce: true },
       run.deadlineMs,
@@ -168,7 +196,14 @@ async function settleOpenAttempt(run: FollowUpRun, open: OpenAttempt): Promise<D
     log.info('Reconciling an open send', { ...run.ref, decision, before: open.baseline.status, after: job.status });
     if (decision === 'delivered') {
       const known = jobState(job);
-      const delivered = run.delivered({ baseline: open.baseline, sentAtMs: open.startedAtMs, via: 'reconciled', sawActive: job.status === 'active', known, previous: null });
+      const delivered = run.delivered({
+        baseline: open.baseline,
+        sentAtMs: open.startedAtMs,
+        via: 'reconciled',
+        sawActive: job.status === 'active',
+        known,
+        previous: null,
+      });
       // The read that showed the message arrived is a read after it: shown.
       run.observe(job, 0);
       return delivered;
@@ -183,7 +218,15 @@ function firstWait(run: FollowUpRun, baseline: AgentJob): { watch?: FirstWait } 
   if (run.watchShards === null) return {};
   // The schedule starts with the send's answer, in the activity.
   const schedule = scheduleShape(run);
-  return { watch: { watcherId: sharedWatcherId(run.ref, run.watchShards), baseline: jobState(baseline), settleWindowMs: run.request.polling.settleWindowMs, schedule, replyTo: uuid4() } };
+  return {
+    watch: {
+      watcherId: sharedWatcherId(run.ref, run.watchShards),
+      baseline: jobState(baseline),
+      settleWindowMs: run.request.polling.settleWindowMs,
+      schedule,
+      replyTo: uuid4(),
+    },
+  };
 }
 
 /** The poll schedule of a wait starting now, from the follow-up's polling options. */
@@ -205,7 +248,12 @@ function retryAfterOf(error: unknown): number | undefined {
   return typeof details?.retryAfterMs === 'number' ? details.retryAfterMs : undefined;
 }
 
-function deliveryUnknown(run: FollowUpRun, cause: string, before: JobState, after: JobState | null): ApplicationFailure {
+function deliveryUnknown(
+  run: FollowUpRun,
+  cause: string,
+  before: JobState,
+  after: JobState | null,
+): ApplicationFailure {
   const details: FollowUpDeliveryUnknownDetails = { before, after, sendAttempts: run.progress.sendAttempts };
   return ApplicationFailure.create({
     type: FollowUpErrorType.DeliveryUnknown,
@@ -222,5 +270,9 @@ function deliveryUnknown(run: FollowUpRun, cause: string, before: JobState, afte
 }
 
 function isSlotExpired(error: unknown): boolean {
-  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === SEND_SLOT_EXPIRED;
+  return (
+    error instanceof ActivityFailure &&
+    error.cause instanceof ApplicationFailure &&
+    error.cause.type === SEND_SLOT_EXPIRED
+  );
 }

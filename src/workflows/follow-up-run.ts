@@ -162,14 +162,26 @@ export class FollowUpRun {
   sending(baseline: AgentJob): number {
     this.sendAttempts += 1;
     this.progress.sendAttempts = this.sendAttempts;
-    this.view.record({ state: 'sending', baseline: jobState(baseline), attemptStartedAtMs: Date.now(), sendAttempts: this.sendAttempts, sawActive: false });
+    this.view.record({
+      state: 'sending',
+      baseline: jobState(baseline),
+      attemptStartedAtMs: Date.now(),
+      sendAttempts: this.sendAttempts,
+      sawActive: false,
+    });
     this.enter('sending');
     return this.sendAttempts;
   }
 
   /** The last attempt certainly sent nothing: a later run of this follow-up has nothing open to settle. */
   notSent(): void {
-    this.view.record({ state: 'not-sent', baseline: this.lastJob ? jobState(this.lastJob) : { status: 'unknown', prLink: null, archivedAt: null }, attemptStartedAtMs: Date.now(), sendAttempts: this.sendAttempts, sawActive: false });
+    this.view.record({
+      state: 'not-sent',
+      baseline: this.lastJob ? jobState(this.lastJob) : { status: 'unknown', prLink: null, archivedAt: null },
+      attemptStartedAtMs: Date.now(),
+      sendAttempts: this.sendAttempts,
+      sawActive: false,
+    });
   }
 
   /** The message is known to have arrived. */
@@ -233,13 +245,21 @@ export class FollowUpRun {
       ...(delivered ? { delivered } : {}),
       ...(this.watchShards !== null ? { watchShards: this.watchShards } : {}),
     };
-    await continueAsNew<(input: FollowUpInput, checkpoint: FollowUpCheckpoint) => Promise<FollowUpResult>>(this.input, checkpoint);
+    await continueAsNew<(input: FollowUpInput, checkpoint: FollowUpCheckpoint) => Promise<FollowUpResult>>(
+      this.input,
+      checkpoint,
+    );
   }
 
   /** The result: the job as it ended after this follow-up's own message. */
   finish(job: AgentJob, delivered: Delivered): FollowUpResult {
     const outcome = job.status as TerminalJobStatus;
-    log.info('Agent job reached a terminal status', { ...this.ref, status: job.status, prLink: job.prLink, polls: this.polls });
+    log.info('Agent job reached a terminal status', {
+      ...this.ref,
+      status: job.status,
+      prLink: job.prLink,
+      polls: this.polls,
+    });
     this.enter('finished');
     this.end(outcome);
     recordTimeToTerminal((Date.now() - delivered.sentAtMs) / 1000, outcome);
@@ -271,7 +291,11 @@ export class FollowUpRun {
 
   /** The deadline passed while the follow-up waited for its job to end. */
   deadlinePassedWhileWaiting(failedReads: number | null): ApplicationFailure {
-    return timedOutFailure(this.failureFacts(), `last status: ${this.shown?.status ?? 'not read since the message'}`, failedReads);
+    return timedOutFailure(
+      this.failureFacts(),
+      `last status: ${this.shown?.status ?? 'not read since the message'}`,
+      failedReads,
+    );
   }
 
   /** The deadline passed before the follow-up could go on (`why`: what it was doing). */

@@ -60,7 +60,10 @@ const { watchJobs } = proxyActivities<FollowUpActivities>({
 });
 
 export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void> {
-  const limitBytes = typeof start.bookLimitBytes === 'number' && start.bookLimitBytes > 0 ? start.bookLimitBytes : WATCH_BOOK_LIMIT_BYTES;
+  const limitBytes =
+    typeof start.bookLimitBytes === 'number' && start.bookLimitBytes > 0
+      ? start.bookLimitBytes
+      : WATCH_BOOK_LIMIT_BYTES;
   const registry = new WatchRegistry(start, Date.now(), limitBytes);
   let signals = 0;
   let refused = 0;
@@ -72,11 +75,14 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     refused += 1;
     // Once a run: a full watcher refuses every new wait, and its details keep the count.
     if (refused === 1) {
-      log.warn('The book is full: waits are refused and their follow-ups poll for themselves; more shards (AGENT_WATCH_SHARDS) give each watcher fewer', {
-        waits: registry.size,
-        bookBytes: registry.bookBytes,
-        limitBytes,
-      });
+      log.warn(
+        'The book is full: waits are refused and their follow-ups poll for themselves; more shards (AGENT_WATCH_SHARDS) give each watcher fewer',
+        {
+          waits: registry.size,
+          bookBytes: registry.bookBytes,
+          limitBytes,
+        },
+      );
     }
   });
   setHandler(unwatchJobSignal, (message) => {
@@ -93,15 +99,20 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   setHandler(watchedWaitQuery, (workflowId) => registry.view(String(workflowId)));
 
   const reading = new CancellationScope();
-  const reader = reading.run(() => watchJobs({ watcherId: workflowInfo().workflowId })).catch((error: unknown) => {
-    if (!isCancellation(error)) log.warn('The watch activity ended', { error: String(error) });
-  });
+  const reader = reading
+    .run(() => watchJobs({ watcherId: workflowInfo().workflowId }))
+    .catch((error: unknown) => {
+      if (!isCancellation(error)) log.warn('The watch activity ended', { error: String(error) });
+    });
   for (;;) {
     setCurrentDetails(
       `Watching **${registry.size}** wait(s) of follow-ups (book ${kib(registry.bookBytes)} of ${kib(limitBytes)} KiB)` +
         `${refused > 0 ? `; **${refused}** refused this run, the book being full` : ''}; run ${workflowInfo().runId}.`,
     );
-    const shouldContinue = () => workflowInfo().continueAsNewSuggested || signals >= SIGNALS_PER_RUN || workflowInfo().historyLength >= EVENTS_PER_RUN;
+    const shouldContinue = () =>
+      workflowInfo().continueAsNewSuggested ||
+      signals >= SIGNALS_PER_RUN ||
+      workflowInfo().historyLength >= EVENTS_PER_RUN;
     const size = registry.size;
     const refusedBefore = refused;
     if (size === 0) {
@@ -115,7 +126,10 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       reading.cancel();
       await reader;
       await condition(allHandlersFinished);
-      await continueAsNew<typeof jobWatcherWorkflow>({ ...registry.carried(readerStoppedAtMs), bookLimitBytes: limitBytes });
+      await continueAsNew<typeof jobWatcherWorkflow>({
+        ...registry.carried(readerStoppedAtMs),
+        bookLimitBytes: limitBytes,
+      });
     }
   }
   reading.cancel();

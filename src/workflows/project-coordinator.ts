@@ -56,7 +56,15 @@ import {
 } from '../follow-up/project-coordination';
 import { identifierProblem } from '../follow-up/request';
 import { CHECK_IN_REFUSED, COORDINATOR_BUSY, FollowUpErrorType } from '../follow-up/types';
-import { enterUpdate, leaveSignal, projectQuery, queueNoticeSignal, returnSlotSignal, setBudgetSignal, turnSignal } from './definitions';
+import {
+  enterUpdate,
+  leaveSignal,
+  projectQuery,
+  queueNoticeSignal,
+  returnSlotSignal,
+  setBudgetSignal,
+  turnSignal,
+} from './definitions';
 
 /** Signals a run takes before it continues as new, far below Temporal's 10,000 per run. */
 const SIGNALS_PER_RUN = 4_000;
@@ -91,7 +99,10 @@ export interface CoordinatorStart {
 }
 
 /** Coordinates one project's follow-ups: its send budget and one lane per job. */
-export async function projectCoordinatorWorkflow(start: CoordinatorStart, ...continued: unknown[]): Promise<ProjectView> {
+export async function projectCoordinatorWorkflow(
+  start: CoordinatorStart,
+  ...continued: unknown[]
+): Promise<ProjectView> {
   const state = admit(start, continued);
   let changed = true;
   let signals = 0;
@@ -102,7 +113,12 @@ export async function projectCoordinatorWorkflow(start: CoordinatorStart, ...con
   };
   const closing = () => {
     const info = workflowInfo();
-    return info.continueAsNewSuggested || signals >= SIGNALS_PER_RUN || checkIns >= CHECK_INS_PER_RUN || info.historyLength >= EVENTS_PER_RUN;
+    return (
+      info.continueAsNewSuggested ||
+      signals >= SIGNALS_PER_RUN ||
+      checkIns >= CHECK_INS_PER_RUN ||
+      info.historyLength >= EVENTS_PER_RUN
+    );
   };
   setHandler(
     enterUpdate,
@@ -112,16 +128,31 @@ export async function projectCoordinatorWorkflow(start: CoordinatorStart, ...con
       const now = Date.now();
       enter(state, { ...request, defaultLimit: perWindow(request.defaultLimit, state.windowMs) }, now);
       grantAtCheckIn(state, request.workflowId, request.jobId, now);
-      return { standing: standingOf(state, request.workflowId, request.slotFor), notice: noticeAtCheckIn(state, request.workflowId, request.jobId, now) };
+      return {
+        standing: standingOf(state, request.workflowId, request.slotFor),
+        notice: noticeAtCheckIn(state, request.workflowId, request.jobId, now),
+      };
     },
     {
       // Runs before anything is written: a refused check-in leaves no trace, and its sender tries again.
       validator: (request) => {
         const checked = checkEnterRequest(request);
-        if (typeof checked === 'string') throw ApplicationFailure.create({ type: CHECK_IN_REFUSED, message: `Invalid check-in: ${checked}`, nonRetryable: true });
-        if (closing()) throw ApplicationFailure.create({ type: COORDINATOR_BUSY, message: 'The coordinator is continuing as new; check in again shortly' });
+        if (typeof checked === 'string')
+          throw ApplicationFailure.create({
+            type: CHECK_IN_REFUSED,
+            message: `Invalid check-in: ${checked}`,
+            nonRetryable: true,
+          });
+        if (closing())
+          throw ApplicationFailure.create({
+            type: COORDINATOR_BUSY,
+            message: 'The coordinator is continuing as new; check in again shortly',
+          });
         if (followUpsKept(state) >= MAX_FOLLOW_UPS_KEPT && !knows(state, checked.workflowId)) {
-          throw ApplicationFailure.create({ type: COORDINATOR_BUSY, message: `The coordinator keeps ${MAX_FOLLOW_UPS_KEPT} follow-ups already; check in again later` });
+          throw ApplicationFailure.create({
+            type: COORDINATOR_BUSY,
+            message: `The coordinator keeps ${MAX_FOLLOW_UPS_KEPT} follow-ups already; check in again later`,
+          });
         }
       },
     },
@@ -159,7 +190,9 @@ export async function projectCoordinatorWorkflow(start: CoordinatorStart, ...con
     }
     if (changed || more) continue;
     if (isIdle(state, Date.now())) return viewOf(state, Date.now());
-    const wakes = [wakeAtMs, nextHolderCheckAtMs(state), nextAwaitedCheckAtMs(state), windowEmptiesAtMs(state)].filter((time): time is number => time !== null);
+    const wakes = [wakeAtMs, nextHolderCheckAtMs(state), nextAwaitedCheckAtMs(state), windowEmptiesAtMs(state)].filter(
+      (time): time is number => time !== null,
+    );
     const wakeIn = wakes.length > 0 ? Math.max(Math.min(...wakes) - Date.now(), 1_000) : undefined;
     // A run that starts refusing check-ins (the server suggests continue-as-new) must not wait for a change that the
     // refusals keep from coming: it wakes and continues as new.
@@ -169,10 +202,20 @@ export async function projectCoordinatorWorkflow(start: CoordinatorStart, ...con
 }
 
 /** Signals the grants and notices at once; a follow-up that cannot be reached is gone, and loses its place. */
-async function tell(state: CoordinatorState, grants: TurnGrant[], notices: Array<{ workflowId: string; ticket: string; notice: QueueNotice }>): Promise<void> {
+async function tell(
+  state: CoordinatorState,
+  grants: TurnGrant[],
+  notices: Array<{ workflowId: string; ticket: string; notice: QueueNotice }>,
+): Promise<void> {
   const sends = [
-    ...grants.map((grant) => ({ workflowId: grant.workflowId, send: () => getExternalWorkflowHandle(grant.workflowId).signal(turnSignal, grant) })),
-    ...notices.map(({ workflowId, ticket, notice }) => ({ workflowId, send: () => getExternalWorkflowHandle(workflowId).signal(queueNoticeSignal, notice, ticket) })),
+    ...grants.map((grant) => ({
+      workflowId: grant.workflowId,
+      send: () => getExternalWorkflowHandle(grant.workflowId).signal(turnSignal, grant),
+    })),
+    ...notices.map(({ workflowId, ticket, notice }) => ({
+      workflowId,
+      send: () => getExternalWorkflowHandle(workflowId).signal(queueNoticeSignal, notice, ticket),
+    })),
   ];
   const gone = await Promise.all(
     sends.map(async ({ workflowId, send }) => {
@@ -183,7 +226,11 @@ async function tell(state: CoordinatorState, grants: TurnGrant[], notices: Array
         // A slot granted to it still counts: the follow-up may have learned of the grant from a check-in's answer
         // (which repeats a standing grant), sent under it and ended before this signal arrived. Only the follow-up
         // knows that no request left under a slot (`returnSlot`).
-        log.info('A follow-up is gone; dropping it', { projectId: state.projectId, workflowId, reason: error instanceof Error ? error.message : String(error) });
+        log.info('A follow-up is gone; dropping it', {
+          projectId: state.projectId,
+          workflowId,
+          reason: error instanceof Error ? error.message : String(error),
+        });
         return workflowId;
       }
     }),
@@ -199,7 +246,10 @@ async function checkHolders(state: CoordinatorState): Promise<void> {
   due.forEach((workflowId, index) => {
     markChecked(state, workflowId, Date.now());
     if (!running[index]) {
-      log.warn('The follow-up holding a job is no longer running; the next one may go', { projectId: state.projectId, holder: workflowId });
+      log.warn('The follow-up holding a job is no longer running; the next one may go', {
+        projectId: state.projectId,
+        holder: workflowId,
+      });
       leave(state, workflowId);
     }
   });
@@ -225,7 +275,9 @@ function followUpsKept(state: CoordinatorState): number {
 }
 
 function knows(state: CoordinatorState, workflowId: string): boolean {
-  return Object.values(state.lanes).some((lane) => lane.holder?.workflowId === workflowId || lane.waiting.some((entry) => entry.workflowId === workflowId));
+  return Object.values(state.lanes).some(
+    (lane) => lane.holder?.workflowId === workflowId || lane.waiting.some((entry) => entry.workflowId === workflowId),
+  );
 }
 
 /** A budget per hour as a budget per window (the same unless a test shortened the window). */
@@ -256,8 +308,11 @@ function describe(state: CoordinatorState): string {
 }
 
 function admit(start: CoordinatorStart, continued: unknown[]): CoordinatorState {
-  const problems = [identifierProblem('projectId', start?.projectId)].filter((problem): problem is string => problem !== undefined);
-  if (typeof start?.sendsPerHour !== 'number' || !(start.sendsPerHour >= 1)) problems.push('sendsPerHour must be a number of at least 1');
+  const problems = [identifierProblem('projectId', start?.projectId)].filter(
+    (problem): problem is string => problem !== undefined,
+  );
+  if (typeof start?.sendsPerHour !== 'number' || !(start.sendsPerHour >= 1))
+    problems.push('sendsPerHour must be a number of at least 1');
   const windowMs = start?.windowMs ?? HOUR_MS;
   if (typeof windowMs !== 'number' || !(windowMs >= 1_000)) problems.push('windowMs must be at least 1000');
   if (problems.length === 0 && workflowInfo().workflowId !== coordinatorWorkflowId(start.projectId)) {
@@ -265,11 +320,19 @@ function admit(start: CoordinatorStart, continued: unknown[]): CoordinatorState 
     problems.push(`a project coordinator runs only under the id '${coordinatorWorkflowId(start.projectId)}'`);
   }
   const carried = continued[0];
-  if (continued.length > 1 || (continued.length === 1 && (workflowInfo().continuedFromExecutionRunId === undefined || !isCoordinatorState(carried)))) {
+  if (
+    continued.length > 1 ||
+    (continued.length === 1 &&
+      (workflowInfo().continuedFromExecutionRunId === undefined || !isCoordinatorState(carried)))
+  ) {
     problems.push('the coordinator takes one argument, { projectId, sendsPerHour }');
   }
   if (problems.length > 0) {
-    throw ApplicationFailure.create({ type: FollowUpErrorType.InvalidInput, message: `Invalid project coordinator input: ${problems.join('; ')}`, nonRetryable: true });
+    throw ApplicationFailure.create({
+      type: FollowUpErrorType.InvalidInput,
+      message: `Invalid project coordinator input: ${problems.join('; ')}`,
+      nonRetryable: true,
+    });
   }
   if (isCoordinatorState(carried)) return carried;
   return emptyCoordinator(start.projectId, perWindow(start.sendsPerHour, windowMs), windowMs);

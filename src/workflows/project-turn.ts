@@ -4,11 +4,25 @@
  * attempt, give back a slot no request left under, and leave. Leaving happens on every way out except
  * continue-as-new, where the next run keeps the job.
  */
-import { CancellationScope, condition, ContinueAsNew, getExternalWorkflowHandle, log, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  condition,
+  ContinueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { coordinatorWorkflowId } from '../follow-up/coordinator-id';
 import { checkNotice, checkTurn } from '../follow-up/coordinator-messages';
 import { formatMs } from '../follow-up/duration';
-import { isSlotKeyOfRun, RECHECK_GROWTH, slotKey, type QueueNotice, type TurnGrant } from '../follow-up/project-coordination';
+import {
+  isSlotKeyOfRun,
+  RECHECK_GROWTH,
+  slotKey,
+  type QueueNotice,
+  type TurnGrant,
+} from '../follow-up/project-coordination';
 import type { DeliveryRecord } from '../follow-up/types';
 import type { CheckedIn } from '../activities';
 import { checkIn } from './activities';
@@ -125,9 +139,13 @@ export class ProjectTurn {
       if (this.slot === null) {
         this.waitingForSlot = true;
         if (this.budgetNotice) this.run.queued(this.budgetNotice);
-        const granted = await this.waitFor(() => this.slot !== null, `a send slot of project ${this.run.ref.projectId}`);
+        const granted = await this.waitFor(
+          () => this.slot !== null,
+          `a send slot of project ${this.run.ref.projectId}`,
+        );
         this.waitingForSlot = false;
-        if (!granted) throw this.run.timedOut("the project's send budget had no free slot before the deadline; nothing was sent");
+        if (!granted)
+          throw this.run.timedOut("the project's send budget had no free slot before the deadline; nothing was sent");
       }
     }
   }
@@ -167,8 +185,10 @@ export class ProjectTurn {
   }
 
   private noteCheckIn(checkedIn: CheckedIn): void {
-    if (typeof checkedIn.recheckAfterMs === 'number' && checkedIn.recheckAfterMs > 0) this.recheckAfterMs = checkedIn.recheckAfterMs;
-    if (typeof checkedIn.watchShards === 'number' && checkedIn.watchShards >= 1) this.run.watchShards = Math.floor(checkedIn.watchShards);
+    if (typeof checkedIn.recheckAfterMs === 'number' && checkedIn.recheckAfterMs > 0)
+      this.recheckAfterMs = checkedIn.recheckAfterMs;
+    if (typeof checkedIn.watchShards === 'number' && checkedIn.watchShards >= 1)
+      this.run.watchShards = Math.floor(checkedIn.watchShards);
     const standing = checkedIn.standing ? checkTurn(checkedIn.standing, workflowInfo().workflowId, this.tickets) : null;
     if (standing) this.take(standing);
     const notice = checkedIn.notice ? checkNotice(checkedIn.notice, this.ticket, this.tickets) : null;
@@ -194,7 +214,10 @@ export class ProjectTurn {
       if (leftMs <= 0) return false;
       const heard = this.heard;
       const waitMs = Math.min(leftMs, silenceMs);
-      const summary = waitMs === leftMs ? `wait for ${what} until the follow-up's deadline` : `wait for ${what}; check in again after ${formatMs(waitMs)} of silence`;
+      const summary =
+        waitMs === leftMs
+          ? `wait for ${what} until the follow-up's deadline`
+          : `wait for ${what}; check in again after ${formatMs(waitMs)} of silence`;
       if (await condition(() => ready() || this.heard !== heard, waitMs, { summary })) {
         silenceMs = this.recheckAfterMs;
         continue;
@@ -211,7 +234,18 @@ export class ProjectTurn {
     const initialIntervalMs = this.run.request.polling.initialIntervalMs;
     this.checkIns += 1;
     const { ticket, checkIns: sequence } = this;
-    return { ...this.run.ref, workflowId, runId, ticket, startedAtMs: startTime.getTime(), deadlineMs: this.run.deadlineMs, slotFor, findEarlier, initialIntervalMs, sequence };
+    return {
+      ...this.run.ref,
+      workflowId,
+      runId,
+      ticket,
+      startedAtMs: startTime.getTime(),
+      deadlineMs: this.run.deadlineMs,
+      slotFor,
+      findEarlier,
+      initialIntervalMs,
+      sequence,
+    };
   }
 
   /** A name for the next slot asked for, unique over every run of this follow-up. */
@@ -224,7 +258,9 @@ export class ProjectTurn {
   private async leave(): Promise<void> {
     await this.giveBack();
     await Promise.all(this.strays);
-    await this.tell((handle) => handle.signal(leaveSignal, { workflowId: workflowInfo().workflowId, ticket: this.ticket }));
+    await this.tell((handle) =>
+      handle.signal(leaveSignal, { workflowId: workflowInfo().workflowId, ticket: this.ticket }),
+    );
   }
 
   private async tell(send: (handle: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>): Promise<void> {
@@ -234,7 +270,10 @@ export class ProjectTurn {
         await send(getExternalWorkflowHandle(id));
       } catch (error) {
         // The coordinator has ended (nothing left to keep) or was terminated: there is nothing to tell.
-        log.info('The project coordinator could not be told', { coordinator: id, reason: error instanceof Error ? error.message : String(error) });
+        log.info('The project coordinator could not be told', {
+          coordinator: id,
+          reason: error instanceof Error ? error.message : String(error),
+        });
       }
     });
   }

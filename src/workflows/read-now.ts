@@ -50,10 +50,12 @@ export class ReadNow {
       if (readAtOnce) this.state = beginRead(this.state, Date.now());
       let settled: { ok: true; value: T } | { ok: false; error: unknown } | null = null;
       const scope = new CancellationScope();
-      void scope.run(() => start(readAtOnce)).then(
-        (value) => void (settled = { ok: true, value }),
-        (error: unknown) => void (settled = { ok: false, error }),
-      );
+      void scope
+        .run(() => start(readAtOnce))
+        .then(
+          (value) => void (settled = { ok: true, value }),
+          (error: unknown) => void (settled = { ok: false, error }),
+        );
       while (settled === null && !this.isDue()) {
         const admitted = this.admitted;
         const dueAtMs = this.state.dueAtMs;

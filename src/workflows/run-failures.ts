@@ -34,9 +34,18 @@ export interface FailureFacts {
 }
 
 /** The deadline passed. `failedReads`: reads failed in a row at the end, when the poll activity said. */
-export function timedOutFailure(facts: FailureFacts, why: string, failedReads: number | null = null): ApplicationFailure {
+export function timedOutFailure(
+  facts: FailureFacts,
+  why: string,
+  failedReads: number | null = null,
+): ApplicationFailure {
   const errors = errorsAtEnd(facts, failedReads);
-  const details: FollowUpTimeoutDetails = { lastJob: facts.shown, polls: facts.polls, timeoutMs: facts.timeoutMs, ...(errors ? { errors } : {}) };
+  const details: FollowUpTimeoutDetails = {
+    lastJob: facts.shown,
+    polls: facts.polls,
+    timeoutMs: facts.timeoutMs,
+    ...(errors ? { errors } : {}),
+  };
   return ApplicationFailure.create({
     type: FollowUpErrorType.TimedOut,
     message: `The agent job did not reach completed, archived or failed within ${facts.timeoutAsGiven} (${why}).${errors ? ` ${errorsSentence(errors)}` : ''}`,
@@ -49,7 +58,12 @@ export function timedOutFailure(facts: FailureFacts, why: string, failedReads: n
  * The API asked (Retry-After) to wait past the deadline before it would `action` again: no call can come in time, so
  * the follow-up ends now as timed out, saying when it gave up and why rather than "within" its timeout.
  */
-export function gaveUpEarlyFailure(facts: FailureFacts, retryAfterMs: number, action: string, failedReads: number | null = null): ApplicationFailure {
+export function gaveUpEarlyFailure(
+  facts: FailureFacts,
+  retryAfterMs: number,
+  action: string,
+  failedReads: number | null = null,
+): ApplicationFailure {
   const errors = errorsAtEnd(facts, failedReads);
   const startedAtMs = facts.deadlineMs - facts.timeoutMs;
   const details: FollowUpTimeoutDetails = {
@@ -88,19 +102,38 @@ export interface Ending {
 export function endingOf(error: unknown, facts: FailureFacts): Ending {
   let errors: Ending['errors'] = null;
   if (isDeadline(error)) {
-    error = timedOutFailure(facts, facts.sent ? `last status: ${facts.shown?.status ?? 'not read since the message'}` : 'the message was not sent', failedReadsOf(error));
+    error = timedOutFailure(
+      facts,
+      facts.sent ? `last status: ${facts.shown?.status ?? 'not read since the message'}` : 'the message was not sent',
+      failedReadsOf(error),
+    );
   } else if (causeType(error) === RETRY_AFTER_PAST_DEADLINE) {
     const own = error instanceof ActivityFailure ? (error.cause as ApplicationFailure) : (error as ApplicationFailure);
     const details = own.details?.[0] as RetryAfterPastDeadlineDetails;
-    const since = facts.errorsSince ?? (details.failingSinceMs !== null ? new Date(details.failingSinceMs).toISOString() : null);
+    const since =
+      facts.errorsSince ?? (details.failingSinceMs !== null ? new Date(details.failingSinceMs).toISOString() : null);
     errors = { since, lastError: details.lastError };
-    error = gaveUpEarlyFailure({ ...facts, errorsSince: since, lastError: details.lastError }, details.retryAfterMs, `read job '${facts.jobId}'`, details.failedReads);
+    error = gaveUpEarlyFailure(
+      { ...facts, errorsSince: since, lastError: details.lastError },
+      details.retryAfterMs,
+      `read job '${facts.jobId}'`,
+      details.failedReads,
+    );
   }
-  const phase = isCancellation(error) ? 'cancelled' : isType(error, FollowUpErrorType.TimedOut) ? 'timed-out' : 'failed';
+  const phase = isCancellation(error)
+    ? 'cancelled'
+    : isType(error, FollowUpErrorType.TimedOut)
+      ? 'timed-out'
+      : 'failed';
   if (phase === 'failed') errors = { since: facts.errorsSince, lastError: describeFailure(error) };
   const reason = describeFailure(error);
   const failure = withoutStack(phase === 'failed' ? ownFailure(error) : error);
-  const kind = phase === 'cancelled' ? 'cancelled' : failure instanceof ApplicationFailure ? failureKind(failure.type, failure.nonRetryable === true) : 'error';
+  const kind =
+    phase === 'cancelled'
+      ? 'cancelled'
+      : failure instanceof ApplicationFailure
+        ? failureKind(failure.type, failure.nonRetryable === true)
+        : 'error';
   return { phase, failure, kind, errors, reason };
 }
 
@@ -111,7 +144,10 @@ export function isDeadline(error: unknown): boolean {
   if (error.retryState === RetryState.TIMEOUT) return true;
   // None of our activities sets a schedule-to-start timeout of its own, so the server's SCHEDULE_TO_START is the
   // schedule-to-close deadline reached while the task was still queued (a send held back by the project's budget).
-  return cause instanceof TimeoutFailure && (cause.timeoutType === TimeoutType.SCHEDULE_TO_CLOSE || cause.timeoutType === TimeoutType.SCHEDULE_TO_START);
+  return (
+    cause instanceof TimeoutFailure &&
+    (cause.timeoutType === TimeoutType.SCHEDULE_TO_CLOSE || cause.timeoutType === TimeoutType.SCHEDULE_TO_START)
+  );
 }
 
 /** "Type: message" of the failure that ended the follow-up, from the activity's cause when there is one. */
@@ -138,7 +174,9 @@ function errorsAtEnd(facts: FailureFacts, failedReads: number | null): FollowUpT
 
 /** "Calls to the agent API had failed since 12:01:05 UTC (14 reads in a row); last: HttpError: …". */
 function errorsSentence(errors: NonNullable<FollowUpTimeoutDetails['errors']>): string {
-  const count = errors.failedReads ? ` (${errors.failedReads} read${errors.failedReads === 1 ? '' : 's'} in a row)` : '';
+  const count = errors.failedReads
+    ? ` (${errors.failedReads} read${errors.failedReads === 1 ? '' : 's'} in a row)`
+    : '';
   return `Calls to the agent API had failed since ${utcClock(errors.since)} UTC${count}; last: ${errors.lastError}`;
 }
 
@@ -146,14 +184,20 @@ function errorsSentence(errors: NonNullable<FollowUpTimeoutDetails['errors']>): 
 function failedReadsOf(error: unknown): number | null {
   const cause = error instanceof ActivityFailure ? error.cause : undefined;
   const checkpoint =
-    cause instanceof ApplicationFailure ? checkpointOfFailure(cause.details) : cause instanceof TimeoutFailure ? readCheckpoint(cause.lastHeartbeatDetails) : undefined;
+    cause instanceof ApplicationFailure
+      ? checkpointOfFailure(cause.details)
+      : cause instanceof TimeoutFailure
+        ? readCheckpoint(cause.lastHeartbeatDetails)
+        : undefined;
   return checkpoint?.failedReads ? checkpoint.failedReads : null;
 }
 
 /** The type of an activity's own failure under Temporal's wrapper (or of one a watcher reported), if it has one. */
 function causeType(error: unknown): string | undefined {
   if (error instanceof ApplicationFailure) return error.type ?? undefined;
-  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? (error.cause.type ?? undefined) : undefined;
+  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure
+    ? (error.cause.type ?? undefined)
+    : undefined;
 }
 
 function isType(error: unknown, type: string): boolean {
@@ -167,5 +211,10 @@ function isType(error: unknown, type: string): boolean {
 function ownFailure(error: unknown): unknown {
   if (!(error instanceof ActivityFailure) || !(error.cause instanceof ApplicationFailure)) return error;
   const cause = error.cause;
-  return ApplicationFailure.create({ type: cause.type ?? undefined, message: cause.message, details: cause.details ? [...cause.details] : undefined, nonRetryable: true });
+  return ApplicationFailure.create({
+    type: cause.type ?? undefined,
+    message: cause.message,
+    details: cause.details ? [...cause.details] : undefined,
+    nonRetryable: true,
+  });
 }

@@ -7,7 +7,14 @@ import { setCurrentDetails, setHandler, upsertMemo, upsertSearchAttributes, work
 import type { AgentJob } from '../agent-api/job';
 import type { FollowUpOutcomeKind } from '../follow-up/outcome-kind';
 import { renderProgressDetails } from '../follow-up/progress-details';
-import { AgentJobId, AgentJobStatus, AgentPrLink, AgentProjectId, endingAttributeUpdates, jobAttributeUpdates } from '../follow-up/search-attributes';
+import {
+  AgentJobId,
+  AgentJobStatus,
+  AgentPrLink,
+  AgentProjectId,
+  endingAttributeUpdates,
+  jobAttributeUpdates,
+} from '../follow-up/search-attributes';
 import { DELIVERY_MEMO_KEY, type DeliveryRecord, type FollowUpProgress } from '../follow-up/types';
 import { progressQuery } from './definitions';
 
@@ -37,7 +44,9 @@ export class RunView {
   showEnd(outcome: FollowUpOutcomeKind, shown: AgentJob | null): void {
     this.publish();
     const jobUpdates = this.jobUpdates(shown);
-    const status = jobUpdates.find((update) => update.key === AgentJobStatus)?.value ?? workflowInfo().typedSearchAttributes.get(AgentJobStatus);
+    const status =
+      jobUpdates.find((update) => update.key === AgentJobStatus)?.value ??
+      workflowInfo().typedSearchAttributes.get(AgentJobStatus);
     const ending = endingAttributeUpdates(outcome, typeof status === 'string' ? status : undefined);
     // The ending's word on the job's status wins over the job's own.
     const endingKeys = new Set(ending.map((update) => update.key.name));

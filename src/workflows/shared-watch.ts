@@ -6,7 +6,17 @@
  * (which starts the watcher if it is gone), its own deadline ends the wait whatever the watcher does, and a wait the
  * watcher refused (its book full) is the follow-up's own to poll.
  */
-import { ActivityFailure, ApplicationFailure, CancellationScope, condition, getExternalWorkflowHandle, log, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  getExternalWorkflowHandle,
+  log,
+  setHandler,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { sameJobState, type JobState } from '../agent-api/job';
 import type { PollResult } from '../activities';
 import { formatMs } from '../follow-up/duration';
@@ -114,7 +124,8 @@ export class SharedWatch {
   async wait(request: WatchedRequest): Promise<PollResult | RefusedWait> {
     const atSend = this.registeredAtSend;
     this.registeredAtSend = null;
-    const round = atSend && isSameWait(atSend, request) ? { registered: atSend, held: true } : await this.newRound(request);
+    const round =
+      atSend && isSameWait(atSend, request) ? { registered: atSend, held: true } : await this.newRound(request);
     if ('answered' in round) return round.answered;
     let registration = round.registered;
     if (!round.held) return this.readsItself(registration);
@@ -125,7 +136,10 @@ export class SharedWatch {
       if (Date.now() >= endsAtMs) throw this.run.deadlinePassedWhileWaiting(this.run.failedReadsTold);
       // Within a tenth of the silence counts as the silence: an alarm set by the wait before rings a little early.
       if (Date.now() >= silentSinceMs + silenceMs * 0.9 && Date.now() < this.run.deadlineMs) {
-        log.info('No word from the job watcher; registering the wait again', { watcherId: this.watcherId, round: this.round });
+        log.info('No word from the job watcher; registering the wait again', {
+          watcherId: this.watcherId,
+          round: this.round,
+        });
         registration = { ...registration, readAtOnce: true };
         if (!(await this.register(registration))) return this.readsItself(registration);
         silentSinceMs = Date.now();
@@ -141,13 +155,31 @@ export class SharedWatch {
     }
     const answer = this.answer as unknown as WatchAnswer;
     if (answer.kind === 'refused') {
-      log.info('The job watcher’s book is full; polling this wait itself', { watcherId: this.watcherId, round: this.round });
-      return { refused: true, readAtOnce: registration.readAtOnce, polls: answer.polls, sawActive: this.takeAskedSawActive() };
+      log.info('The job watcher’s book is full; polling this wait itself', {
+        watcherId: this.watcherId,
+        round: this.round,
+      });
+      return {
+        refused: true,
+        readAtOnce: registration.readAtOnce,
+        polls: answer.polls,
+        sawActive: this.takeAskedSawActive(),
+      };
     }
     if (answer.kind === 'failure') {
-      throw ApplicationFailure.create({ type: answer.type, message: answer.message, details: answer.details, nonRetryable: true });
+      throw ApplicationFailure.create({
+        type: answer.type,
+        message: answer.message,
+        details: answer.details,
+        nonRetryable: true,
+      });
     }
-    return this.withAskedSawActive({ job: answer.job, readAtMs: answer.readAtMs, polls: answer.polls, sawActive: answer.sawActive });
+    return this.withAskedSawActive({
+      job: answer.job,
+      readAtMs: answer.readAtMs,
+      polls: answer.polls,
+      sawActive: answer.sawActive,
+    });
   }
 
   /** No watcher of ours can hold the wait (another workflow holds its id): the follow-up reads for it itself. */
@@ -171,7 +203,9 @@ export class SharedWatch {
    * Registers a new round of the wait, after making the read asked for, if any: a read that answers (by the watcher's
    * own rule) is returned instead.
    */
-  private async newRound(request: WatchedRequest): Promise<{ registered: WatchRegistration; held: boolean } | { answered: PollResult }> {
+  private async newRound(
+    request: WatchedRequest,
+  ): Promise<{ registered: WatchRegistration; held: boolean } | { answered: PollResult }> {
     this.round += 1;
     this.replyTo = uuid4();
     this.answer = null;
@@ -215,7 +249,11 @@ export class SharedWatch {
     if (!this.registered) return;
     await CancellationScope.nonCancellable(async () => {
       try {
-        await getExternalWorkflowHandle(this.watcherId).signal(unwatchJobSignal, { workflowId: workflowInfo().workflowId, runId: workflowInfo().runId, replyTo: this.heldName });
+        await getExternalWorkflowHandle(this.watcherId).signal(unwatchJobSignal, {
+          workflowId: workflowInfo().workflowId,
+          runId: workflowInfo().runId,
+          replyTo: this.heldName,
+        });
       } catch {
         // The watcher has ended: nothing to forget.
       }
@@ -235,8 +273,17 @@ export class SharedWatch {
       await registerWatch({ watcherId: this.watcherId, registration }, this.run.deadlineMs);
       return true;
     } catch (error) {
-      if (!(error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === WATCHER_ID_TAKEN)) throw error;
-      log.error('A foreign workflow holds this follow-up’s job watcher id; reading the job itself', { ...this.run.ref, watcherId: this.watcherId, error: error.cause.message });
+      if (!(
+        error instanceof ActivityFailure &&
+        error.cause instanceof ApplicationFailure &&
+        error.cause.type === WATCHER_ID_TAKEN
+      ))
+        throw error;
+      log.error('A foreign workflow holds this follow-up’s job watcher id; reading the job itself', {
+        ...this.run.ref,
+        watcherId: this.watcherId,
+        error: error.cause.message,
+      });
       this.registered = false;
       this.watcherTaken = true;
       return false;
@@ -252,7 +299,10 @@ export function withEarlierReads(result: PollResult, earlier: { polls: number; s
 /** Whether the wait registered at the send is the one the follow-up now asks for (its schedule's start aside). */
 function isSameWait(registered: WatchRegistration, request: WatchedRequest): boolean {
   const { schedule } = registered;
-  const sameKnown = registered.known === null || request.known === null ? registered.known === request.known : sameJobState(registered.known, request.known);
+  const sameKnown =
+    registered.known === null || request.known === null
+      ? registered.known === request.known
+      : sameJobState(registered.known, request.known);
   return (
     sameKnown &&
     !request.readAtOnce &&

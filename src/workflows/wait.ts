@@ -28,7 +28,12 @@ export async function waitForResult(run: FollowUpRun, readNow: ReadNow, delivere
   }
 }
 
-async function waitWith(run: FollowUpRun, readNow: ReadNow, delivered: Delivered, shared: SharedWatch | null): Promise<AgentJob> {
+async function waitWith(
+  run: FollowUpRun,
+  readNow: ReadNow,
+  delivered: Delivered,
+  shared: SharedWatch | null,
+): Promise<AgentJob> {
   let state = delivered;
   const watch = (): ResultWatch => ({ ...state, settleWindowMs: run.request.polling.settleWindowMs });
   // Until a read says otherwise, what the follow-up knows is the send's answer (or the job before it).
@@ -45,7 +50,9 @@ async function waitWith(run: FollowUpRun, readNow: ReadNow, delivered: Delivered
       pollAgentJob(
         { ...run.ref, known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce },
         run.deadlineMs,
-        readAtOnce ? `read job ${run.ref.jobId} now (asked for), then wait for it to change from ${known.status}` : `wait for job ${run.ref.jobId} to change from ${known.status}`,
+        readAtOnce
+          ? `read job ${run.ref.jobId} now (asked for), then wait for it to change from ${known.status}`
+          : `wait for job ${run.ref.jobId} to change from ${known.status}`,
       );
     const { job, readAtMs, polls, sawActive } = await readNow.poll(async (readAtOnce) => {
       if (!shared) return pollItself(readAtOnce);

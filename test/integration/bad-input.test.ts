@@ -12,7 +12,6 @@ import { FollowUpErrorType } from '../../src/follow-up/types';
 import { startBuiltScript } from '../support/processes';
 import { createHarness, uniqueJob, type Harness } from '../support/harness';
 
-
 let h: Harness;
 beforeAll(async () => {
   h = await createHarness();
@@ -23,7 +22,14 @@ afterAll(async () => {
 
 type Row =
   | { surface: 'cli'; name: string; args: string[]; env?: Record<string, string>; fragment: string; exitCode: number }
-  | { surface: 'client'; name: string; input: unknown; maxPromptLength?: number; fragment: string; exitCode?: undefined }
+  | {
+      surface: 'client';
+      name: string;
+      input: unknown;
+      maxPromptLength?: number;
+      fragment: string;
+      exitCode?: undefined;
+    }
   | { surface: 'workflow'; name: string; input: unknown; fragment: string; exitCode?: undefined }
   | { surface: 'worker'; name: string; env: Record<string, string>; key: string; fragment: string; exitCode: number };
 
@@ -46,8 +52,20 @@ const WELL_FORMED_KEY = 'mint_bad_input_worker_secret_77';
 
 const rows: Row[] = [
   // The CLI: flags become input, checked before any connection.
-  { surface: 'cli', name: 'empty prompt', args: sendArgs({ prompt: '' }), fragment: 'prompt must not be empty (the API needs at least 1 character)', exitCode: ExitCode.BadInput },
-  { surface: 'cli', name: 'white-space prompt', args: sendArgs({ prompt: ' \n\t ' }), fragment: 'prompt must contain more than white space', exitCode: ExitCode.BadInput },
+  {
+    surface: 'cli',
+    name: 'empty prompt',
+    args: sendArgs({ prompt: '' }),
+    fragment: 'prompt must not be empty (the API needs at least 1 character)',
+    exitCode: ExitCode.BadInput,
+  },
+  {
+    surface: 'cli',
+    name: 'white-space prompt',
+    args: sendArgs({ prompt: ' \n\t ' }),
+    fragment: 'prompt must contain more than white space',
+    exitCode: ExitCode.BadInput,
+  },
   {
     surface: 'cli',
     name: 'prompt over AGENT_FOLLOWUP_MAX_PROMPT_LENGTH',
@@ -64,13 +82,55 @@ const rows: Row[] = [
     fragment: 'AGENT_FOLLOWUP_MAX_PROMPT_LENGTH must be a whole number of at least 1',
     exitCode: ExitCode.BadInput,
   },
-  { surface: 'cli', name: 'missing --project', args: ['send', '--job', 'j', '--prompt', 'x'], fragment: 'missing --project (see --help)', exitCode: ExitCode.BadInput },
-  { surface: 'cli', name: 'empty --project', args: sendArgs({ project: '' }), fragment: 'projectId must not be empty', exitCode: ExitCode.BadInput },
-  { surface: 'cli', name: "job id with '/'", args: sendArgs({ job: 'a/b' }), fragment: `jobId ${ID_FIX}`, exitCode: ExitCode.BadInput },
-  { surface: 'cli', name: "job id '..'", args: sendArgs({ job: '..' }), fragment: `jobId ${ID_FIX}`, exitCode: ExitCode.BadInput },
-  { surface: 'cli', name: 'project id with spaces', args: sendArgs({ project: 'my project' }), fragment: `projectId ${ID_FIX}`, exitCode: ExitCode.BadInput },
-  { surface: 'cli', name: 'unicode job id', args: sendArgs({ job: 'jöb-1' }), fragment: `jobId ${ID_FIX}`, exitCode: ExitCode.BadInput },
-  { surface: 'cli', name: 'job id with a control character', args: sendArgs({ job: 'job\u0007' }), fragment: `jobId ${ID_FIX}`, exitCode: ExitCode.BadInput },
+  {
+    surface: 'cli',
+    name: 'missing --project',
+    args: ['send', '--job', 'j', '--prompt', 'x'],
+    fragment: 'missing --project (see --help)',
+    exitCode: ExitCode.BadInput,
+  },
+  {
+    surface: 'cli',
+    name: 'empty --project',
+    args: sendArgs({ project: '' }),
+    fragment: 'projectId must not be empty',
+    exitCode: ExitCode.BadInput,
+  },
+  {
+    surface: 'cli',
+    name: "job id with '/'",
+    args: sendArgs({ job: 'a/b' }),
+    fragment: `jobId ${ID_FIX}`,
+    exitCode: ExitCode.BadInput,
+  },
+  {
+    surface: 'cli',
+    name: "job id '..'",
+    args: sendArgs({ job: '..' }),
+    fragment: `jobId ${ID_FIX}`,
+    exitCode: ExitCode.BadInput,
+  },
+  {
+    surface: 'cli',
+    name: 'project id with spaces',
+    args: sendArgs({ project: 'my project' }),
+    fragment: `projectId ${ID_FIX}`,
+    exitCode: ExitCode.BadInput,
+  },
+  {
+    surface: 'cli',
+    name: 'unicode job id',
+    args: sendArgs({ job: 'jöb-1' }),
+    fragment: `jobId ${ID_FIX}`,
+    exitCode: ExitCode.BadInput,
+  },
+  {
+    surface: 'cli',
+    name: 'job id with a control character',
+    args: sendArgs({ job: 'job\u0007' }),
+    fragment: `jobId ${ID_FIX}`,
+    exitCode: ExitCode.BadInput,
+  },
   {
     surface: 'cli',
     name: 'negative initial interval',
@@ -89,7 +149,8 @@ const rows: Row[] = [
     surface: 'cli',
     name: 'a bare number meant as seconds',
     args: sendArgs({}, '--initial-interval', '5'),
-    fragment: 'polling.initialInterval must be between 100ms and 1d (got 5, a number of milliseconds: write "5s" for seconds)',
+    fragment:
+      'polling.initialInterval must be between 100ms and 1d (got 5, a number of milliseconds: write "5s" for seconds)',
     exitCode: ExitCode.BadInput,
   },
   {
@@ -141,7 +202,13 @@ const rows: Row[] = [
     fragment: 'onAmbiguousSend must be one of reconcile, retry, fail',
     exitCode: ExitCode.BadInput,
   },
-  { surface: 'cli', name: 'empty --workflow-id', args: sendArgs({}, '--workflow-id', ' '), fragment: '--workflow-id must not be empty', exitCode: ExitCode.BadInput },
+  {
+    surface: 'cli',
+    name: 'empty --workflow-id',
+    args: sendArgs({}, '--workflow-id', ' '),
+    fragment: '--workflow-id must not be empty',
+    exitCode: ExitCode.BadInput,
+  },
   {
     surface: 'cli',
     name: '--workflow-id over 1,000 characters',
@@ -149,9 +216,27 @@ const rows: Row[] = [
     fragment: '--workflow-id is 2000 characters long; Temporal allows at most 1000',
     exitCode: ExitCode.BadInput,
   },
-  { surface: 'cli', name: "cancel ''", args: ['cancel', ''], fragment: 'the workflow id must not be empty', exitCode: ExitCode.BadInput },
-  { surface: 'cli', name: "status ''", args: ['status', ' '], fragment: 'the workflow id must not be empty', exitCode: ExitCode.BadInput },
-  { surface: 'cli', name: "poll-now ''", args: ['poll-now', ''], fragment: 'the workflow id must not be empty', exitCode: ExitCode.BadInput },
+  {
+    surface: 'cli',
+    name: "cancel ''",
+    args: ['cancel', ''],
+    fragment: 'the workflow id must not be empty',
+    exitCode: ExitCode.BadInput,
+  },
+  {
+    surface: 'cli',
+    name: "status ''",
+    args: ['status', ' '],
+    fragment: 'the workflow id must not be empty',
+    exitCode: ExitCode.BadInput,
+  },
+  {
+    surface: 'cli',
+    name: "poll-now ''",
+    args: ['poll-now', ''],
+    fragment: 'the workflow id must not be empty',
+    exitCode: ExitCode.BadInput,
+  },
   {
     surface: 'cli',
     name: 'status of a 2,000-character id',
@@ -161,24 +246,80 @@ const rows: Row[] = [
   },
 
   // The library client: nothing reaches Temporal.
-  { surface: 'client', name: 'empty prompt', input: { ...valid, prompt: '' }, fragment: 'prompt must not be empty (the API needs at least 1 character)' },
-  { surface: 'client', name: 'white-space prompt', input: { ...valid, prompt: '\n \t' }, fragment: 'prompt must contain more than white space' },
-  { surface: 'client', name: 'prompt over maxPromptLength', input: { ...valid, prompt: 'y'.repeat(21) }, maxPromptLength: 20, fragment: 'prompt must be at most 20 characters' },
-  { surface: 'client', name: 'prompt that is a number', input: { ...valid, prompt: 7 }, fragment: 'prompt must be a string' },
-  { surface: 'client', name: 'missing projectId', input: { jobId: valid.jobId, prompt: valid.prompt }, fragment: 'projectId is required' },
-  { surface: 'client', name: 'missing jobId', input: { projectId: valid.projectId, prompt: valid.prompt }, fragment: 'jobId is required' },
+  {
+    surface: 'client',
+    name: 'empty prompt',
+    input: { ...valid, prompt: '' },
+    fragment: 'prompt must not be empty (the API needs at least 1 character)',
+  },
+  {
+    surface: 'client',
+    name: 'white-space prompt',
+    input: { ...valid, prompt: '\n \t' },
+    fragment: 'prompt must contain more than white space',
+  },
+  {
+    surface: 'client',
+    name: 'prompt over maxPromptLength',
+    input: { ...valid, prompt: 'y'.repeat(21) },
+    maxPromptLength: 20,
+    fragment: 'prompt must be at most 20 characters',
+  },
+  {
+    surface: 'client',
+    name: 'prompt that is a number',
+    input: { ...valid, prompt: 7 },
+    fragment: 'prompt must be a string',
+  },
+  {
+    surface: 'client',
+    name: 'missing projectId',
+    input: { jobId: valid.jobId, prompt: valid.prompt },
+    fragment: 'projectId is required',
+  },
+  {
+    surface: 'client',
+    name: 'missing jobId',
+    input: { projectId: valid.projectId, prompt: valid.prompt },
+    fragment: 'jobId is required',
+  },
   { surface: 'client', name: 'empty jobId', input: { ...valid, jobId: '' }, fragment: 'jobId must not be empty' },
-  { surface: 'client', name: 'number as projectId', input: { ...valid, projectId: 42 }, fragment: 'projectId must be a string' },
-  { surface: 'client', name: "job id with '/..' in it", input: { ...valid, jobId: 'a/../b' }, fragment: `jobId ${ID_FIX}` },
-  { surface: 'client', name: 'project id with a newline', input: { ...valid, projectId: 'proj\nx' }, fragment: `projectId ${ID_FIX}` },
+  {
+    surface: 'client',
+    name: 'number as projectId',
+    input: { ...valid, projectId: 42 },
+    fragment: 'projectId must be a string',
+  },
+  {
+    surface: 'client',
+    name: "job id with '/..' in it",
+    input: { ...valid, jobId: 'a/../b' },
+    fragment: `jobId ${ID_FIX}`,
+  },
+  {
+    surface: 'client',
+    name: 'project id with a newline',
+    input: { ...valid, projectId: 'proj\nx' },
+    fragment: `projectId ${ID_FIX}`,
+  },
   {
     surface: 'client',
     name: 'string as backoffCoefficient',
     input: { ...valid, polling: { backoffCoefficient: '2' } },
     fragment: 'polling.backoffCoefficient must be a number',
   },
-  { surface: 'client', name: 'negative timeout in ms', input: { ...valid, polling: { timeout: -5 } }, fragment: 'polling.timeout must be between 1s and 30d (got -5)' },
-  { surface: 'client', name: 'absurd timeout of 400d', input: { ...valid, polling: { timeout: '400d' } }, fragment: 'polling.timeout must be between 1s and 30d (got "400d")' },
+  {
+    surface: 'client',
+    name: 'negative timeout in ms',
+    input: { ...valid, polling: { timeout: -5 } },
+    fragment: 'polling.timeout must be between 1s and 30d (got -5)',
+  },
+  {
+    surface: 'client',
+    name: 'absurd timeout of 400d',
+    input: { ...valid, polling: { timeout: '400d' } },
+    fragment: 'polling.timeout must be between 1s and 30d (got "400d")',
+  },
   {
     surface: 'client',
     name: 'unknown top-level field',
@@ -189,13 +330,29 @@ const rows: Row[] = [
     surface: 'client',
     name: 'unknown polling field',
     input: { ...valid, polling: { interval: '5s' } },
-    fragment: 'polling: unknown field(s) "interval"; allowed: initialInterval, backoffCoefficient, maxInterval, timeout, settleWindow',
+    fragment:
+      'polling: unknown field(s) "interval"; allowed: initialInterval, backoffCoefficient, maxInterval, timeout, settleWindow',
   },
-  { surface: 'client', name: 'onAmbiguousSend in the wrong case', input: { ...valid, onAmbiguousSend: 'RETRY' }, fragment: 'onAmbiguousSend must be one of reconcile, retry, fail' },
-  { surface: 'client', name: 'input that is not an object', input: null, fragment: 'input must be a JSON object with projectId, jobId and prompt' },
+  {
+    surface: 'client',
+    name: 'onAmbiguousSend in the wrong case',
+    input: { ...valid, onAmbiguousSend: 'RETRY' },
+    fragment: 'onAmbiguousSend must be one of reconcile, retry, fail',
+  },
+  {
+    surface: 'client',
+    name: 'input that is not an object',
+    input: null,
+    fragment: 'input must be a JSON object with projectId, jobId and prompt',
+  },
 
   // The workflow, started directly so the client's check is bypassed.
-  { surface: 'workflow', name: 'white-space prompt', input: { prompt: '   ' }, fragment: 'prompt must contain more than white space' },
+  {
+    surface: 'workflow',
+    name: 'white-space prompt',
+    input: { prompt: '   ' },
+    fragment: 'prompt must contain more than white space',
+  },
   { surface: 'workflow', name: "job id '..'", input: { jobId: '..' }, fragment: `jobId ${ID_FIX}` },
   { surface: 'workflow', name: 'unicode project id', input: { projectId: 'prój' }, fragment: `projectId ${ID_FIX}` },
   {
@@ -204,7 +361,12 @@ const rows: Row[] = [
     input: { polling: { initialInterval: '10s', maxInterval: '1s' } },
     fragment: 'polling.maxInterval (1s) must not be below polling.initialInterval (10s)',
   },
-  { surface: 'workflow', name: 'settle window over 1h', input: { polling: { settleWindow: '2h' } }, fragment: 'polling.settleWindow must be between 0s and 1h' },
+  {
+    surface: 'workflow',
+    name: 'settle window over 1h',
+    input: { polling: { settleWindow: '2h' } },
+    fragment: 'polling.settleWindow must be between 0s and 1h',
+  },
   {
     surface: 'workflow',
     name: 'unknown top-level field',
@@ -316,7 +478,8 @@ async function expectClientRefuses(row: Extract<Row, { surface: 'client' }>): Pr
   expect(error).toBeInstanceOf(InvalidFollowUpInputError);
   expect((error as InvalidFollowUpInputError).message).toContain(row.fragment);
   const started: string[] = [];
-  for await (const execution of h.client.workflow.list({ query: `TaskQueue = '${taskQueue}'` })) started.push(execution.workflowId);
+  for await (const execution of h.client.workflow.list({ query: `TaskQueue = '${taskQueue}'` }))
+    started.push(execution.workflowId);
   expect(started).toEqual([]);
 }
 

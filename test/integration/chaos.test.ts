@@ -31,7 +31,12 @@ test('the chaos actually happened: worker kills and a dev server restart', () =>
 });
 
 test('every follow-up ends with its job’s real result despite kills, a server restart and API faults', () => {
-  expect({ lost: report.lost, failed: report.failed, wrong: report.wrongOutcome, evidence: evidence((r) => r.verdict !== 'correct') }).toEqual({
+  expect({
+    lost: report.lost,
+    failed: report.failed,
+    wrong: report.wrongOutcome,
+    evidence: evidence((r) => r.verdict !== 'correct'),
+  }).toEqual({
     lost: 0,
     failed: 0,
     wrong: 0,
@@ -41,7 +46,11 @@ test('every follow-up ends with its job’s real result despite kills, a server 
 });
 
 test('no follow-up message is delivered twice, and none is left undelivered', () => {
-  expect({ duplicates: report.duplicateDeliveries, undelivered: report.undelivered, evidence: evidence((r) => r.messagesAccepted !== 1) }).toEqual({
+  expect({
+    duplicates: report.duplicateDeliveries,
+    undelivered: report.undelivered,
+    evidence: evidence((r) => r.messagesAccepted !== 1),
+  }).toEqual({
     duplicates: 0,
     undelivered: 0,
     evidence: '[]',

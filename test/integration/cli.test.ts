@@ -29,20 +29,45 @@ test('send --wait --json prints the final job with its prLink and exits 0', asyn
   const taskQueue = h.taskQueue();
   const worker = await h.worker(taskQueue);
   const { run, status, text } = await worker.runUntil(async () => {
-    const run = await cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Fix the flaky test', '--wait', '--json', ...fast], taskQueue);
+    const run = await cli(
+      [
+        'send',
+        '--project',
+        ref.projectId,
+        '--job',
+        ref.jobId,
+        '--prompt',
+        'Fix the flaky test',
+        '--wait',
+        '--json',
+        ...fast,
+      ],
+      taskQueue,
+    );
     const workflowId = (JSON.parse(run.out) as { workflowId: string }).workflowId;
-    return { run, status: await cli(['status', workflowId, '--json'], taskQueue), text: await cli(['status', workflowId], taskQueue) };
+    return {
+      run,
+      status: await cli(['status', workflowId, '--json'], taskQueue),
+      text: await cli(['status', workflowId], taskQueue),
+    };
   });
   expect(run.code).toBe(ExitCode.Ok);
   const printed = FollowUpReportSchema.parse(JSON.parse(run.out));
   expect(printed.result?.outcome).toBe('completed');
   expect(printed.result?.prLink).toMatch(/\/pull\/\d+$/);
   expect(printed.result?.job.id).toBe(ref.jobId);
-  expect(printed).toMatchObject({ attached: false, executionStatus: 'COMPLETED', outcome: { kind: 'completed', type: null, message: null } });
+  expect(printed).toMatchObject({
+    attached: false,
+    executionStatus: 'COMPLETED',
+    outcome: { kind: 'completed', type: null, message: null },
+  });
   // One count everywhere: the report's, the result's, and the text status prints for the same follow-up.
   expect(printed.polls).toBe(printed.result?.polls);
   // status --json is the same shape, and says the same as send --wait --json (but for how send started it).
-  expect({ ...FollowUpReportSchema.parse(JSON.parse(status.out)), attached: false, progress: null }).toEqual({ ...printed, progress: null });
+  expect({ ...FollowUpReportSchema.parse(JSON.parse(status.out)), attached: false, progress: null }).toEqual({
+    ...printed,
+    progress: null,
+  });
   expect(text.out).toContain(`ended completed after ${printed.polls} poll(s)`);
 });
 
@@ -67,7 +92,22 @@ test('send --wait exits 5 when the follow-up times out', async () => {
   const taskQueue = h.taskQueue();
   const worker = await h.worker(taskQueue);
   const run = await worker.runUntil(
-    cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Slow', '--wait', '--timeout', '1s', ...fast], taskQueue),
+    cli(
+      [
+        'send',
+        '--project',
+        ref.projectId,
+        '--job',
+        ref.jobId,
+        '--prompt',
+        'Slow',
+        '--wait',
+        '--timeout',
+        '1s',
+        ...fast,
+      ],
+      taskQueue,
+    ),
   );
   expect(run.code).toBe(ExitCode.TimedOut);
   // The timeout as typed, not converted to milliseconds.
@@ -79,7 +119,10 @@ test('send --wait exits 6 with the API reason when the job does not exist', asyn
   const taskQueue = h.taskQueue();
   const worker = await h.worker(taskQueue);
   const run = await worker.runUntil(
-    cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Hi', '--wait', '--json', ...fast], taskQueue),
+    cli(
+      ['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Hi', '--wait', '--json', ...fast],
+      taskQueue,
+    ),
   );
   expect(run.code).toBe(ExitCode.Rejected);
   // The follow-up's own ending is an outcome in the report, not an error of the CLI.
@@ -121,12 +164,19 @@ test('under --json every command that fails prints one error object on stdout, w
   const unknown = await cli(['status', 'followup/nope/nope/0000', '--json'], taskQueue);
   expect(unknown.code).toBe(ExitCode.BadInput);
   expect(CliErrorSchema.parse(JSON.parse(unknown.out))).toEqual({
-    error: { type: 'FollowUpNotFound', message: "no follow-up with workflow id 'followup/nope/nope/0000' in this namespace", exitCode: ExitCode.BadInput },
+    error: {
+      type: 'FollowUpNotFound',
+      message: "no follow-up with workflow id 'followup/nope/nope/0000' in this namespace",
+      exitCode: ExitCode.BadInput,
+    },
   });
   expect(unknown.err).toContain('agent-followup: no follow-up with workflow id');
   const usage = await cli(['send', '--project', 'p', '--job', 'j', '--json'], taskQueue);
   expect(usage.code).toBe(ExitCode.BadInput);
-  expect(CliErrorSchema.parse(JSON.parse(usage.out)).error).toMatchObject({ type: 'BadInput', exitCode: ExitCode.BadInput });
+  expect(CliErrorSchema.parse(JSON.parse(usage.out)).error).toMatchObject({
+    type: 'BadInput',
+    exitCode: ExitCode.BadInput,
+  });
   expect(usage.connected).toBe(false);
   const option = await cli(['schedule', 'list', '--json', '--wiat'], taskQueue);
   expect(CliErrorSchema.parse(JSON.parse(option.out)).error.message).toContain("unknown option '--wiat'");
@@ -140,20 +190,32 @@ test('send without --wait prints the workflow id; status and cancel work on it',
   const taskQueue = h.taskQueue();
   const worker = await h.worker(taskQueue);
   await worker.runUntil(async () => {
-    const sent = await cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Later', '--json', ...fast], taskQueue);
+    const sent = await cli(
+      ['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Later', '--json', ...fast],
+      taskQueue,
+    );
     expect(sent.code).toBe(ExitCode.Ok);
     const { workflowId, attached, executionStatus, outcome } = FollowUpReportSchema.parse(JSON.parse(sent.out));
-    expect({ attached, executionStatus, outcome }).toEqual({ attached: false, executionStatus: 'RUNNING', outcome: null });
+    expect({ attached, executionStatus, outcome }).toEqual({
+      attached: false,
+      executionStatus: 'RUNNING',
+      outcome: null,
+    });
 
     await waitFor(async () => {
       const status = await cli(['status', workflowId, '--json'], taskQueue);
       return (FollowUpReportSchema.parse(JSON.parse(status.out)).polls ?? 0) >= 1;
     }, 'a first poll');
 
-    const again = await cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Later', ...fast], taskQueue);
+    const again = await cli(
+      ['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Later', ...fast],
+      taskQueue,
+    );
     expect(again.out).toContain('Attached to the existing follow-up');
     // Said aloud: nothing was sent this time, and since when the one it follows has run.
-    expect(again.err).toContain(`No new message was sent: follow-up ${workflowId}, with the same project, job and prompt, was started `);
+    expect(again.err).toContain(
+      `No new message was sent: follow-up ${workflowId}, with the same project, job and prompt, was started `,
+    );
     expect(again.err).toContain('ago');
     expect(again.err).toContain('and is still running');
 
@@ -168,13 +230,31 @@ test.each([
   [['send', '--job', 'j', '--prompt', 'x'], /missing --project/],
   [['send', '--project', 'p', '--job', 'a/b', '--prompt', 'x'], /jobId may contain only/],
   [['send', '--project', 'p', '--job', 'j', '--prompt', ''], /prompt must not be empty/],
-  [['send', '--project', 'p', '--job', 'j', '--prompt', 'x', '--timeout', 'forever'], /polling\.timeout is not a duration/],
-  [['send', '--project', 'p', '--job', 'j', '--prompt', 'x', '--backoff-coefficient', 'fast'], /--backoff-coefficient must be a number/],
+  [
+    ['send', '--project', 'p', '--job', 'j', '--prompt', 'x', '--timeout', 'forever'],
+    /polling\.timeout is not a duration/,
+  ],
+  [
+    ['send', '--project', 'p', '--job', 'j', '--prompt', 'x', '--backoff-coefficient', 'fast'],
+    /--backoff-coefficient must be a number/,
+  ],
   [['send', '--project', 'p', '--job', 'j', '--prompt', 'x', '--bogus'], /unknown option '--bogus'/],
-  [['send', '--project', 'p', '--job', 'j', '--prompt', 'x', '--wiat'], /unknown option '--wiat'\n\(Did you mean --wait\?\)/],
-  [['send', '--project', 'p', '--job', 'j', '--prompt', 'x', 'and more'], /unexpected argument 'and more' \(quote the prompt/],
-  [['send', 'p', 'j', 'do it'], /unexpected argument 'p' 'j' 'do it': the project, job and prompt are options \(--project ID --job ID --prompt "\.\.\."\)/],
-  [['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x', '--cron', '0', '9', '*', '*', '1'], /unexpected argument '9' '\*' '\*' '1' \(quote the prompt and the cron expression/],
+  [
+    ['send', '--project', 'p', '--job', 'j', '--prompt', 'x', '--wiat'],
+    /unknown option '--wiat'\n\(Did you mean --wait\?\)/,
+  ],
+  [
+    ['send', '--project', 'p', '--job', 'j', '--prompt', 'x', 'and more'],
+    /unexpected argument 'and more' \(quote the prompt/,
+  ],
+  [
+    ['send', 'p', 'j', 'do it'],
+    /unexpected argument 'p' 'j' 'do it': the project, job and prompt are options \(--project ID --job ID --prompt "\.\.\."\)/,
+  ],
+  [
+    ['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x', '--cron', '0', '9', '*', '*', '1'],
+    /unexpected argument '9' '\*' '\*' '1' \(quote the prompt and the cron expression/,
+  ],
   [['status'], /missing required argument 'workflowId'/],
   [['status', 'a', 'b'], /too many arguments for 'status'/],
   [['launch'], /unknown command 'launch'/],
@@ -205,7 +285,9 @@ test('--help, and the bare command, print the commands and the exit codes and ex
 test('each command has its own help', async () => {
   const send = await cli(['send', '--help'], 'unused');
   expect(send.code).toBe(ExitCode.Ok);
-  expect(send.out).toContain('Usage: agent-followup send --project ID --job ID (--prompt TEXT | --prompt-file PATH) [options]');
+  expect(send.out).toContain(
+    'Usage: agent-followup send --project ID --job ID (--prompt TEXT | --prompt-file PATH) [options]',
+  );
   expect(send.out).toContain('--on-ambiguous-send <policy>');
   expect(send.out).not.toContain('--cron');
   const create = await cli(['schedule', 'create', '--help'], 'unused');
@@ -216,7 +298,9 @@ test('each command has its own help', async () => {
 test('--version prints the package version', async () => {
   const run = await cli(['--version'], 'unused');
   expect(run.code).toBe(ExitCode.Ok);
-  expect(run.out.trim()).toBe((JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version);
+  expect(run.out.trim()).toBe(
+    (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version,
+  );
 });
 
 describe('status and cancel tell the truth', () => {
@@ -225,7 +309,10 @@ describe('status and cancel tell the truth', () => {
     const taskQueue = h.taskQueue();
     const worker = await h.worker(taskQueue);
     await worker.runUntil(async () => {
-      const sent = await cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Hi', '--wait', ...fast], taskQueue);
+      const sent = await cli(
+        ['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Hi', '--wait', ...fast],
+        taskQueue,
+      );
       expect(sent.code).toBe(ExitCode.Rejected);
       const workflowId = /follow-up (\S+);/.exec(sent.err)?.[1] as string;
       const text = await cli(['status', workflowId], taskQueue);
@@ -233,7 +320,9 @@ describe('status and cancel tell the truth', () => {
       expect(text.out).toContain(`Follow-up ${workflowId}: FAILED`);
       expect(text.out).toMatch(/Outcome: rejected \(AgentJobNotFound\): .*job-/);
       expect(text.out).toContain(`Last known: job ${ref.jobId} not sent the message, 0 poll(s)`);
-      const json = JSON.parse((await cli(['status', workflowId, '--json'], taskQueue)).out) as { outcome: { kind: string; type: string } };
+      const json = JSON.parse((await cli(['status', workflowId, '--json'], taskQueue)).out) as {
+        outcome: { kind: string; type: string };
+      };
       expect(json.outcome).toMatchObject({ kind: 'rejected', type: 'AgentJobNotFound' });
     });
   });
@@ -246,14 +335,27 @@ describe('status and cancel tell the truth', () => {
     const taskQueue = h.taskQueue();
     const worker = await h.worker(taskQueue);
     await worker.runUntil(async () => {
-      const { workflowId } = JSON.parse((await cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Long', '--json', ...fast], taskQueue)).out) as { workflowId: string };
+      const { workflowId } = JSON.parse(
+        (
+          await cli(
+            ['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Long', '--json', ...fast],
+            taskQueue,
+          )
+        ).out,
+      ) as { workflowId: string };
       const cancelled = await cli(['cancel', workflowId], taskQueue);
       expect(cancelled.code).toBe(ExitCode.Ok);
       expect(cancelled.out).toContain(`Cancellation requested for follow-up ${workflowId}`);
-      await waitFor(async () => (await cli(['status', workflowId], taskQueue)).code === ExitCode.Cancelled, 'the status to say cancelled');
+      await waitFor(
+        async () => (await cli(['status', workflowId], taskQueue)).code === ExitCode.Cancelled,
+        'the status to say cancelled',
+      );
       expect((await cli(['status', workflowId], taskQueue)).out).toContain('Outcome: cancelled (Cancelled)');
 
-      const finished = await cli(['send', '--project', done.projectId, '--job', done.jobId, '--prompt', 'Short', '--wait', '--json', ...fast], taskQueue);
+      const finished = await cli(
+        ['send', '--project', done.projectId, '--job', done.jobId, '--prompt', 'Short', '--wait', '--json', ...fast],
+        taskQueue,
+      );
       const finishedId = (JSON.parse(finished.out) as { workflowId: string }).workflowId;
       const again = await cli(['cancel', finishedId], taskQueue);
       expect(again.code).toBe(ExitCode.BadInput);
@@ -281,9 +383,14 @@ describe('send says what it cannot do silently', () => {
       const other = await cli([...base, '--timeout', '10m', '--on-ambiguous-send', 'fail'], taskQueue);
       expect(other.code).toBe(ExitCode.Ok);
       expect(other.out).toContain(`Attached to the existing follow-up ${workflowId}`);
-      expect(other.err).toContain('it keeps its own options, and these differ: timeout 10m here, 2h in the running follow-up; on-ambiguous-send fail here, reconcile in the running follow-up');
+      expect(other.err).toContain(
+        'it keeps its own options, and these differ: timeout 10m here, 2h in the running follow-up; on-ambiguous-send fail here, reconcile in the running follow-up',
+      );
       // Cancelling before the message went out would make the count below prove nothing.
-      await waitFor(async () => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted > 0, 'the first message to be delivered');
+      await waitFor(
+        async () => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted > 0,
+        'the first message to be delivered',
+      );
       await cli(['cancel', workflowId], taskQueue);
     });
     expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
@@ -293,16 +400,24 @@ describe('send says what it cannot do silently', () => {
     const ref = uniqueJob();
     h.simulator.addJob(ref);
     const taskQueue = h.taskQueue();
-    const queued = await cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Nobody home', ...fast], taskQueue);
+    const queued = await cli(
+      ['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Nobody home', ...fast],
+      taskQueue,
+    );
     expect(queued.code).toBe(ExitCode.Ok);
     expect(queued.err).toContain(`warning: no worker polls task queue '${taskQueue}' in namespace 'default'`);
     const workflowId = /follow-up (\S+)\n/.exec(queued.out)?.[1] as string;
     const status = await cli(['status', workflowId], taskQueue);
     expect(status.code).toBe(ExitCode.Ok);
-    expect(status.out).toContain(`Progress: not available (no worker polls task queue '${taskQueue}' in namespace 'default')`);
+    expect(status.out).toContain(
+      `Progress: not available (no worker polls task queue '${taskQueue}' in namespace 'default')`,
+    );
 
     // --wait warns, keeps waiting, and goes on once a worker starts.
-    const waiting = cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Nobody home', '--wait', ...fast], taskQueue);
+    const waiting = cli(
+      ['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Nobody home', '--wait', ...fast],
+      taskQueue,
+    );
     const worker = await h.worker(taskQueue);
     const run = await worker.runUntil(waiting);
     expect(run.code).toBe(ExitCode.Ok);
@@ -320,9 +435,15 @@ describe('send says what it cannot do silently', () => {
       out: (text) => (run.out += text),
       err: (text) => (run.err += text),
       connect: async () =>
-        new FollowUpClient(new Client({ connection: await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS }), namespace }), {
-          taskQueue: 'unused',
-        }),
+        new FollowUpClient(
+          new Client({
+            connection: await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS }),
+            namespace,
+          }),
+          {
+            taskQueue: 'unused',
+          },
+        ),
     });
     expect(code).toBe(ExitCode.Error);
     expect(run.err).toContain(`Namespace '${namespace}' lacks agent-followup's search attributes`);
@@ -332,7 +453,10 @@ describe('send says what it cannot do silently', () => {
 
 describe('the built command in a terminal', () => {
   test('with Temporal down: exit 1, naming the address, the namespace and what to check', async () => {
-    const exit = await startBuiltScript('cli.js', ['status', 'any-id'], { TEMPORAL_ADDRESS: '127.0.0.1:1', TEMPORAL_NAMESPACE: 'team-a' }).exited;
+    const exit = await startBuiltScript('cli.js', ['status', 'any-id'], {
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+      TEMPORAL_NAMESPACE: 'team-a',
+    }).exited;
     expect(exit.code).toBe(ExitCode.Error);
     expect(exit.stderr).toContain("Cannot reach Temporal at 127.0.0.1:1 (namespace 'team-a')");
     expect(exit.stderr).toContain('Is the server running there?');
@@ -341,10 +465,14 @@ describe('the built command in a terminal', () => {
   test('Ctrl-C during send --wait exits 130 and says the follow-up goes on and how to follow or cancel it', async () => {
     const ref = uniqueJob();
     const taskQueue = h.taskQueue(); // no worker: the follow-up waits for one, and so does the command
-    const started = startBuiltScript('cli.js', ['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Wait for me', '--wait'], {
-      TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
-      TEMPORAL_TASK_QUEUE: taskQueue,
-    });
+    const started = startBuiltScript(
+      'cli.js',
+      ['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Wait for me', '--wait'],
+      {
+        TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
+        TEMPORAL_TASK_QUEUE: taskQueue,
+      },
+    );
     await waitFor(() => started.output().includes('waiting for the job to end'), 'the command to wait');
     started.child.kill('SIGINT');
     const exit = await started.exited;
@@ -371,11 +499,13 @@ test("budget set gives a project its own budget, budget show tells its use, 'def
   }));
   expect(runs.set.code).toBe(ExitCode.Ok);
   expect(runs.set.out).toContain(`${projectId}: 0 of 5 sends used in the last hour (set for this project)`);
-  expect(BudgetReportSchema.parse(JSON.parse(runs.show.out)).projects).toEqual([expect.objectContaining({ projectId, limit: 5, limitSetForProject: true, sentInWindow: 0 })]);
+  expect(BudgetReportSchema.parse(JSON.parse(runs.show.out)).projects).toEqual([
+    expect.objectContaining({ projectId, limit: 5, limitSetForProject: true, sentInWindow: 0 }),
+  ]);
   expect(runs.all.out).toContain("Default for every project: the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR");
   expect(runs.all.out).toContain(`${projectId}: 0 of 5 sends used`);
   expect(runs.bad).toMatchObject({ code: ExitCode.BadInput, connected: false });
   expect(runs.bad.err).toContain("--sends-per-hour must be a whole number of at least 1, or default (got 'lots')");
   expect(runs.back.code).toBe(ExitCode.Ok);
-  expect(runs.back.out).toContain("default");
+  expect(runs.back.out).toContain('default');
 });

@@ -50,7 +50,18 @@ test('a lane of six and eight more jobs of one project survive a worker SIGKILL 
   });
   const taskQueue = `coordinator-durability-${Date.now()}`;
   const startWorker = (): StartedScript =>
-    startBuiltScript('worker.js', [], budgetedWorkerEnv({ apiBaseUrl: simulator.baseUrl, apiKey: TEST_API_KEY, address, taskQueue, sendsPerWindow: SENDS_PER_WINDOW, windowMs: WINDOW_MS }));
+    startBuiltScript(
+      'worker.js',
+      [],
+      budgetedWorkerEnv({
+        apiBaseUrl: simulator.baseUrl,
+        apiKey: TEST_API_KEY,
+        address,
+        taskQueue,
+        sendsPerWindow: SENDS_PER_WINDOW,
+        windowMs: WINDOW_MS,
+      }),
+    );
   let connection = await Connection.connect({ address });
   let worker = startWorker();
   const projectId = 'coordinator-durability';
@@ -66,12 +77,23 @@ test('a lane of six and eight more jobs of one project survive a worker SIGKILL 
     for (const prompt of prompts) {
       const { workflowId } = await followUps.start({ ...lane, prompt, polling });
       laneIds.push(workflowId);
-      await waitFor(async () => (await followUps.progress(workflowId).catch(() => null))?.queue != null || simulator.counts(projectId, lane.jobId).messagesAccepted > 0, `${prompt} to check in`);
+      await waitFor(
+        async () =>
+          (await followUps.progress(workflowId).catch(() => null))?.queue != null ||
+          simulator.counts(projectId, lane.jobId).messagesAccepted > 0,
+        `${prompt} to check in`,
+      );
     }
     const otherIds: string[] = [];
-    for (const job of others) otherIds.push((await followUps.start({ ...job, prompt: `Once to ${job.jobId}`, polling })).workflowId);
+    for (const job of others)
+      otherIds.push((await followUps.start({ ...job, prompt: `Once to ${job.jobId}`, polling })).workflowId);
     // The window is full (4 sent), the rest wait; then the worker dies and the server goes down and comes back.
-    await waitFor(() => [lane, ...others].reduce((sum, job) => sum + simulator.counts(projectId, job.jobId).messagesAccepted, 0) >= SENDS_PER_WINDOW, 'the first window of sends');
+    await waitFor(
+      () =>
+        [lane, ...others].reduce((sum, job) => sum + simulator.counts(projectId, job.jobId).messagesAccepted, 0) >=
+        SENDS_PER_WINDOW,
+      'the first window of sends',
+    );
     worker.child.kill('SIGKILL');
     await worker.exited;
     await connection.close();
@@ -88,12 +110,20 @@ test('a lane of six and eight more jobs of one project survive a worker SIGKILL 
     expect(laneCounts.prompts).toEqual(prompts);
     expect(laneCounts.statusesAtSend.every((status) => status !== 'active')).toBe(true);
     for (const [index, id] of laneIds.entries()) {
-      expect({ id, pr: results[index]?.prLink }).toEqual({ id, pr: `https://github.com/acme/${projectId}/pull/${101 + index}` });
+      expect({ id, pr: results[index]?.prLink }).toEqual({
+        id,
+        pr: `https://github.com/acme/${projectId}/pull/${101 + index}`,
+      });
     }
     const all = [lane, ...others].map((job) => simulator.counts(projectId, job.jobId));
     expect(all.map((counts) => counts.messagesAccepted)).toEqual([6, 1, 1, 1, 1, 1, 1, 1, 1]);
     expect(all.reduce((sum, counts) => sum + counts.rateLimited, 0)).toBe(0);
-    expect(maxInAnyWindow(all.flatMap((counts) => counts.acceptedAtMs), WINDOW_MS)).toBeLessThanOrEqual(SENDS_PER_WINDOW);
+    expect(
+      maxInAnyWindow(
+        all.flatMap((counts) => counts.acceptedAtMs),
+        WINDOW_MS,
+      ),
+    ).toBeLessThanOrEqual(SENDS_PER_WINDOW);
   } finally {
     worker.child.kill('SIGKILL');
     await worker.exited;

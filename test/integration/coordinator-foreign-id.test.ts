@@ -28,23 +28,41 @@ test('a follow-up to a project whose coordinator id is held by another workflow 
   h.simulator.addJob(other);
   const coordinatorId = `agent-followup-project/${taken.projectId}`;
   // What someone's typo or the Web UI's "Start Workflow" can do: a workflow of another type, on a queue nobody polls.
-  const foreign = await h.client.workflow.start('someOtherWorkflow', { workflowId: coordinatorId, taskQueue: `${h.taskQueue()}-nobody-polls`, args: [] });
+  const foreign = await h.client.workflow.start('someOtherWorkflow', {
+    workflowId: coordinatorId,
+    taskQueue: `${h.taskQueue()}-nobody-polls`,
+    args: [],
+  });
   try {
     const taskQueue = h.taskQueue();
     const worker = await h.worker(taskQueue);
     const followUps = h.followUps(taskQueue);
     await worker.runUntil(async () => {
       const polling = { ...FAST_POLLING, timeout: '10m' };
-      const { workflowId } = await followUps.start({ ...taken, prompt: 'To a project whose coordinator id is taken', polling });
-      const unaffected = await followUps.start({ ...other, prompt: 'To a project with a free coordinator id', polling });
+      const { workflowId } = await followUps.start({
+        ...taken,
+        prompt: 'To a project whose coordinator id is taken',
+        polling,
+      });
+      const unaffected = await followUps.start({
+        ...other,
+        prompt: 'To a project with a free coordinator id',
+        polling,
+      });
       // The other project first: it is not held up by the taken id.
       expect((await followUps.outcome(unaffected.workflowId)).kind).toBe('completed');
       expect(h.simulator.counts(other.projectId, other.jobId).messagesAccepted).toBe(1);
 
       // Well before the follow-up's own 10 minutes: a guard, so a follow-up that waits shows how it stands.
       const handle = h.client.workflow.getHandle(workflowId);
-      await waitFor(async () => (await handle.describe()).status.name !== 'RUNNING', 'the follow-up to end', 5 * 60_000).catch(async (error: unknown) => {
-        throw new Error(`${String(error)}; it stands at ${JSON.stringify(await followUps.progress(workflowId).catch((caught: unknown) => String(caught)))}`);
+      await waitFor(
+        async () => (await handle.describe()).status.name !== 'RUNNING',
+        'the follow-up to end',
+        5 * 60_000,
+      ).catch(async (error: unknown) => {
+        throw new Error(
+          `${String(error)}; it stands at ${JSON.stringify(await followUps.progress(workflowId).catch((caught: unknown) => String(caught)))}`,
+        );
       });
       const error = await followUps.result(workflowId).then(
         () => null,

@@ -33,20 +33,35 @@ describeHeavy('a burst past the history limit', () => {
   test(`${FOLLOW_UPS} follow-ups to one project started together on a server that terminates runs past ${TEST_SERVER_HISTORY_LIMIT} events: no run of ours terminated, each sent once`, async () => {
     const projectId = `burst-${Date.now().toString(36)}`;
     const coordinatorId = `agent-followup-project/${projectId}`;
-    const jobs = Array.from({ length: FOLLOW_UPS }, (_, index) => ({ projectId, jobId: `job-${String(index + 1).padStart(4, '0')}` }));
+    const jobs = Array.from({ length: FOLLOW_UPS }, (_, index) => ({
+      projectId,
+      jobId: `job-${String(index + 1).padStart(4, '0')}`,
+    }));
     // The vendor's hourly limit is not under test here.
     h.simulator.setSendLimit(projectId, null);
     for (const job of jobs) h.simulator.addJob({ ...job, workMs: 300 });
     const taskQueue = h.taskQueue();
     // All of them inside one window: the coordinator's messages, not the budget, are what is stressed.
-    const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: (FOLLOW_UPS * 3_600_000) / WINDOW_MS, windowMs: WINDOW_MS } });
+    const worker = await h.worker(taskQueue, undefined, {
+      coordination: { sendsPerHour: (FOLLOW_UPS * 3_600_000) / WINDOW_MS, windowMs: WINDOW_MS },
+    });
     const followUps = h.followUps(taskQueue);
     const began = Date.now();
-    const log = (line: string) => process.stderr.write(`[burst +${Math.round((Date.now() - began) / 1000)}s] ${line}\n`);
+    const log = (line: string) =>
+      process.stderr.write(`[burst +${Math.round((Date.now() - began) / 1000)}s] ${line}\n`);
     let outcomes: FollowUpOutcome[] = [];
     await worker.runUntil(async () => {
       const ids = await Promise.all(
-        jobs.map(async (job) => (await followUps.start({ ...job, prompt: `Burst follow-up to ${job.jobId}`, polling: { ...FAST_POLLING, timeout: '15m' } })).workflowId),
+        jobs.map(
+          async (job) =>
+            (
+              await followUps.start({
+                ...job,
+                prompt: `Burst follow-up to ${job.jobId}`,
+                polling: { ...FAST_POLLING, timeout: '15m' },
+              })
+            ).workflowId,
+        ),
       );
       log(`started ${ids.length}`);
       outcomes = await Promise.all(ids.map((id) => followUps.outcome(id)));
@@ -60,9 +75,18 @@ describeHeavy('a burst past the history limit', () => {
       `(TaskQueue = '${taskQueue}' OR TaskQueue = '${taskQueue}/watchers' OR TaskQueue = '${h.coordinatorTaskQueue}' OR WorkflowId = '${coordinatorId}') AND ExecutionStatus = 'Terminated'`,
     );
     const chain = await runsWhere(`WorkflowId = '${coordinatorId}'`);
-    const described = await Promise.all(chain.map(async (run) => ({ runId: run.runId, status: (await h.client.workflow.getHandle(coordinatorId, run.runId).describe()).status.name })));
-    log(`coordinator chain: ${chain.length} runs, ${described.filter((run) => run.status === 'TERMINATED').length} terminated`);
-    const notOnce = jobs.map((job) => ({ jobId: job.jobId, accepted: h.simulator.counts(job.projectId, job.jobId).messagesAccepted })).filter((count) => count.accepted !== 1);
+    const described = await Promise.all(
+      chain.map(async (run) => ({
+        runId: run.runId,
+        status: (await h.client.workflow.getHandle(coordinatorId, run.runId).describe()).status.name,
+      })),
+    );
+    log(
+      `coordinator chain: ${chain.length} runs, ${described.filter((run) => run.status === 'TERMINATED').length} terminated`,
+    );
+    const notOnce = jobs
+      .map((job) => ({ jobId: job.jobId, accepted: h.simulator.counts(job.projectId, job.jobId).messagesAccepted }))
+      .filter((count) => count.accepted !== 1);
     const unfinished = outcomes.filter((outcome) => outcome.kind !== 'completed');
 
     // Every claim at once, so one run shows each way it fell short.
@@ -70,9 +94,17 @@ describeHeavy('a burst past the history limit', () => {
     expect({
       unfinished: few(unfinished),
       terminatedRuns: few(terminated.map((run) => `${run.workflowId} ${run.runId}`)),
-      coordinatorRunsDescribedTerminated: few(described.filter((run) => run.status === 'TERMINATED').map((run) => run.runId)),
+      coordinatorRunsDescribedTerminated: few(
+        described.filter((run) => run.status === 'TERMINATED').map((run) => run.runId),
+      ),
       coordinatorRuns: chain.length > 0,
       notSentExactlyOnce: few(notOnce),
-    }).toEqual({ unfinished: [], terminatedRuns: [], coordinatorRunsDescribedTerminated: [], coordinatorRuns: true, notSentExactlyOnce: [] });
+    }).toEqual({
+      unfinished: [],
+      terminatedRuns: [],
+      coordinatorRunsDescribedTerminated: [],
+      coordinatorRuns: true,
+      notSentExactlyOnce: [],
+    });
   });
 });

@@ -5,7 +5,12 @@
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { coordinatorWorkflowId } from '../../src/follow-up/coordinator-id';
-import { enterUpdate, leaveSignal, PROJECT_COORDINATOR_WORKFLOW_TYPE, projectQuery } from '../../src/workflows/definitions';
+import {
+  enterUpdate,
+  leaveSignal,
+  PROJECT_COORDINATOR_WORKFLOW_TYPE,
+  projectQuery,
+} from '../../src/workflows/definitions';
 import { createHarness, FAST_POLLING, waitFor, type Harness } from '../support/harness';
 
 jest.setTimeout(240_000);
@@ -30,14 +35,26 @@ test('forged, stale and malformed messages to a coordinator and to its follow-up
     const first = await followUps.start({ ...job, prompt: 'First', polling: FAST_POLLING });
     await waitFor(() => h.simulator.counts(projectId, job.jobId).messagesAccepted === 1, 'the first message');
     const second = await followUps.start({ ...job, prompt: 'Second', polling: FAST_POLLING });
-    await waitFor(async () => (await followUps.progress(second.workflowId).catch(() => null))?.queue?.reason === 'lane', 'the second to wait in the lane');
+    await waitFor(
+      async () => (await followUps.progress(second.workflowId).catch(() => null))?.queue?.reason === 'lane',
+      'the second to wait in the lane',
+    );
 
     const coordinator = h.client.workflow.getHandle(coordinatorWorkflowId(projectId));
     const before = await coordinator.query(projectQuery);
     const eventsBefore = (await coordinator.fetchHistory()).events?.length ?? 0;
     // A malformed check-in is refused by the validator, before anything is written.
-    for (const garbage of ['garbage', { workflowId: second.workflowId }, { ...{ workflowId: 'x', ticket: 't', jobId: 'j', startedAtMs: 1, before: [], deadlineMs: 1, slotFor: null }, defaultLimit: -1 }]) {
-      await expect(coordinator.executeUpdate('enter', { args: [garbage] })).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
+    for (const garbage of [
+      'garbage',
+      { workflowId: second.workflowId },
+      {
+        ...{ workflowId: 'x', ticket: 't', jobId: 'j', startedAtMs: 1, before: [], deadlineMs: 1, slotFor: null },
+        defaultLimit: -1,
+      },
+    ]) {
+      await expect(coordinator.executeUpdate('enter', { args: [garbage] })).rejects.toBeInstanceOf(
+        WorkflowUpdateFailedError,
+      );
     }
     expect((await coordinator.fetchHistory()).events?.length ?? 0).toBe(eventsBefore);
     // Signals by name: garbage, another follow-up's leave without its ticket's run, a stale leave of the holder, a
@@ -51,7 +68,12 @@ test('forged, stale and malformed messages to a coordinator and to its follow-up
     await coordinator.signal('setBudget', { sendsPerHour: -3 });
     // To the waiting follow-up: a forged turn (another run's ticket, and none at all) and garbage notices.
     const waiting = h.client.workflow.getHandle(second.workflowId);
-    await waiting.signal('turn', { workflowId: second.workflowId, ticket: 'not-its-check-in', slot: 'forged#1', sendByMs: Date.now() + 60_000 });
+    await waiting.signal('turn', {
+      workflowId: second.workflowId,
+      ticket: 'not-its-check-in',
+      slot: 'forged#1',
+      sendByMs: Date.now() + 60_000,
+    });
     await waiting.signal('turn', { workflowId: second.workflowId, slot: null, sendByMs: null });
     await waiting.signal('turn', 'garbage');
     await waiting.signal('queueNotice', { reason: 'lane', jobId: job.jobId, ahead: -5 }, 'not-its-check-in');
@@ -59,11 +81,17 @@ test('forged, stale and malformed messages to a coordinator and to its follow-up
 
     await waitFor(async () => {
       const events = (await coordinator.fetchHistory()).events ?? [];
-      const lastSignal = events.map((event) => Boolean(event.workflowExecutionSignaledEventAttributes)).lastIndexOf(true);
+      const lastSignal = events
+        .map((event) => Boolean(event.workflowExecutionSignaledEventAttributes))
+        .lastIndexOf(true);
       return events.slice(lastSignal).some((event) => event.workflowTaskCompletedEventAttributes);
     }, 'the coordinator to take the signals in');
     const after = await coordinator.query(projectQuery);
-    expect({ lanes: after.lanes, limit: after.limit, limitSetForProject: after.limitSetForProject }).toEqual({ lanes: before.lanes, limit: before.limit, limitSetForProject: before.limitSetForProject });
+    expect({ lanes: after.lanes, limit: after.limit, limitSetForProject: after.limitSetForProject }).toEqual({
+      lanes: before.lanes,
+      limit: before.limit,
+      limitSetForProject: before.limitSetForProject,
+    });
     // The second is still behind the first: the forged turn did not let it send early.
     expect(h.simulator.counts(projectId, job.jobId).messagesAccepted).toBe(1);
 
@@ -90,7 +118,18 @@ test("a slot granted to a follow-up the coordinator cannot tell still counts: th
   // the first gets the job and a slot in its answer, the second waits in the lane.
   const checkIn = (workflowId: string, startedAtMs: number) =>
     coordinator.executeUpdate(enterUpdate, {
-      args: [{ workflowId, ticket: `ticket-${workflowId}`, jobId: 'job-1', startedAtMs, before: [], deadlineMs: Date.now() + 600_000, slotFor: `run-${workflowId}#1`, defaultLimit: 80 }],
+      args: [
+        {
+          workflowId,
+          ticket: `ticket-${workflowId}`,
+          jobId: 'job-1',
+          startedAtMs,
+          before: [],
+          deadlineMs: Date.now() + 600_000,
+          slotFor: `run-${workflowId}#1`,
+          defaultLimit: 80,
+        },
+      ],
     });
   await worker.runUntil(async () => {
     const first = await checkIn('ended-first', 1);
@@ -98,8 +137,15 @@ test("a slot granted to a follow-up the coordinator cannot tell still counts: th
     expect((await checkIn('ended-second', 2)).notice).toEqual(expect.objectContaining({ reason: 'lane' }));
     // The first leaves: the second is granted the job and a slot by a signal that cannot reach it.
     await coordinator.signal(leaveSignal, { workflowId: 'ended-first', ticket: 'ticket-ended-first' });
-    await waitFor(async () => (await coordinator.query(projectQuery)).lanes.length === 0, 'the coordinator to drop the follow-up it cannot tell');
+    await waitFor(
+      async () => (await coordinator.query(projectQuery)).lanes.length === 0,
+      'the coordinator to drop the follow-up it cannot tell',
+    );
     const view = await coordinator.query(projectQuery);
-    expect({ sentInWindow: view.sentInWindow, granted: view.totals.granted, returned: view.totals.returned }).toEqual({ sentInWindow: 2, granted: 2, returned: 0 });
+    expect({ sentInWindow: view.sentInWindow, granted: view.totals.granted, returned: view.totals.returned }).toEqual({
+      sentInWindow: 2,
+      granted: 2,
+      returned: 0,
+    });
   });
 });

@@ -79,7 +79,11 @@ test('the same with the coordinator terminated by an operator after the first is
   const coordinator = h.client.workflow.getHandle(`agent-followup-project/${job.projectId}`);
   await worker.runUntil(async () => {
     const started = await startOneSecondApart(job, taskQueue);
-    await waitFor(() => h.simulator.counts(job.projectId, job.jobId).messagesAccepted >= 1, 'the first message to be received', 5 * 60_000);
+    await waitFor(
+      () => h.simulator.counts(job.projectId, job.jobId).messagesAccepted >= 1,
+      'the first message to be received',
+      5 * 60_000,
+    );
     // The scenario needs some still waiting: the agent's runs are long enough for that (a setup check, not the claim).
     const sentBefore = h.simulator.counts(job.projectId, job.jobId).messagesAccepted;
     expect(sentBefore).toBeLessThan(FOLLOW_UPS);
@@ -87,7 +91,10 @@ test('the same with the coordinator terminated by an operator after the first is
     const outcomes = await Promise.all(started.map((entry) => followUps.outcome(entry.workflowId)));
     expect(outcomes.filter((outcome) => outcome.kind !== 'completed')).toEqual([]);
     const counts = h.simulator.counts(job.projectId, job.jobId);
-    expect({ sentBeforeTermination: sentBefore, prompts: counts.prompts }).toEqual({ sentBeforeTermination: sentBefore, prompts: inStartOrder(started) });
+    expect({ sentBeforeTermination: sentBefore, prompts: counts.prompts }).toEqual({
+      sentBeforeTermination: sentBefore,
+      prompts: inStartOrder(started),
+    });
     expect(counts.messagesAccepted).toBe(FOLLOW_UPS);
     expect(counts.statusesAtSend.filter((status) => status === 'active')).toEqual([]);
   });

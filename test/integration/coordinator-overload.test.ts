@@ -36,7 +36,13 @@ const CHAOS: Array<{ atS: number; event: 'kill-worker' | 'kill-server' }> = [
 ];
 const projectId = `overload-${Date.now().toString(36)}`;
 const taskQueue = `${projectId}-followups`;
-const polling = { initialInterval: 500, backoffCoefficient: 1.5, maxInterval: 2_000, timeout: '20m', settleWindow: '2s' } as const;
+const polling = {
+  initialInterval: 500,
+  backoffCoefficient: 1.5,
+  maxInterval: 2_000,
+  timeout: '20m',
+  settleWindow: '2s',
+} as const;
 
 interface Planned {
   jobId: string;
@@ -65,7 +71,8 @@ describeHeavy('a coordinator under overload', () => {
 
   test('180 follow-ups to one project through 4 worker SIGKILLs, 2 server SIGKILLs and two CPU hogs: each sent once, in start order per job, none timed out or delivery-unknown, never more than the budget in a window, and every POST counted', async () => {
     const began = Date.now();
-    const log = (line: string) => process.stderr.write(`[overload +${Math.round((Date.now() - began) / 1000)}s] ${line}\n`);
+    const log = (line: string) =>
+      process.stderr.write(`[overload +${Math.round((Date.now() - began) / 1000)}s] ${line}\n`);
     hogs = startCpuHogs(2);
     server = await startOwnDevServer();
     // Every POST the simulator received, rejected or not: the budget is ours to keep, so the vendor's limit is off.
@@ -82,11 +89,21 @@ describeHeavy('a coordinator under overload', () => {
     const jobIds = Array.from({ length: JOBS }, (_, index) => `job-${String(index + 1).padStart(3, '0')}`);
     for (const jobId of jobIds) simulator.addJob({ projectId, jobId });
     worker = superviseWorker(
-      budgetedWorkerEnv({ apiBaseUrl: simulator.baseUrl, apiKey: TEST_API_KEY, address: server.address, taskQueue, sendsPerWindow: SENDS_PER_WINDOW, windowMs: WINDOW_MS }),
+      budgetedWorkerEnv({
+        apiBaseUrl: simulator.baseUrl,
+        apiKey: TEST_API_KEY,
+        address: server.address,
+        taskQueue,
+        sendsPerWindow: SENDS_PER_WINDOW,
+        windowMs: WINDOW_MS,
+      }),
     );
     const address = server.address;
     connection = await Connection.connect({ address });
-    let followUps = new FollowUpClient(new Client({ connection, namespace: 'default' }), { taskQueue, coordinatorTaskQueue: `${taskQueue}-coordinators` });
+    let followUps = new FollowUpClient(new Client({ connection, namespace: 'default' }), {
+      taskQueue,
+      coordinatorTaskQueue: `${taskQueue}-coordinators`,
+    });
     let generation = 0;
     /** Retries a client call through server kills; a follow-up's own failure is an answer, not a connection problem. */
     const retrying = async <T>(call: (client: FollowUpClient) => Promise<T>): Promise<T> => {
@@ -104,7 +121,10 @@ describeHeavy('a coordinator under overload', () => {
             generation += 1;
             const old = connection;
             connection = await Connection.connect({ address });
-            followUps = new FollowUpClient(new Client({ connection, namespace: 'default' }), { taskQueue, coordinatorTaskQueue: `${taskQueue}-coordinators` });
+            followUps = new FollowUpClient(new Client({ connection, namespace: 'default' }), {
+              taskQueue,
+              coordinatorTaskQueue: `${taskQueue}-coordinators`,
+            });
             await old?.close().catch(() => undefined);
           }
           await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -113,7 +133,9 @@ describeHeavy('a coordinator under overload', () => {
     };
 
     const plan: Planned[][] = [1, 2, 3].map((round) =>
-      jobIds.flatMap((jobId, index) => (followUpsTo(index + 1) >= round ? [{ jobId, prompt: `Follow-up ${round} to ${jobId}` }] : [])),
+      jobIds.flatMap((jobId, index) =>
+        followUpsTo(index + 1) >= round ? [{ jobId, prompt: `Follow-up ${round} to ${jobId}` }] : [],
+      ),
     );
     const all = plan.flat();
     await worker.ready();
@@ -139,16 +161,28 @@ describeHeavy('a coordinator under overload', () => {
       if (index > 0) await new Promise((resolve) => setTimeout(resolve, 1_000));
       await Promise.all(
         round.map(async (planned) => {
-          planned.workflowId = (await retrying((client) => client.start({ projectId, jobId: planned.jobId, prompt: planned.prompt, polling }))).workflowId;
+          planned.workflowId = (
+            await retrying((client) =>
+              client.start({ projectId, jobId: planned.jobId, prompt: planned.prompt, polling }),
+            )
+          ).workflowId;
           const id = planned.workflowId;
           planned.startedAt = (await retrying((client) => client.client.workflow.getHandle(id).describe())).startTime;
         }),
       );
     }
     log(`started ${all.length} follow-ups`);
-    const progress = setInterval(() => log(`${posts.length}/${all.length} POSTs, ${all.filter((p) => p.outcome).length} ended`), 60_000);
+    const progress = setInterval(
+      () => log(`${posts.length}/${all.length} POSTs, ${all.filter((p) => p.outcome).length} ended`),
+      60_000,
+    );
     try {
-      await Promise.all(all.map(async (planned) => (planned.outcome = await retrying((client) => client.outcome(planned.workflowId as string)))));
+      await Promise.all(
+        all.map(
+          async (planned) =>
+            (planned.outcome = await retrying((client) => client.outcome(planned.workflowId as string))),
+        ),
+      );
     } finally {
       clearInterval(progress);
     }
@@ -157,15 +191,24 @@ describeHeavy('a coordinator under overload', () => {
     // at most: a coordinator that cannot answer is a finding of its own, reported with the others.
     const view = await Promise.race([
       retrying((client) => client.projectBudget(projectId)),
-      new Promise<'no answer within a minute'>((resolve) => setTimeout(() => resolve('no answer within a minute'), 60_000).unref()),
+      new Promise<'no answer within a minute'>((resolve) =>
+        setTimeout(() => resolve('no answer within a minute'), 60_000).unref(),
+      ),
     ]);
     const viewedAt = Date.now();
-    log(`all ended after ${Math.round((Date.now() - startedAt) / 1000)} s; ${worker.unexpectedExits()} worker exits we did not cause`);
+    log(
+      `all ended after ${Math.round((Date.now() - startedAt) / 1000)} s; ${worker.unexpectedExits()} worker exits we did not cause`,
+    );
 
     // Every claim checked, then compared at once, so one run shows every way it fell short.
     const endedAs = (kinds: string[]) => {
       const matching = all.filter((p) => kinds.includes(p.outcome?.kind ?? 'none'));
-      return matching.length === 0 ? [] : { count: matching.length, examples: matching.slice(0, 3).map((p) => ({ prompt: p.prompt, outcome: p.outcome })) };
+      return matching.length === 0
+        ? []
+        : {
+            count: matching.length,
+            examples: matching.slice(0, 3).map((p) => ({ prompt: p.prompt, outcome: p.outcome })),
+          };
     };
     // Exactly once each: POSTs and accepted messages per job equal its follow-ups.
     const wrongCounts = jobIds.flatMap((jobId, index) => {
@@ -174,13 +217,18 @@ describeHeavy('a coordinator under overload', () => {
       const accepted = simulator?.counts(projectId, jobId).messagesAccepted;
       return received === expected && accepted === expected ? [] : [{ jobId, expected, received, accepted }];
     });
-    const mostInAWindow = maxInAnyWindow(posts.map((post) => post.atMs), WINDOW_MS);
+    const mostInAWindow = maxInAnyWindow(
+      posts.map((post) => post.atMs),
+      WINDOW_MS,
+    );
     // Each job's messages in the order Temporal recorded its follow-ups' starts (a job sent fewer is in wrongCounts).
     const outOfOrder = jobIds.flatMap((jobId) => {
       const ofJob = all.filter((p) => p.jobId === jobId);
       const received = simulator?.counts(projectId, jobId).prompts ?? [];
       if (ofJob.length < 2 || received.length !== ofJob.length) return [];
-      const inStartOrder = [...ofJob].sort((a, b) => (a.startedAt?.getTime() ?? 0) - (b.startedAt?.getTime() ?? 0)).map((p) => p.prompt);
+      const inStartOrder = [...ofJob]
+        .sort((a, b) => (a.startedAt?.getTime() ?? 0) - (b.startedAt?.getTime() ?? 0))
+        .map((p) => p.prompt);
       return JSON.stringify(received) === JSON.stringify(inStartOrder) ? [] : [{ jobId, inStartOrder, received }];
     });
     // The coordinator counted what went out: never fewer slots kept than POSTs received (that would let the vendor's
@@ -194,12 +242,16 @@ describeHeavy('a coordinator under overload', () => {
         ? { view: view ?? 'no coordinator' }
         : {
             grantedNotReturned:
-              view.totals.granted - view.totals.returned >= posts.length && view.totals.granted - view.totals.returned <= posts.length + kills
+              view.totals.granted - view.totals.returned >= posts.length &&
+              view.totals.granted - view.totals.returned <= posts.length + kills
                 ? 'the POSTs received, and at most one more per kill'
                 : { granted: view.totals.granted, returned: view.totals.returned, postsReceived: posts.length },
-            sentInWindowCoversPostsInWindow: view.sentInWindow >= postsInLastWindow ? true : { sentInWindow: view.sentInWindow, postsInLastWindow },
+            sentInWindowCoversPostsInWindow:
+              view.sentInWindow >= postsInLastWindow ? true : { sentInWindow: view.sentInWindow, postsInLastWindow },
           };
-    log(`coordinator ${JSON.stringify(typeof view === 'string' ? view : { sentInWindow: view?.sentInWindow, totals: view?.totals })}; POSTs in the last window ${postsInLastWindow}, in all ${posts.length}`);
+    log(
+      `coordinator ${JSON.stringify(typeof view === 'string' ? view : { sentInWindow: view?.sentInWindow, totals: view?.totals })}; POSTs in the last window ${postsInLastWindow}, in all ${posts.length}`,
+    );
     expect({
       timedOut: endedAs(['timed-out']),
       deliveryUnknown: endedAs(['delivery-unknown']),
@@ -207,7 +259,8 @@ describeHeavy('a coordinator under overload', () => {
       postsReceived: posts.length,
       wrongCounts: wrongCounts.length === 0 ? [] : { count: wrongCounts.length, examples: wrongCounts.slice(0, 5) },
       outOfOrder,
-      mostInAWindow: mostInAWindow <= SENDS_PER_WINDOW ? 'within the budget' : { mostInAWindow, budget: SENDS_PER_WINDOW },
+      mostInAWindow:
+        mostInAWindow <= SENDS_PER_WINDOW ? 'within the budget' : { mostInAWindow, budget: SENDS_PER_WINDOW },
       coordinator,
     }).toEqual({
       timedOut: [],
@@ -217,7 +270,10 @@ describeHeavy('a coordinator under overload', () => {
       wrongCounts: [],
       outOfOrder: [],
       mostInAWindow: 'within the budget',
-      coordinator: { grantedNotReturned: 'the POSTs received, and at most one more per kill', sentInWindowCoversPostsInWindow: true },
+      coordinator: {
+        grantedNotReturned: 'the POSTs received, and at most one more per kill',
+        sentInWindowCoversPostsInWindow: true,
+      },
     });
   });
 });

@@ -20,8 +20,17 @@ test('status right after the only worker stopped answers from the server instead
   const taskQueue = h.taskQueue();
   const followUps = h.followUps(taskQueue);
   const worker = await h.worker(taskQueue);
-  const { workflowId } = await followUps.start({ ...ref, prompt: 'Work for an hour', polling: { ...FAST_POLLING, timeout: '1h' } });
-  await worker.runUntil(waitFor(async () => (await followUps.progress(workflowId).catch(() => null))?.lastStatus === 'active', 'the follow-up to see the job working'));
+  const { workflowId } = await followUps.start({
+    ...ref,
+    prompt: 'Work for an hour',
+    polling: { ...FAST_POLLING, timeout: '1h' },
+  });
+  await worker.runUntil(
+    waitFor(
+      async () => (await followUps.progress(workflowId).catch(() => null))?.lastStatus === 'active',
+      'the follow-up to see the job working',
+    ),
+  );
   // The worker is gone, but the server still lists it among the task queue's pollers.
   expect((await followUps.workers()).length).toBeGreaterThan(0);
 
@@ -48,9 +57,15 @@ test('send --wait says within 15s that no worker answers when its only worker st
   const first = await h.worker(taskQueue);
   const firstRun = first.run();
   const prompt = 'Outlive a worker';
-  const waiting = startCliOn(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', prompt, '--wait', '--timeout', '1h'], taskQueue);
+  const waiting = startCliOn(
+    ['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', prompt, '--wait', '--timeout', '1h'],
+    taskQueue,
+  );
   const workflowId = followUpWorkflowId({ ...ref, prompt });
-  await waitFor(async () => (await followUps.progress(workflowId).catch(() => null))?.lastStatus === 'active', 'the follow-up to see the job working');
+  await waitFor(
+    async () => (await followUps.progress(workflowId).catch(() => null))?.lastStatus === 'active',
+    'the follow-up to see the job working',
+  );
   first.shutdown();
   await firstRun;
   // The stopped worker is still listed, and looks live: only the unanswered query shows it is gone.
@@ -58,12 +73,17 @@ test('send --wait says within 15s that no worker answers when its only worker st
   await waitFor(() => waiting.run.err.includes('warning: no worker answered follow-up'), 'the warning');
   const second = await h.worker(taskQueue);
   const run = await second.runUntil(async () => {
-    await waitFor(() => waiting.run.err.includes('A worker answers the follow-up again; it goes on.'), 'the worker to be noticed');
+    await waitFor(
+      () => waiting.run.err.includes('A worker answers the follow-up again; it goes on.'),
+      'the worker to be noticed',
+    );
     h.simulator.finishJob(ref.projectId, ref.jobId);
     return waiting.done;
   });
   expect(run.code).toBe(0);
-  expect(run.err).toContain(`warning: no worker answered follow-up ${workflowId} within 5s: the workers listed on task queue '${taskQueue}' may have stopped`);
+  expect(run.err).toContain(
+    `warning: no worker answered follow-up ${workflowId} within 5s: the workers listed on task queue '${taskQueue}' may have stopped`,
+  );
   expect(run.out).toContain(`Job ${ref.jobId} ended completed`);
   // Said once each way, not at every unanswered query.
   expect(run.err.split('warning: no worker answered').length - 1).toBe(1);

@@ -21,16 +21,23 @@ async function followUp(ref: { projectId: string; jobId: string }, extra: object
   const taskQueue = h.taskQueue();
   const worker = await h.worker(taskQueue, api);
   return worker.runUntil(
-    h.followUps(taskQueue).startAndWait({ ...ref, prompt: 'Please add tests', polling: FAST_POLLING, ...extra }).then(
-      ({ result }) => ({ result, error: undefined }),
-      (error: unknown) => ({ result: undefined, error }),
-    ),
+    h
+      .followUps(taskQueue)
+      .startAndWait({ ...ref, prompt: 'Please add tests', polling: FAST_POLLING, ...extra })
+      .then(
+        ({ result }) => ({ result, error: undefined }),
+        (error: unknown) => ({ result: undefined, error }),
+      ),
   );
 }
 
 test('a send whose connection drops after the API took it is reconciled, not resent', async () => {
   const ref = uniqueJob();
-  h.simulator.addJob({ ...ref, workMs: 4_000, faults: [{ operation: 'send', kind: 'drop-after-processing', times: 1 }] });
+  h.simulator.addJob({
+    ...ref,
+    workMs: 4_000,
+    faults: [{ operation: 'send', kind: 'drop-after-processing', times: 1 }],
+  });
   const { result } = await followUp(ref);
   expect(result?.outcome).toBe('completed');
   expect(result?.delivery).toBe('reconciled');
@@ -52,7 +59,11 @@ test('a send whose connection drops before the API read it is sent again, once',
 
 test('a send that times out after the request was written is reconciled from the job', async () => {
   const ref = uniqueJob();
-  h.simulator.addJob({ ...ref, workMs: 4_000, faults: [{ operation: 'send', kind: 'latency', latencyMs: 1_000, times: 1 }] });
+  h.simulator.addJob({
+    ...ref,
+    workMs: 4_000,
+    faults: [{ operation: 'send', kind: 'latency', latencyMs: 1_000, times: 1 }],
+  });
   const { result } = await followUp(ref, {}, h.api({ requestTimeoutMs: 300 }));
   expect(result?.outcome).toBe('completed');
   expect(result?.delivery).toBe('reconciled');
@@ -96,7 +107,11 @@ test('a job busy with earlier work is waited for: the message goes out once it i
 });
 
 test("with onAmbiguousSend 'retry' the resend carries the same Idempotency-Key, and an API that honours it applies it once", async () => {
-  const honouring = await AgentApiSimulator.start({ apiKey: TEST_API_KEY, defaultWorkMs: 300, honourIdempotencyKey: true });
+  const honouring = await AgentApiSimulator.start({
+    apiKey: TEST_API_KEY,
+    defaultWorkMs: 300,
+    honourIdempotencyKey: true,
+  });
   try {
     const ref = uniqueJob();
     honouring.addJob({ ...ref, faults: [{ operation: 'send', kind: 'drop-after-processing', times: 1 }] });
@@ -141,7 +156,11 @@ test('an unchanged result is accepted once the settle window has passed', async 
 
 test('429s with Retry-After on reads are waited out, and the message is still sent once', async () => {
   const ref = uniqueJob();
-  h.simulator.addJob({ ...ref, workMs: 2_000, faults: [{ operation: 'get', kind: 'status', status: 429, retryAfter: '1', times: 3 }] });
+  h.simulator.addJob({
+    ...ref,
+    workMs: 2_000,
+    faults: [{ operation: 'get', kind: 'status', status: 429, retryAfter: '1', times: 3 }],
+  });
   const { result } = await followUp(ref);
   expect(result?.outcome).toBe('completed');
   expect(result?.sendAttempts).toBe(1);
@@ -158,7 +177,10 @@ test('get-job bodies that keep breaking the contract fail the follow-up, naming 
     const { workflowId } = await followUps.start({ ...ref, prompt: 'Contract', polling: FAST_POLLING });
     await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1, 'the send');
     h.simulator.setJobFaults(ref.projectId, ref.jobId, [{ operation: 'get', kind: 'invalid-schema' }]);
-    return followUps.result(workflowId).then(() => undefined, (e: unknown) => e);
+    return followUps.result(workflowId).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
   });
   const cause = (error as WorkflowFailedError).cause as ApplicationFailure;
   expect(cause.type).toBe(FollowUpErrorType.ContractViolation);

@@ -2,7 +2,14 @@ import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { followUpWorkflowId, InvalidFollowUpInputError } from '../../src/client';
 import { FollowUpErrorType } from '../../src/follow-up/types';
-import { createHarness, FAST_POLLING, TEST_SERVER_HISTORY_LIMIT, uniqueJob, waitFor, type Harness } from '../support/harness';
+import {
+  createHarness,
+  FAST_POLLING,
+  TEST_SERVER_HISTORY_LIMIT,
+  uniqueJob,
+  waitFor,
+  type Harness,
+} from '../support/harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -60,7 +67,10 @@ test('cancelling the follow-up stops polling and ends the workflow as cancelled'
     const { workflowId } = await followUps.start({ ...ref, prompt: 'Cancel me', polling: FAST_POLLING });
     await waitFor(async () => (await followUps.progress(workflowId)).polls >= 1, 'a first poll');
     await followUps.cancel(workflowId);
-    const error = await followUps.result(workflowId).then(() => undefined, (e: unknown) => e);
+    const error = await followUps.result(workflowId).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     const progress = await followUps.progress(workflowId);
     return { error, progress, status: (await followUps.status(workflowId)).executionStatus };
   });
@@ -81,7 +91,12 @@ test('starting the same follow-up again attaches to it instead of sending a seco
   const first = await followUps.start(input);
   const retried = await followUps.start(input);
   expect(first).toEqual({ workflowId: followUpWorkflowId(input), attached: false });
-  expect(retried).toEqual({ workflowId: first.workflowId, attached: true, startedAt: expect.any(String), executionStatus: 'RUNNING' });
+  expect(retried).toEqual({
+    workflowId: first.workflowId,
+    attached: true,
+    startedAt: expect.any(String),
+    executionStatus: 'RUNNING',
+  });
 
   const worker = await h.worker(taskQueue);
   const result = await worker.runUntil(followUps.result(first.workflowId));
@@ -97,8 +112,11 @@ test('bad input is rejected by the client before anything starts', async () => {
   const input = { ...ref, prompt: '', polling: { initialInterval: '-1s' } };
   await expect(followUps.start(input)).rejects.toThrow(InvalidFollowUpInputError);
   await expect(followUps.start(input)).rejects.toThrow(/prompt must not be empty.*polling\.initialInterval/);
-  const started = await h.client.workflow.list({ query: `WorkflowId = '${followUpWorkflowId({ ...ref, prompt: '' })}'` });
-  for await (const execution of started) throw new Error(`a workflow was started for bad input: ${execution.workflowId}`);
+  const started = await h.client.workflow.list({
+    query: `WorkflowId = '${followUpWorkflowId({ ...ref, prompt: '' })}'`,
+  });
+  for await (const execution of started)
+    throw new Error(`a workflow was started for bad input: ${execution.workflowId}`);
 });
 
 test('bad input that bypasses the client fails the workflow with InvalidFollowUpInput and sends nothing', async () => {
@@ -113,7 +131,10 @@ test('bad input that bypasses the client fails the workflow with InvalidFollowUp
         workflowId: `raw-${ref.jobId}`,
         args: [{ ...ref, prompt: 'ok', polling: { backoffCoefficient: 0.5 } }],
       })
-      .then(() => undefined, (e: unknown) => e),
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
   );
   expect(error).toBeInstanceOf(WorkflowFailedError);
   const cause = (error as WorkflowFailedError).cause as ApplicationFailure;
@@ -129,7 +150,15 @@ test('a follow-up to a job the API does not know fails with AgentJobNotFound bef
   const taskQueue = h.taskQueue();
   const worker = await h.worker(taskQueue);
   const input = { ...ref, prompt: 'Hello?', polling: FAST_POLLING };
-  const error = await worker.runUntil(h.followUps(taskQueue).startAndWait(input).then(() => undefined, (e: unknown) => e));
+  const error = await worker.runUntil(
+    h
+      .followUps(taskQueue)
+      .startAndWait(input)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+  );
   expect(error).toBeInstanceOf(WorkflowFailedError);
   // The reason is on top, not Temporal's "Activity task failed" around it.
   const cause = (error as WorkflowFailedError).cause as ApplicationFailure;
@@ -138,8 +167,12 @@ test('a follow-up to a job the API does not know fails with AgentJobNotFound bef
   expect(cause.nonRetryable).toBe(true);
   expect(cause.message).toContain(ref.jobId);
   // The read before the send finds no job, so the send is never scheduled.
-  const history = await h.client.workflow.getHandle(followUpWorkflowId(h.followUps(taskQueue).validate(input))).fetchHistory();
-  const activityTypes = (history.events ?? []).flatMap((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+  const history = await h.client.workflow
+    .getHandle(followUpWorkflowId(h.followUps(taskQueue).validate(input)))
+    .fetchHistory();
+  const activityTypes = (history.events ?? []).flatMap(
+    (event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+  );
   expect(activityTypes).toContain('pollAgentJob');
   expect(activityTypes).not.toContain('sendFollowUpMessage');
 });

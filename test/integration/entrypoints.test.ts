@@ -17,7 +17,10 @@ afterAll(async () => {
 
 test('the worker refuses a malformed key with exit code 2 and never prints the key', async () => {
   const badKey = 'sk_live_entrypoint_secret_value';
-  const { exited } = start('worker.js', [], { AGENT_API_KEY: badKey, TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '' });
+  const { exited } = start('worker.js', [], {
+    AGENT_API_KEY: badKey,
+    TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
+  });
   const exit = await exited;
   expect(exit.code).toBe(2);
   expect(exit.stderr).toContain('AGENT_API_KEY does not start with "mint_"');
@@ -36,7 +39,9 @@ test('the worker process runs a follow-up end to end and drains on SIGTERM', asy
     TEMPORAL_TASK_QUEUE: taskQueue,
   });
   try {
-    const { result } = await h.followUps(taskQueue).startAndWait({ ...ref, prompt: 'From a real worker', polling: FAST_POLLING });
+    const { result } = await h
+      .followUps(taskQueue)
+      .startAndWait({ ...ref, prompt: 'From a real worker', polling: FAST_POLLING });
     expect(result.outcome).toBe('completed');
     expect(result.prLink).not.toBeNull();
   } finally {
@@ -46,7 +51,9 @@ test('the worker process runs a follow-up end to end and drains on SIGTERM', asy
   expect(exit.code).toBe(0);
   expect(exit.stdout + exit.stderr).not.toContain(TEST_API_KEY);
   // Text logs by default: one line per message, time and level first, like the SDK's own logger.
-  expect(exit.stderr).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \[INFO\] agent-followup worker polling task queue/m);
+  expect(exit.stderr).toMatch(
+    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \[INFO\] agent-followup worker polling task queue/m,
+  );
   expect(exit.stderr).toMatch(/\[INFO\] agent-followup worker stopped after draining/);
 });
 
@@ -57,7 +64,9 @@ test('the agent-followup binary prints its help', async () => {
 });
 
 test('the binary stops quietly when its reader closes the pipe (agent-followup --help | head)', async () => {
-  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', 'src', 'cli.js'), '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', 'src', 'cli.js'), '--help'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   // The reader is gone before the first line is written: every write meets EPIPE.
   child.stdout.destroy();
   let stderr = '';

@@ -37,38 +37,46 @@ describe('a taken explicit id attaches only to the same follow-up', () => {
   test.each([
     ['another prompt', 'prompt', (first: FollowUpInput) => ({ ...first, prompt: 'Something else entirely' })],
     ['another job', 'jobId', (first: FollowUpInput) => ({ ...first, jobId: `${first.jobId}-other` })],
-  ] as const)('a start with %s is refused with WorkflowIdInUseError naming it; nothing is sent', async (_name, field, vary) => {
-    const ref = uniqueJob();
-    h.simulator.addJob({ ...ref, workMs: 10 * 60_000 });
-    const first: FollowUpInput = { ...ref, prompt: 'Fix the flaky test', polling: FAST_POLLING };
-    const second = vary(first);
-    // The other job exists too, so a wrongly sent message would be accepted and counted (adding the same job again would reset it).
-    if (second.jobId !== first.jobId) h.simulator.addJob({ projectId: second.projectId, jobId: second.jobId });
-    const taskQueue = h.taskQueue();
-    const workflowId = `explicit-${randomUUID()}`;
-    const followUps = h.followUps(taskQueue);
-    const worker = await h.worker(taskQueue);
-    await worker.runUntil(async () => {
-      expect(await followUps.start(first, { workflowId })).toEqual({ workflowId, attached: false });
-      await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1, 'the first message');
-      const { runId } = await h.client.workflow.getHandle(workflowId).describe();
+  ] as const)(
+    'a start with %s is refused with WorkflowIdInUseError naming it; nothing is sent',
+    async (_name, field, vary) => {
+      const ref = uniqueJob();
+      h.simulator.addJob({ ...ref, workMs: 10 * 60_000 });
+      const first: FollowUpInput = { ...ref, prompt: 'Fix the flaky test', polling: FAST_POLLING };
+      const second = vary(first);
+      // The other job exists too, so a wrongly sent message would be accepted and counted (adding the same job again would reset it).
+      if (second.jobId !== first.jobId) h.simulator.addJob({ projectId: second.projectId, jobId: second.jobId });
+      const taskQueue = h.taskQueue();
+      const workflowId = `explicit-${randomUUID()}`;
+      const followUps = h.followUps(taskQueue);
+      const worker = await h.worker(taskQueue);
+      await worker.runUntil(async () => {
+        expect(await followUps.start(first, { workflowId })).toEqual({ workflowId, attached: false });
+        await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1, 'the first message');
+        const { runId } = await h.client.workflow.getHandle(workflowId).describe();
 
-      const error = await refusal(followUps.start(second, { workflowId }));
-      expect(error).toBeInstanceOf(WorkflowIdInUseError);
-      const refused = error as WorkflowIdInUseError;
-      expect({ workflowId: refused.workflowId, mismatches: refused.mismatches }).toEqual({ workflowId, mismatches: [field] });
-      expect(refused.message).toContain(`workflow id '${workflowId}' belongs to a follow-up to project '${ref.projectId}', job '${ref.jobId}'`);
-      expect(refused.message).toContain(`the ${field === 'jobId' ? 'job' : 'prompt'} differs. Nothing was sent`);
+        const error = await refusal(followUps.start(second, { workflowId }));
+        expect(error).toBeInstanceOf(WorkflowIdInUseError);
+        const refused = error as WorkflowIdInUseError;
+        expect({ workflowId: refused.workflowId, mismatches: refused.mismatches }).toEqual({
+          workflowId,
+          mismatches: [field],
+        });
+        expect(refused.message).toContain(
+          `workflow id '${workflowId}' belongs to a follow-up to project '${ref.projectId}', job '${ref.jobId}'`,
+        );
+        expect(refused.message).toContain(`the ${field === 'jobId' ? 'job' : 'prompt'} differs. Nothing was sent`);
 
-      // The first follow-up goes on in the same run; no other started.
-      const after = await h.client.workflow.getHandle(workflowId).describe();
-      expect({ runId: after.runId, status: after.status.name }).toEqual({ runId, status: 'RUNNING' });
-      await followUps.cancel(workflowId);
-      await followUps.outcome(workflowId);
-    });
-    expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
-    expect(h.simulator.counts(second.projectId, second.jobId).messagesAccepted).toBe(field === 'jobId' ? 0 : 1);
-  });
+        // The first follow-up goes on in the same run; no other started.
+        const after = await h.client.workflow.getHandle(workflowId).describe();
+        expect({ runId: after.runId, status: after.status.name }).toEqual({ runId, status: 'RUNNING' });
+        await followUps.cancel(workflowId);
+        await followUps.outcome(workflowId);
+      });
+      expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+      expect(h.simulator.counts(second.projectId, second.jobId).messagesAccepted).toBe(field === 'jobId' ? 0 : 1);
+    },
+  );
 
   test('a start with the same project, job and prompt attaches, even with other options, and sends once', async () => {
     const ref = uniqueJob();
@@ -95,7 +103,11 @@ describe('a taken explicit id attaches only to the same follow-up', () => {
     // No worker polls this queue, so the other workflow stays running, whatever its type.
     const taskQueue = h.taskQueue();
     const workflowId = `explicit-${randomUUID()}`;
-    const other = await h.client.workflow.start('someOtherWorkflow', { taskQueue, workflowId, args: [{ ...ref, prompt: 'Hi' }] });
+    const other = await h.client.workflow.start('someOtherWorkflow', {
+      taskQueue,
+      workflowId,
+      args: [{ ...ref, prompt: 'Hi' }],
+    });
     try {
       const error = await refusal(h.followUps(taskQueue).start({ ...ref, prompt: 'Hi' }, { workflowId }));
       expect(error).toBeInstanceOf(WorkflowIdInUseError);
@@ -136,12 +148,21 @@ describe("ids in the coordinators' space are never a follow-up's", () => {
     const workflowId = `${COORDINATOR_ID_PREFIX}${randomUUID()}`;
     const worker = await h.worker(taskQueue);
     const error = await worker.runUntil(
-      refusal(h.client.workflow.execute('followUpWorkflow', { taskQueue, workflowId, args: [{ ...ref, prompt: 'Hi', polling: FAST_POLLING }] })),
+      refusal(
+        h.client.workflow.execute('followUpWorkflow', {
+          taskQueue,
+          workflowId,
+          args: [{ ...ref, prompt: 'Hi', polling: FAST_POLLING }],
+        }),
+      ),
     );
     expect(error).toBeInstanceOf(WorkflowFailedError);
     const cause = (error as WorkflowFailedError).cause;
     expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect({ type: (cause as ApplicationFailure).type, nonRetryable: (cause as ApplicationFailure).nonRetryable }).toEqual({
+    expect({
+      type: (cause as ApplicationFailure).type,
+      nonRetryable: (cause as ApplicationFailure).nonRetryable,
+    }).toEqual({
       type: FollowUpErrorType.InvalidInput,
       nonRetryable: true,
     });
@@ -163,15 +184,35 @@ describe('the CLI', () => {
     const taskQueue = h.taskQueue();
     const workflowId = `explicit-${randomUUID()}`;
     const send = (prompt: string, ...extra: string[]) =>
-      cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', prompt, '--workflow-id', workflowId, ...fast, ...extra], taskQueue);
+      cli(
+        [
+          'send',
+          '--project',
+          ref.projectId,
+          '--job',
+          ref.jobId,
+          '--prompt',
+          prompt,
+          '--workflow-id',
+          workflowId,
+          ...fast,
+          ...extra,
+        ],
+        taskQueue,
+      );
     const worker = await h.worker(taskQueue);
     await worker.runUntil(async () => {
       expect((await send('Fix the flaky test')).code).toBe(ExitCode.Ok);
       for (const extra of [[], ['--json'], ['--wait']]) {
         const refused = await send('Rename the module', ...extra);
         // Under --json the error is on stdout too, in the one shape of every command's errors.
-        const out = extra.includes('--json') ? (JSON.parse(refused.out) as { error: { type: string } }).error.type : refused.out;
-        expect({ code: refused.code, out }).toEqual({ code: ExitCode.BadInput, out: extra.includes('--json') ? 'BadInput' : '' });
+        const out = extra.includes('--json')
+          ? (JSON.parse(refused.out) as { error: { type: string } }).error.type
+          : refused.out;
+        expect({ code: refused.code, out }).toEqual({
+          code: ExitCode.BadInput,
+          out: extra.includes('--json') ? 'BadInput' : '',
+        });
         expect(refused.err).toContain(
           `agent-followup: workflow id '${workflowId}' belongs to a follow-up to project '${ref.projectId}', job '${ref.jobId}' with ` +
             `prompt "Fix the flaky test"; you asked for project '${ref.projectId}', job '${ref.jobId}' with prompt "Rename the module": ` +
@@ -185,8 +226,15 @@ describe('the CLI', () => {
   });
 
   test("send --workflow-id in the coordinators' space exits 2 and never connects", async () => {
-    const run = await cli(['send', '--project', 'p', '--job', 'j', '--prompt', 'x', '--workflow-id', `${COORDINATOR_ID_PREFIX}p`], 'unused');
-    expect({ code: run.code, connected: run.connected, out: run.out }).toEqual({ code: ExitCode.BadInput, connected: false, out: '' });
+    const run = await cli(
+      ['send', '--project', 'p', '--job', 'j', '--prompt', 'x', '--workflow-id', `${COORDINATOR_ID_PREFIX}p`],
+      'unused',
+    );
+    expect({ code: run.code, connected: run.connected, out: run.out }).toEqual({
+      code: ExitCode.BadInput,
+      connected: false,
+      out: '',
+    });
     expect(run.err).toContain(`agent-followup: workflow id '${COORDINATOR_ID_PREFIX}p' is reserved`);
     expect(run.err).toContain('Pick another workflow id (--workflow-id)');
   });

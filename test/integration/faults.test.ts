@@ -8,7 +8,14 @@ import { followUpWorkflowId } from '../../src/client';
 import type { FollowUpCheckpoint } from '../../src/follow-up/checkpoint';
 import { FollowUpErrorType, type FollowUpTimeoutDetails } from '../../src/follow-up/types';
 import type { FaultRule } from '../../src/simulator/simulator';
-import { createHarness, FAST_POLLING, TEST_SERVER_CONTINUE_AS_NEW_AFTER, uniqueJob, waitFor, type Harness } from '../support/harness';
+import {
+  createHarness,
+  FAST_POLLING,
+  TEST_SERVER_CONTINUE_AS_NEW_AFTER,
+  uniqueJob,
+  waitFor,
+  type Harness,
+} from '../support/harness';
 
 let h: Harness;
 beforeAll(async () => {
@@ -39,7 +46,9 @@ describe('a storm of rate-limited reads', () => {
         return progress.phase === 'waiting' && progress.poll !== undefined;
       }, 'the wait after the send');
       const eventsBefore = await historyLength(workflowId);
-      h.simulator.setJobFaults(ref.projectId, ref.jobId, [{ operation: 'get', kind: 'status', status: 429, retryAfter: '0' }]);
+      h.simulator.setJobFaults(ref.projectId, ref.jobId, [
+        { operation: 'get', kind: 'status', status: 429, retryAfter: '0' },
+      ]);
       const getsBefore = h.simulator.counts(ref.projectId, ref.jobId).gets;
       // Errors as errors, while they last: the workflow's own view (Web UI, query) and the live count from the
       // activity, as fresh as its last heartbeat (at most 0.8 × its heartbeat timeout old).
@@ -48,13 +57,18 @@ describe('a storm of rate-limited reads', () => {
         during = await followUps.progress(workflowId);
         return (during.poll?.failedReads ?? 0) >= 5;
       }, 'the live count of failed reads');
-      await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).gets >= getsBefore + 40, '40 rate-limited reads');
+      await waitFor(
+        () => h.simulator.counts(ref.projectId, ref.jobId).gets >= getsBefore + 40,
+        '40 rate-limited reads',
+      );
       const eventsAfter = await historyLength(workflowId);
       // Reads succeed again (still active): the follow-up hears it, and shows no error.
       h.simulator.setJobFaults(ref.projectId, ref.jobId, []);
       await waitFor(async () => (await followUps.progress(workflowId)).lastError === null, 'the errors to clear');
       const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
-      const signals = (history.events ?? []).filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'readTrouble');
+      const signals = (history.events ?? []).filter(
+        (event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'readTrouble',
+      );
       h.simulator.finishJob(ref.projectId, ref.jobId);
       return { eventsBefore, eventsAfter, during, signals: signals.length, result: await followUps.result(workflowId) };
     });
@@ -74,7 +88,9 @@ describe('a storm of rate-limited reads', () => {
     const ref = uniqueJob();
     h.simulator.addJob(ref);
     // Each refused attempt adds events; 12 of them outgrow the test server's continue-as-new suggestion.
-    h.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'send', status: 429, retryAfter: '0', times: 12 }]);
+    h.simulator.injectFaults(ref.projectId, ref.jobId, [
+      { operation: 'send', status: 429, retryAfter: '0', times: 12 },
+    ]);
     const taskQueue = h.taskQueue();
     const worker = await h.worker(taskQueue);
     const { result, workflowId } = await worker.runUntil(
@@ -90,7 +106,11 @@ describe('a storm of rate-limited reads', () => {
 
 describe('a follow-up that ends after errors names them', () => {
   /** Sends a follow-up to a job that works for long, then has its reads fail as `rules` say; returns its failure. */
-  async function failureAfterSend(prompt: string, timeout: string, rules: FaultRule[]): Promise<ApplicationFailure | null> {
+  async function failureAfterSend(
+    prompt: string,
+    timeout: string,
+    rules: FaultRule[],
+  ): Promise<ApplicationFailure | null> {
     const ref = uniqueJob();
     h.simulator.addJob({ ...ref, workMs: 600_000 });
     const taskQueue = h.taskQueue();
@@ -110,7 +130,9 @@ describe('a follow-up that ends after errors names them', () => {
   test('timed out during HTTP 500s: the failure says since when reads failed, how many, and the last error', async () => {
     const failure = await failureAfterSend('Outage', '6s', [{ operation: 'get', kind: 'status', status: 500 }]);
     expect(failure?.type).toBe(FollowUpErrorType.TimedOut);
-    expect(failure?.message).toMatch(/within 6s .*Calls to the agent API had failed since \d\d:\d\d:\d\d UTC \(\d+ reads in a row\); last: AgentApiServerError: .*HTTP 500/);
+    expect(failure?.message).toMatch(
+      /within 6s .*Calls to the agent API had failed since \d\d:\d\d:\d\d UTC \(\d+ reads in a row\); last: AgentApiServerError: .*HTTP 500/,
+    );
     const details = failure?.details?.[0] as FollowUpTimeoutDetails;
     expect(details.errors?.failedReads).toBeGreaterThan(1);
     expect(details.errors?.lastError).toContain('HTTP 500');
@@ -122,7 +144,9 @@ describe('a follow-up that ends after errors names them', () => {
     ]);
     expect(failure?.type).toBe(FollowUpErrorType.TimedOut);
     // Not "within 10m": it gave up long before, because no read could come in time.
-    expect(failure?.message).toMatch(/^The follow-up gave up after \d+s of its 10m: the agent API asked \(Retry-After\) to wait 1h before it would read job '/);
+    expect(failure?.message).toMatch(
+      /^The follow-up gave up after \d+s of its 10m: the agent API asked \(Retry-After\) to wait 1h before it would read job '/,
+    );
     expect(failure?.message).toContain('last: AgentApiServerError');
     expect((failure?.details?.[0] as FollowUpTimeoutDetails).retryAfterMs).toBe(3_600_000);
   });
@@ -133,22 +157,38 @@ test('a job body of 2 MB with one large unknown field completes, keeping only th
   h.simulator.addJob({ ...ref, workMs: 1_500, extraFields: { transcript: 'x'.repeat(2 * 1024 * 1024) } });
   const taskQueue = h.taskQueue();
   const worker = await h.worker(taskQueue);
-  const { result } = await worker.runUntil(h.followUps(taskQueue).startAndWait({ ...ref, prompt: 'Big body', polling: FAST_POLLING }));
+  const { result } = await worker.runUntil(
+    h.followUps(taskQueue).startAndWait({ ...ref, prompt: 'Big body', polling: FAST_POLLING }),
+  );
   expect(result.outcome).toBe('completed');
   expect(result.prLink).not.toBeNull();
-  expect(Object.keys(result.job).sort()).toEqual(['archivedAt', 'createdAt', 'id', 'model', 'prLink', 'source', 'status']);
+  expect(Object.keys(result.job).sort()).toEqual([
+    'archivedAt',
+    'createdAt',
+    'id',
+    'model',
+    'prLink',
+    'source',
+    'status',
+  ]);
   expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
 });
 
 test('a send under way when its worker stops is carried to its answer: sent once, known by the response, never sent again', async () => {
   const ref = uniqueJob();
   // The API takes 3s to answer (it processes the message all the same); the worker stops after 0.2s of grace.
-  h.simulator.addJob({ ...ref, workMs: 3_000, faults: [{ operation: 'send', kind: 'latency', latencyMs: 3_000, times: 1 }] });
+  h.simulator.addJob({
+    ...ref,
+    workMs: 3_000,
+    faults: [{ operation: 'send', kind: 'latency', latencyMs: 3_000, times: 1 }],
+  });
   const taskQueue = h.taskQueue();
   const followUps = h.followUps(taskQueue);
   const { workflowId } = await followUps.start({ ...ref, prompt: 'Stop mid-send', polling: FAST_POLLING });
   const first = await h.worker(taskQueue, undefined, { shutdownGraceTimeMs: 200 });
-  await first.runUntil(waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).idempotencyKeys.length === 1, 'the send on the wire'));
+  await first.runUntil(
+    waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).idempotencyKeys.length === 1, 'the send on the wire'),
+  );
   const second = await h.worker(taskQueue);
   const result = await second.runUntil(followUps.result(workflowId));
   expect(result.outcome).toBe('completed');
@@ -169,7 +209,10 @@ describe('a follow-up started again after its message went out resumes instead o
       const { workflowId } = await followUps.start(input);
       await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1, 'the send');
       h.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 401, times: 1 }]);
-      const failure = await followUps.result(workflowId).then(() => undefined, (e: unknown) => e);
+      const failure = await followUps.result(workflowId).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       const again = await followUps.start(input);
       return { first: failure, result: await followUps.result(again.workflowId) };
     });
@@ -189,7 +232,10 @@ describe('a follow-up started again after its message went out resumes instead o
     const input = { ...ref, prompt: 'Slow agent', polling: { ...FAST_POLLING, timeout: '3s' } };
     const { first, result } = await worker.runUntil(async () => {
       const { workflowId } = await followUps.start(input);
-      const failure = await followUps.result(workflowId).then(() => undefined, (e: unknown) => e);
+      const failure = await followUps.result(workflowId).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       h.simulator.finishJob(ref.projectId, ref.jobId);
       const again = await followUps.start(input);
       return { first: failure, result: await followUps.result(again.workflowId) };
@@ -202,16 +248,26 @@ describe('a follow-up started again after its message went out resumes instead o
 
   test('after it was cancelled while the send was on the wire: the cancel waited for the send, so the re-run resumes from its record', async () => {
     const ref = uniqueJob();
-    h.simulator.addJob({ ...ref, workMs: 4_000, faults: [{ operation: 'send', kind: 'latency', latencyMs: 1_500, times: 1 }] });
+    h.simulator.addJob({
+      ...ref,
+      workMs: 4_000,
+      faults: [{ operation: 'send', kind: 'latency', latencyMs: 1_500, times: 1 }],
+    });
     const taskQueue = h.taskQueue();
     const worker = await h.worker(taskQueue);
     const followUps = h.followUps(taskQueue);
     const input = { ...ref, prompt: 'Cancelled mid-send', polling: FAST_POLLING };
     const { first, result } = await worker.runUntil(async () => {
       const { workflowId } = await followUps.start(input);
-      await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).idempotencyKeys.length === 1, 'the send on the wire');
+      await waitFor(
+        () => h.simulator.counts(ref.projectId, ref.jobId).idempotencyKeys.length === 1,
+        'the send on the wire',
+      );
       await followUps.cancel(workflowId);
-      const failure = await followUps.result(workflowId).then(() => undefined, (e: unknown) => e);
+      const failure = await followUps.result(workflowId).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1, 'the API to take it');
       const again = await followUps.start(input);
       return { first: failure, result: await followUps.result(again.workflowId) };
@@ -245,8 +301,15 @@ describe('every workflow argument is checked before it is used', () => {
     const worker = await h.worker(taskQueue);
     const error = await worker.runUntil(
       h.client.workflow
-        .execute('followUpWorkflow', { taskQueue, workflowId: `raw-${ref.jobId}`, args: args.map((arg) => (arg === 'REF' ? { ...ref, prompt: 'Raw' } : arg)) })
-        .then(() => undefined, (e: unknown) => e),
+        .execute('followUpWorkflow', {
+          taskQueue,
+          workflowId: `raw-${ref.jobId}`,
+          args: args.map((arg) => (arg === 'REF' ? { ...ref, prompt: 'Raw' } : arg)),
+        })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
     );
     return { error, counts: h.simulator.counts(ref.projectId, ref.jobId) };
   }
@@ -281,7 +344,9 @@ describe('every workflow argument is checked before it is used', () => {
   });
 
   test('a duration of the wrong type fails the follow-up with InvalidFollowUpInput, not its workflow task', async () => {
-    const { error, counts } = await startRaw([{ projectId: 'p', jobId: 'j', prompt: 'x', polling: { timeout: { days: 1 } } }]);
+    const { error, counts } = await startRaw([
+      { projectId: 'p', jobId: 'j', prompt: 'x', polling: { timeout: { days: 1 } } },
+    ]);
     const cause = (error as WorkflowFailedError).cause as ApplicationFailure;
     expect(cause.type).toBe(FollowUpErrorType.InvalidInput);
     expect(cause.message).toContain('polling.timeout');

@@ -34,7 +34,8 @@ function parseMetrics(text: string): Sample[] {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!match) throw new Error(`unparsable metrics line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"/g)) labels[pair[1] as string] = pair[2] as string;
+    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="([^"]*)"/g))
+      labels[pair[1] as string] = pair[2] as string;
     samples.push({ name: match[1] as string, labels, value: Number(match[3]) });
   }
   return samples;
@@ -113,23 +114,39 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
       workerDied,
     ]);
     // Workflow metrics are recorded as the final workflow task runs; the client may see the result a moment earlier.
-    await waitFor(async () => valueOf(await scrape(), 'agent_followup_finished_total') === scenarios.length, 'all five finished follow-ups on /metrics');
+    await waitFor(
+      async () => valueOf(await scrape(), 'agent_followup_finished_total') === scenarios.length,
+      'all five finished follow-ups on /metrics',
+    );
     samples = await scrape();
   } finally {
     worker.child.kill('SIGTERM');
   }
   const exit = await worker.exited;
 
-  expect(endings.map((each) => each.ending)).toEqual(['completed', 'failed', 'completed', 'AgentApiBadRequest', 'AgentJobNotFound']);
+  expect(endings.map((each) => each.ending)).toEqual([
+    'completed',
+    'failed',
+    'completed',
+    'AgentApiBadRequest',
+    'AgentJobNotFound',
+  ]);
   const ours = { taskQueue, namespace: 'default' };
 
   // Temporal's runtime metrics, with Core's names and labels.
   expect(valueOf(samples, 'temporal_worker_start', { task_queue: taskQueue })).toBe(1);
-  expect(valueOf(samples, 'temporal_workflow_completed', { task_queue: taskQueue, workflow_type: 'followUpWorkflow' })).toBe(3);
-  expect(valueOf(samples, 'temporal_workflow_failed', { task_queue: taskQueue, workflow_type: 'followUpWorkflow' })).toBe(2);
+  expect(
+    valueOf(samples, 'temporal_workflow_completed', { task_queue: taskQueue, workflow_type: 'followUpWorkflow' }),
+  ).toBe(3);
+  expect(
+    valueOf(samples, 'temporal_workflow_failed', { task_queue: taskQueue, workflow_type: 'followUpWorkflow' }),
+  ).toBe(2);
   expect(
     // Sends run on the deployment's own task queue, under slots of the project's coordinator.
-    valueOf(samples, 'temporal_activity_execution_latency_count', { task_queue: taskQueue, activity_type: 'sendFollowUpMessage' }),
+    valueOf(samples, 'temporal_activity_execution_latency_count', {
+      task_queue: taskQueue,
+      activity_type: 'sendFollowUpMessage',
+    }),
   ).toBeGreaterThan(0);
 
   // The follow-ups' own metrics, from workflow code.
@@ -144,17 +161,39 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
     // The same words as the AgentFollowUpOutcome search attribute and the CLI: a 400 and a 404 are `rejected`.
   ).toEqual({ completed: 2, failed: 1, archived: 0, rejected: 2, 'timed-out': 0, cancelled: 0, error: 0 });
   // Every read that returned a job is counted once, by the status it saw: as many as the successful get-job requests.
-  const pollsByStatus = ['active', 'completed', 'failed', 'archived', 'other'].map((status) => valueOf(samples, 'agent_followup_polls_total', { ...ours, status }));
-  expect(pollsByStatus.reduce((sum, value) => sum + value, 0)).toBe(valueOf(samples, 'agent_followup_api_requests_total', { ...ours, operation: 'get_job', outcome: 'ok' }));
+  const pollsByStatus = ['active', 'completed', 'failed', 'archived', 'other'].map((status) =>
+    valueOf(samples, 'agent_followup_polls_total', { ...ours, status }),
+  );
+  expect(pollsByStatus.reduce((sum, value) => sum + value, 0)).toBe(
+    valueOf(samples, 'agent_followup_api_requests_total', { ...ours, operation: 'get_job', outcome: 'ok' }),
+  );
   expect(valueOf(samples, 'agent_followup_polls_total', { ...ours, status: 'completed' })).toBeGreaterThanOrEqual(2);
   expect(valueOf(samples, 'agent_followup_polls_total', { ...ours, status: 'failed' })).toBeGreaterThanOrEqual(1);
   expect(valueOf(samples, 'agent_followup_time_to_terminal_seconds_count', { ...ours, outcome: 'completed' })).toBe(2);
   expect(valueOf(samples, 'agent_followup_time_to_terminal_seconds_count', { ...ours, outcome: 'failed' })).toBe(1);
-  expect(valueOf(samples, 'agent_followup_time_to_terminal_seconds_sum', { ...ours, outcome: 'completed' })).toBeGreaterThan(0);
+  expect(
+    valueOf(samples, 'agent_followup_time_to_terminal_seconds_sum', { ...ours, outcome: 'completed' }),
+  ).toBeGreaterThan(0);
   // Our bucket override (seconds, from 5s to a day) is in place, not Core's millisecond defaults.
-  const buckets = samples.filter((s) => s.name === 'agent_followup_time_to_terminal_seconds_bucket' && s.labels.outcome === 'completed');
+  const buckets = samples.filter(
+    (s) => s.name === 'agent_followup_time_to_terminal_seconds_bucket' && s.labels.outcome === 'completed',
+  );
   expect(buckets.map((s) => s.labels.le)).toEqual([
-    '5', '15', '30', '60', '120', '300', '600', '1200', '1800', '3600', '7200', '14400', '43200', '86400', '+Inf',
+    '5',
+    '15',
+    '30',
+    '60',
+    '120',
+    '300',
+    '600',
+    '1200',
+    '1800',
+    '3600',
+    '7200',
+    '14400',
+    '43200',
+    '86400',
+    '+Inf',
   ]);
 
   // The agent API calls, from the activities: every attempt is one request.
@@ -162,19 +201,35 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
     (sum, each) => sum + h.simulator.counts(each.ref.projectId, each.ref.jobId).gets,
     0,
   );
-  const api = (name: string, labels: Record<string, string>) =>
-    valueOf(samples, name, { ...ours, ...labels });
+  const api = (name: string, labels: Record<string, string>) => valueOf(samples, name, { ...ours, ...labels });
   expect({
-    sendOk: api('agent_followup_api_requests_total', { operation: 'send', outcome: 'ok', activityType: 'sendFollowUpMessage' }),
+    sendOk: api('agent_followup_api_requests_total', {
+      operation: 'send',
+      outcome: 'ok',
+      activityType: 'sendFollowUpMessage',
+    }),
     sendError: api('agent_followup_api_requests_total', { operation: 'send', outcome: 'error' }),
     getError: api('agent_followup_api_requests_total', { operation: 'get_job', outcome: 'error' }),
     // The simulator counts every read of a known job, the two 503s included; the 404 was for an unknown job.
-    getOk: api('agent_followup_api_requests_total', { operation: 'get_job', outcome: 'ok', activityType: 'pollAgentJob' }),
+    getOk: api('agent_followup_api_requests_total', {
+      operation: 'get_job',
+      outcome: 'ok',
+      activityType: 'pollAgentJob',
+    }),
     badRequest: api('agent_followup_api_errors_total', { operation: 'send', type: 'AgentApiBadRequest' }),
     serverError: api('agent_followup_api_errors_total', { operation: 'get_job', type: 'AgentApiServerError' }),
     notFound: api('agent_followup_api_errors_total', { operation: 'get_job', type: 'AgentJobNotFound' }),
     otherErrors: valueOf(samples, 'agent_followup_api_errors_total') - 4,
-  }).toEqual({ sendOk: 3, sendError: 1, getError: 3, getOk: gets - 2, badRequest: 1, serverError: 2, notFound: 1, otherErrors: 0 });
+  }).toEqual({
+    sendOk: 3,
+    sendError: 1,
+    getError: 3,
+    getOk: gets - 2,
+    badRequest: 1,
+    serverError: 2,
+    notFound: 1,
+    otherErrors: 0,
+  });
 
   // Logs: every line is one JSON object, and none holds the key.
   expect(exit.code).toBe(0);
@@ -187,7 +242,9 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
     }
   });
   for (const record of records) {
-    expect(typeof record.time === 'string' && typeof record.level === 'string' && typeof record.message === 'string').toBe(true);
+    expect(
+      typeof record.time === 'string' && typeof record.level === 'string' && typeof record.message === 'string',
+    ).toBe(true);
   }
   expect(exit.output).not.toContain(TEST_API_KEY);
   expect(exit.output).not.toContain(SECRET);
@@ -198,7 +255,9 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
   const idOf = (each: (typeof scenarios)[number]) => endings[scenarios.indexOf(each)]?.workflowId;
   // A workflow line: the follow-up's own log, with the SDK's workflow metadata.
   expect(
-    records.find((record) => record.message === 'Agent job reached a terminal status' && record.workflowId === idOf(completed)),
+    records.find(
+      (record) => record.message === 'Agent job reached a terminal status' && record.workflowId === idOf(completed),
+    ),
   ).toMatchObject({
     level: 'INFO',
     sdkComponent: 'workflow',
@@ -210,7 +269,10 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
   });
   // An activity line: a read the poll activity rides out, with the project and job our interceptor adds.
   expect(
-    records.find((record) => String(record.message).startsWith('Reading the agent job failed') && record.workflowId === idOf(recovered)),
+    records.find(
+      (record) =>
+        String(record.message).startsWith('Reading the agent job failed') && record.workflowId === idOf(recovered),
+    ),
   ).toMatchObject({
     level: 'WARN',
     activityType: 'pollAgentJob',
@@ -220,7 +282,11 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
   });
   expect(
     records.find((record) => record.message === 'Activity failed' && record.workflowId === idOf(badRequest)),
-  ).toMatchObject({ activityType: 'sendFollowUpMessage', projectId: badRequest.ref.projectId, jobId: badRequest.ref.jobId });
+  ).toMatchObject({
+    activityType: 'sendFollowUpMessage',
+    projectId: badRequest.ref.projectId,
+    jobId: badRequest.ref.jobId,
+  });
   // The start-up line says where metrics are served.
   expect(records.find((record) => String(record.message).includes('worker polling task queue'))).toMatchObject({
     level: 'INFO',

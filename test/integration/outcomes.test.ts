@@ -86,9 +86,10 @@ describe('a follow-up ends with the final job', () => {
     const worker = await h.worker(taskQueue);
     const followUps = h.followUps(taskQueue);
     const error = await worker.runUntil(
-      followUps
-        .startAndWait({ ...ref, prompt: 'Slow work', polling: { ...FAST_POLLING, timeout: '2s' } })
-        .then(() => undefined, (e: unknown) => e),
+      followUps.startAndWait({ ...ref, prompt: 'Slow work', polling: { ...FAST_POLLING, timeout: '2s' } }).then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
     );
     expect(error).toBeInstanceOf(WorkflowFailedError);
     const cause = (error as WorkflowFailedError).cause;

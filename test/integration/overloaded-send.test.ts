@@ -90,7 +90,9 @@ async function followUpWithHeldSend(held: HeldSend, coordination: { windowMs?: n
       project: await h.client.workflow.getHandle(coordinatorWorkflowId(ref.projectId)).query(projectQuery),
     };
   });
-  const timedOut = (history.events ?? []).flatMap((event) => (event.activityTaskTimedOutEventAttributes ? [event.activityTaskTimedOutEventAttributes] : []));
+  const timedOut = (history.events ?? []).flatMap((event) =>
+    event.activityTaskTimedOutEventAttributes ? [event.activityTaskTimedOutEventAttributes] : [],
+  );
   return { ref, result, project, timedOut, posts: posts.get(ref.jobId) ?? 0 };
 }
 
@@ -99,7 +101,9 @@ describe('a send whose code ran only after the server timed it out on its heartb
     const { ref, result, project, timedOut, posts: received } = await followUpWithHeldSend(saturatedFirstSend());
     // The case itself: the first send timed out on its heartbeat, with nothing on record.
     expect(timedOut).toHaveLength(1);
-    expect(timedOut[0]?.failure?.timeoutFailureInfo?.timeoutType).toBe(temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT);
+    expect(timedOut[0]?.failure?.timeoutFailureInfo?.timeoutType).toBe(
+      temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT,
+    );
     expect(timedOut[0]?.failure?.timeoutFailureInfo?.lastHeartbeatDetails?.payloads ?? []).toHaveLength(0);
 
     expect(result).toMatchObject({ outcome: 'completed', delivery: 'response', sendAttempts: 2 });
@@ -113,7 +117,12 @@ describe('a send whose code ran only after the server timed it out on its heartb
 
   test("held past its slot's lease too: its slot is given back, never counted", async () => {
     // A short window, so the lease the held send outlives is short too.
-    const { result, project, timedOut, posts: received } = await followUpWithHeldSend(saturatedFirstSend(true), { windowMs: 120_000 });
+    const {
+      result,
+      project,
+      timedOut,
+      posts: received,
+    } = await followUpWithHeldSend(saturatedFirstSend(true), { windowMs: 120_000 });
     expect(timedOut).toHaveLength(1);
     expect(result).toMatchObject({ outcome: 'completed', delivery: 'response', sendAttempts: 2 });
     expect(received).toBe(1);

@@ -28,7 +28,11 @@ function readmeSnippet(name: string): string {
 }
 
 function npm(args: string[], cwd: string): string {
-  return execFileSync('npm', args, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_update_notifier: 'false' } });
+  return execFileSync('npm', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  });
 }
 
 let h: Harness;
@@ -38,7 +42,9 @@ beforeAll(async () => {
   h = await createHarness();
   dir = mkdtempSync(join(tmpdir(), 'agent-followup-consumer-'));
   // --ignore-scripts: `npm test` has built dist/ already; `prepare` would build it again.
-  const [pack] = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dir], ROOT)) as [{ filename: string; files: Array<{ path: string }> }];
+  const [pack] = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dir], ROOT)) as [
+    { filename: string; files: Array<{ path: string }> },
+  ];
   packed = pack;
   const tarball = join(dir, pack.filename);
   const project = join(dir, 'consumer');
@@ -48,7 +54,15 @@ beforeAll(async () => {
     join(project, 'tsconfig.json'),
     JSON.stringify({
       // No skipLibCheck: the declarations of the package and of everything it brings must compile in a strict consumer.
-      compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'ES2022', outDir: 'out', rootDir: 'src', types: ['node', 'jest'] },
+      compilerOptions: {
+        strict: true,
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        target: 'ES2022',
+        outDir: 'out',
+        rootDir: 'src',
+        types: ['node', 'jest'],
+      },
       include: ['src'],
     }),
   );
@@ -56,7 +70,9 @@ beforeAll(async () => {
   writeFileSync(join(project, 'src', 'follow-up.cts'), readmeSnippet('cjs'));
   writeFileSync(join(project, 'src', 'follow-up.test.ts'), readmeSnippet('jest'));
   // The versions this repository tests with, from the npm cache when it has them.
-  const dev = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies;
+  const dev = (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
+  ).devDependencies;
   const tools = ['typescript', '@types/node', 'jest', '@types/jest'].map((name) => `${name}@${dev[name]}`);
   npm(['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', tarball, ...tools], project);
 }, 600_000);
@@ -70,8 +86,28 @@ const consumer = () => join(dir, 'consumer');
 
 test('the tarball ships the built library, its declarations and the workflow bundle, nothing else', () => {
   const paths = packed.files.map((file) => file.path);
-  expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/workflow-bundle.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/embedded-worker.d.ts', 'dist/src/testing.d.ts', 'dist/src/cli.js']));
-  expect(paths.filter((path) => !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/workflow-bundle\.js|dist\/src\/.+\.(js|d\.ts))$/.test(path))).toEqual([]);
+  expect(paths).toEqual(
+    expect.arrayContaining([
+      'package.json',
+      'README.md',
+      'LICENSE',
+      'CHANGELOG.md',
+      'dist/workflow-bundle.js',
+      'dist/src/index.js',
+      'dist/src/index.d.ts',
+      'dist/src/embedded-worker.d.ts',
+      'dist/src/testing.d.ts',
+      'dist/src/cli.js',
+    ]),
+  );
+  expect(
+    paths.filter(
+      (path) =>
+        !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/workflow-bundle\.js|dist\/src\/.+\.(js|d\.ts))$/.test(
+          path,
+        ),
+    ),
+  ).toEqual([]);
   expect(paths.filter((path) => /\/(dev|scripts|test)\/|\.test\./.test(path))).toEqual([]);
 });
 
@@ -84,22 +120,28 @@ describe('and run as a service would run them', () => {
   test.each([
     ['follow-up.mjs', 'job-123', 'Also update the changelog'],
     ['follow-up.cjs', 'job-456', 'Rename the config flag'],
-  ])('%s starts a follow-up and reports its pull request', async (file, jobId, prompt) => {
-    h.simulator.addJob({ projectId: 'my-project', jobId, workMs: 300 });
-    const taskQueue = h.taskQueue();
-    // The namespace's coordinator queue, as the jest snippet's worker polls it: one project's coordinator lives on
-    // the queue it was started on, and the snippets all send to 'my-project'.
-    const worker = await h.worker(taskQueue, undefined, { coordination: { taskQueue: DEFAULT_COORDINATOR_TASK_QUEUE } });
-    // Its own process, as a service would be; our worker in this one serves its follow-up.
-    const { stdout } = await worker.runUntil(
-      execFileAsync(NODE, [join('out', file)], {
-        cwd: consumer(),
-        env: { ...process.env, TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE: taskQueue },
-      }),
-    );
-    expect(stdout).toMatch(/completed: https:\/\/github\.com\/.+\/pull\/\d+/);
-    expect(h.simulator.counts('my-project', jobId).prompts).toEqual([prompt]);
-  }, 120_000);
+  ])(
+    '%s starts a follow-up and reports its pull request',
+    async (file, jobId, prompt) => {
+      h.simulator.addJob({ projectId: 'my-project', jobId, workMs: 300 });
+      const taskQueue = h.taskQueue();
+      // The namespace's coordinator queue, as the jest snippet's worker polls it: one project's coordinator lives on
+      // the queue it was started on, and the snippets all send to 'my-project'.
+      const worker = await h.worker(taskQueue, undefined, {
+        coordination: { taskQueue: DEFAULT_COORDINATOR_TASK_QUEUE },
+      });
+      // Its own process, as a service would be; our worker in this one serves its follow-up.
+      const { stdout } = await worker.runUntil(
+        execFileAsync(NODE, [join('out', file)], {
+          cwd: consumer(),
+          env: { ...process.env, TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE: taskQueue },
+        }),
+      );
+      expect(stdout).toMatch(/completed: https:\/\/github\.com\/.+\/pull\/\d+/);
+      expect(h.simulator.counts('my-project', jobId).prompts).toEqual([prompt]);
+    },
+    120_000,
+  );
 
   test('the jest snippet passes with startTestStack from the package (its own dev server, simulator and worker), and the SDK says nothing', async () => {
     const jest = join(consumer(), 'node_modules', 'jest', 'bin', 'jest.js');
@@ -109,6 +151,10 @@ describe('and run as a service would run them', () => {
     });
     expect(stderr).toContain('1 passed');
     // Quiet by default (connectWorker): no SDK line at INFO or WARN in a passing run, only jest's own report.
-    expect(`${stdout}\n${stderr}`.split('\n').filter((line) => /\[(INFO|WARN)\]|No workflows registered|Worker state changed/.test(line))).toEqual([]);
+    expect(
+      `${stdout}\n${stderr}`
+        .split('\n')
+        .filter((line) => /\[(INFO|WARN)\]|No workflows registered|Worker state changed/.test(line)),
+    ).toEqual([]);
   }, 120_000);
 });

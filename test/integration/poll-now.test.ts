@@ -21,7 +21,9 @@ afterAll(async () => {
 async function waitPastSettleWindow(followUps: ReturnType<Harness['followUps']>, workflowId: string): Promise<void> {
   await waitFor(async () => {
     const progress = await followUps.progress(workflowId).catch(() => null);
-    return progress?.phase === 'waiting' && progress.sentAt !== null && Date.now() - Date.parse(progress.sentAt) > 2_000;
+    return (
+      progress?.phase === 'waiting' && progress.sentAt !== null && Date.now() - Date.parse(progress.sentAt) > 2_000
+    );
   }, 'the follow-up to wait for its result, past its settle window');
 }
 
@@ -35,7 +37,10 @@ test('poll-now reads the job at once: the follow-up ends with the result without
   const worker = await h.worker(taskQueue);
   const followUps = h.followUps(taskQueue);
   await worker.runUntil(async () => {
-    const sent = await cli(['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Read me now', '--json', ...SLOW], taskQueue);
+    const sent = await cli(
+      ['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Read me now', '--json', ...SLOW],
+      taskQueue,
+    );
     expect(sent.code).toBe(ExitCode.Ok);
     const { workflowId } = JSON.parse(sent.out) as { workflowId: string };
     await waitPastSettleWindow(followUps, workflowId);
@@ -55,7 +60,12 @@ test('poll-now reads the job at once: the follow-up ends with the result without
     const again = await cli(['poll-now', workflowId], taskQueue);
     expect(again.code).toBe(ExitCode.BadInput);
     expect(again.err).toContain(`follow-up ${workflowId} already ended (COMPLETED)`);
-    expect(await followUps.pollNow(workflowId)).toEqual({ requested: false, executionStatus: 'COMPLETED', readAt: null, covered: false });
+    expect(await followUps.pollNow(workflowId)).toEqual({
+      requested: false,
+      executionStatus: 'COMPLETED',
+      readAt: null,
+      covered: false,
+    });
   });
 });
 

@@ -47,7 +47,8 @@ test('there are committed histories to replay, one per way a follow-up runs', ()
 
 test('the workflow replays every committed history without a determinism error (one replay worker for all)', async () => {
   // A coordinator checks that it runs under its own project's id, so its history replays under that id.
-  const workflowIdOf = (file: string) => (file.includes('-coordinator-') ? coordinatorWorkflowId('history-project') : file);
+  const workflowIdOf = (file: string) =>
+    file.includes('-coordinator-') ? coordinatorWorkflowId('history-project') : file;
   const histories = historyFiles.map((file) => ({ workflowId: workflowIdOf(file), history: loadHistory(file) }));
   const failures: string[] = [];
   for await (const result of Worker.runReplayHistories({ workflowBundle: bundle() }, histories)) {
@@ -63,7 +64,10 @@ test('replay does catch a history the code could not have produced', async () =>
   };
   scheduled.activityTaskScheduledEventAttributes.activityType.name = 'someOtherActivity';
   const results = [];
-  for await (const result of Worker.runReplayHistories({ workflowBundle: bundle() }, [{ workflowId: 'changed', history }])) results.push(result);
+  for await (const result of Worker.runReplayHistories({ workflowBundle: bundle() }, [
+    { workflowId: 'changed', history },
+  ]))
+    results.push(result);
   expect(results).toHaveLength(1);
   expect(results[0]?.error).toBeInstanceOf(DeterminismViolationError);
 });

@@ -36,7 +36,9 @@ function startWorker(taskQueue: string, identity: string, budget: Record<string,
 }
 
 /** Who took each task of a follow-up, from its history: WorkflowTaskStarted and ActivityTaskStarted identities. */
-async function takers(workflowId: string): Promise<{ workflowTasks: string[]; activities: Array<{ type: string; identity: string; completedBy?: string }> }> {
+async function takers(
+  workflowId: string,
+): Promise<{ workflowTasks: string[]; activities: Array<{ type: string; identity: string; completedBy?: string }> }> {
   const events = (await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
   const workflowTasks = events.flatMap((event) => event.workflowTaskStartedEventAttributes?.identity ?? []);
   const scheduled = new Map<string, string>();
@@ -62,7 +64,9 @@ async function takers(workflowId: string): Promise<{ workflowTasks: string[]; ac
 
 /** The identity of the worker running this follow-up's send right now, if one does. */
 function sendRunner(description: WorkflowExecutionDescription): string | undefined {
-  const pending = (description.raw.pendingActivities ?? []).find((activity) => activity.activityType?.name === 'sendFollowUpMessage');
+  const pending = (description.raw.pendingActivities ?? []).find(
+    (activity) => activity.activityType?.name === 'sendFollowUpMessage',
+  );
   return pending?.lastWorkerIdentity || undefined;
 }
 
@@ -83,7 +87,11 @@ test('two worker processes on one task queue both take tasks, and SIGTERM drains
   const identities = workers.map((worker) => worker.identity);
   try {
     await Promise.race([
-      Promise.all(workers.map((worker) => waitFor(() => worker.output().includes('worker polling task queue'), `${worker.identity} to start`))),
+      Promise.all(
+        workers.map((worker) =>
+          waitFor(() => worker.output().includes('worker polling task queue'), `${worker.identity} to start`),
+        ),
+      ),
       anyDied,
     ]);
 
@@ -94,21 +102,29 @@ test('two worker processes on one task queue both take tasks, and SIGTERM drains
       const refs = Array.from({ length: 6 }, () => uniqueJob('share'));
       for (const ref of refs) h.simulator.addJob(ref);
       const done = await Promise.race([
-        Promise.all(refs.map((ref) => followUps.startAndWait({ ...ref, prompt: `Scale-out batch ${batch}`, polling: FAST_POLLING }))),
+        Promise.all(
+          refs.map((ref) =>
+            followUps.startAndWait({ ...ref, prompt: `Scale-out batch ${batch}`, polling: FAST_POLLING }),
+          ),
+        ),
         anyDied,
       ]);
       for (const { workflowId, result } of done) {
         expect(result.outcome).toBe('completed');
         const { workflowTasks, activities } = await takers(workflowId);
-        for (const identity of [...workflowTasks, ...activities.map((activity) => activity.identity)]) seen.add(identity);
+        for (const identity of [...workflowTasks, ...activities.map((activity) => activity.identity)])
+          seen.add(identity);
       }
     }
     expect([...seen].sort()).toEqual([...identities].sort());
 
     // 2. Drain. Sends that take 3 s at the API; once one is in flight at the simulator, SIGTERM the worker running it.
     const slow = Array.from({ length: 4 }, () => uniqueJob('drain'));
-    for (const ref of slow) h.simulator.addJob({ ...ref, faults: [{ operation: 'send', kind: 'latency', latencyMs: 3_000 }] });
-    const started = await Promise.all(slow.map((ref) => followUps.start({ ...ref, prompt: 'Scale-out drain', polling: FAST_POLLING })));
+    for (const ref of slow)
+      h.simulator.addJob({ ...ref, faults: [{ operation: 'send', kind: 'latency', latencyMs: 3_000 }] });
+    const started = await Promise.all(
+      slow.map((ref) => followUps.start({ ...ref, prompt: 'Scale-out drain', polling: FAST_POLLING })),
+    );
     const [first] = slow;
     const firstId = started[0]?.workflowId;
     if (!first || !firstId) throw new Error('no follow-up started');
@@ -133,9 +149,14 @@ test('two worker processes on one task queue both take tasks, and SIGTERM drains
     // The drained process finished the send it held and reported it before exiting cleanly.
     expect(drainedExit.code).toBe(0);
     expect(drainedExit.output).toContain('agent-followup worker stopped after draining');
-    const results = await Promise.race([Promise.all(started.map(({ workflowId }) => followUps.result(workflowId))), survivorDied]);
+    const results = await Promise.race([
+      Promise.all(started.map(({ workflowId }) => followUps.result(workflowId))),
+      survivorDied,
+    ]);
     const firstSend = (await takers(firstId)).activities.filter((activity) => activity.type === 'sendFollowUpMessage');
-    expect(firstSend).toEqual([{ type: 'sendFollowUpMessage', identity: drained.identity, completedBy: drained.identity }]);
+    expect(firstSend).toEqual([
+      { type: 'sendFollowUpMessage', identity: drained.identity, completedBy: drained.identity },
+    ]);
     // Every follow-up completed, each with exactly one message delivered and no duplicate. A send the stopping worker
     // picked up but refused before its request (it was draining) is sent again, so a follow-up may count a second
     // attempt; the simulator's count of requests below proves that attempt sent nothing.
@@ -143,14 +164,19 @@ test('two worker processes on one task queue both take tasks, and SIGTERM drains
     expect(results.every((result) => result.sendAttempts >= 1 && result.sendAttempts <= 2)).toBe(true);
     for (const ref of slow) {
       const counts = h.simulator.counts(ref.projectId, ref.jobId);
-      expect({ accepted: counts.messagesAccepted, duplicates: counts.duplicatesSuppressed, sends: counts.idempotencyKeys.length }).toEqual({
+      expect({
+        accepted: counts.messagesAccepted,
+        duplicates: counts.duplicatesSuppressed,
+        sends: counts.idempotencyKeys.length,
+      }).toEqual({
         accepted: 1,
         duplicates: 0,
         sends: 1,
       });
     }
   } finally {
-    for (const worker of workers) if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGTERM');
+    for (const worker of workers)
+      if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGTERM');
   }
   for (const worker of workers) {
     const exit = await worker.exited;

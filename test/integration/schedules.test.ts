@@ -72,7 +72,11 @@ describe('the library', () => {
     const input = { ...ref, prompt: 'Weekly: bump the dependencies', polling: FAST_POLLING };
 
     await worker.runUntil(async () => {
-      const { scheduleId, workflowIdPrefix } = await createSchedule(schedules, { input, cron: RARELY, note: 'made by the test' });
+      const { scheduleId, workflowIdPrefix } = await createSchedule(schedules, {
+        input,
+        cron: RARELY,
+        note: 'made by the test',
+      });
       expect(scheduleId).toBe(followUpScheduleId(input));
       expect(workflowIdPrefix).toBe(followUpWorkflowId(input));
 
@@ -92,7 +96,12 @@ describe('the library', () => {
       expect(fresh.nextRunTimes[0]).toMatch(/^\d{4}-01-01T00:00:00\.000Z$/);
 
       await schedules.trigger(scheduleId);
-      const done = await describeUntil(schedules, scheduleId, (view) => view.recentRuns[0]?.status === 'COMPLETED', 'the triggered run to complete');
+      const done = await describeUntil(
+        schedules,
+        scheduleId,
+        (view) => view.recentRuns[0]?.status === 'COMPLETED',
+        'the triggered run to complete',
+      );
       const run = done.recentRuns[0];
       expect(run?.outcome).toBe('completed');
       expect(run?.prLink).toMatch(/^https:\/\/github\.com\/acme\/.+\/pull\/\d+$/);
@@ -103,13 +112,25 @@ describe('the library', () => {
       // The run carries the same UI metadata and search attributes as a follow-up started by hand.
       const execution = await h.client.workflow.getHandle(run?.workflowId as string).describe();
       expect(await execution.staticSummary()).toBe(followUpSummary(input));
-      expect(execution.searchAttributes).toMatchObject({ AgentProjectId: [ref.projectId], AgentJobId: [ref.jobId], TemporalScheduledById: [scheduleId] });
+      expect(execution.searchAttributes).toMatchObject({
+        AgentProjectId: [ref.projectId],
+        AgentJobId: [ref.jobId],
+        TemporalScheduledById: [scheduleId],
+      });
 
       // The creator's note survives pausing and unpausing; the pause's own note says why it is paused.
       await schedules.pause(scheduleId, 'holiday freeze');
-      expect(await schedules.describe(scheduleId)).toMatchObject({ paused: true, note: 'made by the test', pausedBecause: 'holiday freeze' });
+      expect(await schedules.describe(scheduleId)).toMatchObject({
+        paused: true,
+        note: 'made by the test',
+        pausedBecause: 'holiday freeze',
+      });
       await schedules.unpause(scheduleId);
-      expect(await schedules.describe(scheduleId)).toMatchObject({ paused: false, note: 'made by the test', pausedBecause: null });
+      expect(await schedules.describe(scheduleId)).toMatchObject({
+        paused: false,
+        note: 'made by the test',
+        pausedBecause: null,
+      });
 
       expect(await schedules.delete(scheduleId)).toEqual({ runningWorkflowIds: [] });
       await expect(schedules.describe(scheduleId)).rejects.toBeInstanceOf(ScheduleNotFoundError);
@@ -123,9 +144,17 @@ describe('the library', () => {
     const worker = await h.worker(taskQueue);
     const schedules = schedulesOn(taskQueue);
     await worker.runUntil(async () => {
-      const { scheduleId } = await createSchedule(schedules, { input: { ...ref, prompt: 'Anything new?', polling: FAST_POLLING }, cron: RARELY });
+      const { scheduleId } = await createSchedule(schedules, {
+        input: { ...ref, prompt: 'Anything new?', polling: FAST_POLLING },
+        cron: RARELY,
+      });
       await schedules.trigger(scheduleId);
-      const view = await describeUntil(schedules, scheduleId, (v) => v.recentRuns[0]?.status === 'COMPLETED', 'the run to end');
+      const view = await describeUntil(
+        schedules,
+        scheduleId,
+        (v) => v.recentRuns[0]?.status === 'COMPLETED',
+        'the run to end',
+      );
       expect(view.recentRuns[0]).toMatchObject({ status: 'COMPLETED', outcome: 'archived', prLink: null });
       // An archived job is a result, not a failure: nothing pauses it, and an operator can see why to pause it.
       expect(view.paused).toBe(false);
@@ -138,7 +167,10 @@ describe('the library', () => {
     const worker = await h.worker(taskQueue);
     const schedules = schedulesOn(taskQueue);
     await worker.runUntil(async () => {
-      const { scheduleId } = await createSchedule(schedules, { input: { ...ref, prompt: 'Hello?', polling: FAST_POLLING }, cron: RARELY });
+      const { scheduleId } = await createSchedule(schedules, {
+        input: { ...ref, prompt: 'Hello?', polling: FAST_POLLING },
+        cron: RARELY,
+      });
       await schedules.trigger(scheduleId);
       const view = await describeUntil(
         schedules,
@@ -166,19 +198,32 @@ describe('the library', () => {
     const worker = await h.worker(taskQueue);
     const schedules = schedulesOn(taskQueue);
     await worker.runUntil(async () => {
-      const { scheduleId } = await createSchedule(schedules, { input: { ...ref, prompt: 'Long task', polling: FAST_POLLING }, cron: RARELY });
+      const { scheduleId } = await createSchedule(schedules, {
+        input: { ...ref, prompt: 'Long task', polling: FAST_POLLING },
+        cron: RARELY,
+      });
       await schedules.trigger(scheduleId);
       await describeUntil(schedules, scheduleId, (v) => v.runningWorkflowIds.length === 1, 'the first run to start');
       await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1, 'the first run to send');
 
       expect(await schedules.trigger(scheduleId)).toEqual({ overlap: 'skip' });
-      const skipped = await describeUntil(schedules, scheduleId, (v) => v.counts.skippedOverlap === 1, 'the second trigger to be skipped');
+      const skipped = await describeUntil(
+        schedules,
+        scheduleId,
+        (v) => v.counts.skippedOverlap === 1,
+        'the second trigger to be skipped',
+      );
       expect(skipped.runningWorkflowIds).toHaveLength(1);
       expect(skipped.recentRuns).toHaveLength(1);
       expect(skipped.counts.runsStarted).toBe(1);
 
       h.simulator.finishJob(ref.projectId, ref.jobId);
-      const done = await describeUntil(schedules, scheduleId, (v) => v.recentRuns[0]?.status === 'COMPLETED', 'the run to end');
+      const done = await describeUntil(
+        schedules,
+        scheduleId,
+        (v) => v.recentRuns[0]?.status === 'COMPLETED',
+        'the run to end',
+      );
       expect(done.recentRuns).toHaveLength(1);
       expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
     });
@@ -189,7 +234,10 @@ describe('the library', () => {
     const scheduleId = `test-invalid-${randomUUID()}`;
     const error = await schedules
       .create({ scheduleId, input: { ...uniqueJob(), prompt: '' }, cron: '@every 1h', timezone: 'Mars/Olympus' })
-      .then(() => undefined, (e: unknown) => e);
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(error).toBeInstanceOf(InvalidScheduleError);
     expect((error as Error).message).toContain('input.prompt must not be empty');
     expect((error as Error).message).toContain('cron @every is not accepted here');
@@ -202,7 +250,10 @@ describe('the library', () => {
     const scheduleId = `test-bad-cron-${randomUUID()}`;
     const error = await schedules
       .create({ scheduleId, input: { ...uniqueJob(), prompt: 'Hi' }, cron: '0 25 * * *' })
-      .then(() => undefined, (e: unknown) => e);
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(error).toBeInstanceOf(InvalidScheduleError);
     expect((error as Error).message).toContain("Temporal refused the cron expression '0 25 * * *'");
     expect((error as Error).message).toContain('Hour is not in range [0-23]');
@@ -213,7 +264,10 @@ describe('the library', () => {
     const schedules = schedulesOn(h.taskQueue());
     const request = { input: { ...uniqueJob(), prompt: 'Once' }, cron: RARELY };
     const { scheduleId } = await createSchedule(schedules, request);
-    const error = await schedules.create(request).then(() => undefined, (e: unknown) => e);
+    const error = await schedules.create(request).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ScheduleAlreadyRunning);
     expect((error as ScheduleAlreadyRunning).scheduleId).toBe(scheduleId);
     expect((error as Error).message).toContain(`a schedule with id '${scheduleId}' already exists`);
@@ -265,7 +319,9 @@ describe('the library', () => {
   });
 
   test('list refuses a filter that is not an id', async () => {
-    await expect(schedulesOn(h.taskQueue()).list({ projectId: 'x" OR 1=1' })).rejects.toBeInstanceOf(InvalidScheduleError);
+    await expect(schedulesOn(h.taskQueue()).list({ projectId: 'x" OR 1=1' })).rejects.toBeInstanceOf(
+      InvalidScheduleError,
+    );
   });
 });
 
@@ -282,7 +338,22 @@ describe('the CLI', () => {
     const base = ['--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Nightly: fix lint'];
 
     await worker.runUntil(async () => {
-      const made = await cli(['schedule', 'create', ...base, '--cron', RARELY, '--timezone', 'Europe/Berlin', '--note', 'from the CLI', '--json', ...fast], taskQueue);
+      const made = await cli(
+        [
+          'schedule',
+          'create',
+          ...base,
+          '--cron',
+          RARELY,
+          '--timezone',
+          'Europe/Berlin',
+          '--note',
+          'from the CLI',
+          '--json',
+          ...fast,
+        ],
+        taskQueue,
+      );
       expect(made.code).toBe(ExitCode.Ok);
       // The job exists: a worker read it once, and nothing is said about it.
       expect(made.err).not.toContain('job');
@@ -301,7 +372,9 @@ describe('the CLI', () => {
 
       let view: FollowUpScheduleView | undefined;
       await waitFor(async () => {
-        view = ScheduleViewSchema.parse(JSON.parse((await cli(['schedule', 'describe', scheduleId, '--json'], taskQueue)).out)) as FollowUpScheduleView;
+        view = ScheduleViewSchema.parse(
+          JSON.parse((await cli(['schedule', 'describe', scheduleId, '--json'], taskQueue)).out),
+        ) as FollowUpScheduleView;
         return view.recentRuns[0]?.status === 'COMPLETED';
       }, 'the triggered run to complete');
       expect(view?.spec).toEqual({ cron: RARELY, timezone: 'Europe/Berlin' });
@@ -313,29 +386,43 @@ describe('the CLI', () => {
       expect(text.out).toContain('Note: from the CLI');
       expect(text.out).toMatch(/COMPLETED {2}job completed {2}https:\/\/github\.com\/acme\/.+\/pull\/\d+/);
 
-      expect((await cli(['schedule', 'pause', scheduleId, '--note', 'release freeze'], taskQueue)).code).toBe(ExitCode.Ok);
+      expect((await cli(['schedule', 'pause', scheduleId, '--note', 'release freeze'], taskQueue)).code).toBe(
+        ExitCode.Ok,
+      );
       const paused = await cli(['schedule', 'describe', scheduleId], taskQueue);
       expect(paused.out).toContain(`Schedule ${scheduleId}: PAUSED`);
       expect(paused.out).toContain('Paused because: release freeze');
       expect(paused.out).toContain('Note: from the CLI');
       expect((await cli(['schedule', 'unpause', scheduleId], taskQueue)).code).toBe(ExitCode.Ok);
-      expect((await cli(['schedule', 'describe', scheduleId], taskQueue)).out).toContain(`Schedule ${scheduleId}: active`);
+      expect((await cli(['schedule', 'describe', scheduleId], taskQueue)).out).toContain(
+        `Schedule ${scheduleId}: active`,
+      );
       // --reason, the word people reach for, is taken as --note (it used to suggest --version).
-      expect((await cli(['schedule', 'pause', scheduleId, '--reason', 'team offsite'], taskQueue)).code).toBe(ExitCode.Ok);
-      expect((await cli(['schedule', 'describe', scheduleId], taskQueue)).out).toContain('Paused because: team offsite');
+      expect((await cli(['schedule', 'pause', scheduleId, '--reason', 'team offsite'], taskQueue)).code).toBe(
+        ExitCode.Ok,
+      );
+      expect((await cli(['schedule', 'describe', scheduleId], taskQueue)).out).toContain(
+        'Paused because: team offsite',
+      );
       expect((await cli(['schedule', 'unpause', scheduleId], taskQueue)).code).toBe(ExitCode.Ok);
 
       await waitFor(
         async () => (await cli(['schedule', 'list', '--project', ref.projectId], taskQueue)).out.includes(scheduleId),
         'the schedule to be listed',
       );
-      const listedJson = ScheduleListSchema.parse(JSON.parse((await cli(['schedule', 'list', '--project', ref.projectId, '--json'], taskQueue)).out));
+      const listedJson = ScheduleListSchema.parse(
+        JSON.parse((await cli(['schedule', 'list', '--project', ref.projectId, '--json'], taskQueue)).out),
+      );
       expect(listedJson.map((entry) => entry.scheduleId)).toContain(scheduleId);
       // A header, and every column starting where its title does.
       const listed = (await cli(['schedule', 'list', '--project', ref.projectId], taskQueue)).out.trimEnd().split('\n');
       expect(listed[0]).toMatch(/^SCHEDULE +STATE +PROJECT\/JOB +WHEN +NEXT RUN +LAST RUN$/);
       const row = listed.find((line) => line.startsWith(scheduleId)) as string;
-      for (const [title, cell] of [['STATE', 'active'], ['PROJECT/JOB', `${ref.projectId}/${ref.jobId}`], ['WHEN', 'cron']] as const) {
+      for (const [title, cell] of [
+        ['STATE', 'active'],
+        ['PROJECT/JOB', `${ref.projectId}/${ref.jobId}`],
+        ['WHEN', 'cron'],
+      ] as const) {
         expect({ title, at: row.indexOf(`  ${cell}`) + 2 }).toEqual({ title, at: listed[0]!.indexOf(title) });
       }
 
@@ -352,11 +439,31 @@ describe('the CLI', () => {
     const taskQueue = h.taskQueue();
     const worker = await h.worker(taskQueue);
     const { made, unchecked } = await worker.runUntil(async () => ({
-      made: await cli(['schedule', 'create', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Weekly', '--cron', RARELY], taskQueue),
-      unchecked: await cli(['schedule', 'create', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Other', '--cron', RARELY, '--no-job-check'], taskQueue),
+      made: await cli(
+        ['schedule', 'create', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'Weekly', '--cron', RARELY],
+        taskQueue,
+      ),
+      unchecked: await cli(
+        [
+          'schedule',
+          'create',
+          '--project',
+          ref.projectId,
+          '--job',
+          ref.jobId,
+          '--prompt',
+          'Other',
+          '--cron',
+          RARELY,
+          '--no-job-check',
+        ],
+        taskQueue,
+      ),
     }));
     expect(made.code).toBe(ExitCode.Ok);
-    expect(made.err).toMatch(/^warning: the job does not exist \(AgentJobNotFound: .*\)\. The schedule is created anyway; each run will fail the same way until the job exists/);
+    expect(made.err).toMatch(
+      /^warning: the job does not exist \(AgentJobNotFound: .*\)\. The schedule is created anyway; each run will fail the same way until the job exists/,
+    );
     const scheduleId = /Created schedule (\S+)/.exec(made.out)?.[1] as string;
     created.add(scheduleId);
     created.add(/Created schedule (\S+)/.exec(unchecked.out)?.[1] as string);
@@ -364,7 +471,10 @@ describe('the CLI', () => {
   });
 
   test("a cron expression the server refuses exits 2 with the server's reason and the accepted forms", async () => {
-    const run = await cli(['schedule', 'create', '--project', 'p', '--job', uniqueJob().jobId, '--prompt', 'x', '--cron', '0 9 * *'], h.taskQueue());
+    const run = await cli(
+      ['schedule', 'create', '--project', 'p', '--job', uniqueJob().jobId, '--prompt', 'x', '--cron', '0 9 * *'],
+      h.taskQueue(),
+    );
     expect(run.code).toBe(ExitCode.BadInput);
     expect(run.err).toContain("Temporal refused the cron expression '0 9 * *': CronString does not have 5-7 fields");
     expect(run.err).toContain('Use 5 fields');
@@ -374,11 +484,52 @@ describe('the CLI', () => {
     [['schedule'], /Usage: agent-followup schedule/],
     [['schedule', 'launch'], /unknown command 'launch'/],
     [['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x'], /give either cron .* or every/],
-    [['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x', '--cron', '* * * * * * *'], /more often than once a minute are refused/],
-    [['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x', '--every', '5s'], /every must be between 1m and 366d/],
-    [['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x', '--cron', '@daily', '--timezone', 'Nowhere/Land'], /timezone is not a known IANA time zone/],
-    [['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x', '--cron', '@daily', '--overlap', 'allow-all'], /overlap must be one of skip, buffer-one/],
-    [['schedule', 'create', '--project', 'p', '--job', 'a/b', '--prompt', 'x', '--cron', '@daily'], /input\.jobId may contain only/],
+    [
+      ['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x', '--cron', '* * * * * * *'],
+      /more often than once a minute are refused/,
+    ],
+    [
+      ['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x', '--every', '5s'],
+      /every must be between 1m and 366d/,
+    ],
+    [
+      [
+        'schedule',
+        'create',
+        '--project',
+        'p',
+        '--job',
+        'j',
+        '--prompt',
+        'x',
+        '--cron',
+        '@daily',
+        '--timezone',
+        'Nowhere/Land',
+      ],
+      /timezone is not a known IANA time zone/,
+    ],
+    [
+      [
+        'schedule',
+        'create',
+        '--project',
+        'p',
+        '--job',
+        'j',
+        '--prompt',
+        'x',
+        '--cron',
+        '@daily',
+        '--overlap',
+        'allow-all',
+      ],
+      /overlap must be one of skip, buffer-one/,
+    ],
+    [
+      ['schedule', 'create', '--project', 'p', '--job', 'a/b', '--prompt', 'x', '--cron', '@daily'],
+      /input\.jobId may contain only/,
+    ],
     [['schedule', 'create', '--job', 'j', '--prompt', 'x', '--cron', '@daily'], /missing --project/],
     [['schedule', 'describe'], /missing required argument 'scheduleId'/],
     [['schedule', 'trigger', 'a', 'b'], /too many arguments for 'trigger'/],
@@ -389,15 +540,19 @@ describe('the CLI', () => {
     expect(run.connected).toBe(false);
   });
 
-  test.each(['describe', 'pause', 'unpause', 'trigger', 'delete'])('schedule %s of an unknown id exits 2 and says so', async (command) => {
-    const run = await cli(['schedule', command, 'followup-schedule-no-such-thing'], 'unused');
-    expect(run.code).toBe(ExitCode.BadInput);
-    expect(run.err).toContain("no schedule with id 'followup-schedule-no-such-thing'");
-  });
+  test.each(['describe', 'pause', 'unpause', 'trigger', 'delete'])(
+    'schedule %s of an unknown id exits 2 and says so',
+    async (command) => {
+      const run = await cli(['schedule', command, 'followup-schedule-no-such-thing'], 'unused');
+      expect(run.code).toBe(ExitCode.BadInput);
+      expect(run.err).toContain("no schedule with id 'followup-schedule-no-such-thing'");
+    },
+  );
 
   test('--help shows the schedule commands', async () => {
     const run = await cli(['schedule', '--help'], 'unused');
     expect(run.code).toBe(ExitCode.Ok);
-    for (const command of ['create', 'list', 'describe', 'pause', 'unpause', 'trigger', 'delete']) expect(run.out).toMatch(new RegExp(`\\n  ${command} `));
+    for (const command of ['create', 'list', 'describe', 'pause', 'unpause', 'trigger', 'delete'])
+      expect(run.out).toMatch(new RegExp(`\\n  ${command} `));
   });
 });

@@ -54,7 +54,9 @@ test('an embedded worker makes the same check: createFollowUpWorker refuses such
 test('starting a follow-up on such a namespace throws NamespaceNotReadyError naming the fix; nothing is started', async () => {
   const namespace = `bare-${randomUUID().slice(0, 8)}`;
   await h.client.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
-  const followUps = new FollowUpClient(new Client({ connection: h.client.connection, namespace }), { taskQueue: 'unused' });
+  const followUps = new FollowUpClient(new Client({ connection: h.client.connection, namespace }), {
+    taskQueue: 'unused',
+  });
   const starting = followUps.start({ projectId: 'p', jobId: 'j', prompt: 'x' });
   await expect(starting).rejects.toBeInstanceOf(NamespaceNotReadyError);
   await expect(starting).rejects.toThrow(`Namespace '${namespace}' lacks agent-followup's search attributes`);
@@ -84,7 +86,10 @@ async function setup(namespace: string): Promise<{ code: number; out: string; er
     out: (text) => (run.out += text),
     err: (text) => (run.err += text),
     connect: async () =>
-      new FollowUpClient(new Client({ connection: await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS }), namespace }), { taskQueue: 'unused' }),
+      new FollowUpClient(
+        new Client({ connection: await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS }), namespace }),
+        { taskQueue: 'unused' },
+      ),
   });
   return { code, ...run };
 }
@@ -94,11 +99,18 @@ test('`agent-followup setup` registers all five on a bare namespace; run again, 
   await h.client.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
   const first = await setup(namespace);
   expect(first).toMatchObject({ code: ExitCode.Ok, err: '' });
-  expect(first.out).toContain(`Namespace '${namespace}' is ready for agent-followup (registered AgentProjectId, AgentJobId, AgentJobStatus, AgentPrLink, AgentFollowUpOutcome)`);
-  await waitFor(async () => (await checkSearchAttributes(h.nativeConnection.operatorService, namespace)).ok === true, 'the attributes to be listed');
+  expect(first.out).toContain(
+    `Namespace '${namespace}' is ready for agent-followup (registered AgentProjectId, AgentJobId, AgentJobStatus, AgentPrLink, AgentFollowUpOutcome)`,
+  );
+  await waitFor(
+    async () => (await checkSearchAttributes(h.nativeConnection.operatorService, namespace)).ok === true,
+    'the attributes to be listed',
+  );
   const again = await setup(namespace);
   expect(again.code).toBe(ExitCode.Ok);
-  expect(again.out).toContain('already there: AgentProjectId, AgentJobId, AgentJobStatus, AgentPrLink, AgentFollowUpOutcome');
+  expect(again.out).toContain(
+    'already there: AgentProjectId, AgentJobId, AgentJobStatus, AgentPrLink, AgentFollowUpOutcome',
+  );
   expect(again.out).not.toContain('registered');
 });
 

@@ -39,7 +39,8 @@ async function project(projectId: string): Promise<ProjectView> {
 
 async function coordinatorRunStatuses(projectId: string): Promise<string[]> {
   const statuses: string[] = [];
-  for await (const run of h.client.workflow.list({ query: `WorkflowId = '${coordinatorWorkflowId(projectId)}'` })) statuses.push(run.status.name);
+  for await (const run of h.client.workflow.list({ query: `WorkflowId = '${coordinatorWorkflowId(projectId)}'` }))
+    statuses.push(run.status.name);
   return statuses;
 }
 
@@ -51,13 +52,26 @@ function rateLimited(jobs: Array<{ projectId: string; jobId: string }>): number 
   return jobs.reduce((sum, job) => sum + h.simulator.counts(job.projectId, job.jobId).rateLimited, 0);
 }
 
-async function startAll(followUps: FollowUpClient, jobs: Array<{ projectId: string; jobId: string }>, extra: object = {}): Promise<string[]> {
-  return Promise.all(jobs.map(async (job) => (await followUps.start({ ...job, prompt: `Follow up on ${job.jobId}`, polling: FAST_POLLING, ...extra })).workflowId));
+async function startAll(
+  followUps: FollowUpClient,
+  jobs: Array<{ projectId: string; jobId: string }>,
+  extra: object = {},
+): Promise<string[]> {
+  return Promise.all(
+    jobs.map(
+      async (job) =>
+        (await followUps.start({ ...job, prompt: `Follow up on ${job.jobId}`, polling: FAST_POLLING, ...extra }))
+          .workflowId,
+    ),
+  );
 }
 
 /** Two jobs of one project, and a worker whose default budget is one send an hour. */
 async function twoJobsOneSendAnHour(projectId: string) {
-  const [first, second] = jobsOf(projectId, 2) as [{ projectId: string; jobId: string }, { projectId: string; jobId: string }];
+  const [first, second] = jobsOf(projectId, 2) as [
+    { projectId: string; jobId: string },
+    { projectId: string; jobId: string },
+  ];
   for (const job of [first, second]) h.simulator.addJob(job);
   const taskQueue = h.taskQueue();
   const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: 1 } });
@@ -76,7 +90,13 @@ test('a burst of 20 follow-ups to one project is sent at once: nobody waits for 
     const results = await Promise.all(ids.map((id) => followUps.result(id)));
     expect(results.map((result) => result.outcome)).toEqual(jobs.map(() => 'completed'));
     const view = await project(projectId);
-    expect(view).toMatchObject({ limit: 80, limitSetForProject: false, sentInWindow: 20, nextSlotAt: null, waitingForBudget: [] });
+    expect(view).toMatchObject({
+      limit: 80,
+      limitSetForProject: false,
+      sentInWindow: 20,
+      nextSlotAt: null,
+      waitingForBudget: [],
+    });
     expect(view.totals).toMatchObject({ granted: 20, waitedForBudget: 0, served: 20 });
   });
   expect(jobs.map((job) => h.simulator.counts(job.projectId, job.jobId).messagesAccepted)).toEqual(jobs.map(() => 1));
@@ -93,7 +113,9 @@ test('150 at once with a budget of 80: 80 go at once, the rest as the window sli
   simulator.setSendLimit(projectId, { sends: 100, windowMs });
   for (const job of jobs) simulator.addJob(job);
   const taskQueue = h.taskQueue();
-  const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: perHour(80, windowMs), windowMs } });
+  const worker = await h.worker(taskQueue, undefined, {
+    coordination: { sendsPerHour: perHour(80, windowMs), windowMs },
+  });
   const followUps = h.followUps(taskQueue);
   await worker.runUntil(async () => {
     const ids = await startAll(followUps, jobs, { polling: { ...FAST_POLLING, timeout: '8m' } });
@@ -124,11 +146,16 @@ test('follow-ups waiting on a coordinator that was terminated check in again aft
   const jobs = jobsOf(projectId, 3);
   for (const job of jobs) h.simulator.addJob(job);
   const taskQueue = h.taskQueue();
-  const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: perHour(1, windowMs), windowMs } });
+  const worker = await h.worker(taskQueue, undefined, {
+    coordination: { sendsPerHour: perHour(1, windowMs), windowMs },
+  });
   const followUps = h.followUps(taskQueue);
   await worker.runUntil(async () => {
     const ids = await startAll(followUps, jobs, { polling: { ...FAST_POLLING, timeout: '5m' } });
-    await waitFor(async () => (await project(projectId).catch(() => null))?.waitingForBudget.length === 2, 'two follow-ups to wait for the budget');
+    await waitFor(
+      async () => (await project(projectId).catch(() => null))?.waitingForBudget.length === 2,
+      'two follow-ups to wait for the budget',
+    );
     // What an operator's mistake or a server's history limit does: the coordinator and all it knew are gone.
     await h.client.workflow.getHandle(coordinatorWorkflowId(projectId)).terminate('test: the coordinator is lost');
     const outcomes = await Promise.all(ids.map((id) => followUps.outcome(id)));
@@ -165,7 +192,10 @@ test('two workers on two task queues share one budget per project and one lane p
   const polling = { ...FAST_POLLING, timeout: '3m' };
   try {
     await workerA.runUntil(async () => {
-      await Promise.race([workerBDied, waitFor(async () => (await b.workers()).length > 0, "service B's worker to poll")]);
+      await Promise.race([
+        workerBDied,
+        waitFor(async () => (await b.workers()).length > 0, "service B's worker to poll"),
+      ]);
       const started = await Promise.all([
         a.start({ ...shared, prompt: 'From service A', polling }),
         b.start({ ...shared, prompt: 'From service B', polling }),
@@ -194,7 +224,10 @@ test('two workers on two task queues share one budget per project and one lane p
 
 test("a follow-up waiting for the budget says so, with the window's use and its slot; one behind another says how many go first", async () => {
   const { projectId } = uniqueJob('told');
-  const [first, second] = jobsOf(projectId, 2) as [{ projectId: string; jobId: string }, { projectId: string; jobId: string }];
+  const [first, second] = jobsOf(projectId, 2) as [
+    { projectId: string; jobId: string },
+    { projectId: string; jobId: string },
+  ];
   h.simulator.addJob({ ...first, workMs: 20_000 });
   h.simulator.addJob(second);
   const taskQueue = h.taskQueue();
@@ -206,20 +239,37 @@ test("a follow-up waiting for the budget says so, with the window's use and its 
     await waitFor(() => h.simulator.counts(first.projectId, first.jobId).messagesAccepted === 1, 'the first send');
     const behind = await followUps.start({ ...first, prompt: 'Second, same job', polling });
     const waiting = await followUps.start({ ...second, prompt: 'Other job', polling });
-    await waitFor(async () => (await followUps.progress(waiting.workflowId)).queue?.reason === 'budget', 'the budget notice');
-    await waitFor(async () => (await followUps.progress(behind.workflowId)).queue?.reason === 'lane', 'the lane notice');
+    await waitFor(
+      async () => (await followUps.progress(waiting.workflowId)).queue?.reason === 'budget',
+      'the budget notice',
+    );
+    await waitFor(
+      async () => (await followUps.progress(behind.workflowId)).queue?.reason === 'lane',
+      'the lane notice',
+    );
 
     const budget = await followUps.progress(waiting.workflowId);
-    expect(budget).toMatchObject({ phase: 'queued', queue: { reason: 'budget', sentInWindow: 1, limit: 1, windowMs: 3_600_000, ahead: 0 } });
-    expect(budget.queue?.reason === 'budget' && Date.parse(budget.queue.nextSlotAt ?? '') - Date.now()).toBeGreaterThan(50 * 60_000);
-    expect(describeProgress(budget)).toMatch(/Waiting for the project's send budget: 1 of 1 sent in the last hour, next slot \d\d:\d\d:\d\d UTC \(in (1h\d*m?|\d+m\d*s?)\)/);
+    expect(budget).toMatchObject({
+      phase: 'queued',
+      queue: { reason: 'budget', sentInWindow: 1, limit: 1, windowMs: 3_600_000, ahead: 0 },
+    });
+    expect(budget.queue?.reason === 'budget' && Date.parse(budget.queue.nextSlotAt ?? '') - Date.now()).toBeGreaterThan(
+      50 * 60_000,
+    );
+    expect(describeProgress(budget)).toMatch(
+      /Waiting for the project's send budget: 1 of 1 sent in the last hour, next slot \d\d:\d\d:\d\d UTC \(in (1h\d*m?|\d+m\d*s?)\)/,
+    );
     const lane = await followUps.progress(behind.workflowId);
     expect(lane.queue).toEqual({ reason: 'lane', jobId: first.jobId, ahead: 1 });
     expect(describeProgress(lane)).toContain(`Waiting behind 1 follow-up to job ${first.jobId}`);
     const status = await followUps.status(waiting.workflowId);
     expect(status.progress?.queue?.reason).toBe('budget');
     // The coordinator's own account, as `budget show` prints it.
-    expect(await followUps.projectBudget(projectId)).toMatchObject({ limit: 1, sentInWindow: 1, waitingForBudget: [waiting.workflowId] });
+    expect(await followUps.projectBudget(projectId)).toMatchObject({
+      limit: 1,
+      sentInWindow: 1,
+      waitingForBudget: [waiting.workflowId],
+    });
     for (const id of [holder.workflowId, behind.workflowId, waiting.workflowId]) await followUps.cancel(id);
   });
 });
@@ -229,10 +279,17 @@ test('a budget set for one project lets its waiting follow-up go; `budget show` 
   const { first, second, worker, followUps } = await twoJobsOneSendAnHour(projectId);
   await worker.runUntil(async () => {
     const ids = await startAll(followUps, [first, second]);
-    await waitFor(async () => (await followUps.projectBudget(projectId))?.waitingForBudget.length === 1, 'one to wait for the budget');
+    await waitFor(
+      async () => (await followUps.projectBudget(projectId))?.waitingForBudget.length === 1,
+      'one to wait for the budget',
+    );
     await followUps.setProjectBudget(projectId, 5);
     await Promise.all(ids.map((id) => followUps.result(id)));
-    expect(await followUps.projectBudget(projectId)).toMatchObject({ limit: 5, limitSetForProject: true, sentInWindow: 2 });
+    expect(await followUps.projectBudget(projectId)).toMatchObject({
+      limit: 5,
+      limitSetForProject: true,
+      sentInWindow: 2,
+    });
     expect((await followUps.projectBudgets()).map((view) => view.projectId)).toContain(projectId);
   });
 });
@@ -244,12 +301,17 @@ test('the deadline while waiting for the budget ends the follow-up timed out wit
   await worker.runUntil(async () => {
     await followUps.startAndWait({ ...first, prompt: 'Takes the only slot', polling: FAST_POLLING });
     const { workflowId } = await followUps.start(input);
-    const error = await followUps.result(workflowId).then(() => null, (caught: unknown) => caught);
+    const error = await followUps.result(workflowId).then(
+      () => null,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(WorkflowFailedError);
     const cause = (error as WorkflowFailedError).cause;
     expect(cause).toBeInstanceOf(ApplicationFailure);
     expect((cause as ApplicationFailure).type).toBe(FollowUpErrorType.TimedOut);
-    expect((cause as ApplicationFailure).message).toContain("the project's send budget had no free slot before the deadline; nothing was sent");
+    expect((cause as ApplicationFailure).message).toContain(
+      "the project's send budget had no free slot before the deadline; nothing was sent",
+    );
     expect(h.simulator.counts(second.projectId, second.jobId).messagesAccepted).toBe(0);
     // Nothing is open: with room in the budget the same follow-up, started again, sends once.
     await followUps.setProjectBudget(projectId, 10);
@@ -267,7 +329,10 @@ test('a follow-up cancelled while waiting for the budget sent nothing, and a re-
   await worker.runUntil(async () => {
     await followUps.startAndWait({ ...first, prompt: 'Takes the only slot', polling: FAST_POLLING });
     const { workflowId } = await followUps.start(input);
-    await waitFor(async () => (await followUps.progress(workflowId)).queue?.reason === 'budget', 'the wait for the budget');
+    await waitFor(
+      async () => (await followUps.progress(workflowId)).queue?.reason === 'budget',
+      'the wait for the budget',
+    );
     await followUps.cancel(workflowId);
     expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
     expect(await followUps.projectBudget(projectId)).toMatchObject({ waitingForBudget: [] });
@@ -286,12 +351,18 @@ test('a send that waited over 30 s for the budget and then met a 502 before the 
   for (const job of jobs) h.simulator.addJob(job);
   h.simulator.injectFaults(last.projectId, last.jobId, [{ operation: 'send', status: 502, times: 1 }]);
   const taskQueue = h.taskQueue();
-  const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: perHour(2, windowMs), windowMs } });
+  const worker = await h.worker(taskQueue, undefined, {
+    coordination: { sendsPerHour: perHour(2, windowMs), windowMs },
+  });
   const followUps = h.followUps(taskQueue);
   await worker.runUntil(async () => {
     const ids = await startAll(followUps, jobs.slice(0, 2));
     await Promise.all(ids.map((id) => followUps.result(id)));
-    const { result } = await followUps.startAndWait({ ...last, prompt: 'Waits, then meets a 502', polling: { ...FAST_POLLING, timeout: '3m' } });
+    const { result } = await followUps.startAndWait({
+      ...last,
+      prompt: 'Waits, then meets a 502',
+      polling: { ...FAST_POLLING, timeout: '3m' },
+    });
     expect(result).toMatchObject({ outcome: 'completed', sendAttempts: 2 });
   });
   expect(h.simulator.counts(last.projectId, last.jobId)).toMatchObject({ messagesAccepted: 1, messagesRejected: 1 });
@@ -310,8 +381,15 @@ test("a default budget for every project, kept durably, holds a project without 
     try {
       await waitFor(async () => (await followUps.defaultBudget()) === 1, 'the default to be kept');
       const ids = await startAll(followUps, jobs);
-      await waitFor(async () => (await followUps.projectBudget(projectId))?.waitingForBudget.length === 1, 'one to wait under the default of 1');
-      expect(await followUps.projectBudget(projectId)).toMatchObject({ limit: 1, limitSetForProject: false, sentInWindow: 1 });
+      await waitFor(
+        async () => (await followUps.projectBudget(projectId))?.waitingForBudget.length === 1,
+        'one to wait under the default of 1',
+      );
+      expect(await followUps.projectBudget(projectId)).toMatchObject({
+        limit: 1,
+        limitSetForProject: false,
+        sentInWindow: 1,
+      });
       // A project's own budget wins over the default.
       await followUps.setProjectBudget(projectId, 2);
       await Promise.all(ids.map((id) => followUps.result(id)));

@@ -34,7 +34,11 @@ beforeAll(async () => {
   // 5x the CPU per follow-up), which proves nothing these tests are about.
   const cli = findTemporalCli();
   server = await TestWorkflowEnvironment.createLocal({
-    server: { ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}), extraArgs: ['--log-level', 'error'], searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES] },
+    server: {
+      ...(cli ? { executable: { type: 'existing-path', path: cli } } : {}),
+      extraArgs: ['--log-level', 'error'],
+      searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
+    },
   });
   h = await createHarness({ onRequest: recordGet }, { address: server.address });
 }, 120_000);
@@ -65,7 +69,8 @@ function startWorker(taskQueue: string, identity: string, env: Record<string, st
 
 async function started(worker: WorkerProcess): Promise<void> {
   await waitFor(() => {
-    if (worker.child.exitCode !== null) throw new Error(`worker ${worker.identity} exited (code ${worker.child.exitCode}):\n${worker.output()}`);
+    if (worker.child.exitCode !== null)
+      throw new Error(`worker ${worker.identity} exited (code ${worker.child.exitCode}):\n${worker.output()}`);
     return worker.output().includes('worker polling task queue');
   }, `${worker.identity} to start:\n${worker.output()}`);
 }
@@ -82,7 +87,9 @@ async function readers(taskQueue: string, shards: number): Promise<Map<number, s
     try {
       const description = await h.client.workflow.getHandle(watcherWorkflowId(taskQueue, shard)).describe();
       if (description.status.name !== 'RUNNING') continue;
-      const reading = (description.raw.pendingActivities ?? []).find((activity) => activity.activityType?.name === 'watchJobs');
+      const reading = (description.raw.pendingActivities ?? []).find(
+        (activity) => activity.activityType?.name === 'watchJobs',
+      );
       found.set(shard, reading?.lastWorkerIdentity || undefined);
     } catch (error) {
       if (!(error instanceof WorkflowNotFoundError)) throw error;
@@ -95,13 +102,21 @@ async function readers(taskQueue: string, shards: number): Promise<Map<number, s
 function expectRightResult(outcome: FollowUpOutcome, job: { projectId: string; jobId: string }, prompt: string): void {
   const final = h.simulator.job(job.projectId, job.jobId);
   expect(final.prLink).toMatch(/\/pull\/\d+$/);
-  expect({ job: jobKey(job), kind: outcome.kind, prLink: outcome.kind === 'completed' ? outcome.result.prLink : null }).toEqual({
+  expect({
+    job: jobKey(job),
+    kind: outcome.kind,
+    prLink: outcome.kind === 'completed' ? outcome.result.prLink : null,
+  }).toEqual({
     job: jobKey(job),
     kind: 'completed',
     prLink: final.prLink,
   });
   const counts = h.simulator.counts(job.projectId, job.jobId);
-  expect({ job: jobKey(job), prompts: counts.prompts, posts: counts.idempotencyKeys.length }).toEqual({ job: jobKey(job), prompts: [prompt], posts: 1 });
+  expect({ job: jobKey(job), prompts: counts.prompts, posts: counts.idempotencyKeys.length }).toEqual({
+    job: jobKey(job),
+    prompts: [prompt],
+    posts: 1,
+  });
 }
 
 test('a watcher worker SIGKILLed while its watchJobs reads: a new worker reads again, each follow-up completes with its result, each message sent once', async () => {
@@ -118,7 +133,13 @@ test('a watcher worker SIGKILLed while its watchJobs reads: a new worker reads a
     await started(first);
     const followUps = h.followUps(taskQueue);
     const prompt = (job: { jobId: string }) => `Survive the watcher's worker, ${job.jobId}`;
-    const ids = await Promise.all(jobs.map(async (job) => (await followUps.start({ ...job, prompt: prompt(job), polling: { ...FAST_POLLING, timeout: '3m' } })).workflowId));
+    const ids = await Promise.all(
+      jobs.map(
+        async (job) =>
+          (await followUps.start({ ...job, prompt: prompt(job), polling: { ...FAST_POLLING, timeout: '3m' } }))
+            .workflowId,
+      ),
+    );
     // Sent, and read by a watcher since (the follow-up's own read comes before its send).
     for (const job of jobs) {
       await waitFor(() => {
@@ -133,15 +154,27 @@ test('a watcher worker SIGKILLed while its watchJobs reads: a new worker reads a
 
     // Every job's next read hangs at the simulator, so the watchers' activities are mid-read when the worker dies.
     const readsAtHang = new Map(jobs.map((job) => [jobKey(job), h.simulator.counts(job.projectId, job.jobId).gets]));
-    for (const job of jobs) h.simulator.setJobFaults(job.projectId, job.jobId, [{ operation: 'get', kind: 'latency', latencyMs: 5 * 60_000, times: 1 }]);
-    await waitFor(() => jobs.every((job) => h.simulator.counts(job.projectId, job.jobId).gets > (readsAtHang.get(jobKey(job)) ?? 0)), 'a read of every job in flight');
+    for (const job of jobs)
+      h.simulator.setJobFaults(job.projectId, job.jobId, [
+        { operation: 'get', kind: 'latency', latencyMs: 5 * 60_000, times: 1 },
+      ]);
+    await waitFor(
+      () =>
+        jobs.every((job) => h.simulator.counts(job.projectId, job.jobId).gets > (readsAtHang.get(jobKey(job)) ?? 0)),
+      'a read of every job in flight',
+    );
     const readsAtKill = new Map(jobs.map((job) => [jobKey(job), h.simulator.counts(job.projectId, job.jobId).gets]));
     await stop(first, 'SIGKILL');
 
     second = startWorker(taskQueue, `watch-kill-b-${run}`, env);
     await started(second);
     // The reading starts again, on the new worker: every job is read past the hung read.
-    await waitFor(() => jobs.every((job) => h.simulator.counts(job.projectId, job.jobId).gets > (readsAtKill.get(jobKey(job)) ?? 0)), 'the reads to start again', 90_000);
+    await waitFor(
+      () =>
+        jobs.every((job) => h.simulator.counts(job.projectId, job.jobId).gets > (readsAtKill.get(jobKey(job)) ?? 0)),
+      'the reads to start again',
+      90_000,
+    );
     const after = await readers(taskQueue, shards);
     expect([...after.keys()].sort()).toEqual(shardsInUse);
     expect([...after.values()].every((identity) => identity === second?.identity)).toBe(true);
@@ -161,7 +194,8 @@ test('a watcher worker SIGKILLed while its watchJobs reads: a new worker reads a
 /** Runs `task` over `items`, `width` at a time: 1,000 long polls at once would crowd the frontend's per-API limit. */
 async function inBatches<T, R>(items: T[], width: number, task: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = [];
-  for (let i = 0; i < items.length; i += width) results.push(...(await Promise.all(items.slice(i, i + width).map(task))));
+  for (let i = 0; i < items.length; i += width)
+    results.push(...(await Promise.all(items.slice(i, i + width).map(task))));
   return results;
 }
 
@@ -172,10 +206,15 @@ async function watchJobsIdentities(taskQueue: string, shards: number): Promise<s
     const workflowId = watcherWorkflowId(taskQueue, shard);
     for await (const execution of h.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
       const events = (await h.client.workflow.getHandle(workflowId, execution.runId).fetchHistory()).events ?? [];
-      const watchJobs = new Set(events.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'watchJobs').map((event) => String(event.eventId)));
+      const watchJobs = new Set(
+        events
+          .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'watchJobs')
+          .map((event) => String(event.eventId)),
+      );
       for (const event of events) {
         const attributes = event.activityTaskStartedEventAttributes;
-        if (attributes && watchJobs.has(String(attributes.scheduledEventId))) identities.push(attributes.identity ?? '');
+        if (attributes && watchJobs.has(String(attributes.scheduledEventId)))
+          identities.push(attributes.identity ?? '');
       }
     }
   }
@@ -193,17 +232,39 @@ test('1,000 follow-ups to 1,000 jobs of 10 projects on two worker processes: eve
   const taskQueue = h.taskQueue();
   const run = randomUUID().slice(0, 8);
   const jobs = Array.from({ length: 1_000 }, (_, i) => ({ projectId: `many-p${i % 10}-${run}`, jobId: `job-${i}` }));
-  for (const job of jobs) h.simulator.addJob({ ...job, workMs: 3_000, faults: [{ operation: 'get', kind: 'latency', latencyMs: readLatencyMs }] });
+  for (const job of jobs)
+    h.simulator.addJob({
+      ...job,
+      workMs: 3_000,
+      faults: [{ operation: 'get', kind: 'latency', latencyMs: readLatencyMs }],
+    });
   // 100 sends per project: the vendor's hourly limit, all at once, so no follow-up waits for the budget.
-  const env = { AGENT_WATCH_SHARDS: String(shards), AGENT_WATCH_MIN_INTERVAL: '0', AGENT_SENDS_PER_PROJECT_PER_HOUR: '100' };
-  const workers = [startWorker(taskQueue, `watch-many-a-${run}`, env), startWorker(taskQueue, `watch-many-b-${run}`, env)];
+  const env = {
+    AGENT_WATCH_SHARDS: String(shards),
+    AGENT_WATCH_MIN_INTERVAL: '0',
+    AGENT_SENDS_PER_PROJECT_PER_HOUR: '100',
+  };
+  const workers = [
+    startWorker(taskQueue, `watch-many-a-${run}`, env),
+    startWorker(taskQueue, `watch-many-b-${run}`, env),
+  ];
   try {
     await Promise.all(workers.map(started));
     const followUps = h.followUps(taskQueue);
     const prompt = (job: { jobId: string }) => `Follow up on ${job.jobId}`;
     // One schedule for every read: a GET every 2 s.
-    const polling = { initialInterval: '2s', backoffCoefficient: 1, maxInterval: '2s', timeout: '15m', settleWindow: '2s' };
-    const ids = await inBatches(jobs, 100, async (job) => (await followUps.start({ ...job, prompt: prompt(job), polling })).workflowId);
+    const polling = {
+      initialInterval: '2s',
+      backoffCoefficient: 1,
+      maxInterval: '2s',
+      timeout: '15m',
+      settleWindow: '2s',
+    };
+    const ids = await inBatches(
+      jobs,
+      100,
+      async (job) => (await followUps.start({ ...job, prompt: prompt(job), polling })).workflowId,
+    );
     const outcomes = await inBatches(ids, 100, (id) => followUps.outcome(id));
     outcomes.forEach((outcome, i) => {
       const job = jobs[i] as (typeof jobs)[number];
@@ -217,7 +278,13 @@ test('1,000 follow-ups to 1,000 jobs of 10 projects on two worker processes: eve
     const tooClose = jobs.flatMap((job) => {
       const sentAtMs = h.simulator.counts(job.projectId, job.jobId).acceptedAtMs[0] ?? 0;
       const reads = (gets.get(jobKey(job)) ?? []).filter((at) => at > sentAtMs);
-      return reads.slice(1).flatMap((at, i) => (at - (reads[i] as number) < readLatencyMs - 10 ? [{ job: jobKey(job), reads: reads.map((read) => read - sentAtMs) }] : []));
+      return reads
+        .slice(1)
+        .flatMap((at, i) =>
+          at - (reads[i] as number) < readLatencyMs - 10
+            ? [{ job: jobKey(job), reads: reads.map((read) => read - sentAtMs) }]
+            : [],
+        );
     });
     expect(tooClose).toEqual([]);
 

@@ -35,9 +35,14 @@ async function watched(): Promise<string[]> {
 
 test('30 follow-ups to 30 jobs of 3 projects: every result right, each message sent once, no job read for another', async () => {
   const followUps = h.followUps(taskQueue);
-  const jobs = Array.from({ length: 30 }, (_, i) => ({ projectId: `watch-p${i % 3}-${taskQueue.slice(5, 13)}`, jobId: `job-${i}` }));
+  const jobs = Array.from({ length: 30 }, (_, i) => ({
+    projectId: `watch-p${i % 3}-${taskQueue.slice(5, 13)}`,
+    jobId: `job-${i}`,
+  }));
   for (const job of jobs) h.simulator.addJob({ ...job, workMs: 1_500 });
-  const started = await Promise.all(jobs.map((job) => followUps.start({ ...job, prompt: `Fix ${job.jobId}`, polling: FAST_POLLING })));
+  const started = await Promise.all(
+    jobs.map((job) => followUps.start({ ...job, prompt: `Fix ${job.jobId}`, polling: FAST_POLLING })),
+  );
   const outcomes = await Promise.all(started.map(({ workflowId }) => followUps.outcome(workflowId)));
   outcomes.forEach((outcome, i) => {
     expect(outcome.kind).toBe('completed');
@@ -63,28 +68,41 @@ test("the send registers the first wait: the follow-up signals no registration o
     const { workflowId } = await followUps.start({ ...job, prompt: 'Fix it', polling: FAST_POLLING });
     const outcome = await followUps.outcome(workflowId);
     expect(outcome.kind).toBe('completed');
-    expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(h.simulator.job(job.projectId, job.jobId).prLink);
+    expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(
+      h.simulator.job(job.projectId, job.jobId).prLink,
+    );
     const events = (await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
     const activities = events.flatMap((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
-    const signalled = events.flatMap((event) => event.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName ?? []);
+    const signalled = events.flatMap(
+      (event) => event.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName ?? [],
+    );
     // A wait per answer: the first registered by the send, any later one through registerWatch (which makes sure the
     // watcher is ours), never by a signal of the follow-up's own.
-    const answers = events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'jobAnswer');
+    const answers = events.filter(
+      (event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'jobAnswer',
+    );
     expect(activities.filter((name) => name === 'registerWatch')).toHaveLength(answers.length - 1);
     expect(signalled).not.toContain('watchJob');
     // Every wait after the send shares one alarm, which no answer cancels: one timer event for all of them.
-    const sentAt = events.findIndex((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'sendFollowUpMessage');
+    const sentAt = events.findIndex(
+      (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'sendFollowUpMessage',
+    );
     // Its check-in asked the coordinator for its turn (a free lane): no timer waited for the turn signal.
     expect(events.slice(0, sentAt).filter((event) => event.timerStartedEventAttributes)).toHaveLength(0);
     const afterSend = events.slice(sentAt);
     expect(afterSend.filter((event) => event.timerStartedEventAttributes)).toHaveLength(1);
     expect(afterSend.filter((event) => event.timerCanceledEventAttributes)).toHaveLength(0);
     // The watcher was started by the send, on the watchers' own queue (their own cache), and watches nothing now.
-    const watcher = h.client.workflow.getHandle(watcherWorkflowId(queue, watchShardOf(job.projectId, job.jobId, SHARDS)));
+    const watcher = h.client.workflow.getHandle(
+      watcherWorkflowId(queue, watchShardOf(job.projectId, job.jobId, SHARDS)),
+    );
     const described = await watcher.describe();
     expect(described.status.name).toBe('RUNNING');
     expect(described.taskQueue).toBe(watcherTaskQueue(queue));
-    await waitFor(async () => (await watcher.query(watchChangesQuery, 0)).upserts.length === 0, 'the watcher to forget the answered wait');
+    await waitFor(
+      async () => (await watcher.query(watchChangesQuery, 0)).upserts.length === 0,
+      'the watcher to forget the answered wait',
+    );
   });
 });
 
@@ -117,7 +135,11 @@ test('the deadline ends a watched follow-up as timed out, with the last status i
   const job = uniqueJob('deadline');
   h.simulator.addJob({ ...job, workMs: 60_000 });
   const followUps = h.followUps(taskQueue);
-  const { workflowId } = await followUps.start({ ...job, prompt: 'Too slow', polling: { ...FAST_POLLING, timeout: '4s' } });
+  const { workflowId } = await followUps.start({
+    ...job,
+    prompt: 'Too slow',
+    polling: { ...FAST_POLLING, timeout: '4s' },
+  });
   const outcome = await followUps.outcome(workflowId);
   expect(outcome.kind).toBe('timed-out');
   expect(outcome.kind === 'timed-out' ? outcome.message : '').toMatch(/within 4s \(last status: active\)/);
@@ -135,15 +157,22 @@ async function pastSettleWindow(followUps: ReturnType<Harness['followUps']>, wor
   }, 'the settle window to pass since the send');
 }
 
-test('a read asked for (pollNow) is made at once by the follow-up itself, not at the watcher\'s next look at its book', async () => {
+test("a read asked for (pollNow) is made at once by the follow-up itself, not at the watcher's next look at its book", async () => {
   const job = uniqueJob('now');
   // No pull request before: the result (with one) cannot look like the job before the message, so one read decides.
   h.simulator.addJob({ ...job, prLink: null, workMs: 500 });
   const followUps = h.followUps(taskQueue);
   // A schedule that would not read again for an hour after the first reads.
-  const { workflowId } = await followUps.start({ ...job, prompt: 'Quick one', polling: { initialInterval: '1h', maxInterval: '1h', timeout: '2h', settleWindow: '1s' } });
+  const { workflowId } = await followUps.start({
+    ...job,
+    prompt: 'Quick one',
+    polling: { initialInterval: '1h', maxInterval: '1h', timeout: '2h', settleWindow: '1s' },
+  });
   await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register after its send');
-  await waitFor(() => h.simulator.job(job.projectId, job.jobId).status === 'completed', 'the agent to finish the message');
+  await waitFor(
+    () => h.simulator.job(job.projectId, job.jobId).status === 'completed',
+    'the agent to finish the message',
+  );
   await pastSettleWindow(followUps, workflowId);
   const readsBefore = h.simulator.counts(job.projectId, job.jobId).gets;
   await followUps.pollNow(workflowId);
@@ -154,9 +183,13 @@ test('a read asked for (pollNow) is made at once by the follow-up itself, not at
   const events = (await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
   const summaries = events.flatMap((event) => {
     const summary = event.userMetadata?.summary?.data;
-    return event.activityTaskScheduledEventAttributes && summary ? [JSON.parse(Buffer.from(summary).toString()) as string] : [];
+    return event.activityTaskScheduledEventAttributes && summary
+      ? [JSON.parse(Buffer.from(summary).toString()) as string]
+      : [];
   });
-  expect(summaries.filter((summary) => summary.endsWith('now (asked for)'))).toEqual([`read job ${job.jobId} now (asked for)`]);
+  expect(summaries.filter((summary) => summary.endsWith('now (asked for)'))).toEqual([
+    `read job ${job.jobId} now (asked for)`,
+  ]);
   await waitFor(async () => !(await watched()).includes(workflowId), 'the watcher to forget the wait');
 });
 
@@ -164,7 +197,11 @@ test('a read asked for that is not an answer counts as a poll, and the wait goes
   const job = uniqueJob('now-unchanged');
   h.simulator.addJob({ ...job, workMs: 60 * 60_000 });
   const followUps = h.followUps(taskQueue);
-  const { workflowId } = await followUps.start({ ...job, prompt: 'Still working', polling: { initialInterval: '1h', maxInterval: '1h', timeout: '2h', settleWindow: '1s' } });
+  const { workflowId } = await followUps.start({
+    ...job,
+    prompt: 'Still working',
+    polling: { initialInterval: '1h', maxInterval: '1h', timeout: '2h', settleWindow: '1s' },
+  });
   await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register after its send');
   const pollsBefore = (await followUps.progress(workflowId)).polls;
   const readsBefore = h.simulator.counts(job.projectId, job.jobId).gets;
@@ -172,7 +209,10 @@ test('a read asked for that is not an answer counts as a poll, and the wait goes
   await waitFor(async () => h.simulator.counts(job.projectId, job.jobId).gets > readsBefore, 'the read asked for');
   // Still active: the follow-up waits on, registered with its watcher again; the agent then finishes, and a second
   // read asked for ends it with the result, each read counted.
-  await waitFor(async () => (await followUps.progress(workflowId)).phase === 'waiting' && (await watched()).includes(workflowId), 'the wait back with the watcher');
+  await waitFor(
+    async () => (await followUps.progress(workflowId)).phase === 'waiting' && (await watched()).includes(workflowId),
+    'the wait back with the watcher',
+  );
   await pastSettleWindow(followUps, workflowId);
   h.simulator.finishJob(job.projectId, job.jobId, { prLink: 'https://github.com/acme/app/pull/77' });
   await followUps.pollNow(workflowId);
@@ -187,13 +227,20 @@ test('a read asked for that fails goes to the watcher: it reads again at once an
   const job = uniqueJob('now-failing');
   h.simulator.addJob({ ...job, workMs: 60 * 60_000 });
   const followUps = h.followUps(taskQueue);
-  const { workflowId } = await followUps.start({ ...job, prompt: 'Still working', polling: { initialInterval: '1h', maxInterval: '1h', timeout: '2h', settleWindow: '1s' } });
+  const { workflowId } = await followUps.start({
+    ...job,
+    prompt: 'Still working',
+    polling: { initialInterval: '1h', maxInterval: '1h', timeout: '2h', settleWindow: '1s' },
+  });
   await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register after its send');
   const readsBefore = h.simulator.counts(job.projectId, job.jobId).gets;
   h.simulator.setJobFaults(job.projectId, job.jobId, [{ operation: 'get', kind: 'status', status: 500, times: 2 }]);
   await followUps.pollNow(workflowId);
   // The follow-up's own read, then the watcher's.
-  await waitFor(async () => ((await followUps.progress(workflowId)).failedReads ?? 0) >= 1, 'the watcher to tell of the failed read');
+  await waitFor(
+    async () => ((await followUps.progress(workflowId)).failedReads ?? 0) >= 1,
+    'the watcher to tell of the failed read',
+  );
   const progress = await followUps.progress(workflowId);
   expect(progress.phase).toBe('waiting');
   expect(progress.lastError).toMatch(/HTTP 500/);
@@ -208,13 +255,24 @@ test('a watcher terminated by an operator: its reader gives the waits it held to
   h.simulator.addJob({ ...job, workMs: 60_000 });
   const followUps = h.followUps(taskQueue);
   // Reads 2 s apart: the follow-up would register again by itself only after 120 s of silence, past its deadline.
-  const polling = { initialInterval: 2_000, backoffCoefficient: 1, maxInterval: 2_000, timeout: '100s', settleWindow: '1s' } as const;
+  const polling = {
+    initialInterval: 2_000,
+    backoffCoefficient: 1,
+    maxInterval: 2_000,
+    timeout: '100s',
+    settleWindow: '1s',
+  } as const;
   const { workflowId } = await followUps.start({ ...job, prompt: 'Keep going', polling });
   // Held as working: no read answers until the job is finished below.
-  const heldAsWorking = async () => (await heldWaits(h, taskQueue, SHARDS)).some(({ wait }) => wait.workflowId === workflowId && wait.known?.status === 'active');
+  const heldAsWorking = async () =>
+    (await heldWaits(h, taskQueue, SHARDS)).some(
+      ({ wait }) => wait.workflowId === workflowId && wait.known?.status === 'active',
+    );
   await waitFor(heldAsWorking, 'the follow-up to register its wait on the working job');
   const registrations = async () =>
-    ((await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'registerWatch').length;
+    ((await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? []).filter(
+      (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'registerWatch',
+    ).length;
   const registeredBefore = await registrations();
   const terminated: string[] = [];
   for (let shard = 0; shard < SHARDS; shard += 1) {
@@ -237,18 +295,29 @@ test('a workflow of another kind under a watcher id: the follow-ups of its shard
   // A task queue of its own, so that the shard's id is free for the foreign workflow to take first.
   const queue = h.taskQueue();
   const own = await h.worker(queue, undefined, { coordination: { watchShards: 1, watchMinIntervalMs: 0 } });
-  const foreign = await h.client.workflow.start('someOtherWorkflow', { taskQueue: `nobody-${queue}`, workflowId: watcherWorkflowId(queue, 0) });
+  const foreign = await h.client.workflow.start('someOtherWorkflow', {
+    taskQueue: `nobody-${queue}`,
+    workflowId: watcherWorkflowId(queue, 0),
+  });
   try {
     await own.runUntil(async () => {
       const job = uniqueJob('foreign-watcher');
       h.simulator.addJob({ ...job, workMs: 1_500 });
       const followUps = h.followUps(queue);
-      const { workflowId } = await followUps.start({ ...job, prompt: 'Fix it', polling: { ...FAST_POLLING, timeout: '10m' } });
+      const { workflowId } = await followUps.start({
+        ...job,
+        prompt: 'Fix it',
+        polling: { ...FAST_POLLING, timeout: '10m' },
+      });
       const outcome = await followUps.outcome(workflowId);
       expect(outcome.kind).toBe('completed');
-      expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(h.simulator.job(job.projectId, job.jobId).prLink);
+      expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(
+        h.simulator.job(job.projectId, job.jobId).prLink,
+      );
       const events = (await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
-      const activities = events.flatMap((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+      const activities = events.flatMap(
+        (event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+      );
       // Refused once (the activity makes sure the watcher is ours), then read by the follow-up itself.
       expect(activities.filter((name) => name === 'registerWatch')).toHaveLength(1);
       expect(activities).toContain('pollAgentJob');
@@ -262,12 +331,16 @@ test('a workflow of another kind under a watcher id: the follow-ups of its shard
 test('a watcher whose book is full refuses the next waits: their follow-ups poll for themselves, and every result is right', async () => {
   // A task queue of its own, its one watcher keeping a book of about two waits (a registration takes about 600 bytes).
   const queue = h.taskQueue();
-  const own = await h.worker(queue, undefined, { coordination: { watchShards: 1, watchMinIntervalMs: 0, watchBookLimitBytes: 1_500 } });
+  const own = await h.worker(queue, undefined, {
+    coordination: { watchShards: 1, watchMinIntervalMs: 0, watchBookLimitBytes: 1_500 },
+  });
   await own.runUntil(async () => {
     const followUps = h.followUps(queue);
     const jobs = Array.from({ length: 5 }, () => uniqueJob('full'));
     for (const job of jobs) h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
-    const started = await Promise.all(jobs.map((job) => followUps.start({ ...job, prompt: `Fix ${job.jobId}`, polling: FAST_POLLING })));
+    const started = await Promise.all(
+      jobs.map((job) => followUps.start({ ...job, prompt: `Fix ${job.jobId}`, polling: FAST_POLLING })),
+    );
     const watcher = h.client.workflow.getHandle(watcherWorkflowId(queue, 0));
     const pollsItself = async (workflowId: string) => {
       const pending = (await h.client.workflow.getHandle(workflowId).describe()).raw.pendingActivities ?? [];
@@ -282,7 +355,11 @@ test('a watcher whose book is full refuses the next waits: their follow-ups poll
       });
       const book = new Set((changes?.upserts ?? []).map((registration) => registration.workflowId));
       const itself = await Promise.all(started.map(({ workflowId }) => pollsItself(workflowId)));
-      return started.every(({ workflowId }, i) => book.has(workflowId) !== itself[i]) && book.size > 0 && book.size < started.length;
+      return (
+        started.every(({ workflowId }, i) => book.has(workflowId) !== itself[i]) &&
+        book.size > 0 &&
+        book.size < started.length
+      );
     }, 'each follow-up to be watched or to poll for itself');
     // The reader told the refusals (client signals): none cost the watcher's history an event.
     const watcherEvents = (await watcher.fetchHistory()).events ?? [];
@@ -296,14 +373,17 @@ test('a watcher whose book is full refuses the next waits: their follow-ups poll
     outcomes.forEach((outcome, i) => {
       const job = jobs[i] as (typeof jobs)[number];
       expect(outcome.kind).toBe('completed');
-      expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(h.simulator.job(job.projectId, job.jobId).prLink);
+      expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(
+        h.simulator.job(job.projectId, job.jobId).prLink,
+      );
       expect(h.simulator.counts(job.projectId, job.jobId).prompts).toEqual([`Fix ${job.jobId}`]);
     });
   });
 });
 
 describe('status asks the watcher for the live figures', () => {
-  const watcherOf = (job: { projectId: string; jobId: string }) => watcherWorkflowId(taskQueue, watchShardOf(job.projectId, job.jobId, SHARDS));
+  const watcherOf = (job: { projectId: string; jobId: string }) =>
+    watcherWorkflowId(taskQueue, watchShardOf(job.projectId, job.jobId, SHARDS));
   const figures = (status: FollowUpStatus) => (status.watch?.available ? status.watch : null);
   /** A follow-up whose job works for ten minutes, registered with its watcher. */
   async function waitingFollowUp(prefix: string, polling: FollowUpInput['polling']) {
@@ -322,7 +402,10 @@ describe('status asks the watcher for the live figures', () => {
     // A 5 s cap: the follow-up stays quiet (no registering again) for 50 s, so the watcher's history holds still.
     const polling = { initialInterval: '200ms', maxInterval: '5s', timeout: '5m', settleWindow: '2s' };
     const { workflowId } = await followUps.start({ ...job, prompt: 'Work on it', polling });
-    await waitFor(async () => figures(await followUps.status(workflowId))?.lastRead?.status === 'active', "the watcher's first reported read");
+    await waitFor(
+      async () => figures(await followUps.status(workflowId))?.lastRead?.status === 'active',
+      "the watcher's first reported read",
+    );
     const watcher = h.client.workflow.getHandle(watcherOf(job));
     const eventsBefore = (await watcher.fetchHistory()).events?.length;
 
@@ -337,8 +420,14 @@ describe('status asks the watcher for the live figures', () => {
 
     const text = await runCliOn(['status', workflowId], taskQueue);
     expect(text.code).toBe(ExitCode.Ok);
-    expect(text.out).toMatch(new RegExp(`Watched by ${watcherOf(job)} since \\d\\d:\\d\\d:\\d\\d UTC: last read \\d\\d:\\d\\d:\\d\\d UTC \\(active\\), next read `));
-    const json = FollowUpReportSchema.parse(JSON.parse((await runCliOn(['status', workflowId, '--json'], taskQueue)).out));
+    expect(text.out).toMatch(
+      new RegExp(
+        `Watched by ${watcherOf(job)} since \\d\\d:\\d\\d:\\d\\d UTC: last read \\d\\d:\\d\\d:\\d\\d UTC \\(active\\), next read `,
+      ),
+    );
+    const json = FollowUpReportSchema.parse(
+      JSON.parse((await runCliOn(['status', workflowId, '--json'], taskQueue)).out),
+    );
     expect(json.watch).toMatchObject({ watcherId: watcherOf(job), available: true, lastRead: { status: 'active' } });
     // Asking is by query: the watcher's history is as it was.
     expect((await watcher.fetchHistory()).events?.length).toBe(eventsBefore);
@@ -349,9 +438,15 @@ describe('status asks the watcher for the live figures', () => {
   test("reads that fail: status gives the watcher's live count, since when, and the error", async () => {
     const { job, followUps, workflowId } = await waitingFollowUp('failing', FAST_POLLING);
     h.simulator.setJobFaults(job.projectId, job.jobId, [{ operation: 'get', kind: 'status', status: 500 }]);
-    await waitFor(async () => (figures(await followUps.status(workflowId))?.failing?.failedReads ?? 0) >= 3, 'three failed reads reported');
+    await waitFor(
+      async () => (figures(await followUps.status(workflowId))?.failing?.failedReads ?? 0) >= 3,
+      'three failed reads reported',
+    );
     // The follow-up itself was told again as the count doubled (1, 2, 4…), so its details and failure can name it.
-    await waitFor(async () => ((await followUps.status(workflowId)).progress?.failedReads ?? 0) >= 2, 'the follow-up told of two failed reads');
+    await waitFor(
+      async () => ((await followUps.status(workflowId)).progress?.failedReads ?? 0) >= 2,
+      'the follow-up told of two failed reads',
+    );
     const live = figures(await followUps.status(workflowId))!;
     expect(live.failing?.lastError).toMatch(/HTTP 500/);
     expect(live.lastRead?.status).toBeNull();
@@ -364,14 +459,25 @@ describe('status asks the watcher for the live figures', () => {
 
   test('a read asked for that is not an answer shows at once: counted, its status, and as the last read', async () => {
     // An hour to the schedule's first read: any read now is the one asked for.
-    const { job, followUps, workflowId } = await waitingFollowUp('asked-shown', { initialInterval: '1h', maxInterval: '1h', timeout: '2h', settleWindow: '1s' });
+    const { job, followUps, workflowId } = await waitingFollowUp('asked-shown', {
+      initialInterval: '1h',
+      maxInterval: '1h',
+      timeout: '2h',
+      settleWindow: '1s',
+    });
     const before = await followUps.status(workflowId);
     expect(figures(before)?.lastRead).toBeNull();
     const readsBefore = h.simulator.counts(job.projectId, job.jobId).gets;
     await followUps.pollNow(workflowId);
-    await waitFor(async () => (await followUps.progress(workflowId)).polls === (before.progress?.polls ?? 0) + 1, 'the read asked for to be counted');
+    await waitFor(
+      async () => (await followUps.progress(workflowId)).polls === (before.progress?.polls ?? 0) + 1,
+      'the read asked for to be counted',
+    );
     expect(h.simulator.counts(job.projectId, job.jobId).gets).toBe(readsBefore + 1);
-    await waitFor(async () => figures(await followUps.status(workflowId))?.lastRead !== null, 'the watcher to hold the wait again');
+    await waitFor(
+      async () => figures(await followUps.status(workflowId))?.lastRead !== null,
+      'the watcher to hold the wait again',
+    );
     const after = await followUps.status(workflowId);
     expect(after.progress).toMatchObject({ phase: 'waiting', lastStatus: 'active' });
     expect(figures(after)?.lastRead?.status).toBe('active');
@@ -383,16 +489,29 @@ describe('status asks the watcher for the live figures', () => {
 
   test('a watcher that is gone: status still answers, and says the figures are unavailable', async () => {
     // A 1-minute cap: an hour of silence before the follow-up registers again, so the watcher stays gone here.
-    const { job, followUps, workflowId } = await waitingFollowUp('gone', { initialInterval: '200ms', maxInterval: '1m', timeout: '15m', settleWindow: '2s' });
+    const { job, followUps, workflowId } = await waitingFollowUp('gone', {
+      initialInterval: '200ms',
+      maxInterval: '1m',
+      timeout: '15m',
+      settleWindow: '2s',
+    });
     await h.client.workflow.getHandle(watcherOf(job)).terminate('operator test: status without a watcher');
 
     const status = await followUps.status(workflowId);
     expect(status.progress?.phase).toBe('waiting');
-    expect(status.watch).toEqual({ watcherId: watcherOf(job), available: false, reason: expect.stringContaining('not running (TERMINATED)') });
+    expect(status.watch).toEqual({
+      watcherId: watcherOf(job),
+      available: false,
+      reason: expect.stringContaining('not running (TERMINATED)'),
+    });
     const text = await runCliOn(['status', workflowId], taskQueue);
     expect(text.code).toBe(ExitCode.Ok);
-    expect(text.out).toContain(`Watcher ${watcherOf(job)}: live figures not available (the watcher is not running (TERMINATED)`);
-    const json = FollowUpReportSchema.parse(JSON.parse((await runCliOn(['status', workflowId, '--json'], taskQueue)).out));
+    expect(text.out).toContain(
+      `Watcher ${watcherOf(job)}: live figures not available (the watcher is not running (TERMINATED)`,
+    );
+    const json = FollowUpReportSchema.parse(
+      JSON.parse((await runCliOn(['status', workflowId, '--json'], taskQueue)).out),
+    );
     expect(json.watch).toMatchObject({ available: false });
     await followUps.cancel(workflowId);
     expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');

@@ -14,7 +14,12 @@ afterAll(async () => {
 
 test('a follow-up runs end to end on the stack: sent once, its own pull request returned', async () => {
   stack.api.addJob({ projectId: 'stack-project', jobId: 'job-1', workMs: 300 });
-  const { workflowId } = await stack.followUps.start({ projectId: 'stack-project', jobId: 'job-1', prompt: 'Add a test', polling: { initialInterval: 200 } });
+  const { workflowId } = await stack.followUps.start({
+    projectId: 'stack-project',
+    jobId: 'job-1',
+    prompt: 'Add a test',
+    polling: { initialInterval: 200 },
+  });
   const outcome = await stack.followUps.outcome(workflowId);
   expect(outcome.kind).toBe('completed');
   expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toMatch(/\/pull\/\d+$/);
@@ -24,6 +29,8 @@ test('a follow-up runs end to end on the stack: sent once, its own pull request 
 });
 
 test('the simulator of the stack is as strict as the vendor: another key is refused', async () => {
-  const response = await fetch(`${stack.api.url}/v2/agent/stack-project/job/job-1`, { headers: { Authorization: 'Bearer mint_someone_else_42' } });
+  const response = await fetch(`${stack.api.url}/v2/agent/stack-project/job/job-1`, {
+    headers: { Authorization: 'Bearer mint_someone_else_42' },
+  });
   expect(response.status).toBe(401);
 });

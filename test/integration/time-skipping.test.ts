@@ -19,13 +19,20 @@ afterAll(async () => {
 
 /** Server time between the first and the last GET of a job. */
 function readSpanMs(jobId: string): number {
-  const gets = stack.api.requests.filter((request) => request.jobId === jobId && request.operation === 'get').map((request) => request.atMs);
+  const gets = stack.api.requests
+    .filter((request) => request.jobId === jobId && request.operation === 'get')
+    .map((request) => request.atMs);
   return Math.max(...gets) - Math.min(...gets);
 }
 
 test('a 2h timeout ends the follow-up as timed out after 2h of server time, the message sent once', async () => {
   stack.api.addJob({ projectId: 'skip-project', jobId: 'long-job', workMs: 10 * HOUR_MS });
-  const { workflowId } = await stack.followUps.start({ projectId: 'skip-project', jobId: 'long-job', prompt: 'Take your time', polling: { timeout: '2h' } });
+  const { workflowId } = await stack.followUps.start({
+    projectId: 'skip-project',
+    jobId: 'long-job',
+    prompt: 'Take your time',
+    polling: { timeout: '2h' },
+  });
   const outcome = await stack.followUps.outcome(workflowId);
   expect(outcome.kind).toBe('timed-out');
   expect(outcome.kind === 'timed-out' ? outcome.message : '').toMatch(/within 2h \(last status: active\)/);
@@ -37,7 +44,12 @@ test('a 2h timeout ends the follow-up as timed out after 2h of server time, the 
 
 test('a job that works 3h ends completed with its pull request, read on the default schedule all along', async () => {
   stack.api.addJob({ projectId: 'skip-project', jobId: 'three-hours', workMs: 3 * HOUR_MS });
-  const { workflowId } = await stack.followUps.start({ projectId: 'skip-project', jobId: 'three-hours', prompt: 'Refactor it', polling: { timeout: '6h' } });
+  const { workflowId } = await stack.followUps.start({
+    projectId: 'skip-project',
+    jobId: 'three-hours',
+    prompt: 'Refactor it',
+    polling: { timeout: '6h' },
+  });
   const outcome = await stack.followUps.outcome(workflowId);
   expect(outcome.kind).toBe('completed');
   if (outcome.kind !== 'completed') return;
@@ -50,7 +62,12 @@ test('a job that works 3h ends completed with its pull request, read on the defa
 
 test('stack.sleep lets server time pass while a follow-up waits', async () => {
   stack.api.addJob({ projectId: 'skip-project', jobId: 'slept', workMs: 10 * HOUR_MS });
-  const { workflowId } = await stack.followUps.start({ projectId: 'skip-project', jobId: 'slept', prompt: 'Later', polling: { timeout: '4h' } });
+  const { workflowId } = await stack.followUps.start({
+    projectId: 'skip-project',
+    jobId: 'slept',
+    prompt: 'Later',
+    polling: { timeout: '4h' },
+  });
   await stack.sleep('1h');
   const progress = await stack.followUps.progress(workflowId);
   expect(progress.phase).toBe('waiting');

@@ -7,7 +7,12 @@ import { randomUUID } from 'node:crypto';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import type { FollowUpWorker } from '../../src/worker/follow-up-worker';
 import { MAX_SUMMARY_BYTES, utf8Length } from '../../src/follow-up/start-metadata';
-import { AgentFollowUpOutcome, AgentJobStatus, AgentPrLink, AgentProjectId } from '../../src/follow-up/search-attributes';
+import {
+  AgentFollowUpOutcome,
+  AgentJobStatus,
+  AgentPrLink,
+  AgentProjectId,
+} from '../../src/follow-up/search-attributes';
 import type { followUpWorkflow } from '../../src/workflows/follow-up';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 
@@ -28,10 +33,13 @@ async function list(query: string): Promise<WorkflowExecutionInfo[]> {
 /** Lists until the ids found are exactly `expected` (visibility lags behind the workflow by a moment). */
 async function expectListed(query: string, expected: string[]): Promise<WorkflowExecutionInfo[]> {
   let found: WorkflowExecutionInfo[] = [];
-  await waitFor(async () => {
-    found = await list(query);
-    return sameIds(found, expected);
-  }, `the list query ${query} to return ${expected.join(', ')}`).catch((error: unknown) => {
+  await waitFor(
+    async () => {
+      found = await list(query);
+      return sameIds(found, expected);
+    },
+    `the list query ${query} to return ${expected.join(', ')}`,
+  ).catch((error: unknown) => {
     throw new Error(`${(error as Error).message}; last answer: ${found.map((e) => e.workflowId).join(', ') || 'none'}`);
   });
   return found;
@@ -84,7 +92,9 @@ describe('follow-ups are found by visibility queries', () => {
     const followUps = h.followUps(taskQueue);
     const { workflowId } = await followUps.start({ ...ref, prompt: 'A long task', polling: FAST_POLLING });
 
-    await expectListed(`AgentJobId="${ref.jobId}" AND AgentJobStatus="active" AND ExecutionStatus="Running"`, [workflowId]);
+    await expectListed(`AgentJobId="${ref.jobId}" AND AgentJobStatus="active" AND ExecutionStatus="Running"`, [
+      workflowId,
+    ]);
     h.simulator.finishJob(ref.projectId, ref.jobId);
     const result = await followUps.result(workflowId);
     expect(result.outcome).toBe('failed');
@@ -107,10 +117,15 @@ describe('follow-ups are found by visibility queries', () => {
     const timedOut = await followUps.start({ ...slow, prompt: 'Try it', polling: { ...FAST_POLLING, timeout: '3s' } });
     const toCancel = await followUps.start({ ...cancelled, prompt: 'Try it', polling: FAST_POLLING });
     // While it runs, a follow-up has a job status and no outcome yet.
-    await expectListed(`AgentJobId="${cancelled.jobId}" AND AgentJobStatus="active" AND AgentFollowUpOutcome IS NULL`, [toCancel.workflowId]);
+    await expectListed(`AgentJobId="${cancelled.jobId}" AND AgentJobStatus="active" AND AgentFollowUpOutcome IS NULL`, [
+      toCancel.workflowId,
+    ]);
     await h.client.workflow.getHandle(toCancel.workflowId).cancel();
     for (const { workflowId } of [notFound, timedOut, toCancel]) {
-      await h.client.workflow.getHandle(workflowId).result().catch(() => undefined);
+      await h.client.workflow
+        .getHandle(workflowId)
+        .result()
+        .catch(() => undefined);
     }
 
     const jobs = [done, missing, slow, cancelled].map((ref) => `"${ref.jobId}"`).join(', ');
@@ -133,8 +148,15 @@ describe('follow-ups are found by visibility queries', () => {
     const ref = uniqueJob('before-send');
     h.simulator.addJob({ ...ref, busyForMs: 10 * 60_000 });
     const followUps = h.followUps(taskQueue);
-    const { workflowId } = await followUps.start({ ...ref, prompt: 'After the current work', polling: { ...FAST_POLLING, timeout: '10m' } });
-    await waitFor(async () => (await followUps.progress(workflowId).catch(() => null))?.phase === 'waiting-for-idle', 'the follow-up to wait for the job');
+    const { workflowId } = await followUps.start({
+      ...ref,
+      prompt: 'After the current work',
+      polling: { ...FAST_POLLING, timeout: '10m' },
+    });
+    await waitFor(
+      async () => (await followUps.progress(workflowId).catch(() => null))?.phase === 'waiting-for-idle',
+      'the follow-up to wait for the job',
+    );
     const progress = await followUps.progress(workflowId);
     expect(progress).toMatchObject({ lastStatus: null, prLink: null, sentAt: null });
     expect(progress.polls).toBeGreaterThan(0);
@@ -146,7 +168,9 @@ describe('follow-ups are found by visibility queries', () => {
     const status = await followUps.status(workflowId);
     expect(status.outcome?.kind).toBe('cancelled');
     expect(status.progress).toMatchObject({ lastStatus: null, prLink: null });
-    await expectListed(`AgentJobId="${ref.jobId}" AND AgentFollowUpOutcome="cancelled" AND AgentJobStatus IS NULL`, [workflowId]);
+    await expectListed(`AgentJobId="${ref.jobId}" AND AgentFollowUpOutcome="cancelled" AND AgentJobStatus IS NULL`, [
+      workflowId,
+    ]);
   });
 
   test('a follow-up started without our client (another SDK, the Web UI) gets its attributes from the workflow', async () => {
@@ -158,9 +182,10 @@ describe('follow-ups are found by visibility queries', () => {
       args: [{ ...ref, prompt: 'Started by hand', polling: FAST_POLLING }],
     });
     await handle.result();
-    await expectListed(`AgentProjectId="${ref.projectId}" AND AgentJobId="${ref.jobId}" AND AgentJobStatus="completed"`, [
-      handle.workflowId,
-    ]);
+    await expectListed(
+      `AgentProjectId="${ref.projectId}" AND AgentJobId="${ref.jobId}" AND AgentJobStatus="completed"`,
+      [handle.workflowId],
+    );
   });
 });
 
@@ -197,7 +222,9 @@ describe('the Web UI shows what a follow-up is at a glance', () => {
 
       h.simulator.finishJob(ref.projectId, ref.jobId);
       const result = await followUps.result(workflowId);
-      const finished = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata').catch(() => null);
+      const finished = await handle
+        .query<{ currentDetails?: string }>('__temporal_workflow_metadata')
+        .catch(() => null);
       // A completed workflow may already be gone from the worker's cache; when it answers, it says finished.
       if (finished) {
         expect(finished.currentDetails).toContain('**Finished**');
@@ -221,7 +248,11 @@ describe('the Web UI shows what a follow-up is at a glance', () => {
         ]),
       );
       for (const summary of activitySummaries) {
-        expect(summary).toMatch(new RegExp(`^"(check in with the project's coordinator|read job ${ref.jobId}|send the follow-up message|wait for job ${ref.jobId} to change from (active|completed))`));
+        expect(summary).toMatch(
+          new RegExp(
+            `^"(check in with the project's coordinator|read job ${ref.jobId}|send the follow-up message|wait for job ${ref.jobId} to change from (active|completed))`,
+          ),
+        );
       }
     });
   });

@@ -55,20 +55,57 @@ test('forged, stale and malformed answers change nothing: only the watcher’s a
   const done = { id: job.jobId, status: 'completed', prLink: 'https://evil.example/pull/667' };
   const forged: unknown[] = [
     // Round 0, the job still working: the shape of the answer to the send's first wait.
-    { round: 0, kind: 'read', job: { id: job.jobId, status: 'active', prLink: null }, readAtMs: Date.now(), polls: 1, sawActive: true },
+    {
+      round: 0,
+      kind: 'read',
+      job: { id: job.jobId, status: 'active', prLink: null },
+      readAtMs: Date.now(),
+      polls: 1,
+      sawActive: true,
+    },
     // The current round, without the wait's name or with a guessed one.
     { round: wait.round, kind: 'read', job: done, readAtMs: Date.now(), polls: 1, sawActive: true },
     { round: wait.round, replyTo: 'guess', kind: 'read', job: done, readAtMs: Date.now(), polls: 1, sawActive: true },
     // Even with the wait's name (read from the watcher's history): another job's body, a body without a status, garbage.
-    { round: wait.round, replyTo: wait.replyTo, kind: 'read', job: evil, readAtMs: Date.now(), polls: 1, sawActive: true },
-    { round: wait.round, replyTo: wait.replyTo, kind: 'read', job: { id: job.jobId, prLink: null }, readAtMs: Date.now(), polls: 1, sawActive: true },
-    { round: wait.round + 1, replyTo: wait.replyTo, kind: 'read', job: done, readAtMs: Date.now(), polls: 1, sawActive: true },
+    {
+      round: wait.round,
+      replyTo: wait.replyTo,
+      kind: 'read',
+      job: evil,
+      readAtMs: Date.now(),
+      polls: 1,
+      sawActive: true,
+    },
+    {
+      round: wait.round,
+      replyTo: wait.replyTo,
+      kind: 'read',
+      job: { id: job.jobId, prLink: null },
+      readAtMs: Date.now(),
+      polls: 1,
+      sawActive: true,
+    },
+    {
+      round: wait.round + 1,
+      replyTo: wait.replyTo,
+      kind: 'read',
+      job: done,
+      readAtMs: Date.now(),
+      polls: 1,
+      sawActive: true,
+    },
     { round: wait.round, kind: 'failure', type: 'AgentJobNotFound', message: 'forged', details: [], polls: 1 },
     'completed',
     null,
   ];
   for (const answer of forged) await handle.signal(jobAnswerSignal, answer as never);
-  await waitFor(async () => ((await handle.fetchHistory()).events ?? []).filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === jobAnswerSignal.name).length >= forged.length, 'the forged answers to arrive');
+  await waitFor(
+    async () =>
+      ((await handle.fetchHistory()).events ?? []).filter(
+        (event) => event.workflowExecutionSignaledEventAttributes?.signalName === jobAnswerSignal.name,
+      ).length >= forged.length,
+    'the forged answers to arrive',
+  );
   // Taken in, nothing changed: still waiting on the same wait, the job unread by anyone but the watcher.
   const progress = await followUps.progress(workflowId);
   expect(progress.phase).toBe('waiting');
@@ -76,7 +113,10 @@ test('forged, stale and malformed answers change nothing: only the watcher’s a
   expect((await heldWait(workflowId))?.replyTo).toBe(wait.replyTo);
 
   // Past the settle window (1 s), where a terminal read is the result at once.
-  await waitFor(async () => Date.now() - Date.parse((await followUps.progress(workflowId)).sentAt ?? '') > 2_000, 'the settle window to pass');
+  await waitFor(
+    async () => Date.now() - Date.parse((await followUps.progress(workflowId)).sentAt ?? '') > 2_000,
+    'the settle window to pass',
+  );
   h.simulator.finishJob(job.projectId, job.jobId, { prLink: 'https://github.com/acme/app/pull/5' });
   await followUps.pollNow(workflowId);
   const outcome = await followUps.outcome(workflowId);
@@ -108,7 +148,12 @@ test('1,000 pollNow asks to one follow-up: a few admitted, the rest refused with
   const admitted = answers.filter((answer) => !answer.covered).length;
   // A stream of asks is read at 0, 5, 15, 35, 75 s, then every 60 s: the reads that fit in the flood, and one due after it.
   let reads = 1;
-  for (let atMs = 0, gapMs: number = ASKED_READ_GAP.firstMs; atMs + gapMs <= floodMs; atMs += gapMs, gapMs = Math.min(gapMs * 2, ASKED_READ_GAP.maxMs)) reads += 1;
+  for (
+    let atMs = 0, gapMs: number = ASKED_READ_GAP.firstMs;
+    atMs + gapMs <= floodMs;
+    atMs += gapMs, gapMs = Math.min(gapMs * 2, ASKED_READ_GAP.maxMs)
+  )
+    reads += 1;
   expect(admitted).toBeGreaterThanOrEqual(1);
   expect(admitted).toBeLessThanOrEqual(reads + 1);
 
@@ -130,14 +175,35 @@ test('malformed messages to a watcher and to a waiting follow-up change nothing:
   const job = uniqueJob('garbage');
   h.simulator.addJob({ ...job, workMs: 60 * 60_000 });
   const followUps = h.followUps(taskQueue);
-  const { workflowId } = await followUps.start({ ...job, prompt: 'Survive the garbage', polling: { ...SLOW, initialInterval: '2s', maxInterval: '2s' } });
+  const { workflowId } = await followUps.start({
+    ...job,
+    prompt: 'Survive the garbage',
+    polling: { ...SLOW, initialInterval: '2s', maxInterval: '2s' },
+  });
   await waitFor(async () => (await heldWait(workflowId)) !== undefined, 'the follow-up to register its wait');
   const wait = (await heldWait(workflowId)) as WatchRegistration;
   const watcher = await watcherOf(workflowId);
-  const garbage: unknown[] = [null, 'x', 42, {}, { ...wait, schedule: null }, { ...wait, workflowId: 7 }, { ...wait, round: -1 }];
+  const garbage: unknown[] = [
+    null,
+    'x',
+    42,
+    {},
+    { ...wait, schedule: null },
+    { ...wait, workflowId: 7 },
+    { ...wait, round: -1 },
+  ];
   for (const message of garbage) await watcher.signal(watchJobSignal, message as never);
   // Well-formed but not knowing the wait's name: the follow-up's own leave and its watcher's answers carry it.
-  const unwatches: unknown[] = [null, 'x', 42, {}, { workflowId: 7, replyTo: wait.replyTo }, { workflowId }, { workflowId, runId: wait.runId, round: wait.round }, { workflowId, replyTo: 'guess' }];
+  const unwatches: unknown[] = [
+    null,
+    'x',
+    42,
+    {},
+    { workflowId: 7, replyTo: wait.replyTo },
+    { workflowId },
+    { workflowId, runId: wait.runId, round: wait.round },
+    { workflowId, replyTo: 'guess' },
+  ];
   for (const message of unwatches) await watcher.signal(unwatchJobSignal, message as never);
   const handle = h.client.workflow.getHandle(workflowId);
   for (const message of [undefined, 'boom', {}, { since: 3 }]) await handle.signal(readTroubleSignal, message as never);
@@ -148,5 +214,7 @@ test('malformed messages to a watcher and to a waiting follow-up change nothing:
   expect((await followUps.progress(workflowId)).lastError).toBeNull();
   h.simulator.finishJob(job.projectId, job.jobId, { prLink: 'https://github.com/acme/app/pull/12' });
   const outcome = await followUps.outcome(workflowId);
-  expect(outcome.kind === 'completed' ? outcome.result.prLink : outcome.kind).toBe('https://github.com/acme/app/pull/12');
+  expect(outcome.kind === 'completed' ? outcome.result.prLink : outcome.kind).toBe(
+    'https://github.com/acme/app/pull/12',
+  );
 });

@@ -11,7 +11,12 @@ export interface CliRun {
   connected: boolean;
 }
 
-export async function runCliOn(args: string[], taskQueue: string, progressIntervalMs = 100, coordinatorTaskQueue?: string): Promise<CliRun> {
+export async function runCliOn(
+  args: string[],
+  taskQueue: string,
+  progressIntervalMs = 100,
+  coordinatorTaskQueue?: string,
+): Promise<CliRun> {
   return startCliOn(args, taskQueue, progressIntervalMs, coordinatorTaskQueue).done;
 }
 
@@ -31,7 +36,10 @@ export function startCliOn(
     connect: async () => {
       run.connected = true;
       const connection = await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS });
-      return new FollowUpClient(new Client({ connection }), { taskQueue, ...(coordinatorTaskQueue ? { coordinatorTaskQueue } : {}) });
+      return new FollowUpClient(new Client({ connection }), {
+        taskQueue,
+        ...(coordinatorTaskQueue ? { coordinatorTaskQueue } : {}),
+      });
     },
     progressIntervalMs,
     workerCheckIntervalMs: 200,

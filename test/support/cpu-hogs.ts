@@ -8,8 +8,15 @@ export interface CpuHogs {
 
 /** Starts `count` busy loops (`node -e 'for(;;){}'`). Stop them in afterAll, whatever happened. */
 export function startCpuHogs(count: number): CpuHogs {
-  const hogs: ChildProcess[] = Array.from({ length: count }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
-  const gone = hogs.map((hog) => new Promise<void>((resolve) => (hog.exitCode !== null || hog.signalCode !== null ? resolve() : hog.once('exit', () => resolve()))));
+  const hogs: ChildProcess[] = Array.from({ length: count }, () =>
+    spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }),
+  );
+  const gone = hogs.map(
+    (hog) =>
+      new Promise<void>((resolve) =>
+        hog.exitCode !== null || hog.signalCode !== null ? resolve() : hog.once('exit', () => resolve()),
+      ),
+  );
   return {
     async stop() {
       for (const hog of hogs) if (hog.exitCode === null && hog.signalCode === null) hog.kill('SIGKILL');

@@ -8,7 +8,11 @@ import { NativeConnection } from '@temporalio/worker';
 import { AgentApiClient } from '../../src/agent-api/http-client';
 import { FollowUpClient } from '../../src/client';
 import { AgentApiSimulator, type SimulatorOptions } from '../../src/simulator/simulator';
-import { createFollowUpWorker, type FollowUpWorker, type FollowUpWorkerOptions } from '../../src/worker/follow-up-worker';
+import {
+  createFollowUpWorker,
+  type FollowUpWorker,
+  type FollowUpWorkerOptions,
+} from '../../src/worker/follow-up-worker';
 import { installQuietRuntime } from './quiet-runtime';
 
 export { TEST_SERVER_CONTINUE_AS_NEW_AFTER, TEST_SERVER_HISTORY_LIMIT } from './server-limits';
@@ -35,18 +39,26 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-
 /** Connects to the run's dev server and starts a simulator; call once per test file (beforeAll). */
-export async function createHarness(simulatorOptions: SimulatorOptions = {}, server: { address?: string } = {}): Promise<Harness> {
+export async function createHarness(
+  simulatorOptions: SimulatorOptions = {},
+  server: { address?: string } = {},
+): Promise<Harness> {
   const address = server.address ?? process.env.TEST_TEMPORAL_ADDRESS;
   const bundlePath = process.env.TEST_WORKFLOW_BUNDLE;
-  if (!address || !bundlePath) throw new Error('integration tests need the jest globalSetup (run them with `npm test`)');
+  if (!address || !bundlePath)
+    throw new Error('integration tests need the jest globalSetup (run them with `npm test`)');
   installQuietRuntime();
   const connection = await Connection.connect({ address });
   const nativeConnection = await NativeConnection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });
   // Our tests of the `retry` policy count on a duplicate being suppressed; the vendor-true default is off.
-  const simulator = await AgentApiSimulator.start({ apiKey: TEST_API_KEY, defaultWorkMs: 300, honourIdempotencyKey: true, ...simulatorOptions });
+  const simulator = await AgentApiSimulator.start({
+    apiKey: TEST_API_KEY,
+    defaultWorkMs: 300,
+    honourIdempotencyKey: true,
+    ...simulatorOptions,
+  });
   const api = (overrides: Partial<ConstructorParameters<typeof AgentApiClient>[0]> = {}) =>
     new AgentApiClient({ baseUrl: simulator.baseUrl, apiKey: TEST_API_KEY, requestTimeoutMs: 5_000, ...overrides });
   const coordinatorTaskQueue = `test-coordinators-${randomUUID()}`;
@@ -95,7 +107,11 @@ export const FAST_POLLING = {
 } as const;
 
 /** Waits until `condition` holds, checking every 50 ms; fails after `deadlineMs` (a guard, not a timing assertion). */
-export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, deadlineMs = 60_000): Promise<void> {
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  deadlineMs = 60_000,
+): Promise<void> {
   const giveUpAt = Date.now() + deadlineMs;
   while (!(await condition())) {
     if (Date.now() > giveUpAt) throw new Error(`gave up waiting for ${what}`);

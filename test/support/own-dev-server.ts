@@ -47,7 +47,10 @@ export async function startOwnDevServer(extraArgs: string[] = []): Promise<OwnDe
     '--headless',
     '--log-level',
     'error',
-    ...FOLLOW_UP_SEARCH_ATTRIBUTES.flatMap((key) => ['--search-attribute', `${key.name}=${TypedSearchAttributes.toMetadataType(key.type)}`]),
+    ...FOLLOW_UP_SEARCH_ATTRIBUTES.flatMap((key) => [
+      '--search-attribute',
+      `${key.name}=${TypedSearchAttributes.toMetadataType(key.type)}`,
+    ]),
     ...extraArgs,
   ];
   let child: ChildProcess | undefined;
@@ -87,7 +90,8 @@ export async function startOwnDevServer(extraArgs: string[] = []): Promise<OwnDe
 async function untilAnswering(address: string, child: ChildProcess, output: () => string): Promise<void> {
   const giveUpAt = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the dev server exited at start-up:\n${output()}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the dev server exited at start-up:\n${output()}`);
     try {
       const connection = await Connection.connect({ address, connectTimeout: 2_000 });
       try {
@@ -97,7 +101,8 @@ async function untilAnswering(address: string, child: ChildProcess, output: () =
         await connection.close();
       }
     } catch (error) {
-      if (Date.now() > giveUpAt) throw new Error(`the dev server at ${address} did not answer within a minute: ${String(error)}\n${output()}`);
+      if (Date.now() > giveUpAt)
+        throw new Error(`the dev server at ${address} did not answer within a minute: ${String(error)}\n${output()}`);
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }

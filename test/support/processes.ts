@@ -63,7 +63,14 @@ export async function freePort(): Promise<number> {
  * The environment of a worker process on `taskQueue` (coordinators on a queue of its own) that calls the simulator and
  * holds each project to `sendsPerWindow` sends per `windowMs` (the worker's budget is per hour, scaled to the window).
  */
-export function budgetedWorkerEnv(options: { apiBaseUrl: string; apiKey: string; address: string; taskQueue: string; sendsPerWindow: number; windowMs: number }): Record<string, string> {
+export function budgetedWorkerEnv(options: {
+  apiBaseUrl: string;
+  apiKey: string;
+  address: string;
+  taskQueue: string;
+  sendsPerWindow: number;
+  windowMs: number;
+}): Record<string, string> {
   return {
     AGENT_API_KEY: options.apiKey,
     AGENT_API_BASE_URL: options.apiBaseUrl,

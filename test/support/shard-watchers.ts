@@ -14,7 +14,9 @@ export interface WatchingWorker {
 /** A worker on a task queue of its own, watching with `shards` shard watchers that read as soon as a read is due. */
 export async function startWatchingWorker(h: Harness, shards: number): Promise<WatchingWorker> {
   const taskQueue = h.taskQueue();
-  const worker: FollowUpWorker = await h.worker(taskQueue, undefined, { coordination: { watchShards: shards, watchMinIntervalMs: 0 } });
+  const worker: FollowUpWorker = await h.worker(taskQueue, undefined, {
+    coordination: { watchShards: shards, watchMinIntervalMs: 0 },
+  });
   const running = worker.run();
   return {
     taskQueue,

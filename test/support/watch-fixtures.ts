@@ -4,10 +4,19 @@ import type { WatchRegistration } from '../../src/follow-up/watch-registry';
 
 /** The default schedule from `startedAtMs`: points at +5 s, 15 s, 35 s, 75 s, then every 60 s, for an hour. */
 export function defaultSchedule(startedAtMs: number): PollSchedule {
-  return { startedAtMs, initialIntervalMs: 5_000, backoffCoefficient: 2, maxIntervalMs: 60_000, deadlineMs: startedAtMs + 3_600_000 };
+  return {
+    startedAtMs,
+    initialIntervalMs: 5_000,
+    backoffCoefficient: 2,
+    maxIntervalMs: 60_000,
+    deadlineMs: startedAtMs + 3_600_000,
+  };
 }
 
-export function watchRegistration(schedule: PollSchedule, overrides: Partial<WatchRegistration> = {}): WatchRegistration {
+export function watchRegistration(
+  schedule: PollSchedule,
+  overrides: Partial<WatchRegistration> = {},
+): WatchRegistration {
   return {
     workflowId: 'followup/p/j/1',
     runId: 'run-1',

@@ -45,7 +45,8 @@ export function superviseWorker(env: Record<string, string>): SupervisedWorker {
   const killCurrent = async () => {
     const entry = current;
     entry.killedByUs = true;
-    if (entry.script.child.exitCode === null && entry.script.child.signalCode === null) entry.script.child.kill('SIGKILL');
+    if (entry.script.child.exitCode === null && entry.script.child.signalCode === null)
+      entry.script.child.kill('SIGKILL');
     await entry.script.exited;
   };
   start();

@@ -10,7 +10,7 @@ describe('boundedSignal', () => {
     bounded.release();
   });
 
-  test('aborts with the outer signal\'s own reason, and not as a timeout', () => {
+  test("aborts with the outer signal's own reason, and not as a timeout", () => {
     const outer = new AbortController();
     const bounded = boundedSignal(outer.signal, 60_000);
     const reason = new Error('cancelled');

@@ -125,17 +125,28 @@ describe('failureForStatus', () => {
   });
 
   test('the details carry the status, the operation and the Retry-After delay', () => {
-    expect(failureForStatus(503, get, '', 4_000).details).toEqual([{ status: 503, operation: 'get job', retryAfterMs: 4_000 }]);
+    expect(failureForStatus(503, get, '', 4_000).details).toEqual([
+      { status: 503, operation: 'get job', retryAfterMs: 4_000 },
+    ]);
   });
 
-  test.each([500, 502, 504])('HTTP %i on a send is ambiguous: non-retryable, for the workflow to reconcile', (status) => {
-    const failure = failureForStatus(status, send, '', undefined);
-    expectFailure(failure, 'AgentApiSendAmbiguous', true);
-    expect(failure.details).toEqual([
-      { status, operation: 'send follow-up message', retryAfterMs: undefined, delivery: 'ambiguous', underlyingType: 'AgentApiServerError' },
-    ]);
-    expect(failure.message).toContain('may or may not have been taken');
-  });
+  test.each([500, 502, 504])(
+    'HTTP %i on a send is ambiguous: non-retryable, for the workflow to reconcile',
+    (status) => {
+      const failure = failureForStatus(status, send, '', undefined);
+      expectFailure(failure, 'AgentApiSendAmbiguous', true);
+      expect(failure.details).toEqual([
+        {
+          status,
+          operation: 'send follow-up message',
+          retryAfterMs: undefined,
+          delivery: 'ambiguous',
+          underlyingType: 'AgentApiServerError',
+        },
+      ]);
+      expect(failure.message).toContain('may or may not have been taken');
+    },
+  );
 
   test('HTTP 503 without Retry-After on a send is ambiguous, with Retry-After it is a plain retryable server error', () => {
     expectFailure(failureForStatus(503, send, '', undefined), 'AgentApiSendAmbiguous', true);
@@ -156,7 +167,10 @@ describe('failureForStatus', () => {
   test('the non-retryable list matches the types the mapping marks non-retryable', () => {
     const statuses = [400, 401, 403, 404, 409, 422, 429, 500, 503];
     const nonRetryableTypes = new Set(
-      statuses.map((status) => failureForStatus(status, get, '', undefined)).filter((f) => f.nonRetryable).map((f) => f.type),
+      statuses
+        .map((status) => failureForStatus(status, get, '', undefined))
+        .filter((f) => f.nonRetryable)
+        .map((f) => f.type),
     );
     expect([...nonRetryableTypes].sort()).toEqual([...NON_RETRYABLE_API_ERRORS].sort());
   });

@@ -70,7 +70,9 @@ describe('AgentJobSchema and toAgentJob: the vendor requires nothing; we require
   test('archivedAt may be absent, null or a date', () => {
     expect('archivedAt' in kept(without('archivedAt'))).toBe(false);
     expect(kept({ ...job, archivedAt: null }).archivedAt).toBeNull();
-    expect(kept({ ...job, status: 'archived', archivedAt: '2025-02-01T00:00:00Z' }).archivedAt).toBe('2025-02-01T00:00:00Z');
+    expect(kept({ ...job, status: 'archived', archivedAt: '2025-02-01T00:00:00Z' }).archivedAt).toBe(
+      '2025-02-01T00:00:00Z',
+    );
   });
 
   test('prLink may be absent or null, and both read as null', () => {
@@ -78,7 +80,7 @@ describe('AgentJobSchema and toAgentJob: the vendor requires nothing; we require
     expect(kept({ ...job, prLink: null }).prLink).toBeNull();
   });
 
-  test("source.ref may be null, as the vendor documents (a job without a branch)", () => {
+  test('source.ref may be null, as the vendor documents (a job without a branch)', () => {
     expect(kept({ ...job, source: { repository: job.source.repository, ref: null } }).source).toEqual({
       repository: job.source.repository,
       ref: null,

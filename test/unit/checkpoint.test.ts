@@ -8,7 +8,14 @@ const full: FollowUpCheckpoint = {
   polls: 41,
   sendAttempts: 2,
   lastJob: { id: 'job-1', status: 'active', prLink: null },
-  delivered: { baseline: idle, sentAtMs: 5_000, via: 'reconciled', sawActive: true, known: { ...idle, status: 'active' }, previous: idle },
+  delivered: {
+    baseline: idle,
+    sentAtMs: 5_000,
+    via: 'reconciled',
+    sawActive: true,
+    known: { ...idle, status: 'active' },
+    previous: idle,
+  },
 };
 
 describe('isCheckpoint: a continued run trusts only state of the shape its own continue-as-new writes', () => {
@@ -30,7 +37,10 @@ describe('isCheckpoint: a continued run trusts only state of the shape its own c
     ['a last job with a numeric prLink', { ...minimal, lastJob: { id: 'j', status: 'active', prLink: 7 } }],
     ['a delivery of an unknown kind', { ...full, delivered: { ...full.delivered, via: 'telepathy' } }],
     ['a delivery without a baseline', { ...full, delivered: { ...full.delivered, baseline: undefined } }],
-    ['a delivery whose previous read is malformed', { ...full, delivered: { ...full.delivered, previous: { status: 1 } } }],
+    [
+      'a delivery whose previous read is malformed',
+      { ...full, delivered: { ...full.delivered, previous: { status: 1 } } },
+    ],
     ['a delivery whose sawActive is a string', { ...full, delivered: { ...full.delivered, sawActive: 'yes' } }],
   ])('%s is refused', (_title, value) => {
     expect(isCheckpoint(value)).toBe(false);

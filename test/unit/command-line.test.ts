@@ -19,7 +19,9 @@ function request(input: Record<string, unknown>): FollowUpRequest {
 
 describe('optionDifferences', () => {
   test('the same options, given differently (10m and 600000 ms, defaults left out), do not differ', () => {
-    expect(optionDifferences(request({ polling: { timeout: '10m' } }), request({ polling: { timeout: 600_000 } }))).toEqual([]);
+    expect(
+      optionDifferences(request({ polling: { timeout: '10m' } }), request({ polling: { timeout: 600_000 } })),
+    ).toEqual([]);
     expect(optionDifferences(request({}), request({ polling: { initialInterval: '5s' } }))).toEqual([]);
   });
 
@@ -54,39 +56,107 @@ test('the version comes from package.json', () => {
 
 describe('describeProgress', () => {
   const progress: FollowUpProgress = {
-    phase: 'waiting', projectId: 'p', jobId: 'j', lastStatus: 'active', lastStatusUnknown: false, waitingFor: 'settle', queue: null,
-    polls: 1, lastError: null, errorsSince: null, sentAt: '2026-11-25T00:00:00.000Z', deadline: null, runs: 1, sendAttempts: 1, delivery: 'response', prLink: null, outcome: null,
+    phase: 'waiting',
+    projectId: 'p',
+    jobId: 'j',
+    lastStatus: 'active',
+    lastStatusUnknown: false,
+    waitingFor: 'settle',
+    queue: null,
+    polls: 1,
+    lastError: null,
+    errorsSince: null,
+    sentAt: '2026-11-25T00:00:00.000Z',
+    deadline: null,
+    runs: 1,
+    sendAttempts: 1,
+    delivery: 'response',
+    prLink: null,
+    outcome: null,
   };
 
   test('tells times as people read them: how long ago it was sent, when the next poll comes, how much time is left', () => {
     const now = Date.parse('2026-11-25T00:03:12.000Z');
     const line = describeProgress(
-      { ...progress, deadline: '2026-11-25T02:00:00.000Z', poll: { polls: 4, nextPollAt: '2026-11-25T00:03:52.000Z', lastStatus: 'active', lastError: null, failingSince: null, failedReads: 0 } },
+      {
+        ...progress,
+        deadline: '2026-11-25T02:00:00.000Z',
+        poll: {
+          polls: 4,
+          nextPollAt: '2026-11-25T00:03:52.000Z',
+          lastStatus: 'active',
+          lastError: null,
+          failingSince: null,
+          failedReads: 0,
+        },
+      },
       now,
     );
-    expect(line).toBe('  … waiting, status active, 5 poll(s), sent 3m12s ago, next poll in 40s, 1h56m left before the deadline');
+    expect(line).toBe(
+      '  … waiting, status active, 5 poll(s), sent 3m12s ago, next poll in 40s, 1h56m left before the deadline',
+    );
     // A next poll already past is a heartbeat not yet refreshed: the poll is under way, and nothing is said of it.
-    expect(describeProgress({ ...progress, poll: { polls: 0, nextPollAt: '2026-11-25T00:03:00.000Z', lastStatus: null, lastError: null, failingSince: null, failedReads: 0 } }, now)).not.toContain('next poll');
+    expect(
+      describeProgress(
+        {
+          ...progress,
+          poll: {
+            polls: 0,
+            nextPollAt: '2026-11-25T00:03:00.000Z',
+            lastStatus: null,
+            lastError: null,
+            failingSince: null,
+            failedReads: 0,
+          },
+        },
+        now,
+      ),
+    ).not.toContain('next poll');
   });
 
   test('errors as errors: what fails, for how long, since when and how many reads in a row, on a line of its own', () => {
     const now = Date.parse('2026-11-25T00:05:00.000Z');
-    const failing = { polls: 14, nextPollAt: null, lastStatus: 'active', lastError: 'AgentApiServerError: HTTP 500', failingSince: '2026-11-25T00:01:48.000Z', failedReads: 14 };
-    expect(describeProgress({ ...progress, errorsSince: '2026-11-25T00:01:48.000Z', lastError: 'AgentApiServerError: HTTP 500', poll: failing }, now).split('\n')[1]).toBe(
-      '  ! reads failing for 3m12s (since 00:01:48 UTC, at least 14 in a row): AgentApiServerError: HTTP 500',
-    );
+    const failing = {
+      polls: 14,
+      nextPollAt: null,
+      lastStatus: 'active',
+      lastError: 'AgentApiServerError: HTTP 500',
+      failingSince: '2026-11-25T00:01:48.000Z',
+      failedReads: 14,
+    };
+    expect(
+      describeProgress(
+        {
+          ...progress,
+          errorsSince: '2026-11-25T00:01:48.000Z',
+          lastError: 'AgentApiServerError: HTTP 500',
+          poll: failing,
+        },
+        now,
+      ).split('\n')[1],
+    ).toBe('  ! reads failing for 3m12s (since 00:01:48 UTC, at least 14 in a row): AgentApiServerError: HTTP 500');
     // A refused send, known to the workflow only.
-    expect(failingLine({ ...progress, errorsSince: '2026-11-25T00:04:00.000Z', lastError: 'AgentApiRateLimited: 429' }, now)).toBe(
-      'calls to the API failing for 1m (since 00:04:00 UTC): AgentApiRateLimited: 429',
-    );
+    expect(
+      failingLine({ ...progress, errorsSince: '2026-11-25T00:04:00.000Z', lastError: 'AgentApiRateLimited: 429' }, now),
+    ).toBe('calls to the API failing for 1m (since 00:04:00 UTC): AgentApiRateLimited: 429');
     expect(failingLine(progress, now)).toBeNull();
   });
 
   test('says it is confirming a result only once the job has ended', () => {
     expect(describeProgress(progress)).not.toContain('confirm');
-    expect(describeProgress({ ...progress, poll: { polls: 2, nextPollAt: null, lastStatus: 'completed', lastError: null, failingSince: null, failedReads: 0 } })).toContain(
-      "waiting to confirm the result is this follow-up's",
-    );
+    expect(
+      describeProgress({
+        ...progress,
+        poll: {
+          polls: 2,
+          nextPollAt: null,
+          lastStatus: 'completed',
+          lastError: null,
+          failingSince: null,
+          failedReads: 0,
+        },
+      }),
+    ).toContain("waiting to confirm the result is this follow-up's");
   });
 });
 
@@ -101,22 +171,32 @@ describe('--prompt-file', () => {
   });
 
   test('refuses a file longer than any prompt may be without reading it whole: /dev/zero ends at once', () => {
-    expect(() => readPromptFile('/dev/zero')).toThrow('--prompt-file /dev/zero is longer than any prompt may be (100,000 characters)');
+    expect(() => readPromptFile('/dev/zero')).toThrow(
+      '--prompt-file /dev/zero is longer than any prompt may be (100,000 characters)',
+    );
     const path = join(dir, 'long.txt');
     writeFileSync(path, 'x'.repeat(13));
     expect(() => readPromptFile(path, 3)).toThrow(UsageError);
   });
 
   test('a file that cannot be read names the file and the reason', () => {
-    expect(() => readPromptFile(join(dir, 'missing.txt'))).toThrow(`cannot read --prompt-file ${join(dir, 'missing.txt')}: ENOENT`);
+    expect(() => readPromptFile(join(dir, 'missing.txt'))).toThrow(
+      `cannot read --prompt-file ${join(dir, 'missing.txt')}: ENOENT`,
+    );
   });
 });
 
 describe('alignedTable', () => {
   test('pads every column but the last to its widest cell, under a header', () => {
-    expect(alignedTable(['A', 'LONGER', 'LAST'], [['x', 'y', 'free text'], ['wide cell', 'z', '']])).toBe(
-      ['A          LONGER  LAST', 'x          y       free text', 'wide cell  z'].join('\n') + '\n',
-    );
+    expect(
+      alignedTable(
+        ['A', 'LONGER', 'LAST'],
+        [
+          ['x', 'y', 'free text'],
+          ['wide cell', 'z', ''],
+        ],
+      ),
+    ).toBe(['A          LONGER  LAST', 'x          y       free text', 'wide cell  z'].join('\n') + '\n');
   });
 });
 

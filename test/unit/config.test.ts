@@ -35,7 +35,7 @@ describe('apiKeyProblem', () => {
   test.each([
     ['mint_dsc_0123456789abcdef', 'an assistant key ("mint_dsc_...")'],
     ['mint_us_0123456789abcdef', 'a search/index key ("mint_us_...")'],
-  ])('the vendor\'s other key kinds (%s) are refused at start-up, naming the kind and the fix', (key, kind) => {
+  ])("the vendor's other key kinds (%s) are refused at start-up, naming the kind and the fix", (key, kind) => {
     const problem = apiKeyProblem(key, 'mint');
     expect(problem).toContain(`AGENT_API_KEY is ${kind}, which the agent endpoints refuse`);
     expect(problem).toContain("set it to the admin key from the dashboard's API keys page");
@@ -92,14 +92,17 @@ describe('baseUrlProblem', () => {
     },
   );
 
-  test.each(['http://api.example.com', 'http://10.0.0.5:8080', 'http://localhost.example.com', 'http://127.evil.example', 'http://127.0.0.1.nip.io'])(
-    'plain http to another host (%s) is refused because the key would travel in clear text',
-    (url) => {
-      const problem = baseUrlProblem(url, false);
-      expect(problem).toContain('AGENT_API_BASE_URL uses plain http://');
-      expect(problem).toContain('AGENT_API_ALLOW_INSECURE_HTTP=true');
-    },
-  );
+  test.each([
+    'http://api.example.com',
+    'http://10.0.0.5:8080',
+    'http://localhost.example.com',
+    'http://127.evil.example',
+    'http://127.0.0.1.nip.io',
+  ])('plain http to another host (%s) is refused because the key would travel in clear text', (url) => {
+    const problem = baseUrlProblem(url, false);
+    expect(problem).toContain('AGENT_API_BASE_URL uses plain http://');
+    expect(problem).toContain('AGENT_API_ALLOW_INSECURE_HTTP=true');
+  });
 
   test('plain http to another host is accepted when insecure http is explicitly allowed', () => {
     expect(baseUrlProblem('http://api.example.com', true)).toBeNull();
@@ -124,9 +127,12 @@ describe('baseUrlProblem', () => {
     expect(baseUrlProblem('ftp://files.example.com', true)).toContain('must use https://');
   });
 
-  test.each(['https://api.example.com/?region=eu', 'https://api.example.com/#top'])('a URL with a query or fragment (%s) is refused', (url) => {
-    expect(baseUrlProblem(url, false)).toContain('must not have a query or fragment');
-  });
+  test.each(['https://api.example.com/?region=eu', 'https://api.example.com/#top'])(
+    'a URL with a query or fragment (%s) is refused',
+    (url) => {
+      expect(baseUrlProblem(url, false)).toContain('must not have a query or fragment');
+    },
+  );
 });
 
 describe('loadWorkerConfig', () => {
@@ -157,9 +163,15 @@ describe('loadWorkerConfig', () => {
   });
 
   test("a project's default send budget is a whole number of sends per hour; there is no way to turn it off", () => {
-    expect(loadWorkerConfig({ AGENT_API_KEY: KEY, AGENT_SENDS_PER_PROJECT_PER_HOUR: '45' }).sendsPerProjectPerHour).toBe(45);
-    expect(configErrorOf({ AGENT_API_KEY: KEY, AGENT_SENDS_PER_PROJECT_PER_HOUR: 'none' }).message).toContain('AGENT_SENDS_PER_PROJECT_PER_HOUR must be a whole number');
-    expect(configErrorOf({ AGENT_API_KEY: KEY, AGENT_SENDS_PER_PROJECT_PER_HOUR: '45.5' }).message).toContain('AGENT_SENDS_PER_PROJECT_PER_HOUR must be a whole number');
+    expect(
+      loadWorkerConfig({ AGENT_API_KEY: KEY, AGENT_SENDS_PER_PROJECT_PER_HOUR: '45' }).sendsPerProjectPerHour,
+    ).toBe(45);
+    expect(configErrorOf({ AGENT_API_KEY: KEY, AGENT_SENDS_PER_PROJECT_PER_HOUR: 'none' }).message).toContain(
+      'AGENT_SENDS_PER_PROJECT_PER_HOUR must be a whole number',
+    );
+    expect(configErrorOf({ AGENT_API_KEY: KEY, AGENT_SENDS_PER_PROJECT_PER_HOUR: '45.5' }).message).toContain(
+      'AGENT_SENDS_PER_PROJECT_PER_HOUR must be a whole number',
+    );
   });
 
   test('every documented variable overrides its default', () => {
@@ -195,7 +207,9 @@ describe('loadWorkerConfig', () => {
   });
 
   test('a request timeout given as a bare number is read as milliseconds', () => {
-    expect(loadWorkerConfig({ AGENT_API_KEY: KEY, AGENT_API_REQUEST_TIMEOUT: '2500' }).agentApi.requestTimeoutMs).toBe(2_500);
+    expect(loadWorkerConfig({ AGENT_API_KEY: KEY, AGENT_API_REQUEST_TIMEOUT: '2500' }).agentApi.requestTimeoutMs).toBe(
+      2_500,
+    );
   });
 
   test('empty optional variables fall back to their defaults', () => {
@@ -214,9 +228,14 @@ describe('loadWorkerConfig', () => {
     expect(config).not.toHaveProperty('identity');
   });
 
-  test.each(['127.0.0.1:9464', '0.0.0.0:1', '[::]:9464', '[::1]:65535'])('metrics address %s is accepted as given', (address) => {
-    expect(loadWorkerConfig({ AGENT_API_KEY: KEY, WORKER_METRICS_ADDRESS: address }).observability.metricsAddress).toBe(address);
-  });
+  test.each(['127.0.0.1:9464', '0.0.0.0:1', '[::]:9464', '[::1]:65535'])(
+    'metrics address %s is accepted as given',
+    (address) => {
+      expect(
+        loadWorkerConfig({ AGENT_API_KEY: KEY, WORKER_METRICS_ADDRESS: address }).observability.metricsAddress,
+      ).toBe(address);
+    },
+  );
 
   test.each<[string, string]>([
     ['9464', 'is not host:port'],
@@ -238,7 +257,9 @@ describe('loadWorkerConfig', () => {
   });
 
   test.each(['TEXT', 'Json'])('LOG_FORMAT %j is read case-insensitively', (format) => {
-    expect(loadWorkerConfig({ AGENT_API_KEY: KEY, LOG_FORMAT: format }).observability.logFormat).toBe(format.toLowerCase());
+    expect(loadWorkerConfig({ AGENT_API_KEY: KEY, LOG_FORMAT: format }).observability.logFormat).toBe(
+      format.toLowerCase(),
+    );
   });
 
   test('a long worker identity is refused', () => {
@@ -248,7 +269,12 @@ describe('loadWorkerConfig', () => {
   });
 
   test('bad observability variables are listed with the other problems, never quoting the key', () => {
-    const error = configErrorOf({ AGENT_API_KEY: KEY, WORKER_METRICS_ADDRESS: 'localhost:9464', LOG_FORMAT: 'xml', LOG_LEVEL: 'loud' });
+    const error = configErrorOf({
+      AGENT_API_KEY: KEY,
+      WORKER_METRICS_ADDRESS: 'localhost:9464',
+      LOG_FORMAT: 'xml',
+      LOG_LEVEL: 'loud',
+    });
     expect(error.message).toContain('WORKER_METRICS_ADDRESS must use an IP address');
     expect(error.message).toContain('LOG_FORMAT must be text or json');
     expect(error.message).toContain('LOG_LEVEL must be one of TRACE, DEBUG, INFO, WARN, ERROR');
@@ -282,7 +308,10 @@ describe('loadWorkerConfig', () => {
 
   test('a malformed key is reported without the key appearing anywhere in the message', () => {
     const badKey = 'sk_test_config_key_0001';
-    const error = configErrorOf({ AGENT_API_KEY: badKey, AGENT_API_BASE_URL: `https://user:${badKey}@api.example.com` });
+    const error = configErrorOf({
+      AGENT_API_KEY: badKey,
+      AGENT_API_BASE_URL: `https://user:${badKey}@api.example.com`,
+    });
     expect(error.message).toContain('AGENT_API_KEY does not start with "mint_"');
     expect(error.message).toContain('must not contain credentials');
     expect(error.message).not.toContain(badKey);
@@ -303,22 +332,66 @@ describe('loadWorkerConfig', () => {
   });
 
   test.each<[string, Record<string, string>, string]>([
-    ['a request timeout that is not a duration', { AGENT_API_REQUEST_TIMEOUT: 'soon' }, 'AGENT_API_REQUEST_TIMEOUT must be a positive duration'],
-    ['a zero request timeout', { AGENT_API_REQUEST_TIMEOUT: '0' }, 'AGENT_API_REQUEST_TIMEOUT must be a positive duration'],
-    ['a negative grace time', { WORKER_SHUTDOWN_GRACE_TIME: '-5s' }, 'WORKER_SHUTDOWN_GRACE_TIME must be a positive duration'],
-    ['a grace time shorter than the request timeout', { WORKER_SHUTDOWN_GRACE_TIME: '5s', AGENT_API_REQUEST_TIMEOUT: '15s' }, 'WORKER_SHUTDOWN_GRACE_TIME (5s) must be at least AGENT_API_REQUEST_TIMEOUT (15s)'],
-    ['a cache size that is not a whole number', { WORKER_MAX_CACHED_WORKFLOWS: 'many' }, 'WORKER_MAX_CACHED_WORKFLOWS must be a whole number of at least 1'],
-    ['no activity slots', { WORKER_MAX_CONCURRENT_ACTIVITIES: '0' }, 'WORKER_MAX_CONCURRENT_ACTIVITIES must be a whole number of at least 1'],
-    ['a send budget that is not a number', { AGENT_SENDS_PER_PROJECT_PER_HOUR: 'lots' }, 'AGENT_SENDS_PER_PROJECT_PER_HOUR must be a whole number of sends per project per hour (e.g. 80)'],
-    ['an insecure-http flag that is not a boolean', { AGENT_API_ALLOW_INSECURE_HTTP: 'yes' }, 'AGENT_API_ALLOW_INSECURE_HTTP must be true or false'],
-    ['a get-job path without {id}', { AGENT_API_GET_JOB_PATH: '/v2/agent/{projectId}/job' }, 'AGENT_API_GET_JOB_PATH must contain {projectId} and {id}'],
+    [
+      'a request timeout that is not a duration',
+      { AGENT_API_REQUEST_TIMEOUT: 'soon' },
+      'AGENT_API_REQUEST_TIMEOUT must be a positive duration',
+    ],
+    [
+      'a zero request timeout',
+      { AGENT_API_REQUEST_TIMEOUT: '0' },
+      'AGENT_API_REQUEST_TIMEOUT must be a positive duration',
+    ],
+    [
+      'a negative grace time',
+      { WORKER_SHUTDOWN_GRACE_TIME: '-5s' },
+      'WORKER_SHUTDOWN_GRACE_TIME must be a positive duration',
+    ],
+    [
+      'a grace time shorter than the request timeout',
+      { WORKER_SHUTDOWN_GRACE_TIME: '5s', AGENT_API_REQUEST_TIMEOUT: '15s' },
+      'WORKER_SHUTDOWN_GRACE_TIME (5s) must be at least AGENT_API_REQUEST_TIMEOUT (15s)',
+    ],
+    [
+      'a cache size that is not a whole number',
+      { WORKER_MAX_CACHED_WORKFLOWS: 'many' },
+      'WORKER_MAX_CACHED_WORKFLOWS must be a whole number of at least 1',
+    ],
+    [
+      'no activity slots',
+      { WORKER_MAX_CONCURRENT_ACTIVITIES: '0' },
+      'WORKER_MAX_CONCURRENT_ACTIVITIES must be a whole number of at least 1',
+    ],
+    [
+      'a send budget that is not a number',
+      { AGENT_SENDS_PER_PROJECT_PER_HOUR: 'lots' },
+      'AGENT_SENDS_PER_PROJECT_PER_HOUR must be a whole number of sends per project per hour (e.g. 80)',
+    ],
+    [
+      'an insecure-http flag that is not a boolean',
+      { AGENT_API_ALLOW_INSECURE_HTTP: 'yes' },
+      'AGENT_API_ALLOW_INSECURE_HTTP must be true or false',
+    ],
+    [
+      'a get-job path without {id}',
+      { AGENT_API_GET_JOB_PATH: '/v2/agent/{projectId}/job' },
+      'AGENT_API_GET_JOB_PATH must contain {projectId} and {id}',
+    ],
     [
       'a get-job path that is an absolute URL',
       { AGENT_API_GET_JOB_PATH: 'https://api.example.com/v2/agent/{projectId}/job/{id}' },
       'AGENT_API_GET_JOB_PATH must be a path under AGENT_API_BASE_URL that starts with one /',
     ],
-    ['a get-job path that is protocol-relative', { AGENT_API_GET_JOB_PATH: '//evil.example/{projectId}/{id}' }, 'AGENT_API_GET_JOB_PATH must be a path under AGENT_API_BASE_URL'],
-    ['a key prefix with an underscore', { AGENT_API_KEY_PREFIX: 'mint_' }, 'AGENT_API_KEY_PREFIX must be letters and digits only'],
+    [
+      'a get-job path that is protocol-relative',
+      { AGENT_API_GET_JOB_PATH: '//evil.example/{projectId}/{id}' },
+      'AGENT_API_GET_JOB_PATH must be a path under AGENT_API_BASE_URL',
+    ],
+    [
+      'a key prefix with an underscore',
+      { AGENT_API_KEY_PREFIX: 'mint_' },
+      'AGENT_API_KEY_PREFIX must be letters and digits only',
+    ],
     ['an empty task queue', { TEMPORAL_TASK_QUEUE: '' }, 'TEMPORAL_TASK_QUEUE'],
   ])('%s is refused naming the variable', (_title, env, fragment) => {
     const error = configErrorOf({ AGENT_API_KEY: KEY, ...env });
@@ -327,7 +400,11 @@ describe('loadWorkerConfig', () => {
   });
 
   test('several malformed variables are listed together', () => {
-    const error = configErrorOf({ AGENT_API_KEY: KEY, AGENT_API_ALLOW_INSECURE_HTTP: 'yes', AGENT_API_REQUEST_TIMEOUT: 'soon' });
+    const error = configErrorOf({
+      AGENT_API_KEY: KEY,
+      AGENT_API_ALLOW_INSECURE_HTTP: 'yes',
+      AGENT_API_REQUEST_TIMEOUT: 'soon',
+    });
     expect(error.message).toContain('AGENT_API_ALLOW_INSECURE_HTTP');
     expect(error.message).toContain('AGENT_API_REQUEST_TIMEOUT');
   });
@@ -349,18 +426,30 @@ describe('loadWorkerConfig', () => {
   });
 
   test('a check across two variables is skipped when one of them is itself bad, instead of reporting nonsense', () => {
-    const error = configErrorOf({ AGENT_API_KEY: KEY, AGENT_API_REQUEST_TIMEOUT: 'soon', WORKER_SHUTDOWN_GRACE_TIME: '2s' });
+    const error = configErrorOf({
+      AGENT_API_KEY: KEY,
+      AGENT_API_REQUEST_TIMEOUT: 'soon',
+      WORKER_SHUTDOWN_GRACE_TIME: '2s',
+    });
     expect(error.message).toContain('AGENT_API_REQUEST_TIMEOUT must be a positive duration');
     expect(error.message).not.toContain('must be at least AGENT_API_REQUEST_TIMEOUT');
   });
 
   test.each(['1', 'true'])('the insecure-http flag %j lets plain http to a remote host through', (flag) => {
-    const config = loadWorkerConfig({ AGENT_API_KEY: KEY, AGENT_API_BASE_URL: 'http://api.example.com', AGENT_API_ALLOW_INSECURE_HTTP: flag });
+    const config = loadWorkerConfig({
+      AGENT_API_KEY: KEY,
+      AGENT_API_BASE_URL: 'http://api.example.com',
+      AGENT_API_ALLOW_INSECURE_HTTP: flag,
+    });
     expect(config.agentApi.baseUrl).toBe('http://api.example.com');
   });
 
   test.each(['0', 'false', ''])('the insecure-http flag %j keeps plain http to a remote host refused', (flag) => {
-    const error = configErrorOf({ AGENT_API_KEY: KEY, AGENT_API_BASE_URL: 'http://api.example.com', AGENT_API_ALLOW_INSECURE_HTTP: flag });
+    const error = configErrorOf({
+      AGENT_API_KEY: KEY,
+      AGENT_API_BASE_URL: 'http://api.example.com',
+      AGENT_API_ALLOW_INSECURE_HTTP: flag,
+    });
     expect(error.message).toContain('AGENT_API_BASE_URL uses plain http://');
   });
 });
@@ -384,15 +473,29 @@ describe('AGENT_WATCH_SHARDS and AGENT_WATCH_MIN_INTERVAL', () => {
   test('a whole number of shards sets shared watching (0 turns it off); a bad value says what to give', () => {
     expect(loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '8' }).watchShards).toBe(8);
     expect(loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '0' }).watchShards).toBe(0);
-    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: 'many' })).toThrow(/AGENT_WATCH_SHARDS.*whole number of shards/);
-    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '-1' })).toThrow(/AGENT_WATCH_SHARDS must be a whole number of shards from 0 to 1024/);
-    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '2.5' })).toThrow(/AGENT_WATCH_SHARDS must be a whole number of shards/);
+    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: 'many' })).toThrow(
+      /AGENT_WATCH_SHARDS.*whole number of shards/,
+    );
+    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '-1' })).toThrow(
+      /AGENT_WATCH_SHARDS must be a whole number of shards from 0 to 1024/,
+    );
+    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '2.5' })).toThrow(
+      /AGENT_WATCH_SHARDS must be a whole number of shards/,
+    );
   });
 
   test('the shortest first poll gap the watchers take is a duration; 0 gives them every follow-up', () => {
-    expect(loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_MIN_INTERVAL: '10s' }).watchMinIntervalMs).toBe(10_000);
-    expect(loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_MIN_INTERVAL: '0' }).watchMinIntervalMs).toBe(0);
-    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_MIN_INTERVAL: 'soon' })).toThrow(/AGENT_WATCH_MIN_INTERVAL must be a duration such as "5s"/);
-    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_MIN_INTERVAL: '-5s' })).toThrow(/AGENT_WATCH_MIN_INTERVAL/);
+    expect(
+      loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_MIN_INTERVAL: '10s' }).watchMinIntervalMs,
+    ).toBe(10_000);
+    expect(
+      loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_MIN_INTERVAL: '0' }).watchMinIntervalMs,
+    ).toBe(0);
+    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_MIN_INTERVAL: 'soon' })).toThrow(
+      /AGENT_WATCH_MIN_INTERVAL must be a duration such as "5s"/,
+    );
+    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_MIN_INTERVAL: '-5s' })).toThrow(
+      /AGENT_WATCH_MIN_INTERVAL/,
+    );
   });
 });

@@ -1,6 +1,23 @@
-import { checkEnterRequest, checkLeave, checkNotice, checkReturnSlot, checkSetBudget, checkTurn, MAX_BEFORE } from '../../src/follow-up/coordinator-messages';
+import {
+  checkEnterRequest,
+  checkLeave,
+  checkNotice,
+  checkReturnSlot,
+  checkSetBudget,
+  checkTurn,
+  MAX_BEFORE,
+} from '../../src/follow-up/coordinator-messages';
 
-const valid = { workflowId: 'f', ticket: 't', jobId: 'j', startedAtMs: 1, before: [], deadlineMs: 2, slotFor: 'r#1', defaultLimit: 80 };
+const valid = {
+  workflowId: 'f',
+  ticket: 't',
+  jobId: 'j',
+  startedAtMs: 1,
+  before: [],
+  deadlineMs: 2,
+  slotFor: 'r#1',
+  defaultLimit: 80,
+};
 
 describe('a coordinator takes a check-in only when every field is what it must be', () => {
   test('a well-formed check-in passes, keeping only the fields it knows', () => {
@@ -14,7 +31,10 @@ describe('a coordinator takes a check-in only when every field is what it must b
     ["a coordinator's id as the follow-up", { ...valid, workflowId: 'agent-followup-project/p' }],
     ['no ticket', { ...valid, ticket: undefined }],
     ['a start time that is not a number', { ...valid, startedAtMs: '1' }],
-    ['too many earlier follow-ups', { ...valid, before: Array.from({ length: MAX_BEFORE + 1 }, (_, index) => `f${index}`) }],
+    [
+      'too many earlier follow-ups',
+      { ...valid, before: Array.from({ length: MAX_BEFORE + 1 }, (_, index) => `f${index}`) },
+    ],
     ['an earlier follow-up that is not an id', { ...valid, before: [3] }],
     ['a default budget below one', { ...valid, defaultLimit: 0.5 }],
     ['an infinite deadline', { ...valid, deadlineMs: Number.POSITIVE_INFINITY }],
@@ -31,13 +51,19 @@ test('leave, returnSlot and setBudget take only their own shapes', () => {
   for (const bad of [null, { workflowId: 'f' }, { workflowId: 'f', slot: '' }]) expect(checkReturnSlot(bad)).toBeNull();
   expect(checkSetBudget({ sendsPerHour: 10 })).toEqual({ sendsPerHour: 10 });
   expect(checkSetBudget({ sendsPerHour: null })).toEqual({ sendsPerHour: null });
-  for (const bad of [null, {}, { sendsPerHour: 0 }, { sendsPerHour: Number.NaN }, { sendsPerHour: '10' }]) expect(checkSetBudget(bad)).toBeNull();
+  for (const bad of [null, {}, { sendsPerHour: 0 }, { sendsPerHour: Number.NaN }, { sendsPerHour: '10' }])
+    expect(checkSetBudget(bad)).toBeNull();
 });
 
 describe("a follow-up takes a grant or notice only with its check-in's ticket", () => {
   const tickets = new Set(['t']);
   test('its own turn passes; another run (another ticket) or a broken slot does not', () => {
-    expect(checkTurn({ workflowId: 'f', ticket: 't', slot: 'r#1', sendByMs: 5 }, 'f', tickets)).toEqual({ workflowId: 'f', ticket: 't', slot: 'r#1', sendByMs: 5 });
+    expect(checkTurn({ workflowId: 'f', ticket: 't', slot: 'r#1', sendByMs: 5 }, 'f', tickets)).toEqual({
+      workflowId: 'f',
+      ticket: 't',
+      slot: 'r#1',
+      sendByMs: 5,
+    });
     expect(checkTurn({ workflowId: 'f', ticket: 't', slot: null, sendByMs: null }, 'f', tickets)).not.toBeNull();
     expect(checkTurn({ workflowId: 'f', ticket: 'other-run', slot: null, sendByMs: null }, 'f', tickets)).toBeNull();
     expect(checkTurn({ workflowId: 'f', ticket: 't', slot: 'r#1', sendByMs: null }, 'f', tickets)).toBeNull();
@@ -45,7 +71,11 @@ describe("a follow-up takes a grant or notice only with its check-in's ticket", 
   });
 
   test('a notice passes with its ticket and a known shape only', () => {
-    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2 }, 't', tickets)).toEqual({ reason: 'lane', jobId: 'j', ahead: 2 });
+    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2 }, 't', tickets)).toEqual({
+      reason: 'lane',
+      jobId: 'j',
+      ahead: 2,
+    });
     const budget = { reason: 'budget', sentInWindow: 80, limit: 80, windowMs: 3_600_000, nextSlotAtMs: null, ahead: 0 };
     expect(checkNotice(budget, 't', tickets)).toEqual(budget);
     expect(checkNotice(budget, 'x', tickets)).toBeNull();

@@ -49,7 +49,12 @@ describe('a job is handed to its follow-ups in the order the server started them
     expect(schedule(state, 0).grants).toEqual([]);
     enter(state, request('early', 'j', 1), 1);
     grantAtCheckIn(state, 'early', 'j', 1);
-    expect(standingOf(state, 'early', 'early#1')).toEqual({ workflowId: 'early', ticket: 't-early', slot: 'early#1', sendByMs: 1 + sendLeaseMs(HOUR) });
+    expect(standingOf(state, 'early', 'early#1')).toEqual({
+      workflowId: 'early',
+      ticket: 't-early',
+      slot: 'early#1',
+      sendByMs: 1 + sendLeaseMs(HOUR),
+    });
     leave(state, 'early', 't-early');
     expect(schedule(state, 2).grants.map((grant) => grant.workflowId)).toEqual(['late']);
   });
@@ -89,7 +94,9 @@ describe('a job is handed to its follow-ups in the order the server started them
     // a's lease ran out before its request left: it gives the slot back and asks again.
     returnSlot(state, 'a', 'a#1');
     enter(state, { ...request('a', 'a', 1), slotFor: 'a#2' }, 1);
-    expect(schedule(state, 1).grants).toEqual([{ workflowId: 'a', ticket: 't-a', slot: 'a#2', sendByMs: 1 + sendLeaseMs(HOUR) }]);
+    expect(schedule(state, 1).grants).toEqual([
+      { workflowId: 'a', ticket: 't-a', slot: 'a#2', sendByMs: 1 + sendLeaseMs(HOUR) },
+    ]);
   });
 });
 
@@ -122,7 +129,13 @@ describe('a check-in takes at once what it may have without passing anyone', () 
     enter(state, request('b', 'k', 2), 1);
     grantAtCheckIn(state, 'b', 'k', 1);
     expect(standingOf(state, 'b', 'b#1')).toEqual({ workflowId: 'b', ticket: 't-b', slot: null, sendByMs: null });
-    expect(noticeAtCheckIn(state, 'b', 'k', 1)).toMatchObject({ reason: 'budget', sentInWindow: 1, limit: 1, ahead: 0, nextSlotAtMs: sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR });
+    expect(noticeAtCheckIn(state, 'b', 'k', 1)).toMatchObject({
+      reason: 'budget',
+      sentInWindow: 1,
+      limit: 1,
+      ahead: 0,
+      nextSlotAtMs: sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR,
+    });
   });
 
   test('a slot does not pass a holder that asked before it', () => {

@@ -33,13 +33,24 @@ test("HOW-IT-WORKS's map names every entry at the top of src/ and every folder o
   const inScripts = readdirSync(join(ROOT, 'scripts'), { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
     .map((entry) => entry.name);
-  expect({ src: [...src].sort(), scripts: [...scripts].sort() }).toEqual({ src: inSrc.sort(), scripts: inScripts.sort() });
+  expect({ src: [...src].sort(), scripts: [...scripts].sort() }).toEqual({
+    src: inSrc.sort(),
+    scripts: inScripts.sort(),
+  });
 });
 
 test('every path the README and the docs quote exists', () => {
-  const docs = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md') && name !== 'BENCHMARKS.md').map((name) => `docs/${name}`)];
+  const docs = [
+    'README.md',
+    ...readdirSync(join(ROOT, 'docs'))
+      .filter((name) => name.endsWith('.md') && name !== 'BENCHMARKS.md')
+      .map((name) => `docs/${name}`),
+  ];
   const missing = docs.flatMap((doc) =>
-    [...read(doc).matchAll(/`((?:src|scripts|test|docs)\/[A-Za-z0-9_./-]+)`/g)].map((match) => match[1] as string).filter((path) => !existsSync(join(ROOT, path))).map((path) => `${doc}: ${path}`),
+    [...read(doc).matchAll(/`((?:src|scripts|test|docs)\/[A-Za-z0-9_./-]+)`/g)]
+      .map((match) => match[1] as string)
+      .filter((path) => !existsSync(join(ROOT, path)))
+      .map((path) => `${doc}: ${path}`),
   );
   expect(missing).toEqual([]);
 });

@@ -13,9 +13,14 @@ describe('createFollowUpInputSchema', () => {
 
   test('each problem is an issue at the path of its field, so a schema that embeds it prefixes the path', () => {
     const embedded = z.object({ input: createFollowUpInputSchema() });
-    const result = embedded.safeParse({ input: { projectId: 'a b', jobId: 'j', prompt: 'p', polling: { timeout: '400d' } } });
+    const result = embedded.safeParse({
+      input: { projectId: 'a b', jobId: 'j', prompt: 'p', polling: { timeout: '400d' } },
+    });
     if (result.success) throw new Error('expected a failure');
-    expect(result.error.issues.map((issue) => issue.path.join('.'))).toEqual(['input.projectId', 'input.polling.timeout']);
+    expect(result.error.issues.map((issue) => issue.path.join('.'))).toEqual([
+      'input.projectId',
+      'input.polling.timeout',
+    ]);
   });
 
   test('a lowered prompt limit is applied', () => {

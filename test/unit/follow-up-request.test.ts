@@ -4,7 +4,12 @@
  * runs every row through both.
  */
 import { createFollowUpInputSchema } from '../../src/follow-up/input';
-import { inspectFollowUpInput, DEFAULT_POLLING, describeProblems, type FollowUpRequest } from '../../src/follow-up/request';
+import {
+  inspectFollowUpInput,
+  DEFAULT_POLLING,
+  describeProblems,
+  type FollowUpRequest,
+} from '../../src/follow-up/request';
 
 const valid = { projectId: 'proj-1', jobId: 'job-1', prompt: 'Please also update the changelog.' };
 
@@ -38,13 +43,33 @@ describe('inspectFollowUpInput with valid input', () => {
   });
 
   test('durations written as "5s", "10m" and "1.5h" become milliseconds', () => {
-    const value = parsed({ ...valid, polling: { initialInterval: '5s', maxInterval: '10m', timeout: '1.5h', backoffCoefficient: 1.5, settleWindow: '0s' } });
-    expect(value.polling).toEqual({ initialIntervalMs: 5_000, maxIntervalMs: 600_000, timeoutMs: 5_400_000, backoffCoefficient: 1.5, settleWindowMs: 0 });
+    const value = parsed({
+      ...valid,
+      polling: {
+        initialInterval: '5s',
+        maxInterval: '10m',
+        timeout: '1.5h',
+        backoffCoefficient: 1.5,
+        settleWindow: '0s',
+      },
+    });
+    expect(value.polling).toEqual({
+      initialIntervalMs: 5_000,
+      maxIntervalMs: 600_000,
+      timeoutMs: 5_400_000,
+      backoffCoefficient: 1.5,
+      settleWindowMs: 0,
+    });
   });
 
   test('durations given as numbers are taken as milliseconds; what is not given keeps its default', () => {
     const value = parsed({ ...valid, polling: { initialInterval: 250, maxInterval: 1_000, timeout: 90_000 } });
-    expect(value.polling).toEqual({ ...DEFAULT_POLLING, initialIntervalMs: 250, maxIntervalMs: 1_000, timeoutMs: 90_000 });
+    expect(value.polling).toEqual({
+      ...DEFAULT_POLLING,
+      initialIntervalMs: 250,
+      maxIntervalMs: 1_000,
+      timeoutMs: 90_000,
+    });
   });
 
   test('an interval of 1.5h is accepted when the max interval is at least as long', () => {
@@ -58,7 +83,8 @@ describe('inspectFollowUpInput with valid input', () => {
   });
 
   test('each ambiguous-send policy is accepted', () => {
-    for (const policy of ['reconcile', 'retry', 'fail'] as const) expect(parsed({ ...valid, onAmbiguousSend: policy }).onAmbiguousSend).toBe(policy);
+    for (const policy of ['reconcile', 'retry', 'fail'] as const)
+      expect(parsed({ ...valid, onAmbiguousSend: policy }).onAmbiguousSend).toBe(policy);
   });
 
   test('a prompt exactly at a lowered maximum length is accepted', () => {
@@ -95,10 +121,25 @@ describe('inspectFollowUpInput with bad input', () => {
     ['a zero interval', withPolling({ initialInterval: 0 }), 'polling.initialInterval', 'between 100ms and 1d'],
     ['a bare "5" (5 ms) interval', withPolling({ initialInterval: '5' }), 'polling.initialInterval', 'between'],
     ['an unparsable interval', withPolling({ initialInterval: 'soon' }), 'polling.initialInterval', 'not a duration'],
-    ['an interval that is a boolean', withPolling({ initialInterval: true }), 'polling.initialInterval', 'is not a duration'],
+    [
+      'an interval that is a boolean',
+      withPolling({ initialInterval: true }),
+      'polling.initialInterval',
+      'is not a duration',
+    ],
     ['a duration that is an object', withPolling({ timeout: { days: 1 } }), 'polling.timeout', 'is not a duration'],
-    ['an unknown ambiguous-send policy', { ...valid, onAmbiguousSend: 'guess' }, 'onAmbiguousSend', 'must be one of reconcile, retry, fail'],
-    ['an unparsable max interval', withPolling({ maxInterval: 'five minutes' }), 'polling.maxInterval', 'not a duration'],
+    [
+      'an unknown ambiguous-send policy',
+      { ...valid, onAmbiguousSend: 'guess' },
+      'onAmbiguousSend',
+      'must be one of reconcile, retry, fail',
+    ],
+    [
+      'an unparsable max interval',
+      withPolling({ maxInterval: 'five minutes' }),
+      'polling.maxInterval',
+      'not a duration',
+    ],
     ['a negative timeout', withPolling({ timeout: -1_000 }), 'polling.timeout', 'between 1s and 30d'],
     ['an absurd timeout of 400d', withPolling({ timeout: '400d' }), 'polling.timeout', 'between 1s and 30d'],
     [
@@ -113,14 +154,34 @@ describe('inspectFollowUpInput with bad input', () => {
       'polling.maxInterval',
       'must not be below polling.initialInterval (2m)',
     ],
-    ['a backoff coefficient below 1', withPolling({ backoffCoefficient: 0.5 }), 'polling.backoffCoefficient', 'at least 1'],
-    ['a backoff coefficient above 10', withPolling({ backoffCoefficient: 11 }), 'polling.backoffCoefficient', 'at most 10'],
-    ['a backoff coefficient as a string', withPolling({ backoffCoefficient: '2' }), 'polling.backoffCoefficient', 'must be a number'],
+    [
+      'a backoff coefficient below 1',
+      withPolling({ backoffCoefficient: 0.5 }),
+      'polling.backoffCoefficient',
+      'at least 1',
+    ],
+    [
+      'a backoff coefficient above 10',
+      withPolling({ backoffCoefficient: 11 }),
+      'polling.backoffCoefficient',
+      'at most 10',
+    ],
+    [
+      'a backoff coefficient as a string',
+      withPolling({ backoffCoefficient: '2' }),
+      'polling.backoffCoefficient',
+      'must be a number',
+    ],
     ['the removed maxPollsPerRun', withPolling({ maxPollsPerRun: 10 }), 'polling', 'unknown field(s) "maxPollsPerRun"'],
     ['polling that is not an object', withPolling('fast'), 'polling', 'must be an object'],
     ['an unknown polling field', withPolling({ interval: '5s' }), 'polling', 'unknown field(s) "interval"'],
     ['an unknown top-level field', { ...valid, projectID: 'p' }, 'input', 'unknown field(s) "projectID"'],
-    ['a second copy of the state a continued run carries', { ...valid, delivered: { sentAtMs: 0 } }, 'input', 'unknown field(s) "delivered"'],
+    [
+      'a second copy of the state a continued run carries',
+      { ...valid, delivered: { sentAtMs: 0 } },
+      'input',
+      'unknown field(s) "delivered"',
+    ],
     ['a string instead of an object', 'follow up please', 'input', 'must be a JSON object'],
     ['null instead of an object', null, 'input', 'must be a JSON object'],
     ['an array instead of an object', [valid], 'input', 'must be a JSON object'],
@@ -136,9 +197,7 @@ describe('inspectFollowUpInput with bad input', () => {
   );
 
   test('a prompt over a lowered maximum length is refused naming the prompt and the limit', () => {
-    expect(problemsOf({ ...valid, prompt: 'x'.repeat(11) }, 10)).toBe(
-      'prompt must be at most 10 characters',
-    );
+    expect(problemsOf({ ...valid, prompt: 'x'.repeat(11) }, 10)).toBe('prompt must be at most 10 characters');
   });
 
   test('the same long prompt is accepted by the default schema', () => {
@@ -154,7 +213,12 @@ describe('inspectFollowUpInput with bad input', () => {
   });
 
   test('problems in the ids and in polling are reported together', () => {
-    const problems = problemsOf({ projectId: 'a b', jobId: 'j', prompt: 'p', polling: { timeout: '400d', backoffCoefficient: 0 } });
+    const problems = problemsOf({
+      projectId: 'a b',
+      jobId: 'j',
+      prompt: 'p',
+      polling: { timeout: '400d', backoffCoefficient: 0 },
+    });
     expect(problems).toContain('projectId may contain only');
     expect(problems).toContain('polling.timeout must be between');
     expect(problems).toContain('polling.backoffCoefficient must be at least 1');
@@ -167,14 +231,20 @@ describe('inspectFollowUpInput with bad input', () => {
 
   test('the zod schema of the client agrees with the check on every row: same verdict, same resolved request', () => {
     const schema = createFollowUpInputSchema();
-    const rows: unknown[] = [...badInputs.map((row) => row[1]), valid, { ...valid, polling: { initialInterval: '2s', timeout: '10m' } }];
+    const rows: unknown[] = [
+      ...badInputs.map((row) => row[1]),
+      valid,
+      { ...valid, polling: { initialInterval: '2s', timeout: '10m' } },
+    ];
     for (const input of rows) {
       const checked = inspectFollowUpInput(input);
       const viaZod = schema.safeParse(input);
       expect({ input, ok: viaZod.success }).toEqual({ input, ok: checked.ok });
       if (checked.ok && viaZod.success) expect(viaZod.data).toEqual(checked.request);
-      if (!checked.ok && !viaZod.success) expect(viaZod.error.issues.map((issue) => issue.message)).toEqual(checked.problems.map((problem) => problem.message));
+      if (!checked.ok && !viaZod.success)
+        expect(viaZod.error.issues.map((issue) => issue.message)).toEqual(
+          checked.problems.map((problem) => problem.message),
+        );
     }
   });
 });
-

@@ -35,7 +35,6 @@ function freshJob(overrides: Partial<Parameters<AgentApiSimulator['addJob']>[0]>
   return { projectId: overrides.projectId ?? ref.projectId, jobId: overrides.jobId ?? ref.jobId };
 }
 
-
 function clientFor(baseUrl: string, overrides: { apiKey?: string; requestTimeoutMs?: number } = {}): AgentApiClient {
   return new AgentApiClient({ baseUrl, apiKey: API_KEY, requestTimeoutMs: 2_000, ...overrides });
 }
@@ -67,9 +66,9 @@ describe('encodePathSegment and buildUrl', () => {
   });
 
   test('trailing slashes of the base URL are dropped and its path prefix is kept', () => {
-    expect(buildUrl('https://proxy.example.com/agent-api//', DEFAULT_GET_JOB_PATH, { projectId: 'p', jobId: 'j' })).toBe(
-      'https://proxy.example.com/agent-api/v2/agent/p/job/j',
-    );
+    expect(
+      buildUrl('https://proxy.example.com/agent-api//', DEFAULT_GET_JOB_PATH, { projectId: 'p', jobId: 'j' }),
+    ).toBe('https://proxy.example.com/agent-api/v2/agent/p/job/j');
   });
 
   test('a template without a leading slash still gets one', () => {
@@ -79,7 +78,9 @@ describe('encodePathSegment and buildUrl', () => {
   });
 
   test('query, fragment, percent and dot characters in ids cannot change the parsed path', () => {
-    const url = new URL(buildUrl('https://api.example.com', DEFAULT_GET_JOB_PATH, { projectId: '100%', jobId: '../x?y#z' }));
+    const url = new URL(
+      buildUrl('https://api.example.com', DEFAULT_GET_JOB_PATH, { projectId: '100%', jobId: '../x?y#z' }),
+    );
     expect(url.pathname).toBe('/v2/agent/100%25/job/..%2Fx%3Fy%23z');
     expect(url.search).toBe('');
     expect(url.hash).toBe('');
@@ -145,7 +146,11 @@ describe('AgentApiClient.sendFollowUpMessage', () => {
     expect(result.job).toBeNull();
     expect(result.responseProblem).toMatch(/^field 'id': /);
     // The simulator answers a fault instead of processing the request, so it records no accepted message.
-    expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ messagesAccepted: 0, messagesRejected: 1, prompts: [] });
+    expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({
+      messagesAccepted: 0,
+      messagesRejected: 1,
+      prompts: [],
+    });
     expect(simulator.job(ref.projectId, ref.jobId).status).toBe('completed');
   });
 
@@ -305,7 +310,9 @@ describe('AgentApiClient.getAgentJob', () => {
     const server = createServer(() => controller.abort(new Error('WORKER_SHUTDOWN')));
     try {
       const baseUrl = await listen(server);
-      const failure = await failureOf(clientFor(baseUrl).sendFollowUpMessage({ projectId: 'p', jobId: 'j', prompt: 'x' }, controller.signal));
+      const failure = await failureOf(
+        clientFor(baseUrl).sendFollowUpMessage({ projectId: 'p', jobId: 'j', prompt: 'x' }, controller.signal),
+      );
       expect(failure.type).toBe('AgentApiSendAmbiguous');
       expect(failure.nonRetryable).toBe(true);
       expect(failure.message).toContain('the worker is shutting down');
@@ -333,7 +340,9 @@ describe('AgentApiClient.getAgentJob', () => {
     });
     try {
       const baseUrl = await listen(server);
-      const failure = await failureOf(clientFor(baseUrl, { requestTimeoutMs: 100 }).getAgentJob({ projectId: 'p', jobId: 'j' }));
+      const failure = await failureOf(
+        clientFor(baseUrl, { requestTimeoutMs: 100 }).getAgentJob({ projectId: 'p', jobId: 'j' }),
+      );
       expect(failure.type).toBe('AgentApiRequestTimeout');
       expect(failure.nonRetryable).toBe(false);
       expect(failure.message).toContain('within 100ms');
@@ -349,10 +358,14 @@ describe('AgentApiClient.getAgentJob', () => {
     controller.abort(reason);
     await expect(client.getAgentJob(ref, controller.signal)).rejects.toBe(reason);
     await expect(client.sendFollowUpMessage({ ...ref, prompt: 'x' }, controller.signal)).rejects.toBe(reason);
-    expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ gets: 0, messagesAccepted: 0, messagesRejected: 0 });
+    expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({
+      gets: 0,
+      messagesAccepted: 0,
+      messagesRejected: 0,
+    });
   });
 
-  test('a finished request leaves nothing attached to the caller\'s signal (a polling loop reuses one for hours)', async () => {
+  test("a finished request leaves nothing attached to the caller's signal (a polling loop reuses one for hours)", async () => {
     const ref = freshJob();
     const controller = new AbortController();
     await client.getAgentJob(ref, controller.signal);
@@ -366,7 +379,9 @@ describe('AgentApiClient.getAgentJob', () => {
     const server = createServer(() => controller.abort(reason));
     try {
       const baseUrl = await listen(server);
-      await expect(clientFor(baseUrl).getAgentJob({ projectId: 'p', jobId: 'j' }, controller.signal)).rejects.toBe(reason);
+      await expect(clientFor(baseUrl).getAgentJob({ projectId: 'p', jobId: 'j' }, controller.signal)).rejects.toBe(
+        reason,
+      );
     } finally {
       await closeServer(server);
     }

@@ -12,20 +12,44 @@ test('docs/json holds exactly the schemas the code defines (regenerate with npm 
 });
 
 const progress: FollowUpProgress = {
-  phase: 'waiting', projectId: 'p', jobId: 'j', lastStatus: 'active', lastStatusUnknown: false, waitingFor: 'work', queue: null, polls: 2,
-  lastError: null, errorsSince: null, sentAt: '2026-11-25T00:00:00.000Z', deadline: '2026-11-25T02:00:00.000Z', runs: 1, sendAttempts: 1,
-  delivery: 'response', prLink: null, outcome: null,
+  phase: 'waiting',
+  projectId: 'p',
+  jobId: 'j',
+  lastStatus: 'active',
+  lastStatusUnknown: false,
+  waitingFor: 'work',
+  queue: null,
+  polls: 2,
+  lastError: null,
+  errorsSince: null,
+  sentAt: '2026-11-25T00:00:00.000Z',
+  deadline: '2026-11-25T02:00:00.000Z',
+  runs: 1,
+  sendAttempts: 1,
+  delivery: 'response',
+  prLink: null,
+  outcome: null,
   poll: { polls: 5, nextPollAt: null, lastStatus: 'active', lastError: null, failingSince: null, failedReads: 0 },
 };
 
-test('a running follow-up: no outcome, its progress, and one count of reads (the workflow\'s and the running wait\'s)', () => {
+test("a running follow-up: no outcome, its progress, and one count of reads (the workflow's and the running wait's)", () => {
   const report = followUpReport({ workflowId: 'w', executionStatus: 'RUNNING', progress }, null);
-  expect(FollowUpReportSchema.parse(report)).toMatchObject({ workflowId: 'w', attached: null, outcome: null, result: null, polls: 7 });
+  expect(FollowUpReportSchema.parse(report)).toMatchObject({
+    workflowId: 'w',
+    attached: null,
+    outcome: null,
+    result: null,
+    polls: 7,
+  });
 });
 
 test('a follow-up that did not end with a job: its kind, type and message, and no result', () => {
   const report = followUpReport(
-    { workflowId: 'w', executionStatus: 'FAILED', outcome: { kind: 'timed-out', type: 'FollowUpTimedOut', message: 'm' } },
+    {
+      workflowId: 'w',
+      executionStatus: 'FAILED',
+      outcome: { kind: 'timed-out', type: 'FollowUpTimedOut', message: 'm' },
+    },
     { workflowId: 'w', attached: true, startedAt: '2026-11-25T00:00:00.000Z', executionStatus: 'RUNNING' },
   );
   expect(FollowUpReportSchema.parse(report)).toMatchObject({

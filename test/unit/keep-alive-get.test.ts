@@ -60,7 +60,7 @@ async function rawServer(respond: (socket: Socket, connection: number, requestOn
 }
 
 describe('the reads go over kept-alive connections', () => {
-  test('one connection carries a worker\'s reads one after another', async () => {
+  test("one connection carries a worker's reads one after another", async () => {
     const server = await rawServer((socket) => socket.write(ANSWER));
     try {
       const client = clientFor(server.baseUrl);
@@ -106,7 +106,9 @@ describe('the reads go over kept-alive connections', () => {
 
   test('a body cut short is a retryable network failure, not a job that breaks the contract', async () => {
     const server = await rawServer((socket) => {
-      socket.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(BODY) + 100}\r\n\r\n${BODY}`);
+      socket.write(
+        `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(BODY) + 100}\r\n\r\n${BODY}`,
+      );
       setImmediate(() => socket.destroy());
     });
     try {
@@ -127,7 +129,9 @@ describe('the reads go over kept-alive connections', () => {
     });
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', () => resolve()));
     const location = `http://127.0.0.1:${(other.address() as AddressInfo).port}/stolen`;
-    const server = await rawServer((socket) => socket.write(`HTTP/1.1 302 Found\r\nLocation: ${location}\r\nContent-Length: 0\r\n\r\n`));
+    const server = await rawServer((socket) =>
+      socket.write(`HTTP/1.1 302 Found\r\nLocation: ${location}\r\nContent-Length: 0\r\n\r\n`),
+    );
     try {
       const failure = await failureOf(clientFor(server.baseUrl).getAgentJob(JOB));
       expect(failure.message).toContain('302');
@@ -143,7 +147,9 @@ describe('the reads go over kept-alive connections', () => {
   test('Retry-After on a 429 reaches the failure', async () => {
     const error = JSON.stringify({ error: 'rate limited' });
     const server = await rawServer((socket) =>
-      socket.write(`HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(error)}\r\n\r\n${error}`),
+      socket.write(
+        `HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(error)}\r\n\r\n${error}`,
+      ),
     );
     try {
       const failure = await failureOf(clientFor(server.baseUrl).getAgentJob(JOB));
@@ -159,15 +165,41 @@ describe('the reads go over kept-alive connections', () => {
     const dir = mkdtempSync(join(tmpdir(), 'agent-followup-tls-'));
     let requests = 0;
     try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-        '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
-      const server = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_request, response) => {
-        requests += 1;
-        response.end(BODY);
-      });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-days',
+          '1',
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+          '-subj',
+          '/CN=127.0.0.1',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1',
+        ],
+        { stdio: 'ignore' },
+      );
+      const server = createHttpsServer(
+        { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+        (_request, response) => {
+          requests += 1;
+          response.end(BODY);
+        },
+      );
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
       try {
-        const failure = await failureOf(clientFor(`https://127.0.0.1:${(server.address() as AddressInfo).port}`).getAgentJob(JOB));
+        const failure = await failureOf(
+          clientFor(`https://127.0.0.1:${(server.address() as AddressInfo).port}`).getAgentJob(JOB),
+        );
         expect(failure.type).toBe('AgentApiNetworkError');
         expect(failure.message).toContain('SELF_SIGNED_CERT');
         expect(requests).toBe(0);

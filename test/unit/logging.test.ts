@@ -80,7 +80,9 @@ describe('formatJsonLine', () => {
       details: [{ status: 503, operation: 'get job' }],
       cause,
     });
-    const logged = JSON.parse(formatJsonLine(entry('Activity failed', { error: failure }, 'WARN'))) as { error: Record<string, unknown> };
+    const logged = JSON.parse(formatJsonLine(entry('Activity failed', { error: failure }, 'WARN'))) as {
+      error: Record<string, unknown>;
+    };
     expect(logged.error).toMatchObject({
       name: 'ApplicationFailure',
       message: 'HTTP 503 on get job',
@@ -121,7 +123,10 @@ describe('formatJsonLine', () => {
 
   test('the same object twice is not mistaken for a cycle', () => {
     const shared = { id: 1 };
-    expect(JSON.parse(formatJsonLine(entry('twice', { a: shared, b: shared })))).toMatchObject({ a: { id: 1 }, b: { id: 1 } });
+    expect(JSON.parse(formatJsonLine(entry('twice', { a: shared, b: shared })))).toMatchObject({
+      a: { id: 1 },
+      b: { id: 1 },
+    });
   });
 });
 
@@ -144,7 +149,9 @@ describe('createLineLogger', () => {
     quiet.logger.warn('No workflows registered, not polling for workflow tasks');
     quiet.logger.info('No Nexus services registered, not polling for Nexus tasks');
     quiet.logger.warn('Reading the agent job failed');
-    expect(quiet.lines.map((line) => (JSON.parse(line) as { message: string }).message)).toEqual(['Reading the agent job failed']);
+    expect(quiet.lines.map((line) => (JSON.parse(line) as { message: string }).message)).toEqual([
+      'Reading the agent job failed',
+    ]);
     const verbose = capture({ format: 'json', level: 'DEBUG' });
     verbose.logger.log('INFO', 'Worker state changed', { state: 'RUNNING' });
     expect(JSON.parse(verbose.lines[0] as string)).toMatchObject({ level: 'DEBUG', message: 'Worker state changed' });
@@ -164,28 +171,44 @@ describe('createLineLogger', () => {
   test("uses a forwarded line's own timestamp (Core's) rather than the time it was written", () => {
     const { logger, lines } = capture({ format: 'json', level: 'INFO' });
     logger.warn('from core', { [LogTimestamp]: NANOS, sdkComponent: 'core' });
-    expect(JSON.parse(lines[0] ?? '{}')).toEqual({ time: '2024-05-06T07:08:09.123Z', level: 'WARN', message: 'from core', sdkComponent: 'core' });
+    expect(JSON.parse(lines[0] ?? '{}')).toEqual({
+      time: '2024-05-06T07:08:09.123Z',
+      level: 'WARN',
+      message: 'from core',
+      sdkComponent: 'core',
+    });
   });
 
-  test.each(['json', 'text'] as const)('in %s lines, the key and its secret part are redacted wherever they appear', (format) => {
-    const { logger, lines } = capture({ format, level: 'TRACE', secrets: apiKeySecrets(KEY) });
-    const failure = ApplicationFailure.create({ type: 'AgentApiUnauthorized', message: `key ${KEY} refused`, details: [{ echoed: SECRET }] });
-    logger.warn(`Authorization: Bearer ${KEY}`, { header: `Bearer ${KEY}`, nested: { deeper: [SECRET] }, error: failure });
-    logger.info('the secret alone', { value: `x${SECRET}y` });
-    expect(lines).toHaveLength(2);
-    for (const line of lines) {
-      expect(line).not.toContain(KEY);
-      expect(line).not.toContain(SECRET);
-      expect(line).toContain(REDACTED);
-    }
-    // The stack repeats the message; it is redacted as well, and the line still parses.
-    if (format === 'json') {
-      const first = JSON.parse(lines[0] ?? '{}') as { header: string; error: { stack: string } };
-      expect(first.header).toBe(`Bearer ${REDACTED}`);
-      expect(first.error.stack).toContain(`key ${REDACTED} refused`);
-      expect(JSON.parse(lines[1] ?? '{}')).toMatchObject({ value: `x${REDACTED}y` });
-    }
-  });
+  test.each(['json', 'text'] as const)(
+    'in %s lines, the key and its secret part are redacted wherever they appear',
+    (format) => {
+      const { logger, lines } = capture({ format, level: 'TRACE', secrets: apiKeySecrets(KEY) });
+      const failure = ApplicationFailure.create({
+        type: 'AgentApiUnauthorized',
+        message: `key ${KEY} refused`,
+        details: [{ echoed: SECRET }],
+      });
+      logger.warn(`Authorization: Bearer ${KEY}`, {
+        header: `Bearer ${KEY}`,
+        nested: { deeper: [SECRET] },
+        error: failure,
+      });
+      logger.info('the secret alone', { value: `x${SECRET}y` });
+      expect(lines).toHaveLength(2);
+      for (const line of lines) {
+        expect(line).not.toContain(KEY);
+        expect(line).not.toContain(SECRET);
+        expect(line).toContain(REDACTED);
+      }
+      // The stack repeats the message; it is redacted as well, and the line still parses.
+      if (format === 'json') {
+        const first = JSON.parse(lines[0] ?? '{}') as { header: string; error: { stack: string } };
+        expect(first.header).toBe(`Bearer ${REDACTED}`);
+        expect(first.error.stack).toContain(`key ${REDACTED} refused`);
+        expect(JSON.parse(lines[1] ?? '{}')).toMatchObject({ value: `x${REDACTED}y` });
+      }
+    },
+  );
 
   test('a key with characters JSON escapes is redacted in its escaped form too', () => {
     const oddKey = 'mint_quote"back\\slash_0001';
@@ -227,7 +250,10 @@ describe('workerRuntimeOptions', () => {
       logger,
       telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
     });
-    const withMetrics = workerRuntimeOptions({ logFormat: 'text', logLevel: 'ERROR', metricsAddress: '127.0.0.1:9464' }, logger);
+    const withMetrics = workerRuntimeOptions(
+      { logFormat: 'text', logLevel: 'ERROR', metricsAddress: '127.0.0.1:9464' },
+      logger,
+    );
     expect(withMetrics.telemetryOptions).toEqual({
       logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} },
       metrics: {

@@ -16,7 +16,14 @@ function say(outcome: FollowUpOutcome): string {
 }
 
 const result: FollowUpResult = {
-  job: { id: 'job-1', status: 'completed', source: { repository: 'https://github.com/acme/p', ref: 'main' }, prLink: 'https://github.com/acme/p/pull/7', createdAt: '2026-11-25T00:00:00.000Z', archivedAt: null },
+  job: {
+    id: 'job-1',
+    status: 'completed',
+    source: { repository: 'https://github.com/acme/p', ref: 'main' },
+    prLink: 'https://github.com/acme/p/pull/7',
+    createdAt: '2026-11-25T00:00:00.000Z',
+    archivedAt: null,
+  },
   outcome: 'completed',
   prLink: 'https://github.com/acme/p/pull/7',
   polls: 3,
@@ -30,6 +37,10 @@ const result: FollowUpResult = {
 test('an if-chain on kind narrows to the result or to the failure', () => {
   expect(say(endedOutcome(result))).toBe('completed: https://github.com/acme/p/pull/7');
   expect(say(endedOutcome({ ...result, outcome: 'failed', prLink: null }))).toBe('the job ended failed');
-  const timedOut = new WorkflowFailedError('failed', ApplicationFailure.create({ type: 'FollowUpTimedOut', message: 'did not end within 10m', nonRetryable: true }), RetryState.NON_RETRYABLE_FAILURE);
+  const timedOut = new WorkflowFailedError(
+    'failed',
+    ApplicationFailure.create({ type: 'FollowUpTimedOut', message: 'did not end within 10m', nonRetryable: true }),
+    RetryState.NON_RETRYABLE_FAILURE,
+  );
   expect(say(failedOutcome(timedOut))).toBe('timed-out (FollowUpTimedOut): did not end within 10m');
 });

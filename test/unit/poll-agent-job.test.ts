@@ -7,7 +7,11 @@ import { type MockActivityEnvironment } from '@temporalio/testing';
 import { quietActivityEnvironment } from '../support/quiet-activity-environment';
 import type { PollCheckpoint, PollRequest, PollResult } from '../../src/activities/poll-agent-job';
 import { createPollAgentJob, JOB_UNCHANGED, WORKER_STOPPING } from '../../src/activities/poll-agent-job';
-import { RETRY_AFTER_PAST_DEADLINE, type ReadTrouble, type RetryAfterPastDeadlineDetails } from '../../src/follow-up/types';
+import {
+  RETRY_AFTER_PAST_DEADLINE,
+  type ReadTrouble,
+  type RetryAfterPastDeadlineDetails,
+} from '../../src/follow-up/types';
 import { jobState } from '../../src/agent-api/job';
 import { failureOf } from '../support/failures';
 import type { AgentApiSimulator } from '../../src/simulator/simulator';
@@ -25,13 +29,24 @@ function freshJob(spec: Partial<Parameters<AgentApiSimulator['addJob']>[0]> = {}
 }
 
 /** A request for a wait on `ref` that started now, polling every `intervalMs`. */
-function waitRequest(ref: { projectId: string; jobId: string }, known: PollRequest['known'], intervalMs: number, extra: Partial<PollRequest> = {}): PollRequest {
+function waitRequest(
+  ref: { projectId: string; jobId: string },
+  known: PollRequest['known'],
+  intervalMs: number,
+  extra: Partial<PollRequest> = {},
+): PollRequest {
   const now = Date.now();
   return {
     ...ref,
     known,
     acceptUnchangedFromMs: null,
-    schedule: { startedAtMs: now, initialIntervalMs: intervalMs, backoffCoefficient: 1, maxIntervalMs: intervalMs, deadlineMs: now + 3_600_000 },
+    schedule: {
+      startedAtMs: now,
+      initialIntervalMs: intervalMs,
+      backoffCoefficient: 1,
+      maxIntervalMs: intervalMs,
+      deadlineMs: now + 3_600_000,
+    },
     readAtOnce: false,
     ...extra,
   };
@@ -128,7 +143,9 @@ test('past its loop limit, a worker hands even a frequent wait to the retry time
   await waitUntil(() => loopback.simulator.counts(first.ref.projectId, first.ref.jobId).gets >= 1);
 
   const second = freshJob({ busyForMs: 600_000 });
-  const handedOver = await failureOf(run(waitRequest(second.ref, jobState(second.job), 5_000), {}, undefined, activity).done);
+  const handedOver = await failureOf(
+    run(waitRequest(second.ref, jobState(second.job), 5_000), {}, undefined, activity).done,
+  );
   expect(handedOver.type).toBe(JOB_UNCHANGED);
   expect(Number(handedOver.nextRetryDelay)).toBeLessThanOrEqual(5_000);
   expect(loopback.simulator.counts(second.ref.projectId, second.ref.jobId).gets).toBe(0);
@@ -164,8 +181,18 @@ test('three bodies in a row that break the contract end the wait with a non-retr
 
 test('the count of broken bodies carries over from the previous attempt through its heartbeat', async () => {
   const { ref, job } = freshJob({ faults: [{ operation: 'get', kind: 'invalid-schema' }] });
-  const carried: PollCheckpoint = { attempt: 1, polls: 2, sawActive: false, invalidInARow: 2, lastStatus: null, lastError: 'x', nextPollAtMs: null };
-  const failure = await failureOf(run(waitRequest(ref, jobState(job), 60_000), { attempt: 2, heartbeatDetails: carried }).done);
+  const carried: PollCheckpoint = {
+    attempt: 1,
+    polls: 2,
+    sawActive: false,
+    invalidInARow: 2,
+    lastStatus: null,
+    lastError: 'x',
+    nextPollAtMs: null,
+  };
+  const failure = await failureOf(
+    run(waitRequest(ref, jobState(job), 60_000), { attempt: 2, heartbeatDetails: carried }).done,
+  );
   expect(failure.type).toBe('AgentApiContractViolation');
   expect(loopback.simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
 });
@@ -218,7 +245,12 @@ describe('errors as errors', () => {
       { operation: 'get', status: 500 },
     ]);
     const { told, activity } = reporting();
-    const { done, heartbeats } = run(waitRequest(ref, { ...jobState(job), status: 'active', prLink: null }, 50), {}, undefined, activity);
+    const { done, heartbeats } = run(
+      waitRequest(ref, { ...jobState(job), status: 'active', prLink: null }, 50),
+      {},
+      undefined,
+      activity,
+    );
     await waitUntil(() => told.length === 2);
     loopback.simulator.finishJob(ref.projectId, ref.jobId);
     const result = await done;
@@ -237,11 +269,24 @@ describe('errors as errors', () => {
     const { ref, job } = freshJob({ busyForMs: 600_000 });
     loopback.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 503 }]);
     const carried: PollCheckpoint = {
-      attempt: 3, polls: 4, sawActive: true, invalidInARow: 0, lastStatus: 'active', lastError: 'AgentApiServerError: 503', nextPollAtMs: null,
-      failingSinceMs: 1_700_000_000_000, failedReads: 2, troubleTold: true,
+      attempt: 3,
+      polls: 4,
+      sawActive: true,
+      invalidInARow: 0,
+      lastStatus: 'active',
+      lastError: 'AgentApiServerError: 503',
+      nextPollAtMs: null,
+      failingSinceMs: 1_700_000_000_000,
+      failedReads: 2,
+      troubleTold: true,
     };
     const { told, activity } = reporting();
-    const { done, heartbeats } = run(waitRequest(ref, jobState(job), 60_000), { attempt: 4, heartbeatDetails: carried }, undefined, activity);
+    const { done, heartbeats } = run(
+      waitRequest(ref, jobState(job), 60_000),
+      { attempt: 4, heartbeatDetails: carried },
+      undefined,
+      activity,
+    );
     const failure = await failureOf(done);
     expect(failure.type).not.toBe(JOB_UNCHANGED);
     expect(told).toEqual([]);
@@ -250,7 +295,9 @@ describe('errors as errors', () => {
 
   test('a Retry-After past the deadline ends the wait at once, saying so, instead of waiting for the deadline', async () => {
     const { ref, job } = freshJob({ busyForMs: 600_000 });
-    loopback.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 429, retryAfter: String(10 * 24 * 3600) }]);
+    loopback.simulator.injectFaults(ref.projectId, ref.jobId, [
+      { operation: 'get', status: 429, retryAfter: String(10 * 24 * 3600) },
+    ]);
     const request = waitRequest(ref, jobState(job), 60_000);
     request.schedule.deadlineMs = Date.now() + 90_000;
     const failure = await failureOf(run(request, { attempt: 2 }).done);

@@ -1,6 +1,18 @@
-import { FREQUENT_POLL_LIMIT_MS, lastPollAtOrBefore, nextPollAt, pollHeartbeatTimeoutMs, type PollSchedule } from '../../src/follow-up/poll-schedule';
+import {
+  FREQUENT_POLL_LIMIT_MS,
+  lastPollAtOrBefore,
+  nextPollAt,
+  pollHeartbeatTimeoutMs,
+  type PollSchedule,
+} from '../../src/follow-up/poll-schedule';
 
-const schedule: PollSchedule = { startedAtMs: 1_000, initialIntervalMs: 5_000, backoffCoefficient: 2, maxIntervalMs: 60_000, deadlineMs: 1_000_000 };
+const schedule: PollSchedule = {
+  startedAtMs: 1_000,
+  initialIntervalMs: 5_000,
+  backoffCoefficient: 2,
+  maxIntervalMs: 60_000,
+  deadlineMs: 1_000_000,
+};
 
 describe('nextPollAt: fixed points counted from the start of the wait', () => {
   test.each([
@@ -25,7 +37,9 @@ describe('nextPollAt: fixed points counted from the start of the wait', () => {
 
   test('a coefficient of 1 is a fixed interval', () => {
     const fixed = { ...schedule, backoffCoefficient: 1, maxIntervalMs: 5_000 };
-    expect([1_000, 6_000, 11_000, 12_345].map((after) => nextPollAt(fixed, after))).toEqual([6_000, 11_000, 16_000, 16_000]);
+    expect([1_000, 6_000, 11_000, 12_345].map((after) => nextPollAt(fixed, after))).toEqual([
+      6_000, 11_000, 16_000, 16_000,
+    ]);
   });
 
   test('an initial interval above the cap is cut to the cap', () => {
@@ -37,7 +51,9 @@ describe('nextPollAt: fixed points counted from the start of the wait', () => {
     const points: number[] = [];
     let at = gentle.startedAtMs;
     for (let i = 0; i < 6; i += 1) points.push((at = nextPollAt(gentle, at) as number));
-    expect(points.map((point, i) => point - (points[i - 1] ?? gentle.startedAtMs))).toEqual([100, 150, 225, 337.5, 400, 400]);
+    expect(points.map((point, i) => point - (points[i - 1] ?? gentle.startedAtMs))).toEqual([
+      100, 150, 225, 337.5, 400, 400,
+    ]);
   });
 });
 

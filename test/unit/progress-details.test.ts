@@ -52,20 +52,32 @@ describe('the current details shown in the Web UI', () => {
     expect(failing[2]).toBe('Still waiting for the job `job-7` in project `proj-1` to end; last read as `active`.');
     expect(failing.filter((line) => line.includes('AgentApiServerError'))).toHaveLength(1);
     // The count the watcher last told (it tells again as the count doubles): at least that many.
-    expect(renderProgressDetails({ ...base, watcherId, failedReads: 8 }).split('\n')[0]).toBe('**Reading the job fails since 10:01:05 UTC, 8+ reads failed**: AgentApiServerError: 503');
+    expect(renderProgressDetails({ ...base, watcherId, failedReads: 8 }).split('\n')[0]).toBe(
+      '**Reading the job fails since 10:01:05 UTC, 8+ reads failed**: AgentApiServerError: 503',
+    );
   });
 
   test('a finished follow-up shows its pull request and the runs it took, and no longer a deadline', () => {
-    const text = renderProgressDetails({ ...base, phase: 'finished', lastStatus: 'completed', lastError: null, runs: 3, prLink: 'https://github.com/acme/site/pull/9' });
+    const text = renderProgressDetails({
+      ...base,
+      phase: 'finished',
+      lastStatus: 'completed',
+      lastError: null,
+      runs: 3,
+      prLink: 'https://github.com/acme/site/pull/9',
+    });
     expect(text).toContain('**Finished**: job `job-7` in project `proj-1` is `completed`.');
     expect(text).toContain('- Pull request: https://github.com/acme/site/pull/9');
     expect(text).toContain('over 3 runs (continued as new)');
     expect(text).not.toContain('Gives up at');
   });
 
-  test.each(['timed-out', 'cancelled', 'failed'] as const)('a follow-up that ended %s shows no deadline either', (phase) => {
-    expect(renderProgressDetails({ ...base, phase })).not.toContain('Gives up at');
-  });
+  test.each(['timed-out', 'cancelled', 'failed'] as const)(
+    'a follow-up that ended %s shows no deadline either',
+    (phase) => {
+      expect(renderProgressDetails({ ...base, phase })).not.toContain('Gives up at');
+    },
+  );
 
   test("a failed follow-up leads with the failure's own type and message, then the job's last read and the outcome", () => {
     const text = renderProgressDetails({
@@ -79,13 +91,17 @@ describe('the current details shown in the Web UI', () => {
     });
     expect(text.split('\n')[0]).toBe('**Failed**: AgentJobNotFound: job job-999 was not found in project acme-web');
     expect(text).toContain('The job `job-7` in project `proj-1` was not sent the message.');
-    expect(renderProgressDetails({ ...base, phase: 'failed', outcome: 'error' })).toContain('was last read as `active`.');
+    expect(renderProgressDetails({ ...base, phase: 'failed', outcome: 'error' })).toContain(
+      'was last read as `active`.',
+    );
     expect(text).toContain('- Outcome: `rejected` (search attribute AgentFollowUpOutcome)');
     expect(text).not.toContain('Calls to the agent API');
   });
 
   test('a follow-up that timed out while calls failed says they were failing', () => {
-    expect(renderProgressDetails({ ...base, phase: 'timed-out' })).toContain('**Calls to the agent API were failing since 10:01:05 UTC**: AgentApiServerError: 503');
+    expect(renderProgressDetails({ ...base, phase: 'timed-out' })).toContain(
+      '**Calls to the agent API were failing since 10:01:05 UTC**: AgentApiServerError: 503',
+    );
     expect(renderProgressDetails({ ...base, lastError: null, errorsSince: null })).not.toContain('failing');
   });
 
@@ -94,26 +110,50 @@ describe('the current details shown in the Web UI', () => {
   });
 
   test('a terminal read that is not yet this follow-up’s own says what it waits for', () => {
-    expect(renderProgressDetails({ ...base, lastStatus: 'completed', waitingFor: 'settle' })).toContain('waiting out the settle window');
-    expect(renderProgressDetails({ ...base, lastStatus: 'completed', waitingFor: 'confirmation' })).toContain('reading it once more');
+    expect(renderProgressDetails({ ...base, lastStatus: 'completed', waitingFor: 'settle' })).toContain(
+      'waiting out the settle window',
+    );
+    expect(renderProgressDetails({ ...base, lastStatus: 'completed', waitingFor: 'confirmation' })).toContain(
+      'reading it once more',
+    );
     // While the job is still active there is no result to confirm, so nothing is said about confirming one.
-    expect(renderProgressDetails({ ...base, lastStatus: 'active', waitingFor: 'settle' })).not.toContain('settle window');
+    expect(renderProgressDetails({ ...base, lastStatus: 'active', waitingFor: 'settle' })).not.toContain(
+      'settle window',
+    );
   });
 
   test('how the message arrived is named when it was not by the send’s answer', () => {
     expect(renderProgressDetails({ ...base, delivery: 'reconciled' })).toContain('(confirmed by reading the job)');
-    expect(renderProgressDetails({ ...base, delivery: 'earlier-run' })).toContain('(by an earlier run of this follow-up)');
+    expect(renderProgressDetails({ ...base, delivery: 'earlier-run' })).toContain(
+      '(by an earlier run of this follow-up)',
+    );
   });
 
-  test('a follow-up queued in its job\'s lane says how many go first', () => {
-    const text = renderProgressDetails({ ...base, phase: 'queued', queue: { reason: 'lane', jobId: 'job-7', ahead: 2 }, sentAt: null, sendAttempts: 0, lastStatus: null });
+  test("a follow-up queued in its job's lane says how many go first", () => {
+    const text = renderProgressDetails({
+      ...base,
+      phase: 'queued',
+      queue: { reason: 'lane', jobId: 'job-7', ahead: 2 },
+      sentAt: null,
+      sendAttempts: 0,
+      lastStatus: null,
+    });
     expect(text).toContain('**Waiting behind 2 follow-ups to job job-7** in project `proj-1`');
     expect(text).toContain('Gives up at: 2026-11-24T10:00:00.000Z');
-    expect(renderProgressDetails({ ...base, phase: 'queued', queue: null })).toContain('Checking in with the coordinator of project proj-1');
+    expect(renderProgressDetails({ ...base, phase: 'queued', queue: null })).toContain(
+      'Checking in with the coordinator of project proj-1',
+    );
   });
 
   test("a follow-up waiting for the project's send budget says how full the window is and when its slot comes", () => {
-    const queue = { reason: 'budget', sentInWindow: 80, limit: 80, windowMs: 3_600_000, nextSlotAt: '2026-11-24T14:05:00.000Z', ahead: 2 } as const;
+    const queue = {
+      reason: 'budget',
+      sentInWindow: 80,
+      limit: 80,
+      windowMs: 3_600_000,
+      nextSlotAt: '2026-11-24T14:05:00.000Z',
+      ahead: 2,
+    } as const;
     const nowMs = Date.parse('2026-11-24T14:01:48.000Z');
     expect(queuedLine({ projectId: 'proj-1', jobId: 'job-7', queue }, nowMs)).toBe(
       "Waiting for the project's send budget: 80 of 80 sent in the last hour, next slot 14:05:00 UTC (in 3m12s); 2 follow-ups ahead",
@@ -124,13 +164,17 @@ describe('the current details shown in the Web UI', () => {
   });
 
   test('before the message nothing of the job is shown (its status is that of earlier work); a busy job, an undocumented status', () => {
-    expect(renderProgressDetails({ ...base, phase: 'starting', lastStatus: null, sentAt: null, sendAttempts: 0 })).toContain(
-      "**Starting**: job `job-7` in project `proj-1`, before this follow-up's message.",
+    expect(
+      renderProgressDetails({ ...base, phase: 'starting', lastStatus: null, sentAt: null, sendAttempts: 0 }),
+    ).toContain("**Starting**: job `job-7` in project `proj-1`, before this follow-up's message.");
+    expect(renderProgressDetails({ ...base, lastStatus: null })).toContain(
+      '**Waiting for the job to end**: job `job-7` in project `proj-1`, not read since the message.',
     );
-    expect(renderProgressDetails({ ...base, lastStatus: null })).toContain('**Waiting for the job to end**: job `job-7` in project `proj-1`, not read since the message.');
     expect(renderProgressDetails({ ...base, phase: 'waiting-for-idle', sentAt: null, sendAttempts: 0 })).toContain(
       'Waiting for the job to finish its earlier work before sending',
     );
-    expect(renderProgressDetails({ ...base, lastStatus: 'queued', lastStatusUnknown: true })).toContain('`queued` (undocumented)');
+    expect(renderProgressDetails({ ...base, lastStatus: 'queued', lastStatusUnknown: true })).toContain(
+      '`queued` (undocumented)',
+    );
   });
 });

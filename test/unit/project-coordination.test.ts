@@ -23,7 +23,12 @@ import {
 const HOUR = 3_600_000;
 /** Follow-ups start in the order the tests check them in, unless a test says otherwise. */
 let started = 0;
-const request = (workflowId: string, jobId: string, slotFor: string | null = `${workflowId}#1`, deadlineMs = 10 * HOUR): EnterRequest => ({
+const request = (
+  workflowId: string,
+  jobId: string,
+  slotFor: string | null = `${workflowId}#1`,
+  deadlineMs = 10 * HOUR,
+): EnterRequest => ({
   workflowId,
   ticket: `t-${workflowId}`,
   jobId,
@@ -57,7 +62,14 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     expect(first.grants).toHaveLength(150);
     expect(first.grants.filter((grant) => grant.slot !== null)).toHaveLength(80);
     expect(first.notices).toHaveLength(70);
-    expect(first.notices[0]?.notice).toEqual({ reason: 'budget', sentInWindow: 80, limit: 80, windowMs: HOUR, nextSlotAtMs: sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR, ahead: 0 });
+    expect(first.notices[0]?.notice).toEqual({
+      reason: 'budget',
+      sentInWindow: 80,
+      limit: 80,
+      windowMs: HOUR,
+      nextSlotAtMs: sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR,
+      ahead: 0,
+    });
     expect(first.notices[69]?.notice).toMatchObject({ ahead: 69 });
     expect(first.wakeAtMs).toBe(sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR);
     // Nothing frees before the oldest send has been counted for a whole hour.
@@ -83,11 +95,18 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     schedule(state, 0);
     enter(state, request('a', 'j'), 1);
     expect(schedule(state, 1).grants).toEqual([]);
-    expect(standingOf(state, 'a', 'a#1')).toEqual({ workflowId: 'a', ticket: 't-a', slot: 'a#1', sendByMs: sendLeaseMs(HOUR) });
+    expect(standingOf(state, 'a', 'a#1')).toEqual({
+      workflowId: 'a',
+      ticket: 't-a',
+      slot: 'a#1',
+      sendByMs: sendLeaseMs(HOUR),
+    });
     expect(sentInWindow(state, 1)).toBe(1);
     expect(state.totals).toMatchObject({ granted: 1, returned: 0 });
     enter(state, request('a', 'j', 'a#2'), 2);
-    expect(schedule(state, 2).grants).toEqual([{ workflowId: 'a', ticket: 't-a', slot: 'a#2', sendByMs: 2 + sendLeaseMs(HOUR) }]);
+    expect(schedule(state, 2).grants).toEqual([
+      { workflowId: 'a', ticket: 't-a', slot: 'a#2', sendByMs: 2 + sendLeaseMs(HOUR) },
+    ]);
     expect(sentInWindow(state, 2)).toBe(2);
   });
 
@@ -128,7 +147,11 @@ describe("a project's send budget counts the way the vendor does: at most N in a
 
   test("a slot's name says which run of the follow-up asked for it, so a grant reaching a later run is told from one of its own", () => {
     const key = slotKey('run-1', 3);
-    expect([isSlotKeyOfRun(key, 'run-1'), isSlotKeyOfRun(key, 'run-2'), isSlotKeyOfRun(slotKey('run-10', 1), 'run-1')]).toEqual([true, false, false]);
+    expect([
+      isSlotKeyOfRun(key, 'run-1'),
+      isSlotKeyOfRun(key, 'run-2'),
+      isSlotKeyOfRun(slotKey('run-10', 1), 'run-1'),
+    ]).toEqual([true, false, false]);
     expect(slotKey('run-1', 1)).not.toBe(slotKey('run-1', 2));
   });
 
@@ -146,8 +169,12 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     const notices = rounds.flatMap((round) => round.notices);
     // Everything one unbounded round would have said, and no more: a job each, 80 slots in arrival order, 70 told why.
     expect(new Set(grants.map((grant) => grant.workflowId)).size).toBe(150);
-    expect(grants.filter((grant) => grant.slot !== null).map((grant) => grant.workflowId)).toEqual(Array.from({ length: 80 }, (_, index) => `f${index}`));
-    expect(notices.filter(({ notice }) => notice.reason === 'budget').map(({ workflowId }) => workflowId)).toEqual(Array.from({ length: 70 }, (_, index) => `f${index + 80}`));
+    expect(grants.filter((grant) => grant.slot !== null).map((grant) => grant.workflowId)).toEqual(
+      Array.from({ length: 80 }, (_, index) => `f${index}`),
+    );
+    expect(notices.filter(({ notice }) => notice.reason === 'budget').map(({ workflowId }) => workflowId)).toEqual(
+      Array.from({ length: 70 }, (_, index) => `f${index + 80}`),
+    );
     expect(sentInWindow(state, 0)).toBe(80);
   });
 
@@ -161,7 +188,12 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     state.limitOverride = 1;
     burst(state, 2, 0);
     expect(schedule(state, 0).grants.filter((grant) => grant.slot !== null)).toHaveLength(1);
-    expect(viewOf(state, 0)).toMatchObject({ limit: 1, limitSetForProject: true, sentInWindow: 1, waitingForBudget: ['f1'] });
+    expect(viewOf(state, 0)).toMatchObject({
+      limit: 1,
+      limitSetForProject: true,
+      sentInWindow: 1,
+      waitingForBudget: ['f1'],
+    });
     leave(state, 'f0');
     leave(state, 'f1');
     expect(isIdle(state, 2 * HOUR)).toBe(false);
@@ -200,7 +232,9 @@ describe("a job's lane: one follow-up at a time, the others in arrival order", (
     leave(state, 'a');
     const second = schedule(state, 2);
     expect(second.grants.map((grant) => grant.workflowId)).toEqual(['b']);
-    expect(second.notices).toEqual([{ workflowId: 'c', ticket: 't-c', notice: { reason: 'lane', jobId: 'j', ahead: 1 } }]);
+    expect(second.notices).toEqual([
+      { workflowId: 'c', ticket: 't-c', notice: { reason: 'lane', jobId: 'j', ahead: 1 } },
+    ]);
   });
 
   test('a follow-up that waited past its own deadline loses its place; the deadline is a wake-up time', () => {

@@ -45,13 +45,19 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('3601', NOW)).toBe(3_600_000);
   });
 
-  test.each(['soon', 'later please', '12abc', 'NaN', '-1', '1.5', '3.5', 'soon 12', '2026-11-23'])('an unreadable header %j gives undefined', (header) => {
-    expect(parseRetryAfter(header, NOW)).toBeUndefined();
-  });
+  test.each(['soon', 'later please', '12abc', 'NaN', '-1', '1.5', '3.5', 'soon 12', '2026-11-23'])(
+    'an unreadable header %j gives undefined',
+    (header) => {
+      expect(parseRetryAfter(header, NOW)).toBeUndefined();
+    },
+  );
 
-  test.each(['Sunday, 06-Nov-94 08:49:37 GMT', 'Sun Nov  6 08:49:37 1994'])('the obsolete HTTP-date form %j is read too', (header) => {
-    expect(parseRetryAfter(header, Date.parse('1994-11-06T08:49:30Z'))).toBe(7_000);
-  });
+  test.each(['Sunday, 06-Nov-94 08:49:37 GMT', 'Sun Nov  6 08:49:37 1994'])(
+    'the obsolete HTTP-date form %j is read too',
+    (header) => {
+      expect(parseRetryAfter(header, Date.parse('1994-11-06T08:49:30Z'))).toBe(7_000);
+    },
+  );
 
   test.each([null, undefined, '', '   '])('an absent or empty header %j gives undefined', (header) => {
     expect(parseRetryAfter(header, NOW)).toBeUndefined();

@@ -44,7 +44,10 @@ describe('checkScheduleRequest', () => {
   });
 
   test('takes an interval with an offset, in Temporal duration strings or milliseconds', () => {
-    expect(checkScheduleRequest({ input, every: '1d', offset: '9h' }).spec).toEqual({ everyMs: 86_400_000, offsetMs: 32_400_000 });
+    expect(checkScheduleRequest({ input, every: '1d', offset: '9h' }).spec).toEqual({
+      everyMs: 86_400_000,
+      offsetMs: 32_400_000,
+    });
     expect(checkScheduleRequest({ input, every: 3_600_000 }).spec).toEqual({ everyMs: 3_600_000, offsetMs: 0 });
   });
 
@@ -52,7 +55,11 @@ describe('checkScheduleRequest', () => {
     const given = { ...input, polling: { initialInterval: '10s', timeout: '2h' } };
     const checked = checkScheduleRequest({ input: given, every: '1h' });
     expect(checked.input).toBe(given);
-    expect(checked.parsedInput.polling).toEqual({ ...DEFAULT_POLLING, initialIntervalMs: 10_000, timeoutMs: 7_200_000 });
+    expect(checked.parsedInput.polling).toEqual({
+      ...DEFAULT_POLLING,
+      initialIntervalMs: 10_000,
+      timeoutMs: 7_200_000,
+    });
   });
 
   test('accepts every option a caller may set', () => {
@@ -128,7 +135,9 @@ describe('checkScheduleRequest', () => {
   });
 
   test('refuses a note over 1000 characters', () => {
-    expect(problemsOf({ input, cron: '@daily', note: 'n'.repeat(1001) })).toContain('note must be at most 1000 characters');
+    expect(problemsOf({ input, cron: '@daily', note: 'n'.repeat(1001) })).toContain(
+      'note must be at most 1000 characters',
+    );
   });
 });
 
@@ -158,8 +167,12 @@ describe('cronPolicyProblems', () => {
 });
 
 describe('isKnownTimeZone', () => {
-  test.each(['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata'])('knows %s', (zone) => expect(isKnownTimeZone(zone)).toBe(true));
-  test.each(['Mars/Olympus', 'Europe/Berlinn', ''])('does not know %j', (zone) => expect(isKnownTimeZone(zone)).toBe(false));
+  test.each(['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata'])('knows %s', (zone) =>
+    expect(isKnownTimeZone(zone)).toBe(true),
+  );
+  test.each(['Mars/Olympus', 'Europe/Berlinn', ''])('does not know %j', (zone) =>
+    expect(isKnownTimeZone(zone)).toBe(false),
+  );
 });
 
 describe('followUpScheduleId', () => {
@@ -182,7 +195,12 @@ describe('followUpScheduleId', () => {
 describe('buildScheduleOptions', () => {
   test('starts the follow-up workflow with the input as given and the same metadata as a start by hand', () => {
     const given = { ...input, polling: { initialInterval: '10s' } };
-    const checked = checkScheduleRequest({ input: given, cron: '0 9 * * MON-FRI', timezone: 'Europe/Berlin', note: 'weekday mornings' });
+    const checked = checkScheduleRequest({
+      input: given,
+      cron: '0 9 * * MON-FRI',
+      timezone: 'Europe/Berlin',
+      note: 'weekday mornings',
+    });
     const options = buildScheduleOptions(checked, 'agent-followup');
     expect(options.scheduleId).toBe(followUpScheduleId(input));
     expect(options.spec).toEqual({ cronExpressions: ['0 9 * * MON-FRI'], timezone: 'Europe/Berlin' });
@@ -207,12 +225,19 @@ describe('buildScheduleOptions', () => {
 
   test('sets every policy explicitly: overlap SKIP, the catch-up window and pause on failure', () => {
     const options = buildScheduleOptions(checkScheduleRequest({ input, every: '1h' }), 'q');
-    expect(options.policies).toEqual({ overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: DEFAULT_CATCHUP_WINDOW_MS, pauseOnFailure: true });
+    expect(options.policies).toEqual({
+      overlap: ScheduleOverlapPolicy.SKIP,
+      catchupWindow: DEFAULT_CATCHUP_WINDOW_MS,
+      pauseOnFailure: true,
+    });
     expect(options.spec).toEqual({ intervals: [{ every: 3_600_000, offset: 0 }] });
   });
 
   test('maps buffer-one and a turned-off pause on failure', () => {
-    const options = buildScheduleOptions(checkScheduleRequest({ input, every: '1h', overlap: 'buffer-one', pauseOnFailure: false }), 'q');
+    const options = buildScheduleOptions(
+      checkScheduleRequest({ input, every: '1h', overlap: 'buffer-one', pauseOnFailure: false }),
+      'q',
+    );
     expect(options.policies).toMatchObject({ overlap: ScheduleOverlapPolicy.BUFFER_ONE, pauseOnFailure: false });
   });
 });
@@ -230,7 +255,7 @@ describe('pauseReason', () => {
     expect(await pauseReason({ paused: true, note: '' }, lookUp(failure))).toBe('paused (no note given)');
   });
 
-  test("pause-on-failure names the run and its own failure, not the message Temporal copied", async () => {
+  test('pause-on-failure names the run and its own failure, not the message Temporal copied', async () => {
     const note = 'paused due to workflow failure: followup/p-1/j-1/abc-2026-01-01T00:00:00Z: Activity task failed';
     expect(await pauseReason({ paused: true, note }, lookUp(failure))).toBe(
       'run followup/p-1/j-1/abc-2026-01-01T00:00:00Z failed and pause-on-failure paused the schedule: AgentJobNotFound: job j-1 was not found in project p-1',

@@ -5,7 +5,16 @@ const TEXT = 1;
 
 describe('compareSearchAttributes', () => {
   test('all five registered as Keyword: nothing to fix', () => {
-    expect(compareSearchAttributes({ AgentProjectId: KEYWORD, AgentJobId: KEYWORD, AgentJobStatus: KEYWORD, AgentPrLink: KEYWORD, AgentFollowUpOutcome: KEYWORD, Other: TEXT })).toEqual([]);
+    expect(
+      compareSearchAttributes({
+        AgentProjectId: KEYWORD,
+        AgentJobId: KEYWORD,
+        AgentJobStatus: KEYWORD,
+        AgentPrLink: KEYWORD,
+        AgentFollowUpOutcome: KEYWORD,
+        Other: TEXT,
+      }),
+    ).toEqual([]);
   });
 
   test('names each missing attribute and each one of the wrong type', () => {

@@ -12,7 +12,9 @@ const job = (status: string, prLink: string | null = null): AgentJob => ({
   createdAt: '2026-11-23T10:00:00.000Z',
 });
 
-function names(updates: ReturnType<typeof jobAttributeUpdates> | ReturnType<typeof endingAttributeUpdates>): Record<string, unknown> {
+function names(
+  updates: ReturnType<typeof jobAttributeUpdates> | ReturnType<typeof endingAttributeUpdates>,
+): Record<string, unknown> {
   return Object.fromEntries(updates.map((pair) => [pair.key.name, pair.value]));
 }
 
@@ -36,7 +38,9 @@ describe('jobAttributeUpdates', () => {
 
   test('a PR link the attribute cannot hold is left out rather than failing the workflow task', () => {
     const longLink = `https://github.com/${'a'.repeat(MAX_KEYWORD_LENGTH)}/pull/1`;
-    const updates = names(jobAttributeUpdates(ref, job('completed', longLink), { projectId: 'proj-1', jobId: 'job-7' }));
+    const updates = names(
+      jobAttributeUpdates(ref, job('completed', longLink), { projectId: 'proj-1', jobId: 'job-7' }),
+    );
     expect(updates).toEqual({ AgentJobStatus: 'completed' });
   });
 
@@ -55,12 +59,17 @@ describe('endingAttributeUpdates', () => {
   test.each(['timed-out', 'rejected', 'cancelled', 'error'] as const)(
     'a follow-up that ended %s while the job was active removes AgentJobStatus, so "active" finds only live follow-ups',
     (outcome) => {
-      expect(names(endingAttributeUpdates(outcome, 'active'))).toEqual({ AgentFollowUpOutcome: outcome, AgentJobStatus: null });
+      expect(names(endingAttributeUpdates(outcome, 'active'))).toEqual({
+        AgentFollowUpOutcome: outcome,
+        AgentJobStatus: null,
+      });
     },
   );
 
   test('a follow-up that never read the job has no status to remove', () => {
-    expect(names(endingAttributeUpdates('invalid-input', undefined))).toEqual({ AgentFollowUpOutcome: 'invalid-input' });
+    expect(names(endingAttributeUpdates('invalid-input', undefined))).toEqual({
+      AgentFollowUpOutcome: 'invalid-input',
+    });
   });
 });
 

@@ -1,4 +1,12 @@
-import { apiKeySecrets, REDACTED, scrubSecrets, secretDetector, secretForms, secretRedactor, WITHHELD } from '../../src/secrets';
+import {
+  apiKeySecrets,
+  REDACTED,
+  scrubSecrets,
+  secretDetector,
+  secretForms,
+  secretRedactor,
+  WITHHELD,
+} from '../../src/secrets';
 
 /** A key with the two characters JSON escapes, and one that URL-encoding changes. */
 const KEY = 'mint_ab"cd\\ef/gh+12';
@@ -58,11 +66,17 @@ describe('secretDetector and scrubSecrets: the key under any common transformati
   const echo = `Authorization: Bearer ${KEY}`;
   const bytes = (text: string) => Buffer.from(text, 'utf8');
   const percentAll = (text: string, lower = false) =>
-    [...bytes(text)].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).map((escape) => (lower ? escape : escape.toUpperCase())).join('');
+    [...bytes(text)]
+      .map((byte) => `%${byte.toString(16).padStart(2, '0')}`)
+      .map((escape) => (lower ? escape : escape.toUpperCase()))
+      .join('');
 
   // Each is a form an API or a proxy really produces; none is in secretForms' list except where said.
   test.each([
-    ['JSON \\u escapes of every character', [...KEY].map((char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')],
+    [
+      'JSON \\u escapes of every character',
+      [...KEY].map((char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
+    ],
     ['JSON \\u0022-style escapes of the quote only', KEY.replace('"', '\\u0022')],
     ['lowercase percent-encoding', percentAll(KEY, true)],
     ['uppercase percent-encoding of every byte', percentAll(KEY)],

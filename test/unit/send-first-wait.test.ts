@@ -32,7 +32,10 @@ function temporalThat(fails: boolean, refusesRecord = false) {
       },
     },
     workflow: {
-      signalWithStart: async (type: string, options: { workflowId: string; taskQueue: string; signalArgs: [WatchRegistration] }) => {
+      signalWithStart: async (
+        type: string,
+        options: { workflowId: string; taskQueue: string; signalArgs: [WatchRegistration] },
+      ) => {
         if (fails) throw new Error('Temporal is unreachable');
         calls.push({ workflowId: options.workflowId, registration: options.signalArgs[0] });
         started = { type, taskQueue: options.taskQueue };
@@ -52,24 +55,47 @@ function acceptedSoFar(): number {
 
 function send(request: SendRequest, temporal: Client): Promise<SentMessage> {
   const { sendFollowUpMessage } = createActivities({ api: loopback.api, temporal, coordination: DEFAULT_COORDINATION });
-  const env = quietActivityEnvironment({ heartbeatTimeoutMs: 10_000, workflowExecution: { workflowId: 'follow-up-1', runId: 'run-1' } });
+  const env = quietActivityEnvironment({
+    heartbeatTimeoutMs: 10_000,
+    workflowExecution: { workflowId: 'follow-up-1', runId: 'run-1' },
+  });
   return env.run(sendFollowUpMessage, request);
 }
 
-const schedule = { initialIntervalMs: 5_000, backoffCoefficient: 2, maxIntervalMs: 60_000, deadlineMs: Date.now() + 3_600_000 };
+const schedule = {
+  initialIntervalMs: 5_000,
+  backoffCoefficient: 2,
+  maxIntervalMs: 60_000,
+  deadlineMs: Date.now() + 3_600_000,
+};
 
 test("the first wait is registered with the job's answer, round 0, the settle window from the request's start", async () => {
   const ref = { projectId: 'proj-send-1', jobId: 'job-send-1' };
   loopback.simulator.addJob(ref);
   const { client, calls } = temporalThat(false);
   const baseline = { status: 'completed', prLink: null, archivedAt: null };
-  const sent = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000, watch: { watcherId: 'watcher-3', baseline, settleWindowMs: 15_000, schedule, replyTo: 'wait-0' } }, client);
+  const sent = await send(
+    {
+      ...ref,
+      prompt: 'Go',
+      sendByMs: Date.now() + 60_000,
+      watch: { watcherId: 'watcher-3', baseline, settleWindowMs: 15_000, schedule, replyTo: 'wait-0' },
+    },
+    client,
+  );
   expect(sent.job?.status).toBe('active');
   expect(calls).toHaveLength(1);
   expect(calls[0]?.workflowId).toBe('watcher-3');
   const registration = calls[0]?.registration;
   expect(sent.watching).toEqual(registration);
-  expect(registration).toMatchObject({ workflowId: 'follow-up-1', runId: 'run-1', ...ref, known: { status: 'active' }, readAtOnce: false, round: 0 });
+  expect(registration).toMatchObject({
+    workflowId: 'follow-up-1',
+    runId: 'run-1',
+    ...ref,
+    known: { status: 'active' },
+    readAtOnce: false,
+    round: 0,
+  });
   expect(registration?.acceptUnchangedFromMs).toBe(sent.requestStartedAtMs + 15_000);
   expect(registration?.schedule).toMatchObject(schedule);
   expect(registration?.schedule.startedAtMs).toBeGreaterThanOrEqual(sent.requestStartedAtMs);
@@ -80,7 +106,15 @@ test('a registration that fails loses nothing: the send is still returned, and `
   loopback.simulator.addJob(ref);
   const { client } = temporalThat(true);
   const baseline = { status: 'completed', prLink: null, archivedAt: null };
-  const sent = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000, watch: { watcherId: 'watcher-3', baseline, settleWindowMs: 15_000, schedule, replyTo: 'wait-0' } }, client);
+  const sent = await send(
+    {
+      ...ref,
+      prompt: 'Go',
+      sendByMs: Date.now() + 60_000,
+      watch: { watcherId: 'watcher-3', baseline, settleWindowMs: 15_000, schedule, replyTo: 'wait-0' },
+    },
+    client,
+  );
   expect(sent.job?.status).toBe('active');
   expect(sent.watching).toBeNull();
   expect(loopback.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
@@ -111,7 +145,9 @@ describe('the request leaves only once the server has its record', () => {
     const ref = { projectId: 'proj-send-5', jobId: 'job-send-5' };
     loopback.simulator.addJob(ref);
     const { client } = temporalThat(false, true);
-    const failure = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000 }, client).catch((error: unknown) => error);
+    const failure = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000 }, client).catch(
+      (error: unknown) => error,
+    );
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: SEND_NOT_RECORDED, details: [{ request: 'not-sent' }] });
     expect(loopback.simulator.counts(ref.projectId, ref.jobId).idempotencyKeys).toHaveLength(0);
@@ -122,13 +158,23 @@ describe('the request leaves only once the server has its record', () => {
     const ref = { projectId: 'proj-send-6', jobId: 'job-send-6' };
     const { client, records } = temporalThat(false);
     const { sendFollowUpMessage } = createActivities({
-      api: { sendFollowUpMessage: () => Promise.reject(new TypeError('a bug after the request left')) } as unknown as typeof loopback.api,
+      api: {
+        sendFollowUpMessage: () => Promise.reject(new TypeError('a bug after the request left')),
+      } as unknown as typeof loopback.api,
       temporal: client,
       coordination: DEFAULT_COORDINATION,
     });
-    const env = quietActivityEnvironment({ heartbeatTimeoutMs: 10_000, workflowExecution: { workflowId: 'follow-up-1', runId: 'run-1' } });
-    const failure = await env.run(sendFollowUpMessage, { ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000 }).catch((error: unknown) => error);
+    const env = quietActivityEnvironment({
+      heartbeatTimeoutMs: 10_000,
+      workflowExecution: { workflowId: 'follow-up-1', runId: 'run-1' },
+    });
+    const failure = await env
+      .run(sendFollowUpMessage, { ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000 })
+      .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ApplicationFailure);
-    expect(failure).toMatchObject({ type: 'TypeError', details: [{ requestStartedAtMs: (records[0]?.details as { requestStartedAtMs: number }).requestStartedAtMs }] });
+    expect(failure).toMatchObject({
+      type: 'TypeError',
+      details: [{ requestStartedAtMs: (records[0]?.details as { requestStartedAtMs: number }).requestStartedAtMs }],
+    });
   });
 });

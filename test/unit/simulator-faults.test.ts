@@ -3,7 +3,13 @@
  * Time that matters to the job is an injected clock; real timers are used only for short latency faults.
  */
 import { AgentJobSchema } from '../../src/agent-api/schemas';
-import { AgentApiSimulator, MALFORMED_JOB_BODY, type FaultRule, type SimulatedJobSpec, type SimulatorOptions } from '../../src/simulator/simulator';
+import {
+  AgentApiSimulator,
+  MALFORMED_JOB_BODY,
+  type FaultRule,
+  type SimulatedJobSpec,
+  type SimulatorOptions,
+} from '../../src/simulator/simulator';
 
 const API_KEY = 'mint_test_sim_key_0001';
 const WORK_MS = 50;
@@ -19,7 +25,12 @@ let jobCounter = 0;
 const extraSimulators: AgentApiSimulator[] = [];
 
 beforeAll(async () => {
-  simulator = await AgentApiSimulator.start({ apiKey: API_KEY, defaultWorkMs: WORK_MS, now: () => clock, honourIdempotencyKey: true });
+  simulator = await AgentApiSimulator.start({
+    apiKey: API_KEY,
+    defaultWorkMs: WORK_MS,
+    now: () => clock,
+    honourIdempotencyKey: true,
+  });
 });
 
 afterAll(async () => {
@@ -28,7 +39,13 @@ afterAll(async () => {
 
 /** A simulator of the test's own, for options or global rules that must not leak into other tests. */
 async function ownSimulator(options: SimulatorOptions = {}): Promise<AgentApiSimulator> {
-  const own = await AgentApiSimulator.start({ apiKey: API_KEY, defaultWorkMs: WORK_MS, now: () => clock, honourIdempotencyKey: true, ...options });
+  const own = await AgentApiSimulator.start({
+    apiKey: API_KEY,
+    defaultWorkMs: WORK_MS,
+    now: () => clock,
+    honourIdempotencyKey: true,
+    ...options,
+  });
   extraSimulators.push(own);
   return own;
 }
@@ -75,7 +92,10 @@ async function json(response: Response): Promise<Record<string, unknown>> {
 }
 
 async function postControl(path: string, body: unknown, on: AgentApiSimulator = simulator): Promise<Response> {
-  return fetch(`${on.baseUrl}/_simulator/${path}`, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return fetch(`${on.baseUrl}/_simulator/${path}`, {
+    method: 'POST',
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }
 
 /** Polls a condition with a deadline, for effects that happen on the server after the client stopped listening. */
@@ -94,7 +114,11 @@ describe('status faults', () => {
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBe('7');
     expect(await json(response)).toEqual({ error: 'injected 503' });
-    expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ messagesAccepted: 0, messagesRejected: 1, prompts: [] });
+    expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({
+      messagesAccepted: 0,
+      messagesRejected: 1,
+      prompts: [],
+    });
     expect(simulator.job(ref.projectId, ref.jobId).status).toBe('completed');
   });
 
@@ -119,10 +143,16 @@ describe('latency faults', () => {
     const ref = freshJob({ faults: [{ operation: 'send', kind: 'latency', latencyMs: 100 }] });
     const controller = new AbortController();
     const sending = send(ref, 'Are you there?', { idempotencyKey: 'abandoned-1', signal: controller.signal });
-    await waitFor(() => simulator.counts(ref.projectId, ref.jobId).idempotencyKeys.length === 1, 'the request to arrive');
+    await waitFor(
+      () => simulator.counts(ref.projectId, ref.jobId).idempotencyKeys.length === 1,
+      'the request to arrive',
+    );
     controller.abort();
     await expect(sending).rejects.toThrow();
-    await waitFor(() => simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1, 'the held send to be processed');
+    await waitFor(
+      () => simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1,
+      'the held send to be processed',
+    );
     expect(simulator.job(ref.projectId, ref.jobId).status).toBe('active');
   });
 
@@ -150,14 +180,23 @@ describe('dropped connections', () => {
   test('drop-before-processing destroys the connection and the send is not accepted', async () => {
     const ref = freshJob({ faults: [{ operation: 'send', kind: 'drop-before-processing' }] });
     await expect(send(ref, 'Lost on the way.')).rejects.toThrow();
-    expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ messagesAccepted: 0, messagesRejected: 0, dropped: 1, prompts: [] });
+    expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({
+      messagesAccepted: 0,
+      messagesRejected: 0,
+      dropped: 1,
+      prompts: [],
+    });
     expect(simulator.job(ref.projectId, ref.jobId).status).toBe('completed');
   });
 
   test('drop-after-processing accepts the send, then destroys the connection without an answer', async () => {
     const ref = freshJob({ faults: [{ operation: 'send', kind: 'drop-after-processing' }] });
     await expect(send(ref, 'Answer lost.')).rejects.toThrow();
-    expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ messagesAccepted: 1, dropped: 1, prompts: ['Answer lost.'] });
+    expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({
+      messagesAccepted: 1,
+      dropped: 1,
+      prompts: ['Answer lost.'],
+    });
     expect(simulator.job(ref.projectId, ref.jobId).status).toBe('active');
   });
 
@@ -295,8 +334,12 @@ describe('rates, times and order', () => {
     const ref = { projectId: 'proj-fault-invalid', jobId: 'job-fault-invalid' };
     expect(() => simulator.addJob({ ...ref, faults: [{ operation: 'get', kind: 'status' }] })).toThrow(/\[0\]\.status/);
     expect(() => simulator.job(ref.projectId, ref.jobId)).toThrow('no simulated job');
-    expect(() => simulator.setGlobalFaults([{ operation: 'get', kind: 'latency', rate: 1.5, latencyMs: 1 }])).toThrow(/rate/);
-    expect(() => simulator.setGlobalFaults([{ operation: 'send', kind: 'stale-terminal' }])).toThrow(/only changes reads/);
+    expect(() => simulator.setGlobalFaults([{ operation: 'get', kind: 'latency', rate: 1.5, latencyMs: 1 }])).toThrow(
+      /rate/,
+    );
+    expect(() => simulator.setGlobalFaults([{ operation: 'send', kind: 'stale-terminal' }])).toThrow(
+      /only changes reads/,
+    );
   });
 });
 
@@ -308,7 +351,10 @@ describe('Idempotency-Key', () => {
     clock += WORK_MS;
     const later = await send(ref, 'Once.', { idempotencyKey: 'key-once-1' });
     expect(later.status).toBe(200);
-    expect(await json(later)).toMatchObject({ status: 'completed', prLink: `https://github.com/acme/${ref.projectId}/pull/101` });
+    expect(await json(later)).toMatchObject({
+      status: 'completed',
+      prLink: `https://github.com/acme/${ref.projectId}/pull/101`,
+    });
     expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({
       messagesAccepted: 1,
       duplicatesSuppressed: 2,
@@ -338,7 +384,11 @@ describe('Idempotency-Key', () => {
     const retry = await send(ref, 'Retry me.', { idempotencyKey: 'key-retry-1' });
     expect(retry.status).toBe(200);
     expect((await json(retry)).status).toBe('active');
-    expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ messagesAccepted: 1, duplicatesSuppressed: 1, dropped: 1 });
+    expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({
+      messagesAccepted: 1,
+      duplicatesSuppressed: 1,
+      dropped: 1,
+    });
   });
 
   test('a key seen only on sends that were not accepted is not recorded', async () => {
@@ -370,7 +420,11 @@ describe('Idempotency-Key', () => {
     expect((await send(second, 'Two.', { on: own, idempotencyKey: 'key-limit-b' })).status).toBe(429);
     clock += 3_600_000;
     expect((await send(second, 'Two.', { on: own, idempotencyKey: 'key-limit-b' })).status).toBe(200);
-    expect(own.counts(second.projectId, second.jobId)).toMatchObject({ messagesAccepted: 1, messagesRejected: 1, duplicatesSuppressed: 0 });
+    expect(own.counts(second.projectId, second.jobId)).toMatchObject({
+      messagesAccepted: 1,
+      messagesRejected: 1,
+      duplicatesSuppressed: 0,
+    });
   });
 
   test.each([
@@ -408,7 +462,9 @@ describe('echoing the Authorization header in errors', () => {
 
     expect(await messageOf(getJob(ref, own, { headers: { Authorization: `Bearer ${wrongKey}` } }))).toContain(wrongKey);
     expect(await messageOf(getJob({ projectId: 'nope', jobId: 'nope' }, own))).toContain(bearer);
-    expect(await messageOf(fetch(`${own.baseUrl}/v2/agent/nowhere`, { headers: { Authorization: bearer } }))).toContain(bearer);
+    expect(await messageOf(fetch(`${own.baseUrl}/v2/agent/nowhere`, { headers: { Authorization: bearer } }))).toContain(
+      bearer,
+    );
     expect(await messageOf(send(ref, '', { on: own }))).toContain(bearer);
     expect(await messageOf(send(ref, 'x', { on: own, headers: { 'Content-Type': 'text/plain' } }))).toContain(bearer);
     expect((await send(ref, 'Uses the hour.', { on: own })).status).toBe(200);
@@ -462,7 +518,9 @@ describe('control routes', () => {
   test('POST /_simulator/faults sets the global rules', async () => {
     const own = await ownSimulator();
     const ref = freshJob({}, own);
-    expect((await postControl('faults', [{ operation: 'get', kind: 'status', status: 504, times: 1 }], own)).status).toBe(204);
+    expect(
+      (await postControl('faults', [{ operation: 'get', kind: 'status', status: 504, times: 1 }], own)).status,
+    ).toBe(204);
     expect((await getJob(ref, own)).status).toBe(504);
     expect((await getJob(ref, own)).status).toBe(200);
   });
@@ -480,7 +538,10 @@ describe('control routes', () => {
   test('POST /_simulator/jobs accepts fault rules in the job spec', async () => {
     jobCounter += 1;
     const ref = { projectId: `proj-fault-ctl-${jobCounter}`, jobId: `job-fault-ctl-${jobCounter}` };
-    const created = await postControl('jobs', { ...ref, faults: [{ operation: 'get', kind: 'status', status: 429, retryAfter: '3' }] });
+    const created = await postControl('jobs', {
+      ...ref,
+      faults: [{ operation: 'get', kind: 'status', status: 429, retryAfter: '3' }],
+    });
     expect(created.status).toBe(201);
     const response = await getJob(ref);
     expect(response.status).toBe(429);

@@ -57,12 +57,17 @@ describe('parseSimulatorArgs', () => {
 
   test('repeated --fault flags, --seed and --no-idempotency are all taken', () => {
     const args = parseSimulatorArgs([
-      '--fault', 'get:status:0.2:503',
-      '--fault', 'send:drop-after-processing:0.3',
-      '--seed', '1234',
+      '--fault',
+      'get:status:0.2:503',
+      '--fault',
+      'send:drop-after-processing:0.3',
+      '--seed',
+      '1234',
       '--no-idempotency',
-      '--job', 'p/j=failed',
-      '--rate-limit', '100',
+      '--job',
+      'p/j=failed',
+      '--rate-limit',
+      '100',
     ]);
     expect(args.faults).toEqual([
       { operation: 'get', kind: 'status', rate: 0.2, status: 503 },
@@ -75,7 +80,17 @@ describe('parseSimulatorArgs', () => {
   test('every bad flag is listed in one UsageError', () => {
     let error: unknown;
     try {
-      parseSimulatorArgs(['--port', '70000', '--seed=-1', '--fault', 'get:status', '--job', 'nojob', '--work-ms', '1.5']);
+      parseSimulatorArgs([
+        '--port',
+        '70000',
+        '--seed=-1',
+        '--fault',
+        'get:status',
+        '--job',
+        'nojob',
+        '--work-ms',
+        '1.5',
+      ]);
     } catch (caught) {
       error = caught;
     }
@@ -98,6 +113,8 @@ describe('parseSimulatorArgs', () => {
   });
 
   test('a seed beyond 32 bits is refused rather than silently wrapped', () => {
-    expect(() => parseSimulatorArgs(['--seed', '4294967296'])).toThrow('--seed must be a whole number from 0 to 4294967295');
+    expect(() => parseSimulatorArgs(['--seed', '4294967296'])).toThrow(
+      '--seed must be a whole number from 0 to 4294967295',
+    );
   });
 });

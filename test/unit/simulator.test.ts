@@ -31,7 +31,6 @@ async function postMessage(ref: JobRef, body: string, headers: Record<string, st
   });
 }
 
-
 beforeAll(async () => {
   simulator = await AgentApiSimulator.start({ apiKey: API_KEY, defaultWorkMs: WORK_MS, now: () => clock });
   client = new AgentApiClient({ baseUrl: simulator.baseUrl, apiKey: API_KEY, requestTimeoutMs: 2_000 });
@@ -64,10 +63,14 @@ describe('AgentApiSimulator requests', () => {
       const ref = freshJob();
       for (const sim of [strict, lenient]) sim.addJob(ref);
       const read = (sim: AgentApiSimulator, key: string) =>
-        fetch(`${sim.baseUrl}/v2/agent/${ref.projectId}/job/${ref.jobId}`, { headers: { Authorization: `Bearer ${key}` } });
+        fetch(`${sim.baseUrl}/v2/agent/${ref.projectId}/job/${ref.jobId}`, {
+          headers: { Authorization: `Bearer ${key}` },
+        });
       const assistant = await read(strict, 'mint_dsc_assistant-key-1234');
       expect(assistant.status).toBe(401);
-      expect(((await assistant.json()) as { error: string }).error).toBe('this is an assistant key (mint_dsc_...); the agent endpoints take an admin key (mint_...)');
+      expect(((await assistant.json()) as { error: string }).error).toBe(
+        'this is an assistant key (mint_dsc_...); the agent endpoints take an admin key (mint_...)',
+      );
       expect((await read(strict, 'mint_us_search-key-12345')).status).toBe(401);
       expect((await read(strict, 'mint_admin-key-12345')).status).toBe(200);
       expect((await read(lenient, 'mint_dsc_assistant-key-1234')).status).toBe(200);
@@ -154,7 +157,10 @@ describe('AgentApiSimulator job states', () => {
     const ref = freshJob({ outcome: 'archived' });
     await client.sendFollowUpMessage({ ...ref, prompt: 'Archive me.' });
     clock += WORK_MS;
-    expect(await client.getAgentJob(ref)).toMatchObject({ status: 'archived', archivedAt: new Date(clock).toISOString() });
+    expect(await client.getAgentJob(ref)).toMatchObject({
+      status: 'archived',
+      archivedAt: new Date(clock).toISOString(),
+    });
   });
 
   test('each completed follow-up opens a new pull request', async () => {
@@ -171,11 +177,15 @@ describe('AgentApiSimulator job states', () => {
   test('a job finished by hand can be given a pull request link of its own; other outcomes ignore it', async () => {
     const ref = freshJob();
     await client.sendFollowUpMessage({ ...ref, prompt: 'Done now.' });
-    expect(simulator.finishJob(ref.projectId, ref.jobId, { prLink: 'https://github.com/acme/own/pull/7' }).prLink).toBe('https://github.com/acme/own/pull/7');
+    expect(simulator.finishJob(ref.projectId, ref.jobId, { prLink: 'https://github.com/acme/own/pull/7' }).prLink).toBe(
+      'https://github.com/acme/own/pull/7',
+    );
     expect((await client.getAgentJob(ref)).prLink).toBe('https://github.com/acme/own/pull/7');
     const failing = freshJob({ outcome: 'failed' });
     await client.sendFollowUpMessage({ ...failing, prompt: 'Fail now.' });
-    expect(simulator.finishJob(failing.projectId, failing.jobId, { prLink: 'https://github.com/acme/own/pull/8' })).toMatchObject({ status: 'failed', prLink: null });
+    expect(
+      simulator.finishJob(failing.projectId, failing.jobId, { prLink: 'https://github.com/acme/own/pull/8' }),
+    ).toMatchObject({ status: 'failed', prLink: null });
   });
 
   test("a job's own work time overrides the simulator's default", async () => {
@@ -224,7 +234,11 @@ describe('AgentApiSimulator faults', () => {
     simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'send', status: 500 }]);
     // Raw HTTP: how the client classifies a failed send is the client's business, not the simulator's.
     expect((await postMessage(ref, JSON.stringify({ prompt: 'Go.' }))).status).toBe(500);
-    expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ messagesAccepted: 0, messagesRejected: 1, prompts: [] });
+    expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({
+      messagesAccepted: 0,
+      messagesRejected: 1,
+      prompts: [],
+    });
     expect(simulator.job(ref.projectId, ref.jobId).status).toBe('completed');
   });
 });
@@ -232,7 +246,11 @@ describe('AgentApiSimulator faults', () => {
 describe('AgentApiSimulator rate limit', () => {
   test('sends over the hourly limit get 429 without Retry-After (the vendor documents none), then pass again an hour later', async () => {
     let limitedClock = Date.parse('2025-06-01T09:00:00Z');
-    const limited = await AgentApiSimulator.start({ apiKey: API_KEY, sendsPerProjectPerHour: 1, now: () => limitedClock });
+    const limited = await AgentApiSimulator.start({
+      apiKey: API_KEY,
+      sendsPerProjectPerHour: 1,
+      now: () => limitedClock,
+    });
     try {
       const limitedClient = new AgentApiClient({ baseUrl: limited.baseUrl, apiKey: API_KEY, requestTimeoutMs: 2_000 });
       const first = { projectId: 'proj-limited', jobId: 'job-limited-1' };
@@ -244,7 +262,10 @@ describe('AgentApiSimulator rate limit', () => {
       const failure = await failureOf(limitedClient.sendFollowUpMessage({ ...second, prompt: 'Two.' }));
       expect(failure.type).toBe('AgentApiRateLimited');
       expect(failure.nextRetryDelay).toBeUndefined();
-      expect(limited.counts(second.projectId, second.jobId)).toMatchObject({ messagesAccepted: 0, messagesRejected: 1 });
+      expect(limited.counts(second.projectId, second.jobId)).toMatchObject({
+        messagesAccepted: 0,
+        messagesRejected: 1,
+      });
       limitedClock += 3_000_000;
       expect((await limitedClient.sendFollowUpMessage({ ...second, prompt: 'Two.' })).job?.status).toBe('active');
     } finally {
@@ -259,11 +280,19 @@ describe('AgentApiSimulator keys', () => {
     try {
       open.addJob({ projectId: 'proj-open', jobId: 'job-open' });
       const ref = { projectId: 'proj-open', jobId: 'job-open' };
-      const anyKey = new AgentApiClient({ baseUrl: open.baseUrl, apiKey: 'mint_test_unit_key_0003', requestTimeoutMs: 2_000 });
+      const anyKey = new AgentApiClient({
+        baseUrl: open.baseUrl,
+        apiKey: 'mint_test_unit_key_0003',
+        requestTimeoutMs: 2_000,
+      });
       expect((await anyKey.getAgentJob(ref)).id).toBe('job-open');
       const shortKey = new AgentApiClient({ baseUrl: open.baseUrl, apiKey: 'mint_short', requestTimeoutMs: 2_000 });
       expect((await failureOf(shortKey.getAgentJob(ref))).type).toBe('AgentApiUnauthorized');
-      const otherPrefix = new AgentApiClient({ baseUrl: open.baseUrl, apiKey: 'sk_test_unit_key_0003', requestTimeoutMs: 2_000 });
+      const otherPrefix = new AgentApiClient({
+        baseUrl: open.baseUrl,
+        apiKey: 'sk_test_unit_key_0003',
+        requestTimeoutMs: 2_000,
+      });
       expect((await failureOf(otherPrefix.getAgentJob(ref))).type).toBe('AgentApiUnauthorized');
     } finally {
       await open.close();
@@ -284,19 +313,31 @@ describe('AgentApiSimulator control routes', () => {
   test('jobs and faults can be set up over HTTP and the job read back with its counts', async () => {
     jobCounter += 1;
     const ref = { projectId: `proj-ctl-${jobCounter}`, jobId: `ctl/${jobCounter}` };
-    const created = await fetch(`${simulator.baseUrl}/_simulator/jobs`, { method: 'POST', body: JSON.stringify({ ...ref, status: 'active' }) });
+    const created = await fetch(`${simulator.baseUrl}/_simulator/jobs`, {
+      method: 'POST',
+      body: JSON.stringify({ ...ref, status: 'active' }),
+    });
     expect(created.status).toBe(201);
     const controlUrl = `${simulator.baseUrl}/_simulator/jobs/${encodeURIComponent(ref.projectId)}/${encodeURIComponent(ref.jobId)}`;
-    const faults = await fetch(`${controlUrl}/faults`, { method: 'POST', body: JSON.stringify([{ operation: 'get', status: 502 }]) });
+    const faults = await fetch(`${controlUrl}/faults`, {
+      method: 'POST',
+      body: JSON.stringify([{ operation: 'get', status: 502 }]),
+    });
     expect(faults.status).toBe(204);
     expect((await failureOf(client.getAgentJob(ref))).type).toBe('AgentApiServerError');
-    const state = (await (await fetch(controlUrl)).json()) as { job: { id: string; status: string }; counts: { gets: number } };
+    const state = (await (await fetch(controlUrl)).json()) as {
+      job: { id: string; status: string };
+      counts: { gets: number };
+    };
     expect(state.job).toMatchObject({ id: ref.jobId, status: 'active' });
     expect(state.counts.gets).toBe(1);
   });
 
   test('faults for a job the simulator does not know are refused with 400', async () => {
-    const response = await fetch(`${simulator.baseUrl}/_simulator/jobs/nope/nope/faults`, { method: 'POST', body: '[]' });
+    const response = await fetch(`${simulator.baseUrl}/_simulator/jobs/nope/nope/faults`, {
+      method: 'POST',
+      body: '[]',
+    });
     expect(response.status).toBe(400);
   });
 });

@@ -53,7 +53,11 @@ describe('truncateUtf8', () => {
 
 describe('the start metadata', () => {
   test('carries the project and job as search attributes and the settings in the details', () => {
-    const input = checkFollowUpInput({ ...ref, prompt: 'Go', polling: { initialInterval: '10s', backoffCoefficient: 1.5 } });
+    const input = checkFollowUpInput({
+      ...ref,
+      prompt: 'Go',
+      polling: { initialInterval: '10s', backoffCoefficient: 1.5 },
+    });
     const metadata = followUpStartMetadata(input);
     expect(metadata.typedSearchAttributes.map((pair) => [pair.key.name, pair.value])).toEqual([
       ['AgentProjectId', 'proj-1'],

@@ -18,7 +18,10 @@ afterAll(async () => {
 });
 
 const call = (path: string, init: RequestInit = {}) =>
-  fetch(`${simulator.baseUrl}${path}`, { ...init, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...init.headers } });
+  fetch(`${simulator.baseUrl}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', ...init.headers },
+  });
 const send = (projectId: string, jobId: string, prompt: unknown = 'Go on') =>
   call(`/v2/agent/${projectId}/job/${jobId}/message`, { method: 'POST', body: JSON.stringify({ prompt }) });
 
@@ -76,12 +79,16 @@ describe('the job object: no required fields in the vendor schema; we require on
   });
 
   test('every optional field may be missing, and unknown fields are accepted and not kept', () => {
-    const job = toAgentJob(AgentJobSchema.parse({ id: 'j', status: 'completed', somethingNew: { big: 'x'.repeat(10_000) } }));
+    const job = toAgentJob(
+      AgentJobSchema.parse({ id: 'j', status: 'completed', somethingNew: { big: 'x'.repeat(10_000) } }),
+    );
     expect(job).toEqual({ id: 'j', status: 'completed', prLink: null });
   });
 
   test('prLink and archivedAt may be null', () => {
-    expect(AgentJobSchema.safeParse({ id: 'j', status: 'archived', prLink: null, archivedAt: null }).success).toBe(true);
+    expect(AgentJobSchema.safeParse({ id: 'j', status: 'archived', prLink: null, archivedAt: null }).success).toBe(
+      true,
+    );
   });
 });
 

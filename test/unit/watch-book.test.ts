@@ -22,7 +22,13 @@ describe('WatchRegistry', () => {
     registry.upsert(registration({ round: 2 }));
     registry.remove('b');
     const next = registry.changesSince(first.version);
-    expect(next).toEqual({ version: first.version + 2, full: false, upserts: [registration({ round: 2 })], removed: ['b'], refused: [] });
+    expect(next).toEqual({
+      version: first.version + 2,
+      full: false,
+      upserts: [registration({ round: 2 })],
+      removed: ['b'],
+      refused: [],
+    });
   });
 
   test('an earlier round of the same run never replaces a later one; another run of the workflow id does', () => {
@@ -49,10 +55,17 @@ describe('WatchRegistry', () => {
 
   describe('its size, in bytes of the continue-as-new input (the server refuses more than 2 MB)', () => {
     /** The next run's input, as the payload converter stores it. */
-    const carriedBytes = (registry: WatchRegistry, nowMs = T0) => Buffer.byteLength(JSON.stringify({ ...registry.carried(nowMs), bookLimitBytes: registry.limitBytes }));
+    const carriedBytes = (registry: WatchRegistry, nowMs = T0) =>
+      Buffer.byteLength(JSON.stringify({ ...registry.carried(nowMs), bookLimitBytes: registry.limitBytes }));
     const nth = (i: number, overrides: Partial<WatchRegistration> = {}) =>
       registration({ workflowId: `followup/projé/job-${i}/🦜`, runId: `run-${i}`, jobId: `job-${i}`, ...overrides });
-    const refusalOf = (refused: WatchRegistration, atMs = T0) => ({ workflowId: refused.workflowId, runId: refused.runId, round: refused.round, replyTo: refused.replyTo, atMs });
+    const refusalOf = (refused: WatchRegistration, atMs = T0) => ({
+      workflowId: refused.workflowId,
+      runId: refused.runId,
+      round: refused.round,
+      replyTo: refused.replyTo,
+      atMs,
+    });
 
     test('takes waits in until the next would pass the limit; what it counts is what the input takes, UTF-8 counted', () => {
       const registry = new WatchRegistry({}, T0, 5_000);
@@ -89,7 +102,10 @@ describe('WatchRegistry', () => {
       const grown = nth(0, { round: 2, readBefore: { atMs: T0, status: 'x'.repeat(2_000) } });
       expect(registry.admit(grown, T0 + 1)).toBe(false);
       expect(registry.view(grown.workflowId)).toBeNull();
-      expect(registry.changesSince(version)).toMatchObject({ removed: [grown.workflowId], refused: [refusalOf(grown, T0 + 1)] });
+      expect(registry.changesSince(version)).toMatchObject({
+        removed: [grown.workflowId],
+        refused: [refusalOf(grown, T0 + 1)],
+      });
       expect(registry.changesSince(0).refused).toEqual([refusalOf(nth(admitted), T0), refusalOf(grown, T0 + 1)]);
       expect(registry.admit(nth(admitted + 1), T0)).toBe(true);
       registry.remove(nth(1).workflowId);
@@ -115,7 +131,10 @@ describe('WatchRegistry', () => {
       const readerStoppedAtMs = T0;
       expect(registry.admit(nth(1), T0 + 1_000)).toBe(false);
       expect(registry.admit(nth(2), T0 + 6 * 60_000)).toBe(false);
-      expect(registry.carried(readerStoppedAtMs).refusals).toEqual([refusalOf(nth(1), T0 + 1_000), refusalOf(nth(2), T0 + 6 * 60_000)]);
+      expect(registry.carried(readerStoppedAtMs).refusals).toEqual([
+        refusalOf(nth(1), T0 + 1_000),
+        refusalOf(nth(2), T0 + 6 * 60_000),
+      ]);
     });
 
     test('refusals keep to their own share of the input: the oldest go first', () => {
@@ -163,7 +182,16 @@ describe('WatchBook', () => {
 
   test('a wait is due at its schedule’s next point, or at once when a read is asked for', () => {
     const book = new WatchBook();
-    book.apply({ version: 1, full: true, upserts: [registration(), registration({ workflowId: 'now', readAtOnce: true })], removed: [], refused: [] }, T0 + 1_000);
+    book.apply(
+      {
+        version: 1,
+        full: true,
+        upserts: [registration(), registration({ workflowId: 'now', readAtOnce: true })],
+        removed: [],
+        refused: [],
+      },
+      T0 + 1_000,
+    );
     expect(book.due(T0 + 1_000, 10).map((wait) => wait.registration.workflowId)).toEqual(['now']);
     expect(book.get('followup/p/j/1')?.dueAtMs).toBe(T0 + 5_000);
     expect(book.due(T0 + 5_000, 10).map((wait) => wait.registration.workflowId)).toEqual(['now', 'followup/p/j/1']);
@@ -176,9 +204,25 @@ describe('WatchBook', () => {
     const wait = book.get('followup/p/j/1')!;
     expect(readSucceeded(wait, job('active'), T0 + 5_000, T0 + 5_000)).toEqual({ answer: false, recovered: false });
     expect(wait.dueAtMs).toBe(T0 + 15_000);
-    expect(readSucceeded(wait, job('completed', 'https://github.com/a/b/pull/1'), T0 + 15_000, T0 + 15_000).answer).toBe(true);
+    expect(
+      readSucceeded(wait, job('completed', 'https://github.com/a/b/pull/1'), T0 + 15_000, T0 + 15_000).answer,
+    ).toBe(true);
     expect(book.due(T0 + 60_000, 10)).toEqual([]);
-    book.apply({ version: 2, full: false, upserts: [registration({ round: 2, known: { status: 'completed', prLink: 'https://github.com/a/b/pull/1', archivedAt: null } })], removed: [], refused: [] }, T0 + 16_000);
+    book.apply(
+      {
+        version: 2,
+        full: false,
+        upserts: [
+          registration({
+            round: 2,
+            known: { status: 'completed', prLink: 'https://github.com/a/b/pull/1', archivedAt: null },
+          }),
+        ],
+        removed: [],
+        refused: [],
+      },
+      T0 + 16_000,
+    );
     expect(book.get('followup/p/j/1')?.answered).toBe(false);
     expect(book.get('followup/p/j/1')?.polls).toBe(0);
   });
@@ -188,17 +232,32 @@ describe('WatchBook', () => {
     book.apply({ version: 1, full: true, upserts: [registration()], removed: [], refused: [] }, T0);
     readSucceeded(book.get('followup/p/j/1')!, job('active'), T0 + 5_000, T0 + 5_000);
     readSucceeded(book.get('followup/p/j/1')!, job('active'), T0 + 15_000, T0 + 15_000);
-    book.apply({ version: 2, full: false, upserts: [registration({ round: 2, readAtOnce: true })], removed: [], refused: [] }, T0 + 16_000);
+    book.apply(
+      { version: 2, full: false, upserts: [registration({ round: 2, readAtOnce: true })], removed: [], refused: [] },
+      T0 + 16_000,
+    );
     expect(book.get('followup/p/j/1')?.polls).toBe(2);
     // Another run of the workflow id starts from nothing.
-    book.apply({ version: 3, full: false, upserts: [registration({ runId: 'run-2', round: 1 })], removed: [], refused: [] }, T0 + 17_000);
+    book.apply(
+      { version: 3, full: false, upserts: [registration({ runId: 'run-2', round: 1 })], removed: [], refused: [] },
+      T0 + 17_000,
+    );
     expect(book.get('followup/p/j/1')?.polls).toBe(0);
   });
 
   test('an unchanged terminal read answers once the settle window has passed', () => {
     const book = new WatchBook();
     const known = { status: 'completed', prLink: null, archivedAt: null };
-    book.apply({ version: 1, full: true, upserts: [registration({ known, acceptUnchangedFromMs: T0 + 30_000 })], removed: [], refused: [] }, T0);
+    book.apply(
+      {
+        version: 1,
+        full: true,
+        upserts: [registration({ known, acceptUnchangedFromMs: T0 + 30_000 })],
+        removed: [],
+        refused: [],
+      },
+      T0,
+    );
     const wait = book.get('followup/p/j/1')!;
     expect(readSucceeded(wait, job('completed'), T0 + 20_000, T0 + 20_000).answer).toBe(false);
     expect(readSucceeded(wait, job('completed'), T0 + 40_000, T0 + 40_000).answer).toBe(true);
@@ -208,10 +267,21 @@ describe('WatchBook', () => {
     const book = new WatchBook();
     book.apply({ version: 1, full: true, upserts: [registration()], removed: [], refused: [] }, T0);
     const wait = book.get('followup/p/j/1')!;
-    expect(readFailed(wait, 'AgentApiServerError: HTTP 500', T0 + 5_000, T0 + 5_000, 0)).toEqual({ pastDeadline: false });
-    expect(readFailed(wait, 'AgentApiRateLimited: HTTP 429', T0 + 15_000, T0 + 15_000, 120_000)).toEqual({ pastDeadline: false });
-    expect(wait).toMatchObject({ failedReads: 2, failingSinceMs: T0 + 5_000, lastError: 'AgentApiRateLimited: HTTP 429', dueAtMs: T0 + 135_000 });
-    expect(readFailed(wait, 'AgentApiRateLimited: HTTP 429', T0 + 135_000, T0 + 135_000, 2 * 3_600_000)).toEqual({ pastDeadline: true });
+    expect(readFailed(wait, 'AgentApiServerError: HTTP 500', T0 + 5_000, T0 + 5_000, 0)).toEqual({
+      pastDeadline: false,
+    });
+    expect(readFailed(wait, 'AgentApiRateLimited: HTTP 429', T0 + 15_000, T0 + 15_000, 120_000)).toEqual({
+      pastDeadline: false,
+    });
+    expect(wait).toMatchObject({
+      failedReads: 2,
+      failingSinceMs: T0 + 5_000,
+      lastError: 'AgentApiRateLimited: HTTP 429',
+      dueAtMs: T0 + 135_000,
+    });
+    expect(readFailed(wait, 'AgentApiRateLimited: HTTP 429', T0 + 135_000, T0 + 135_000, 2 * 3_600_000)).toEqual({
+      pastDeadline: true,
+    });
     expect(readSucceeded(wait, job('active'), T0 + 200_000, T0 + 200_000).answer).toBe(false);
     expect(wait).toMatchObject({ failedReads: 0, failingSinceMs: null, lastError: null });
   });
@@ -226,7 +296,7 @@ describe('WatchBook', () => {
   });
 });
 
-test('a follow-up may not take a job watcher\'s workflow id', () => {
+test("a follow-up may not take a job watcher's workflow id", () => {
   expect(reservedWorkflowIdProblem('agent-followup-watch/agent-followup/3')).toMatch(/belong to the job watchers/);
   expect(reservedWorkflowIdProblem('followup/p/j/1')).toBeUndefined();
 });
@@ -239,7 +309,9 @@ describe('answers a follow-up takes (isAnswerTo)', () => {
   test('the watcher’s answer to the current wait is taken', () => {
     expect(isAnswerTo(read, to, 'j')).toBe(true);
     expect(isAnswerTo({ ...to, kind: 'refused', polls: 0 }, to, 'j')).toBe(true);
-    expect(isAnswerTo({ ...to, kind: 'failure', type: 'JobNotFound', message: 'gone', details: [], polls: 1 }, to, 'j')).toBe(true);
+    expect(
+      isAnswerTo({ ...to, kind: 'failure', type: 'JobNotFound', message: 'gone', details: [], polls: 1 }, to, 'j'),
+    ).toBe(true);
   });
 
   test.each([
@@ -262,12 +334,12 @@ describe('answers a follow-up takes (isAnswerTo)', () => {
 test('an answer to an earlier wait is told from one nobody should have sent, so only the second is a warning', () => {
   const to = { round: 3, replyTo: 'b9c1' };
   const earlier = { round: 2, replyTo: 'a7f0', kind: 'refused', polls: 0 };
-  expect([isEarlierAnswer(earlier, to), isEarlierAnswer({ ...earlier, round: 3 }, to), isEarlierAnswer({ ...earlier, round: 4 }, to), isEarlierAnswer({ round: 1 }, to)]).toEqual([
-    true,
-    false,
-    false,
-    false,
-  ]);
+  expect([
+    isEarlierAnswer(earlier, to),
+    isEarlierAnswer({ ...earlier, round: 3 }, to),
+    isEarlierAnswer({ ...earlier, round: 4 }, to),
+    isEarlierAnswer({ round: 1 }, to),
+  ]).toEqual([true, false, false, false]);
 });
 
 test('an unwatch names its wait: one for another wait (an earlier one, or a guess) forgets nothing', () => {

@@ -11,7 +11,9 @@ const T0 = Date.parse('2026-11-25T12:00:00.000Z');
 const schedule = defaultSchedule(T0);
 const registration = (overrides: Partial<WatchRegistration> = {}) => watchRegistration(schedule, overrides);
 
-const report = (overrides: Partial<NonNullable<WatchedWaitFacts['report']>> = {}): NonNullable<WatchedWaitFacts['report']> => ({
+const report = (
+  overrides: Partial<NonNullable<WatchedWaitFacts['report']>> = {},
+): NonNullable<WatchedWaitFacts['report']> => ({
   round: 1,
   reads: 3,
   lastRead: { atMs: T0 + 35_000, status: 'active' },
@@ -24,8 +26,12 @@ const report = (overrides: Partial<NonNullable<WatchedWaitFacts['report']>> = {}
 
 describe('the next read of a watched wait', () => {
   test("is the schedule's next point while the reader has reported nothing", () => {
-    expect(nextReadAtMs({ registration: registration(), watchedSinceMs: T0, report: null }, T0 + 20_000)).toBe(T0 + 35_000);
-    expect(nextReadAtMs({ registration: registration(), watchedSinceMs: T0, report: null }, T0 + 80_000)).toBe(T0 + 135_000);
+    expect(nextReadAtMs({ registration: registration(), watchedSinceMs: T0, report: null }, T0 + 20_000)).toBe(
+      T0 + 35_000,
+    );
+    expect(nextReadAtMs({ registration: registration(), watchedSinceMs: T0, report: null }, T0 + 80_000)).toBe(
+      T0 + 135_000,
+    );
   });
 
   test("is the reader's plan while it lies ahead (a Retry-After moves it past the schedule)", () => {
@@ -36,23 +42,41 @@ describe('the next read of a watched wait', () => {
   });
 
   test("ignores the plan of an earlier round: the new round's reads start over", () => {
-    const facts = { registration: registration({ round: 2 }), watchedSinceMs: T0, report: report({ round: 1, nextReadAtMs: T0 + 500_000 }) };
+    const facts = {
+      registration: registration({ round: 2 }),
+      watchedSinceMs: T0,
+      report: report({ round: 1, nextReadAtMs: T0 + 500_000 }),
+    };
     expect(nextReadAtMs(facts, T0 + 80_000)).toBe(T0 + 135_000);
   });
 
   test('is now when a read was asked for and not yet made', () => {
-    expect(nextReadAtMs({ registration: registration({ readAtOnce: true, round: 2 }), watchedSinceMs: T0, report: report() }, T0 + 80_000)).toBe(T0 + 80_000);
-    expect(nextReadAtMs({ registration: registration({ readAtOnce: true }), watchedSinceMs: T0, report: report({ reads: 1 }) }, T0 + 40_000)).toBe(T0 + 75_000);
+    expect(
+      nextReadAtMs(
+        { registration: registration({ readAtOnce: true, round: 2 }), watchedSinceMs: T0, report: report() },
+        T0 + 80_000,
+      ),
+    ).toBe(T0 + 80_000);
+    expect(
+      nextReadAtMs(
+        { registration: registration({ readAtOnce: true }), watchedSinceMs: T0, report: report({ reads: 1 }) },
+        T0 + 40_000,
+      ),
+    ).toBe(T0 + 75_000);
   });
 
   test('is none past the deadline', () => {
-    expect(nextReadAtMs({ registration: registration(), watchedSinceMs: T0, report: null }, schedule.deadlineMs)).toBeNull();
+    expect(
+      nextReadAtMs({ registration: registration(), watchedSinceMs: T0, report: null }, schedule.deadlineMs),
+    ).toBeNull();
   });
 });
 
 describe('watchFiguresOf', () => {
   test('gives since when, the last read with its status, the reads of this wait, and the next read', () => {
-    expect(watchFiguresOf({ registration: registration(), watchedSinceMs: T0 + 1_000, report: report() }, T0 + 40_000)).toEqual({
+    expect(
+      watchFiguresOf({ registration: registration(), watchedSinceMs: T0 + 1_000, report: report() }, T0 + 40_000),
+    ).toEqual({
       watchedSince: '2026-11-25T12:00:01.000Z',
       lastRead: { at: '2026-11-25T12:00:35.000Z', status: 'active' },
       reads: 3,
@@ -62,23 +86,45 @@ describe('watchFiguresOf', () => {
   });
 
   test('says reads fail: since when, how many, the last error; the failed last read has no status', () => {
-    const failing = report({ lastRead: { atMs: T0 + 35_000, status: null }, failingSinceMs: T0 + 5_000, failedReads: 3, lastError: 'AgentApiServerError: HTTP 500' });
+    const failing = report({
+      lastRead: { atMs: T0 + 35_000, status: null },
+      failingSinceMs: T0 + 5_000,
+      failedReads: 3,
+      lastError: 'AgentApiServerError: HTTP 500',
+    });
     const figures = watchFiguresOf({ registration: registration(), watchedSinceMs: T0, report: failing }, T0 + 40_000);
     expect(figures.lastRead).toEqual({ at: '2026-11-25T12:00:35.000Z', status: null });
-    expect(figures.failing).toEqual({ since: '2026-11-25T12:00:05.000Z', failedReads: 3, lastError: 'AgentApiServerError: HTTP 500' });
+    expect(figures.failing).toEqual({
+      since: '2026-11-25T12:00:05.000Z',
+      failedReads: 3,
+      lastError: 'AgentApiServerError: HTTP 500',
+    });
   });
 
   test('knows no last read and no count when the reader has reported nothing', () => {
     const figures = watchFiguresOf({ registration: registration(), watchedSinceMs: T0, report: null }, T0 + 1_000);
-    expect(figures).toMatchObject({ lastRead: null, reads: null, failing: null, nextReadAt: '2026-11-25T12:00:05.000Z' });
+    expect(figures).toMatchObject({
+      lastRead: null,
+      reads: null,
+      failing: null,
+      nextReadAt: '2026-11-25T12:00:05.000Z',
+    });
   });
 
   test("shows the follow-up's own read asked for as the last read until the watcher makes a later one", () => {
     const asked = registration({ round: 2, readBefore: { atMs: T0 + 50_000, status: 'active' } });
-    expect(watchFiguresOf({ registration: asked, watchedSinceMs: T0, report: null }, T0 + 51_000).lastRead).toEqual({ at: '2026-11-25T12:00:50.000Z', status: 'active' });
-    expect(watchFiguresOf({ registration: asked, watchedSinceMs: T0, report: report() }, T0 + 51_000).lastRead).toEqual({ at: '2026-11-25T12:00:50.000Z', status: 'active' });
+    expect(watchFiguresOf({ registration: asked, watchedSinceMs: T0, report: null }, T0 + 51_000).lastRead).toEqual({
+      at: '2026-11-25T12:00:50.000Z',
+      status: 'active',
+    });
+    expect(watchFiguresOf({ registration: asked, watchedSinceMs: T0, report: report() }, T0 + 51_000).lastRead).toEqual(
+      { at: '2026-11-25T12:00:50.000Z', status: 'active' },
+    );
     const later = report({ round: 2, reads: 1, lastRead: { atMs: T0 + 75_000, status: null } });
-    expect(watchFiguresOf({ registration: asked, watchedSinceMs: T0, report: later }, T0 + 76_000).lastRead).toEqual({ at: '2026-11-25T12:01:15.000Z', status: null });
+    expect(watchFiguresOf({ registration: asked, watchedSinceMs: T0, report: later }, T0 + 76_000).lastRead).toEqual({
+      at: '2026-11-25T12:01:15.000Z',
+      status: null,
+    });
   });
 });
 
@@ -94,9 +140,14 @@ describe('WatchRegistry keeps what status asks for', () => {
   });
 
   test('carries since when over a continue-as-new', () => {
-    const registry = new WatchRegistry({ registrations: [registration()], watchedSince: { 'followup/p/j/1': T0 - 5_000 } }, T0);
+    const registry = new WatchRegistry(
+      { registrations: [registration()], watchedSince: { 'followup/p/j/1': T0 - 5_000 } },
+      T0,
+    );
     expect(registry.carried(T0).watchedSince).toEqual({ 'followup/p/j/1': T0 - 5_000 });
-    expect(new WatchRegistry({ registrations: [registration({ workflowId: 'new' })] }, T0).view('new')?.watchedSinceMs).toBe(T0);
+    expect(
+      new WatchRegistry({ registrations: [registration({ workflowId: 'new' })] }, T0).view('new')?.watchedSinceMs,
+    ).toBe(T0);
   });
 
   test("keeps the reader's report of a registered run, and forgets it when the wait leaves", () => {
@@ -131,40 +182,89 @@ test('the book reports a wait as it stands: its reads, the last one, failures an
   // The last read outlives the round: the next wait of the same run starts with it, and with the unanswered round's
   // reads (the follow-up never heard of them, so `status` would otherwise count fewer reads than before).
   book.apply({ version: 2, full: false, upserts: [registration({ round: 2 })], removed: [], refused: [] }, T0 + 16_000);
-  expect(reportOf(book.get('followup/p/j/1')!)).toMatchObject({ round: 2, reads: 2, lastRead: { atMs: T0 + 15_000, status: null }, failedReads: 1 });
+  expect(reportOf(book.get('followup/p/j/1')!)).toMatchObject({
+    round: 2,
+    reads: 2,
+    lastRead: { atMs: T0 + 15_000, status: null },
+    failedReads: 1,
+  });
 });
 
 describe("status's watcher line", () => {
   const now = T0 + 40_000;
-  const figures = { watcherId: 'agent-followup-watch/q/1', available: true as const, ...watchFiguresOf({ registration: registration(), watchedSinceMs: T0, report: report() }, now) };
+  const figures = {
+    watcherId: 'agent-followup-watch/q/1',
+    available: true as const,
+    ...watchFiguresOf({ registration: registration(), watchedSinceMs: T0, report: report() }, now),
+  };
 
   test('says since when, the last read with its status, and the next read with how soon', () => {
-    expect(describeWatchLine(figures, now)).toBe('  Watched by agent-followup-watch/q/1 since 12:00:00 UTC: last read 12:00:35 UTC (active), next read 12:01:15 UTC (in 35s)');
+    expect(describeWatchLine(figures, now)).toBe(
+      '  Watched by agent-followup-watch/q/1 since 12:00:00 UTC: last read 12:00:35 UTC (active), next read 12:01:15 UTC (in 35s)',
+    );
     expect(describeWatchLine({ ...figures, lastRead: null, nextReadAt: null }, now)).toBe(
       '  Watched by agent-followup-watch/q/1 since 12:00:00 UTC: no read reported yet, no read left before the deadline',
     );
   });
 
   test('says the figures are unavailable, and why', () => {
-    expect(describeWatchLine({ watcherId: 'agent-followup-watch/q/1', available: false, reason: 'no such watcher (it ended)' })).toBe(
-      '  Watcher agent-followup-watch/q/1: live figures not available (no such watcher (it ended))',
-    );
+    expect(
+      describeWatchLine({
+        watcherId: 'agent-followup-watch/q/1',
+        available: false,
+        reason: 'no such watcher (it ended)',
+      }),
+    ).toBe('  Watcher agent-followup-watch/q/1: live figures not available (no such watcher (it ended))');
   });
 
   test("errors from the watcher's live count, not only the follow-up's first word of them", () => {
-    const progress = { lastError: 'AgentApiServerError: HTTP 500', errorsSince: '2026-11-25T12:00:05.000Z' } as FollowUpProgress;
-    const failing = { failing: { since: '2026-11-25T12:00:05.000Z', failedReads: 4, lastError: 'AgentApiServerError: HTTP 500' } };
-    expect(failingLine(progress, now, failing)).toBe('reads failing for 35s (since 12:00:05 UTC, 4 in a row): AgentApiServerError: HTTP 500');
-    expect(failingLine(progress, now)).toBe('calls to the API failing for 35s (since 12:00:05 UTC): AgentApiServerError: HTTP 500');
+    const progress = {
+      lastError: 'AgentApiServerError: HTTP 500',
+      errorsSince: '2026-11-25T12:00:05.000Z',
+    } as FollowUpProgress;
+    const failing = {
+      failing: { since: '2026-11-25T12:00:05.000Z', failedReads: 4, lastError: 'AgentApiServerError: HTTP 500' },
+    };
+    expect(failingLine(progress, now, failing)).toBe(
+      'reads failing for 35s (since 12:00:05 UTC, 4 in a row): AgentApiServerError: HTTP 500',
+    );
+    expect(failingLine(progress, now)).toBe(
+      'calls to the API failing for 35s (since 12:00:05 UTC): AgentApiServerError: HTTP 500',
+    );
   });
 
   test('--json carries the figures in the documented shape, and counts their reads once', () => {
-    const progress = { phase: 'waiting', projectId: 'p', jobId: 'j', lastStatus: 'active', lastError: null, errorsSince: null, polls: 2, sentAt: null, deadline: null } as FollowUpProgress;
-    const report = followUpReport({ workflowId: 'followup/p/j/1', executionStatus: 'RUNNING', progress, watch: figures }, null);
+    const progress = {
+      phase: 'waiting',
+      projectId: 'p',
+      jobId: 'j',
+      lastStatus: 'active',
+      lastError: null,
+      errorsSince: null,
+      polls: 2,
+      sentAt: null,
+      deadline: null,
+    } as FollowUpProgress;
+    const report = followUpReport(
+      { workflowId: 'followup/p/j/1', executionStatus: 'RUNNING', progress, watch: figures },
+      null,
+    );
     expect(FollowUpReportSchema.parse(JSON.parse(JSON.stringify(report))).watch).toEqual(figures);
     expect(report.polls).toBe(5);
-    const unavailable = followUpReport({ workflowId: 'followup/p/j/1', executionStatus: 'RUNNING', progress, watch: { watcherId: 'w', available: false, reason: 'gone' } }, null);
-    expect(FollowUpReportSchema.parse(JSON.parse(JSON.stringify(unavailable))).watch).toEqual({ watcherId: 'w', available: false, reason: 'gone' });
+    const unavailable = followUpReport(
+      {
+        workflowId: 'followup/p/j/1',
+        executionStatus: 'RUNNING',
+        progress,
+        watch: { watcherId: 'w', available: false, reason: 'gone' },
+      },
+      null,
+    );
+    expect(FollowUpReportSchema.parse(JSON.parse(JSON.stringify(unavailable))).watch).toEqual({
+      watcherId: 'w',
+      available: false,
+      reason: 'gone',
+    });
     expect(unavailable.polls).toBe(2);
   });
 });

@@ -22,7 +22,10 @@ const loopback = loopbackApi(API_KEY);
  * A stand-in client: the watcher answers each book query with `answer(n)` (n from 1); follow-ups' signals are kept,
  * and a signal `fails` says no to (n from 1 per follow-up) throws as an unreachable server would.
  */
-function temporalWhose(answer: (query: number, reports: WaitReadReport[]) => Promise<WatchChanges>, fails: (workflowId: string, n: number) => boolean = () => false) {
+function temporalWhose(
+  answer: (query: number, reports: WaitReadReport[]) => Promise<WatchChanges>,
+  fails: (workflowId: string, n: number) => boolean = () => false,
+) {
   const signals: Array<{ workflowId: string; name: string; args: unknown[] }> = [];
   const tries = new Map<string, number>();
   let queries = 0;
@@ -63,7 +66,9 @@ test('a book query that takes seconds does not stop the heartbeats', async () =>
   const env = quietActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
   const beats: unknown[] = [];
   env.on('heartbeat', (details: unknown) => beats.push(details));
-  const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), { watcherId: 'watcher-slow' });
+  const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), {
+    watcherId: 'watcher-slow',
+  });
   await waitUntil(() => beats.length >= 3);
   // Still the first query, never answered: the heartbeats came from the timer.
   expect(queries()).toBe(1);
@@ -75,24 +80,38 @@ test('a failed book query is tried again, and the book it then gets is read', as
   const ref = { projectId: 'proj-watch-1', jobId: 'job-watch-1' };
   const job = loopback.simulator.addJob(ref);
   // Known as something else: the first read is an answer.
-  const registration = registrationOf(ref, { workflowId: 'follow-up-1', known: { ...jobState(job), status: 'active' }, gapMs: 100 });
+  const registration = registrationOf(ref, {
+    workflowId: 'follow-up-1',
+    known: { ...jobState(job), status: 'active' },
+    gapMs: 100,
+  });
   const { client, signals, queries } = temporalWhose(async (query) => {
     if (query <= 2) throw new Error('query timed out: the watcher did not answer in time');
     return { version: 1, full: true, upserts: query === 3 ? [registration] : [], removed: [], refused: [] };
   });
   const env = quietActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
-  const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), { watcherId: 'watcher-flaky' });
+  const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), {
+    watcherId: 'watcher-flaky',
+  });
   await waitUntil(() => signals.some((signal) => signal.name === 'jobAnswer'));
   expect(queries()).toBeGreaterThanOrEqual(3);
   const answer = signals.find((signal) => signal.name === 'jobAnswer')?.args[0] as WatchAnswer;
-  expect(answer).toMatchObject({ round: 1, replyTo: `${registration.workflowId}/1`, kind: 'read', job: { status: loopback.simulator.job(ref.projectId, ref.jobId).status } });
+  expect(answer).toMatchObject({
+    round: 1,
+    replyTo: `${registration.workflowId}/1`,
+    kind: 'read',
+    job: { status: loopback.simulator.job(ref.projectId, ref.jobId).status },
+  });
   expect(loopback.simulator.counts(ref.projectId, ref.jobId).gets).toBe(1);
   env.cancel();
   await expect(running).rejects.toThrow();
 });
 
 /** A first wait (round 1, read at once) of run 'run-1' on a fixed gap; its deadline a minute or ten gaps away, whichever is later. */
-function registrationOf(ref: { projectId: string; jobId: string }, wait: { workflowId: string; known: WatchRegistration['known']; gapMs: number }): WatchRegistration {
+function registrationOf(
+  ref: { projectId: string; jobId: string },
+  wait: { workflowId: string; known: WatchRegistration['known']; gapMs: number },
+): WatchRegistration {
   const now = Date.now();
   return {
     workflowId: wait.workflowId,
@@ -100,7 +119,13 @@ function registrationOf(ref: { projectId: string; jobId: string }, wait: { workf
     ...ref,
     known: wait.known,
     acceptUnchangedFromMs: null,
-    schedule: { startedAtMs: now, initialIntervalMs: wait.gapMs, backoffCoefficient: 1, maxIntervalMs: wait.gapMs, deadlineMs: now + Math.max(60_000, 10 * wait.gapMs) },
+    schedule: {
+      startedAtMs: now,
+      initialIntervalMs: wait.gapMs,
+      backoffCoefficient: 1,
+      maxIntervalMs: wait.gapMs,
+      deadlineMs: now + Math.max(60_000, 10 * wait.gapMs),
+    },
     readAtOnce: true,
     round: 1,
     replyTo: `${wait.workflowId}/1`,
@@ -108,7 +133,11 @@ function registrationOf(ref: { projectId: string; jobId: string }, wait: { workf
 }
 
 /** Runs `check` against a running reading activity, then cancels the activity whatever `check` found. */
-async function whileRunning(env: MockActivityEnvironment, running: Promise<unknown>, check: () => Promise<void>): Promise<void> {
+async function whileRunning(
+  env: MockActivityEnvironment,
+  running: Promise<unknown>,
+  check: () => Promise<void>,
+): Promise<void> {
   try {
     await check();
   } finally {
@@ -118,35 +147,64 @@ async function whileRunning(env: MockActivityEnvironment, running: Promise<unkno
 }
 
 describe('refusals (a full book)', () => {
-  const refusal = (workflowId: string, atMs: number, round = 1): WatchRefusal => ({ workflowId, runId: `${workflowId}-run`, round, replyTo: `${workflowId}/${round}`, atMs });
+  const refusal = (workflowId: string, atMs: number, round = 1): WatchRefusal => ({
+    workflowId,
+    runId: `${workflowId}-run`,
+    round,
+    replyTo: `${workflowId}/${round}`,
+    atMs,
+  });
   const refusedTo = (signals: ReturnType<typeof temporalWhose>['signals'], workflowId: string) =>
-    signals.filter((signal) => signal.workflowId === workflowId && signal.name === 'jobAnswer').map((signal) => signal.args[0] as WatchAnswer);
+    signals
+      .filter((signal) => signal.workflowId === workflowId && signal.name === 'jobAnswer')
+      .map((signal) => signal.args[0] as WatchAnswer);
 
   test('a refusal whose signal failed is told after the next refresh', async () => {
     const { client, signals, queries } = temporalWhose(
-      async (query) => (query === 1 ? { version: 1, full: true, upserts: [], removed: [], refused: [refusal('refused-1', Date.now())] } : noChanges(1)),
+      async (query) =>
+        query === 1
+          ? { version: 1, full: true, upserts: [], removed: [], refused: [refusal('refused-1', Date.now())] }
+          : noChanges(1),
       (workflowId, n) => workflowId === 'refused-1' && n === 1,
     );
     const env = quietActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
-    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), { watcherId: 'watcher-retry' });
+    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), {
+      watcherId: 'watcher-retry',
+    });
     await whileRunning(env, running, async () => {
       await waitUntil(() => refusedTo(signals, 'refused-1').length > 0);
       expect(queries()).toBeGreaterThanOrEqual(2);
-      expect(refusedTo(signals, 'refused-1')).toEqual([{ round: 1, replyTo: 'refused-1/1', kind: 'refused', polls: 0 }]);
+      expect(refusedTo(signals, 'refused-1')).toEqual([
+        { round: 1, replyTo: 'refused-1/1', kind: 'refused', polls: 0 },
+      ]);
     });
   });
 
   test('a new attempt tells only the refusals the attempt before may not have told', async () => {
     const toldBeforeMs = Date.now() - 60 * 60_000;
-    const refused = [refusal('told-long-ago', toldBeforeMs - 10 * 60_000), refusal('told-just-before', toldBeforeMs - 30_000), refusal('made-after', toldBeforeMs + 1_000)];
-    const { client, signals } = temporalWhose(async (query) => (query === 1 ? { version: 3, full: true, upserts: [], removed: [], refused } : noChanges(3)));
-    const env = quietActivityEnvironment({ heartbeatTimeoutMs: 5_000, attempt: 2, heartbeatDetails: { watching: 0, inFlight: 0, refusalsToldBeforeMs: toldBeforeMs } });
+    const refused = [
+      refusal('told-long-ago', toldBeforeMs - 10 * 60_000),
+      refusal('told-just-before', toldBeforeMs - 30_000),
+      refusal('made-after', toldBeforeMs + 1_000),
+    ];
+    const { client, signals } = temporalWhose(async (query) =>
+      query === 1 ? { version: 3, full: true, upserts: [], removed: [], refused } : noChanges(3),
+    );
+    const env = quietActivityEnvironment({
+      heartbeatTimeoutMs: 5_000,
+      attempt: 2,
+      heartbeatDetails: { watching: 0, inFlight: 0, refusalsToldBeforeMs: toldBeforeMs },
+    });
     const beats: Array<{ refusalsToldBeforeMs: number | null }> = [];
     env.on('heartbeat', (details: { refusalsToldBeforeMs: number | null }) => beats.push(details));
-    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), { watcherId: 'watcher-again' });
+    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), {
+      watcherId: 'watcher-again',
+    });
     await whileRunning(env, running, async () => {
       // The next attempt's starting point moves past this attempt's first book once its refusals are told.
-      await waitUntil(() => beats.some((beat) => beat.refusalsToldBeforeMs !== null && beat.refusalsToldBeforeMs > toldBeforeMs));
+      await waitUntil(() =>
+        beats.some((beat) => beat.refusalsToldBeforeMs !== null && beat.refusalsToldBeforeMs > toldBeforeMs),
+      );
       // Within the clocks' margin of the last telling, a refusal is told again, to be sure; one long before is not.
       expect(signals.map((signal) => signal.workflowId).sort()).toEqual(['made-after', 'told-just-before']);
     });
@@ -161,13 +219,24 @@ describe('refusals (a full book)', () => {
     const { client, signals } = temporalWhose(async (query, reports) => {
       if (query === 1) return { version: 1, full: true, upserts: [registration], removed: [], refused: [] };
       // The reader reports a read with the next query once it has come back.
-      if (refused || !reports.some((report) => report.workflowId === registration.workflowId && report.reads === 1)) return noChanges(refused ? 3 : 1);
+      if (refused || !reports.some((report) => report.workflowId === registration.workflowId && report.reads === 1))
+        return noChanges(refused ? 3 : 1);
       refused = true;
       // Its next round (a read asked for) found the book full: the watcher forgot round 1 and refused round 2.
-      return { version: 3, full: false, upserts: [], removed: [registration.workflowId], refused: [{ workflowId: registration.workflowId, runId: 'run-1', round: 2, replyTo: 'round-2', atMs: Date.now() }] };
+      return {
+        version: 3,
+        full: false,
+        upserts: [],
+        removed: [registration.workflowId],
+        refused: [
+          { workflowId: registration.workflowId, runId: 'run-1', round: 2, replyTo: 'round-2', atMs: Date.now() },
+        ],
+      };
     });
     const env = quietActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
-    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), { watcherId: 'watcher-replaced' });
+    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), {
+      watcherId: 'watcher-replaced',
+    });
     await whileRunning(env, running, async () => {
       await waitUntil(() => refusedTo(signals, registration.workflowId).length > 0);
       const [told] = refusedTo(signals, registration.workflowId);
@@ -180,16 +249,27 @@ describe('refusals (a full book)', () => {
 
 describe('a watcher that closes under its reader', () => {
   /** A reader holding two unanswered waits (their jobs unchanged, read again only in a minute), then cancelled for `reason`. */
-  async function closeUnder(reason: 'NOT_FOUND' | 'CANCELLED'): Promise<Array<{ address: WatcherAddress; registration: WatchRegistration }>> {
+  async function closeUnder(
+    reason: 'NOT_FOUND' | 'CANCELLED',
+  ): Promise<Array<{ address: WatcherAddress; registration: WatchRegistration }>> {
     const waits = [1, 2].map((n) => {
       const ref = { projectId: 'proj-closed', jobId: `job-closed-${reason}-${n}` };
-      return registrationOf(ref, { workflowId: `follow-up-closed-${reason}-${n}`, known: jobState(loopback.simulator.addJob(ref)), gapMs: 60_000 });
+      return registrationOf(ref, {
+        workflowId: `follow-up-closed-${reason}-${n}`,
+        known: jobState(loopback.simulator.addJob(ref)),
+        gapMs: 60_000,
+      });
     });
-    const { client } = temporalWhose(async (query) => (query === 1 ? { version: 1, full: true, upserts: waits, removed: [], refused: [] } : noChanges(1)));
+    const { client } = temporalWhose(async (query) =>
+      query === 1 ? { version: 1, full: true, upserts: waits, removed: [], refused: [] } : noChanges(1),
+    );
     const registeredAgain: Array<{ address: WatcherAddress; registration: WatchRegistration }> = [];
-    const startWatching: StartWatching = async (address, registration) => void registeredAgain.push({ address, registration });
+    const startWatching: StartWatching = async (address, registration) =>
+      void registeredAgain.push({ address, registration });
     const env = quietActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
-    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, startWatching), { watcherId: `watcher-closed-${reason}` });
+    const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, startWatching), {
+      watcherId: `watcher-closed-${reason}`,
+    });
     await waitUntil(() => waits.every((wait) => loopback.simulator.counts(wait.projectId, wait.jobId).gets === 1));
     env.cancel(reason);
     await expect(running).rejects.toThrow();
@@ -198,7 +278,10 @@ describe('a watcher that closes under its reader', () => {
 
   test('terminated or reset (its run closed, the attempt not stopped first): every unanswered wait is registered with a new watcher at once', async () => {
     const again = await closeUnder('NOT_FOUND');
-    expect(again.map(({ registration }) => registration.workflowId).sort()).toEqual(['follow-up-closed-NOT_FOUND-1', 'follow-up-closed-NOT_FOUND-2']);
+    expect(again.map(({ registration }) => registration.workflowId).sort()).toEqual([
+      'follow-up-closed-NOT_FOUND-1',
+      'follow-up-closed-NOT_FOUND-2',
+    ]);
     expect(new Set(again.map(({ address }) => address.watcherId))).toEqual(new Set(['watcher-closed-NOT_FOUND']));
   });
 

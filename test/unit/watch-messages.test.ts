@@ -6,7 +6,11 @@ const registration = watchRegistration(defaultSchedule(1_800_000_000_000));
 describe('checkRegistration', () => {
   test('a registration as a follow-up sends it is kept as it is', () => {
     expect(checkRegistration(registration)).toEqual(registration);
-    expect(checkRegistration({ ...registration, known: null, readBefore: { atMs: 1, status: 'active' } })).toEqual({ ...registration, known: null, readBefore: { atMs: 1, status: 'active' } });
+    expect(checkRegistration({ ...registration, known: null, readBefore: { atMs: 1, status: 'active' } })).toEqual({
+      ...registration,
+      known: null,
+      readBefore: { atMs: 1, status: 'active' },
+    });
   });
 
   test('fields it does not document are dropped: nothing stray grows the book', () => {
@@ -34,19 +38,53 @@ describe('checkRegistration', () => {
 
 test('checkUnwatch takes a follow-up and the name of its wait, with its run and answered round if given, and nothing malformed', () => {
   expect(checkUnwatch({ workflowId: 'f', replyTo: 'n' })).toEqual({ workflowId: 'f', replyTo: 'n' });
-  expect(checkUnwatch({ workflowId: 'f', replyTo: 'n', runId: 'r', round: 2 })).toEqual({ workflowId: 'f', replyTo: 'n', runId: 'r', round: 2 });
-  const bad = [null, 'f', {}, { workflowId: 'f' }, { workflowId: '', replyTo: 'n' }, { workflowId: 'f', replyTo: 'n', runId: 3 }, { workflowId: 'f', replyTo: 'n', round: 'two' }];
+  expect(checkUnwatch({ workflowId: 'f', replyTo: 'n', runId: 'r', round: 2 })).toEqual({
+    workflowId: 'f',
+    replyTo: 'n',
+    runId: 'r',
+    round: 2,
+  });
+  const bad = [
+    null,
+    'f',
+    {},
+    { workflowId: 'f' },
+    { workflowId: '', replyTo: 'n' },
+    { workflowId: 'f', replyTo: 'n', runId: 3 },
+    { workflowId: 'f', replyTo: 'n', round: 'two' },
+  ];
   for (const value of bad) expect(checkUnwatch(value)).toBeNull();
 });
 
 test('checkReports keeps the well-formed reports and drops the rest', () => {
-  const report = { workflowId: 'f', runId: 'r', round: 1, reads: 2, lastRead: { atMs: 5, status: 'active' }, failingSinceMs: null, failedReads: 0, lastError: null, nextReadAtMs: 9 };
-  expect(checkReports([report, { ...report, reads: 'two' }, null, { ...report, lastRead: { atMs: 5, status: 3 } }])).toEqual([report]);
+  const report = {
+    workflowId: 'f',
+    runId: 'r',
+    round: 1,
+    reads: 2,
+    lastRead: { atMs: 5, status: 'active' },
+    failingSinceMs: null,
+    failedReads: 0,
+    lastError: null,
+    nextReadAtMs: 9,
+  };
+  expect(
+    checkReports([report, { ...report, reads: 'two' }, null, { ...report, lastRead: { atMs: 5, status: 3 } }]),
+  ).toEqual([report]);
   expect(checkReports('not a list')).toEqual([]);
 });
 
 test('checkReadTrouble takes a trouble or null, and nothing malformed', () => {
   expect(checkReadTrouble(null)).toEqual({ trouble: null });
-  expect(checkReadTrouble({ since: '2026-11-28T10:00:00Z', lastError: 'HTTP 500', failedReads: 4 })).toEqual({ trouble: { since: '2026-11-28T10:00:00Z', lastError: 'HTTP 500', failedReads: 4 } });
-  for (const bad of [undefined, 'boom', {}, { since: 1, lastError: 'x' }, { since: 's', lastError: 'x', failedReads: -1 }]) expect(checkReadTrouble(bad)).toBeNull();
+  expect(checkReadTrouble({ since: '2026-11-28T10:00:00Z', lastError: 'HTTP 500', failedReads: 4 })).toEqual({
+    trouble: { since: '2026-11-28T10:00:00Z', lastError: 'HTTP 500', failedReads: 4 },
+  });
+  for (const bad of [
+    undefined,
+    'boom',
+    {},
+    { since: 1, lastError: 'x' },
+    { since: 's', lastError: 'x', failedReads: -1 },
+  ])
+    expect(checkReadTrouble(bad)).toBeNull();
 });

@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FOLLOW_UP_LIST_COLUMNS, FOLLOW_UP_LIST_QUERY, columnsConsoleSnippet, columnsStorageValue, followUpListUrl } from '../../scripts/stack/web-ui-view';
+import {
+  FOLLOW_UP_LIST_COLUMNS,
+  FOLLOW_UP_LIST_QUERY,
+  columnsConsoleSnippet,
+  columnsStorageValue,
+  followUpListUrl,
+} from '../../scripts/stack/web-ui-view';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
 
 describe('the saved view of follow-ups in the Web UI', () => {
@@ -9,17 +15,28 @@ describe('the saved view of follow-ups in the Web UI', () => {
   });
 
   test("the columns are stored per namespace, the first two pinned, other namespaces' columns kept", () => {
-    const stored = JSON.parse(columnsStorageValue('team-a', { other: [{ label: 'Status', pinned: true }] })) as Record<string, Array<{ label: string; pinned: boolean }>>;
+    const stored = JSON.parse(columnsStorageValue('team-a', { other: [{ label: 'Status', pinned: true }] })) as Record<
+      string,
+      Array<{ label: string; pinned: boolean }>
+    >;
     expect(stored.other).toEqual([{ label: 'Status', pinned: true }]);
     expect(stored['team-a']?.map((column) => column.label)).toEqual([...FOLLOW_UP_LIST_COLUMNS]);
-    expect(stored['team-a']?.filter((column) => column.pinned).map((column) => column.label)).toEqual(['Status', 'Workflow ID']);
+    expect(stored['team-a']?.filter((column) => column.pinned).map((column) => column.label)).toEqual([
+      'Status',
+      'Workflow ID',
+    ]);
   });
 
   test('the console snippet sets the same columns and keeps what is there', () => {
     const storage = new Map<string, string>([['namespace-workflow-table-columns', JSON.stringify({ other: [] })]]);
-    const localStorage = { getItem: (key: string) => storage.get(key) ?? null, setItem: (key: string, value: string) => void storage.set(key, value) };
+    const localStorage = {
+      getItem: (key: string) => storage.get(key) ?? null,
+      setItem: (key: string, value: string) => void storage.set(key, value),
+    };
     new Function('localStorage', columnsConsoleSnippet('default'))(localStorage);
-    expect(JSON.parse(storage.get('namespace-workflow-table-columns') as string)).toEqual(JSON.parse(columnsStorageValue('default', { other: [] })));
+    expect(JSON.parse(storage.get('namespace-workflow-table-columns') as string)).toEqual(
+      JSON.parse(columnsStorageValue('default', { other: [] })),
+    );
   });
 
   test('the list address carries the query', () => {

@@ -14,7 +14,13 @@ const followUp = (input: unknown): ExistingWorkflow => ({ workflowType: FOLLOW_U
 
 describe('workflowIdMismatches', () => {
   test('is empty for a follow-up with the same project, job and prompt, whatever its options', () => {
-    expect(workflowIdMismatches(asked, followUp({ ...asked, polling: { timeout: '1h' }, onAmbiguousSend: 'fail' }), FOLLOW_UP)).toEqual([]);
+    expect(
+      workflowIdMismatches(
+        asked,
+        followUp({ ...asked, polling: { timeout: '1h' }, onAmbiguousSend: 'fail' }),
+        FOLLOW_UP,
+      ),
+    ).toEqual([]);
   });
 
   test.each([
@@ -33,11 +39,15 @@ describe('workflowIdMismatches', () => {
 
   test('counts fields missing from a malformed input as different', () => {
     expect(workflowIdMismatches(asked, followUp(null), FOLLOW_UP)).toEqual(['projectId', 'jobId', 'prompt']);
-    expect(workflowIdMismatches(asked, followUp({ projectId: 'acme', jobId: 7, prompt: 'Add tests' }), FOLLOW_UP)).toEqual(['jobId']);
+    expect(
+      workflowIdMismatches(asked, followUp({ projectId: 'acme', jobId: 7, prompt: 'Add tests' }), FOLLOW_UP),
+    ).toEqual(['jobId']);
   });
 
   test('says only the type differs when the workflow is no follow-up, whatever its input', () => {
-    expect(workflowIdMismatches(asked, { workflowType: 'projectCoordinatorWorkflow', input: asked }, FOLLOW_UP)).toEqual(['workflowType']);
+    expect(
+      workflowIdMismatches(asked, { workflowType: 'projectCoordinatorWorkflow', input: asked }, FOLLOW_UP),
+    ).toEqual(['workflowType']);
   });
 });
 
@@ -63,7 +73,10 @@ describe('promptExcerpt', () => {
 describe('describeWorkflowIdInUse', () => {
   test('names both identities and what differs, says nothing was sent and how to fix it', () => {
     const existing = followUp({ projectId: 'a', jobId: 'b', prompt: 'Fix the flaky test' });
-    const message = describeWorkflowIdInUse('X', { projectId: 'c', jobId: 'b', prompt: 'Add tests' }, existing, ['projectId', 'prompt']);
+    const message = describeWorkflowIdInUse('X', { projectId: 'c', jobId: 'b', prompt: 'Add tests' }, existing, [
+      'projectId',
+      'prompt',
+    ]);
     expect(message).toBe(
       `workflow id 'X' belongs to a follow-up to project 'a', job 'b' with prompt "Fix the flaky test"; you asked for ` +
         `project 'c', job 'b' with prompt "Add tests": the project and the prompt differ. Nothing was sent; the workflow ` +
@@ -73,26 +86,42 @@ describe('describeWorkflowIdInUse', () => {
 
   test('says "differs" for one field and lists three with commas', () => {
     const existing = followUp({ projectId: 'a', jobId: 'b', prompt: 'p' });
-    expect(describeWorkflowIdInUse('X', { ...asked, projectId: 'a', jobId: 'b' }, existing, ['prompt'])).toContain(': the prompt differs.');
-    expect(describeWorkflowIdInUse('X', asked, existing, ['projectId', 'jobId', 'prompt'])).toContain(': the project, the job and the prompt differ.');
+    expect(describeWorkflowIdInUse('X', { ...asked, projectId: 'a', jobId: 'b' }, existing, ['prompt'])).toContain(
+      ': the prompt differs.',
+    );
+    expect(describeWorkflowIdInUse('X', asked, existing, ['projectId', 'jobId', 'prompt'])).toContain(
+      ': the project, the job and the prompt differ.',
+    );
   });
 
   test('never prints a long prompt in full', () => {
     const long = `Secret plan: ${'x'.repeat(5_000)}`;
-    const message = describeWorkflowIdInUse('X', { ...asked, prompt: long }, followUp({ ...asked, prompt: `${long}!` }), ['prompt']);
+    const message = describeWorkflowIdInUse(
+      'X',
+      { ...asked, prompt: long },
+      followUp({ ...asked, prompt: `${long}!` }),
+      ['prompt'],
+    );
     expect(message).not.toContain('x'.repeat(41));
     expect(message.length).toBeLessThan(500);
   });
 
   test('names the type of a workflow that is no follow-up', () => {
-    const message = describeWorkflowIdInUse('agent-followup-project/acme', asked, { workflowType: 'projectCoordinatorWorkflow', input: {} }, ['workflowType']);
-    expect(message).toContain("workflow id 'agent-followup-project/acme' belongs to a workflow of type 'projectCoordinatorWorkflow', not to a follow-up.");
+    const message = describeWorkflowIdInUse(
+      'agent-followup-project/acme',
+      asked,
+      { workflowType: 'projectCoordinatorWorkflow', input: {} },
+      ['workflowType'],
+    );
+    expect(message).toContain(
+      "workflow id 'agent-followup-project/acme' belongs to a workflow of type 'projectCoordinatorWorkflow', not to a follow-up.",
+    );
     expect(message).toContain('Nothing was sent');
   });
 });
 
 describe('reserved workflow ids', () => {
-  test('the coordinators\' space is reserved; everything else is not', () => {
+  test("the coordinators' space is reserved; everything else is not", () => {
     expect(reservedWorkflowIdProblem('agent-followup-project/acme')).toBe(
       "workflow id 'agent-followup-project/acme' is reserved: ids starting with 'agent-followup-project/' belong to the " +
         'project coordinators, never to a follow-up',

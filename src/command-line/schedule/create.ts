@@ -2,7 +2,13 @@
 import type { Command } from 'commander';
 import { maxPromptLengthFromEnv, type AgentJobCheckResult } from '../../client';
 import { checkScheduleRequest, type FollowUpScheduleRequest, type ScheduleOverlapChoice } from '../../schedules';
-import { addFollowUpInputOptions, buildInput, definedOnly, strayArgumentError, type FollowUpInputOptions } from '../follow-up-options';
+import {
+  addFollowUpInputOptions,
+  buildInput,
+  definedOnly,
+  strayArgumentError,
+  type FollowUpInputOptions,
+} from '../follow-up-options';
 import { ExitCode, type CliContext, type CliIo } from '../io';
 import { describePolicies, describeSpec, timeIn } from '../render';
 import { paint } from '../terminal';
@@ -35,13 +41,25 @@ export function registerCreate(schedule: Command, ctx: CliContext): void {
     .option('--every <duration>', 'or run every D (at least 1m), counted from the Unix epoch')
     .option('--offset <duration>', 'shift an --every schedule by this much')
     .option('--timezone <zone>', 'IANA zone the cron is read in (default UTC), e.g. Europe/Berlin')
-    .option('--note <text>', 'a note shown by describe and in the Web UI; kept when the schedule is paused and unpaused')
+    .option(
+      '--note <text>',
+      'a note shown by describe and in the Web UI; kept when the schedule is paused and unpaused',
+    )
     .option('--schedule-id <id>', 'use this id instead of followup-schedule/{project}/{job}/{hash}')
     .option('--paused', 'create it paused (trigger still runs it)')
     .option('--overlap <policy>', 'skip (default) | buffer-one: when a run comes due while one is still going')
-    .option('--catchup-window <duration>', 'how late a run may still start after a Temporal outage (default 10m; 10s-365d)')
-    .option('--no-pause-on-failure', 'keep running after a follow-up fails (default: a failed follow-up pauses the schedule)')
-    .option('--no-job-check', 'do not read the job first (by default a worker reads it once, and a job that does not exist is warned about)')
+    .option(
+      '--catchup-window <duration>',
+      'how late a run may still start after a Temporal outage (default 10m; 10s-365d)',
+    )
+    .option(
+      '--no-pause-on-failure',
+      'keep running after a follow-up fails (default: a failed follow-up pauses the schedule)',
+    )
+    .option(
+      '--no-job-check',
+      'do not read the job first (by default a worker reads it once, and a job that does not exist is warned about)',
+    )
     .option('--json', 'print one JSON object instead of text')
     .allowExcessArguments()
     .action(async (options: CreateOptions, command: Command) => {
@@ -101,7 +119,10 @@ async function create(options: CreateOptions, extra: string[], io: CliIo): Promi
         `Created schedule ${created.scheduleId}${view.paused ? ' (paused)' : ''}: ${describeSpec(view.spec)}`,
         `Policies: ${describePolicies(view.policies)}`,
         view.nextRunTimes.length > 0
-          ? `Next runs: ${view.nextRunTimes.slice(0, 3).map((time) => timeIn(time, view.spec.timezone)).join(', ')}`
+          ? `Next runs: ${view.nextRunTimes
+              .slice(0, 3)
+              .map((time) => timeIn(time, view.spec.timezone))
+              .join(', ')}`
           : 'No upcoming runs: the spec matches no future time (check the cron expression).',
         `Each run is a follow-up whose workflow id starts with ${created.workflowIdPrefix}-`,
         `Look at it with: agent-followup schedule describe ${created.scheduleId}`,

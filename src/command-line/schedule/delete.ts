@@ -13,7 +13,9 @@ export function registerDelete(schedule: Command, ctx: CliContext): void {
         const { runningWorkflowIds } = await schedules.delete(scheduleId);
         ctx.io.out(`Deleted schedule ${scheduleId}\n`);
         for (const workflowId of runningWorkflowIds) {
-          ctx.io.out(`Its follow-up ${workflowId} is still running; stop it with: agent-followup cancel ${workflowId}\n`);
+          ctx.io.out(
+            `Its follow-up ${workflowId} is still running; stop it with: agent-followup cancel ${workflowId}\n`,
+          );
         }
         return ExitCode.Ok;
       });

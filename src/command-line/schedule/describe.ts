@@ -32,7 +32,14 @@ async function describe(scheduleId: string, json: boolean, io: CliIo): Promise<n
         : 'Follow-up: (the action is not a follow-up input)',
       `When: ${describeSpec(view.spec)}`,
       `Policies: ${describePolicies(view.policies)}`,
-      `Next runs: ${view.paused ? '(paused)' : view.nextRunTimes.slice(0, 3).map((time) => timeIn(time, view.spec.timezone)).join(', ') || 'none'}`,
+      `Next runs: ${
+        view.paused
+          ? '(paused)'
+          : view.nextRunTimes
+              .slice(0, 3)
+              .map((time) => timeIn(time, view.spec.timezone))
+              .join(', ') || 'none'
+      }`,
       `Runs: ${view.counts.runsStarted} started, ${view.counts.skippedOverlap} skipped (a run was still going), ` +
         `${view.counts.missedCatchupWindow} missed (outside the catch-up window)`,
       view.recentRuns.length > 0 ? 'Recent runs (newest first):' : 'No runs yet.',

@@ -7,13 +7,19 @@ export function registerPauseAndUnpause(schedule: Command, ctx: CliContext): voi
   for (const action of ['pause', 'unpause'] as const) {
     schedule
       .command(action)
-      .summary(action === 'pause' ? 'stop starting runs (a running follow-up goes on)' : 'start runs again at the next time')
+      .summary(
+        action === 'pause' ? 'stop starting runs (a running follow-up goes on)' : 'start runs again at the next time',
+      )
       .argument('<scheduleId>', 'the schedule')
-      .option('--note <text>', action === 'pause' ? 'why it is paused (shown by describe as "Paused because")' : 'a note for the unpause')
+      .option(
+        '--note <text>',
+        action === 'pause' ? 'why it is paused (shown by describe as "Paused because")' : 'a note for the unpause',
+      )
       // The word people reach for first: taken as --note, rather than a "did you mean --version?".
       .addOption(new Option('--reason <text>').hideHelp())
       .action(async (scheduleId: string, options: { note?: string; reason?: string }) => {
-        if (options.note !== undefined && options.reason !== undefined) throw new UsageError('give --note or --reason (the same), not both');
+        if (options.note !== undefined && options.reason !== undefined)
+          throw new UsageError('give --note or --reason (the same), not both');
         const note = options.note ?? options.reason;
         ctx.exitCode = await withSchedules(ctx.io, async (schedules) => {
           if (action === 'pause') await schedules.pause(scheduleId, note);

@@ -11,7 +11,12 @@ export function registerTrigger(schedule: Command, ctx: CliContext): void {
     .action(async (scheduleId: string) => {
       ctx.exitCode = await withSchedules(ctx.io, async (schedules) => {
         const { overlap } = await schedules.trigger(scheduleId);
-        const then = overlap === 'skip' ? 'this run is skipped' : overlap === 'buffer-one' ? 'this run starts after it' : 'the policy decides';
+        const then =
+          overlap === 'skip'
+            ? 'this run is skipped'
+            : overlap === 'buffer-one'
+              ? 'this run starts after it'
+              : 'the policy decides';
         ctx.io.out(
           `Triggered schedule ${scheduleId} (overlap ${overlap}: if one of its follow-ups is still running, ${then}).\n` +
             `See the run with: agent-followup schedule describe ${scheduleId}\n`,

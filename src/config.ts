@@ -29,7 +29,7 @@ export class ConfigError extends Error {
 }
 
 /**
- * Checks the documented key form (seed §5): a fixed prefix, an underscore, then the secret. Returns a problem or
+ * Checks the documented key form (docs/VENDOR-CONTRACT.md, "The key"): a fixed prefix, an underscore, then the secret. Returns a problem or
  * null; the problem never quotes the key.
  */
 export function apiKeyProblem(key: string | undefined, prefix: string): string | null {

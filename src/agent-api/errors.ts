@@ -1,5 +1,5 @@
 /**
- * How the agent API's answers become Temporal failures. The seed shows no errors (§7), so this is our decision,
+ * How the agent API's answers become Temporal failures. The vendor's description shows no errors (docs/VENDOR-CONTRACT.md, "Errors and limits"), so this is our decision,
  * written in docs/RELIABILITY.md ("Failure types"): definite rejections are non-retryable with a message that says what to fix; rate limits,
  * server errors and network trouble are retried.
  */

@@ -22,7 +22,7 @@ import type { AgentJob } from './job';
 import { AgentJobSchema, describeSchemaProblem, ErrorBodySchema, toAgentJob } from './schemas';
 
 export const DEFAULT_SEND_PATH = '/v2/agent/{projectId}/job/{id}/message';
-/** The seed does not show get-job (§1, §4); this is the vendor's public path, configurable in case it differs. */
+/** The vendor's description of the send does not show get-job (docs/VENDOR-CONTRACT.md); this is the vendor's public path, configurable in case it differs. */
 export const DEFAULT_GET_JOB_PATH = '/v2/agent/{projectId}/job/{id}';
 
 export interface AgentApiClientConfig {
@@ -89,7 +89,7 @@ export class AgentApiClient {
   }
 
   /**
-   * POSTs the follow-up message (seed §4.1). Not idempotent: a failure that may have come after the API took the
+   * POSTs the follow-up message (docs/VENDOR-CONTRACT.md, "The send operation"). Not idempotent: a failure that may have come after the API took the
    * message is `AgentApiSendAmbiguous` (non-retryable), so only the workflow decides whether to send again.
    */
   async sendFollowUpMessage(request: MessageRequest, signal?: AbortSignal): Promise<SendResult> {

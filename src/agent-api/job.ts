@@ -6,11 +6,11 @@
  * never reaches workflow state, history or results; schemas.ts turns a response body into this shape.
  */
 
-/** The four statuses the vendor documents (seed §3). Anything else is tolerated but never treated as terminal. */
+/** The four statuses the vendor documents (docs/VENDOR-CONTRACT.md, "The job and its statuses"). Anything else is tolerated but never treated as terminal. */
 export const KNOWN_JOB_STATUSES = ['active', 'completed', 'archived', 'failed'] as const;
 export type KnownJobStatus = (typeof KNOWN_JOB_STATUSES)[number];
 
-/** Statuses after which polling stops (seed §3 rule 1). */
+/** Statuses after which polling stops (docs/VENDOR-CONTRACT.md, "The job and its statuses"). */
 export const TERMINAL_JOB_STATUSES = ['completed', 'archived', 'failed'] as const;
 export type TerminalJobStatus = (typeof TERMINAL_JOB_STATUSES)[number];
 

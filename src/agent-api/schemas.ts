@@ -1,5 +1,5 @@
 /**
- * The agent service's published contract (seed §2, §4; VENDOR-FACTS.md) as zod schemas: the single source of truth
+ * The agent service's published contract (docs/VENDOR-CONTRACT.md) as zod schemas: the single source of truth
  * for reading a job body and writing a message body, used by the HTTP client and the simulator. Never imported by
  * workflow code (zod would be evaluated in every cached workflow); the workflow gets the trimmed `AgentJob` of job.ts.
  */
@@ -50,7 +50,7 @@ export function toAgentJob(parsed: z.infer<typeof AgentJobSchema>): AgentJob {
   return job;
 }
 
-/** Request body of the send operation (seed §2.3). */
+/** Request body of the send operation (docs/VENDOR-CONTRACT.md, "The send operation"). */
 export const FollowUpMessageSchema = z.strictObject({
   prompt: z.string().min(1),
 });

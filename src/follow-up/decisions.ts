@@ -80,7 +80,7 @@ export const RECONCILE_TRUST_MS = 30_000;
  * - it ended again with another result (new PR, other status) → delivered (the agent already finished);
  * - it was `archived` (stays archived), or either read shows a status we do not know → unknown;
  * - it stands exactly where it stood, read within RECONCILE_TRUST_MS → not delivered (an accepted message makes the
- *   job `active`, seed §4.1); later, the agent could have taken it and finished the same way → unknown.
+ *   job `active`, docs/VENDOR-CONTRACT.md "The send operation"); later, the agent could have taken it and finished the same way → unknown.
  */
 export function decideDelivery(before: JobState, after: JobState, readGapMs = 0): DeliveryDecision {
   if (!isTerminal(before.status) || before.status === 'archived') return 'unknown';

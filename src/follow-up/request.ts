@@ -15,7 +15,7 @@ export const DEFAULT_POLLING = {
   settleWindowMs: 30_000,
 } as const;
 
-/** The seed gives no maximum (§8); this keeps a prompt far below Temporal's 2 MiB payload limit. */
+/** The vendor gives no maximum (docs/VENDOR-CONTRACT.md, "Errors and limits"); this keeps a prompt far below Temporal's 2 MiB payload limit. */
 export const DEFAULT_MAX_PROMPT_LENGTH = 100_000;
 
 export const LIMITS = {

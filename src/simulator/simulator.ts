@@ -1,7 +1,7 @@
 /**
  * A simulator of the agent API, for tests, the demo and benchmarks. It speaks real HTTP on loopback and implements
  * the two operations with a job state machine: a follow-up makes the job `active`; after `workMs` it ends as its
- * scenario says. It validates requests the way the seed describes (bearer key form, prompt of at least 1 character)
+ * scenario says. It validates requests the way docs/VENDOR-CONTRACT.md describes (bearer key form, prompt of at least 1 character)
  * and counts what it receives, so tests can prove a message was delivered exactly once.
  *
  * Fault rules (faults.ts) make it misbehave the ways a real API and network do: error statuses, latency, connections

@@ -54,3 +54,7 @@ test('every path the README and the docs quote exists', () => {
   );
   expect(missing).toEqual([]);
 });
+
+test('the README stays a front page: at most 300 lines, the rest in docs/', () => {
+  expect(read('README.md').split('\n').length).toBeLessThanOrEqual(300);
+});

@@ -12,6 +12,7 @@ import { formatMs, parseDuration } from './follow-up/duration';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './observability/log-settings';
 import { DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './follow-up/project-coordination';
+import { plainWholeNumber, sendBudgetProblem } from './follow-up/send-budget-rule';
 import { DEFAULT_WATCH_MIN_INTERVAL_MS, DEFAULT_WATCH_SHARDS } from './follow-up/watch-defaults';
 import { WORKER_DEFAULTS } from './worker/worker-defaults';
 
@@ -187,15 +188,15 @@ const WorkerEnvFields = z.object({
     .optional()
     .transform((value, ctx) => {
       if (value === undefined || value === '') return DEFAULT_SENDS_PER_PROJECT_PER_HOUR;
-      const number = Number(value);
-      if (Number.isInteger(number) && number >= 1 && number <= 1_000_000) return number;
+      const number = plainWholeNumber(value);
+      if (number !== undefined && number >= 1) return number;
       ctx.addIssue({
         code: 'custom',
-        message:
-          "must be a whole number of sends per project per hour (e.g. 80), at most the vendor's 100 unless your plan allows more",
+        message: 'must be a whole number of sends per project per hour in plain digits (e.g. 80)',
       });
       return z.NEVER;
     }),
+  AGENT_SENDS_ABOVE_VENDOR_LIMIT: booleanFlag,
   // Waiting through shared job watchers of this many shards per task queue (docs/HOW-IT-WORKS.md); 0: each polls itself.
   AGENT_WATCH_SHARDS: z.coerce
     .number({ error: WATCH_SHARDS_PROBLEM })
@@ -226,6 +227,23 @@ const WorkerEnvSchema = WorkerEnvFields
     error: (issue) => baseUrlProblemOf(issue.input),
     when: validFields('AGENT_API_BASE_URL', 'AGENT_API_ALLOW_INSECURE_HTTP'),
   })
+  .refine(
+    (vars) =>
+      sendBudgetProblem(vars.AGENT_SENDS_PER_PROJECT_PER_HOUR, vars.AGENT_SENDS_ABOVE_VENDOR_LIMIT, '') === undefined,
+    {
+      error: (issue) => {
+        const vars = issue.input as WorkerEnv;
+        const problem = sendBudgetProblem(
+          vars.AGENT_SENDS_PER_PROJECT_PER_HOUR,
+          vars.AGENT_SENDS_ABOVE_VENDOR_LIMIT,
+          'AGENT_SENDS_ABOVE_VENDOR_LIMIT=true',
+        );
+        return `AGENT_SENDS_PER_PROJECT_PER_HOUR (${vars.AGENT_SENDS_PER_PROJECT_PER_HOUR}) ${problem ?? 'is invalid'}`;
+      },
+      path: ['AGENT_SENDS_PER_PROJECT_PER_HOUR'],
+      when: validFields('AGENT_SENDS_PER_PROJECT_PER_HOUR', 'AGENT_SENDS_ABOVE_VENDOR_LIMIT'),
+    },
+  )
   // A send cut off by shutdown may or may not have arrived: the grace time must let every request finish.
   .refine((vars) => vars.WORKER_SHUTDOWN_GRACE_TIME >= vars.AGENT_API_REQUEST_TIMEOUT, {
     error: (issue) => {

@@ -208,6 +208,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
         WORKER_SHUTDOWN_GRACE_TIME: '5s',
         AGENT_API_REQUEST_TIMEOUT: '5s',
         AGENT_SENDS_PER_PROJECT_PER_HOUR: String(CHAOS_SENDS_PER_HOUR),
+        AGENT_SENDS_ABOVE_VENDOR_LIMIT: 'true',
       });
       next.onUnexpectedExit = (why) => {
         // A worker that dies on its own is a finding worth counting, and the follow-ups still need a worker.

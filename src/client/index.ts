@@ -3,6 +3,7 @@
  * and gives each follow-up a deterministic workflow id, so a caller that retries its own call attaches to the
  * follow-up already under way instead of sending the message twice.
  */
+import { sendBudgetProblem } from '../follow-up/send-budget-rule';
 import {
   ApplicationFailure,
   Client,
@@ -284,6 +285,17 @@ export function maxPromptLengthFromEnv(env: Record<string, string | undefined>):
     );
   }
   return value;
+}
+
+/** How a budget is set: `aboveVendorLimit` says a budget above the vendor's documented 100 per hour is meant. */
+export interface BudgetOptions {
+  aboveVendorLimit?: boolean;
+}
+
+function checkBudget(sendsPerHour: number | null, { aboveVendorLimit = false }: BudgetOptions): void {
+  if (sendsPerHour === null) return;
+  const problem = sendBudgetProblem(sendsPerHour, aboveVendorLimit, '{ aboveVendorLimit: true }');
+  if (problem) throw new InvalidFollowUpInputError(`sendsPerHour ${sendsPerHour} ${problem}`);
 }
 
 export class FollowUpClient {
@@ -662,12 +674,11 @@ export class FollowUpClient {
   /**
    * Sets every project's budget (sends per rolling hour) unless a project has its own, kept durably by the budget
    * defaults workflow; null returns to the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR. Workers pick it up within 30 s,
-   * and a project's coordinator with its next follow-up.
+   * and a project's coordinator with its next follow-up. Above the vendor's documented 100 only with
+   * `aboveVendorLimit` (your plan allows more).
    */
-  async setDefaultBudget(sendsPerHour: number | null): Promise<void> {
-    if (sendsPerHour !== null && !(Number.isInteger(sendsPerHour) && sendsPerHour >= 1)) {
-      throw new InvalidFollowUpInputError(`sendsPerHour must be a whole number of at least 1 (got ${sendsPerHour})`);
-    }
+  async setDefaultBudget(sendsPerHour: number | null, options: BudgetOptions = {}): Promise<void> {
+    checkBudget(sendsPerHour, options);
     await this.client.workflow.signalWithStart<typeof budgetDefaultsWorkflow, [{ sendsPerHour: number | null }]>(
       BUDGET_DEFAULTS_WORKFLOW_TYPE,
       {
@@ -683,14 +694,13 @@ export class FollowUpClient {
 
   /**
    * Gives a project a budget of its own (sends per rolling hour), kept by its coordinator, which then keeps running;
-   * null returns it to the workers' default (AGENT_SENDS_PER_PROJECT_PER_HOUR).
+   * null returns it to the workers' default (AGENT_SENDS_PER_PROJECT_PER_HOUR). Above the vendor's documented 100
+   * only with `aboveVendorLimit` (your plan allows more).
    */
-  async setProjectBudget(projectId: string, sendsPerHour: number | null): Promise<void> {
+  async setProjectBudget(projectId: string, sendsPerHour: number | null, options: BudgetOptions = {}): Promise<void> {
     const problem = identifierProblem('projectId', projectId);
     if (problem) throw new InvalidFollowUpInputError(problem);
-    if (sendsPerHour !== null && !(Number.isInteger(sendsPerHour) && sendsPerHour >= 1)) {
-      throw new InvalidFollowUpInputError(`sendsPerHour must be a whole number of at least 1 (got ${sendsPerHour})`);
-    }
+    checkBudget(sendsPerHour, options);
     await this.client.workflow.signalWithStart<typeof projectCoordinatorWorkflow, [{ sendsPerHour: number | null }]>(
       PROJECT_COORDINATOR_WORKFLOW_TYPE,
       {

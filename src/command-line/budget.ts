@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import type { ProjectView } from '../client';
 import { roughDuration, utcClock } from '../follow-up/progress-details';
+import { plainWholeNumber, sendBudgetProblem, VENDOR_SENDS_PER_PROJECT_PER_HOUR } from '../follow-up/send-budget-rule';
 import { ExitCode, UsageError, type CliContext, type CliIo } from './io';
 
 export function registerBudget(program: Command, ctx: CliContext): void {
@@ -28,31 +29,42 @@ export function registerBudget(program: Command, ctx: CliContext): void {
       '--sends-per-hour <n>',
       "sends a project may make in any rolling hour, across every worker (the vendor allows 100); 'default' returns to the default (for all: the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR)",
     )
+    .option(
+      '--above-vendor-limit',
+      `your plan allows more than the vendor's documented ${VENDOR_SENDS_PER_PROJECT_PER_HOUR} per project per hour: a budget above it is meant`,
+    )
     .option('--json', 'print JSON instead of text')
-    .action(async (options: { project?: string; sendsPerHour?: string; json?: boolean }) => {
-      const project = options.project;
-      if (project !== undefined && project.trim() === '') throw new UsageError('--project must not be empty');
-      const sendsPerHour = sendsPerHourFrom(options.sendsPerHour);
-      const followUps = await ctx.io.connect();
-      try {
-        if (project === undefined) await followUps.setDefaultBudget(sendsPerHour);
-        else await followUps.setProjectBudget(project, sendsPerHour);
-      } finally {
-        await followUps.close();
-      }
-      ctx.exitCode = await show(project, Boolean(options.json), ctx.io);
-    });
+    .action(
+      async (options: { project?: string; sendsPerHour?: string; aboveVendorLimit?: boolean; json?: boolean }) => {
+        const project = options.project;
+        if (project !== undefined && project.trim() === '') throw new UsageError('--project must not be empty');
+        const aboveVendorLimit = Boolean(options.aboveVendorLimit);
+        const sendsPerHour = sendsPerHourFrom(options.sendsPerHour, aboveVendorLimit);
+        const followUps = await ctx.io.connect();
+        try {
+          if (project === undefined) await followUps.setDefaultBudget(sendsPerHour, { aboveVendorLimit });
+          else await followUps.setProjectBudget(project, sendsPerHour, { aboveVendorLimit });
+        } finally {
+          await followUps.close();
+        }
+        ctx.exitCode = await show(project, Boolean(options.json), ctx.io);
+      },
+    );
 }
 
-function sendsPerHourFrom(raw: string | undefined): number | null {
+function sendsPerHourFrom(raw: string | undefined, aboveVendorLimit: boolean): number | null {
   if (raw === undefined)
     throw new UsageError(
-      'budget set needs --sends-per-hour N (e.g. 80; the vendor allows 100 per project per hour), or default',
+      `budget set needs --sends-per-hour N (e.g. 80; the vendor allows ${VENDOR_SENDS_PER_PROJECT_PER_HOUR} per project per hour), or default`,
     );
   if (raw.trim().toLowerCase() === 'default') return null;
-  const value = Number(raw);
-  if (raw.trim() === '' || !Number.isInteger(value) || value < 1)
-    throw new UsageError(`--sends-per-hour must be a whole number of at least 1, or default (got '${raw}')`);
+  const value = plainWholeNumber(raw);
+  if (value === undefined)
+    throw new UsageError(
+      `--sends-per-hour must be a whole number in plain digits (e.g. 80), or default (got '${raw}')`,
+    );
+  const problem = sendBudgetProblem(value, aboveVendorLimit, '--above-vendor-limit');
+  if (problem) throw new UsageError(`--sends-per-hour ${value} ${problem}`);
   return value;
 }
 

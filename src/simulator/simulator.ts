@@ -8,6 +8,7 @@
  * dropped before or after the request was processed, bodies that are not JSON or not a job, and stale reads from a
  * lagging replica. It honours an `Idempotency-Key` header on sends, so a client that sends one can retry safely.
  */
+import { VENDOR_SENDS_PER_PROJECT_PER_HOUR } from '../follow-up/send-budget-rule';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
@@ -80,7 +81,7 @@ export interface SimulatorStats {
 }
 
 /** "100 uses per project per hour" (VENDOR-FACTS.md): what the simulator enforces unless told otherwise. */
-export const VENDOR_SENDS_PER_PROJECT_PER_HOUR = 100;
+export { VENDOR_SENDS_PER_PROJECT_PER_HOUR };
 
 export interface SimulatorOptions {
   host?: string;

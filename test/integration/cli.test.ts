@@ -485,7 +485,7 @@ describe('the built command in a terminal', () => {
   });
 });
 
-test("budget set gives a project its own budget, budget show tells its use, 'default' gives it back; a bad number exits 2", async () => {
+test("budget set gives a project its own budget, budget show tells its use, 'default' gives it back; a bad number, or one above the vendor's 100 without --above-vendor-limit, exits 2", async () => {
   const { projectId } = uniqueJob('budget');
   const taskQueue = h.taskQueue();
   const worker = await h.worker(taskQueue);
@@ -495,6 +495,11 @@ test("budget set gives a project its own budget, budget show tells its use, 'def
     show: await budget(['show', '--project', projectId, '--json']),
     all: await budget(['show']),
     bad: await budget(['set', '--project', projectId, '--sends-per-hour', 'lots']),
+    notPlain: await Promise.all(
+      ['1e9', '0x10', ' 5'].map((n) => budget(['set', '--project', projectId, '--sends-per-hour', n])),
+    ),
+    overVendor: await budget(['set', '--project', projectId, '--sends-per-hour', '150']),
+    meantOverVendor: await budget(['set', '--project', projectId, '--sends-per-hour', '150', '--above-vendor-limit']),
     back: await budget(['set', '--project', projectId, '--sends-per-hour', 'default']),
   }));
   expect(runs.set.code).toBe(ExitCode.Ok);
@@ -505,7 +510,18 @@ test("budget set gives a project its own budget, budget show tells its use, 'def
   expect(runs.all.out).toContain("Default for every project: the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR");
   expect(runs.all.out).toContain(`${projectId}: 0 of 5 sends used`);
   expect(runs.bad).toMatchObject({ code: ExitCode.BadInput, connected: false });
-  expect(runs.bad.err).toContain("--sends-per-hour must be a whole number of at least 1, or default (got 'lots')");
+  expect(runs.bad.err).toContain(
+    "--sends-per-hour must be a whole number in plain digits (e.g. 80), or default (got 'lots')",
+  );
+  for (const run of runs.notPlain) expect(run).toMatchObject({ code: ExitCode.BadInput, connected: false });
+  // Above the vendor's 100 only when meant, and the refusal says why and how.
+  expect(runs.overVendor).toMatchObject({ code: ExitCode.BadInput, connected: false });
+  expect(runs.overVendor.err).toContain(
+    "--sends-per-hour 150 is above the vendor's documented limit of 100 uses per project per hour",
+  );
+  expect(runs.overVendor.err).toContain('--above-vendor-limit');
+  expect(runs.meantOverVendor.code).toBe(ExitCode.Ok);
+  expect(runs.meantOverVendor.out).toContain(`${projectId}: 0 of 150 sends used`);
   expect(runs.back.code).toBe(ExitCode.Ok);
   expect(runs.back.out).toContain('default');
 });

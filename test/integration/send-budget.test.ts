@@ -180,6 +180,7 @@ test('two workers on two task queues share one budget per project and one lane p
     TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS as string,
     TEMPORAL_TASK_QUEUE: queueB,
     AGENT_SENDS_PER_PROJECT_PER_HOUR: String(perHour(3, windowMs)),
+    AGENT_SENDS_ABOVE_VENDOR_LIMIT: 'true',
     AGENT_SEND_WINDOW_MS: String(windowMs),
     WORKER_SHUTDOWN_GRACE_TIME: '2s',
     AGENT_API_REQUEST_TIMEOUT: '2s',

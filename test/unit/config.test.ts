@@ -174,6 +174,30 @@ describe('loadWorkerConfig', () => {
     );
   });
 
+  test.each(['1e3', '0x10', ' 5', '+5', '0'])('a send budget of %j is refused: plain digits, at least 1', (value) => {
+    expect(configErrorOf({ AGENT_API_KEY: KEY, AGENT_SENDS_PER_PROJECT_PER_HOUR: value }).message).toContain(
+      'AGENT_SENDS_PER_PROJECT_PER_HOUR must be a whole number of sends per project per hour in plain digits',
+    );
+  });
+
+  test("a send budget above the vendor's 100 per hour needs AGENT_SENDS_ABOVE_VENDOR_LIMIT=true, and says why", () => {
+    expect(configErrorOf({ AGENT_API_KEY: KEY, AGENT_SENDS_PER_PROJECT_PER_HOUR: '150' }).message).toContain(
+      "AGENT_SENDS_PER_PROJECT_PER_HOUR (150) is above the vendor's documented limit of 100 uses per project per hour",
+    );
+    expect(configErrorOf({ AGENT_API_KEY: KEY, AGENT_SENDS_PER_PROJECT_PER_HOUR: '150' }).message).toContain(
+      'AGENT_SENDS_ABOVE_VENDOR_LIMIT=true',
+    );
+    const allowed = {
+      AGENT_API_KEY: KEY,
+      AGENT_SENDS_PER_PROJECT_PER_HOUR: '150',
+      AGENT_SENDS_ABOVE_VENDOR_LIMIT: 'true',
+    };
+    expect(loadWorkerConfig(allowed).sendsPerProjectPerHour).toBe(150);
+    expect(
+      loadWorkerConfig({ AGENT_API_KEY: KEY, AGENT_SENDS_PER_PROJECT_PER_HOUR: '100' }).sendsPerProjectPerHour,
+    ).toBe(100);
+  });
+
   test('every documented variable overrides its default', () => {
     const config = loadWorkerConfig({
       AGENT_API_KEY: 'acme_test_config_key_0001',
@@ -365,7 +389,7 @@ describe('loadWorkerConfig', () => {
     [
       'a send budget that is not a number',
       { AGENT_SENDS_PER_PROJECT_PER_HOUR: 'lots' },
-      'AGENT_SENDS_PER_PROJECT_PER_HOUR must be a whole number of sends per project per hour (e.g. 80)',
+      'AGENT_SENDS_PER_PROJECT_PER_HOUR must be a whole number of sends per project per hour in plain digits (e.g. 80)',
     ],
     [
       'an insecure-http flag that is not a boolean',

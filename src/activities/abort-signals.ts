@@ -5,9 +5,8 @@
  * attached to something long-lived after the work is done. `AbortSignal.timeout` keeps its signal (and with it the
  * whole fetch request listening on it) alive until the timeout would have fired; `Context.sleep()` adds a reaction to
  * the activity's never-settling `cancelled` promise on every call. A polling loop repeats that every few seconds for
- * hours, per follow-up: measured at N = 2,000 looping polls, about 27 KiB per poll was promoted into the old
- * generation and the worker's heap grew to 512 MiB (docs/BENCHMARKS.md). Here a listener or timer lives exactly as
- * long as the wait it serves.
+ * hours, per follow-up, and the heap grew without bound (docs/BENCHMARKS.md). Here a listener or timer lives exactly
+ * as long as the wait it serves.
  */
 
 /** A signal that aborts when `cancel` does or after `timeoutMs`; `release()` detaches it from both once work ends. */

@@ -275,7 +275,7 @@ function unchanged(checkpoint: PollCheckpoint, why: string, delayMs: number): Ap
 function stoppingFailure(checkpoint: PollCheckpoint): ApplicationFailure {
   return ApplicationFailure.create({
     type: WORKER_STOPPING,
-    message: 'This worker is stopping; another worker carries the wait on.',
+    message: "This worker is stopping; the wait's next attempt runs on whichever worker polls its task queue.",
     category: ApplicationFailureCategory.BENIGN,
     nextRetryDelay: 1,
     details: [checkpoint],

@@ -23,17 +23,16 @@ import { MAX_INVALID_RESPONSES } from './poll-agent-job';
 
 /**
  * How often the book is brought up to date: a new wait (or a read asked for) is read within about this. Each refresh is
- * a query, a workflow task on some worker: at 500 ms with 8 shards the queries were a third of the CPU per read
- * (8.4 ms against 5.6 ms at 2 s, docs/BENCHMARKS.md).
+ * a query, a workflow task on some worker: refreshing more often made the queries a large share of the CPU per read
+ * (docs/BENCHMARKS.md).
  */
 const BOOK_REFRESH_MS = 2_000;
 /** Reads in flight at once, per watcher. */
 const READS_AT_ONCE = 16;
 /**
  * The loop's shortest turn: reads falling due within it go out together, at most this late. Waking for each read on
- * its own (33 a second at 2,000 waits on 60 s gaps) cost a heartbeat, a timer and a scan of the book every time; a
- * second's turns cost 9 % less CPU per read than 250 ms ones (docs/BENCHMARKS.md), and a second late is nothing on
- * gaps of 5 to 60 s.
+ * its own cost a heartbeat, a timer and a scan of the book every time (docs/BENCHMARKS.md), and a second late is
+ * nothing on gaps of 5 to 60 s.
  */
 const TURN_MS = 1_000;
 /**
@@ -120,8 +119,7 @@ export function createWatchJobs(
       aliveAtMs: Date.now(),
     });
     // From a timer, not from the loop: on a worker so busy that the book query waits seconds for a workflow task, a
-    // heartbeat behind that query timed the attempt out, and every retry did the same (seen at 10,000 waits with a
-    // cache of 100 workflows: attempt 81 of a watcher's reading, no job read for 20 minutes).
+    // heartbeat behind that query timed the attempt out, and every retry did the same (docs/BENCHMARKS.md).
     const heartbeats = setInterval(() => context.heartbeat(progress()), HEARTBEAT_EVERY_MS);
     context.heartbeat(progress());
 
@@ -377,7 +375,8 @@ export function createWatchJobs(
           // The worker is stopping: end the attempt now, so the watcher's retry runs on another worker at once.
           throw ApplicationFailure.create({
             type: 'WorkerStopping',
-            message: 'This worker is stopping; another worker carries the watching on.',
+            message:
+              "This worker is stopping; the watcher's next attempt reads on whichever worker polls its task queue.",
           });
         }
         // The watcher no longer exists: there is no book to read for.

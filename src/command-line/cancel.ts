@@ -5,7 +5,7 @@ import { checkWorkflowIdArgument, ExitCode, type CliContext, type CliIo } from '
 export function registerCancel(program: Command, ctx: CliContext): void {
   program
     .command('cancel')
-    .summary('stop a running follow-up (a message already sent stays sent)')
+    .summary("stop a running follow-up (a message already sent stays sent, and the agent's work on it goes on)")
     .argument('<workflowId>', 'the id send printed')
     .action(async (workflowId: string) => {
       ctx.exitCode = await cancel(checkWorkflowIdArgument(workflowId), ctx.io);
@@ -23,7 +23,8 @@ async function cancel(workflowId: string, io: CliIo): Promise<number> {
       return ExitCode.BadInput;
     }
     io.out(
-      `Cancellation requested for follow-up ${workflowId}; it stops polling and ends as cancelled. Check with: agent-followup status ${workflowId}\n`,
+      `Cancellation requested for follow-up ${workflowId}; it stops following the job and ends as cancelled. A message it ` +
+        `already sent stays sent: the agent's work on it goes on, and the job shows its result. Check with: agent-followup status ${workflowId}\n`,
     );
     return ExitCode.Ok;
   } finally {

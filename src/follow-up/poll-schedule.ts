@@ -14,10 +14,9 @@ export const FREQUENT_POLL_LIMIT_MS = 30_000;
  * The heartbeat timeout of a wait: how soon Temporal notices that a worker running a polling loop died. A loop
  * heartbeats at each poll (and at least every half of this while it sleeps, should a Retry-After ask for longer than
  * a gap) and Core sends at most one heartbeat per 0.8 × this, so it is several poll gaps long (one server write per
- * several polls), and bounded: longer delays the takeover after a crash. Shorter was measured and
- * rejected: 1.25 gaps (a write at every poll) resumed a killed worker's 10s loops 3.7s after the new worker was ready
- * instead of 17s, but cost 3.7 ms of CPU per idle poll instead of 0.8, and at N = 5,000 the dev server's 2 cores
- * could not keep up (docs/BENCHMARKS.md). A worker that stops normally hands its loops over at once.
+ * several polls), and bounded: longer delays the takeover after a crash. Shorter takes over sooner but costs a
+ * server write per poll, more than a small server keeps up with (the trade measured: docs/BENCHMARKS.md). A worker
+ * that stops normally hands its loops over at once.
  */
 export function pollHeartbeatTimeoutMs(schedule: Pick<PollSchedule, 'maxIntervalMs'>): number {
   const longestLoopGap = Math.min(schedule.maxIntervalMs, FREQUENT_POLL_LIMIT_MS);

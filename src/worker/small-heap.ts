@@ -1,9 +1,7 @@
 /**
  * The worker process asks V8 to favour memory over speed (`--optimize-for-size`). A waiting follow-up's poll
- * allocates about 100 KiB that is garbage seconds later, and by default V8 lets the heap grow to several times what is
- * live before it collects: at 1,000 looping follow-ups the main thread held 78 MiB live in a ~350 MiB heap. With the
- * flag the worker's peak RSS fell from 718 to 418 MiB for 1.42 instead of 1.34 ms of CPU per idle poll
- * (docs/BENCHMARKS.md).
+ * allocates garbage seconds later, and by default V8 lets the heap grow to several times what is live before it
+ * collects: the flag trades a little CPU per poll for a much smaller peak RSS (docs/BENCHMARKS.md).
  *
  * Set from code because NODE_OPTIONS refuses this flag, so every way of starting the worker gets it. The heap reads
  * it at each collection, which is why setting it after start-up works. It is process-wide, so the library's embedded

@@ -28,9 +28,8 @@ import { unwatchJobSignal, watchChangesQuery, watchedWaitQuery, watchJobSignal }
 /**
  * A run continues as new after this many signals or events, so that replaying it stays short. A watcher that takes
  * signals all the time is evicted at its continue-as-new (the server refuses the completion while a signal that came
- * meanwhile is unhandled) and replays its whole run before its next task. At 4,000 signals that replay took 7 s on a
- * busy worker; with the 10 s workflow task timeout and signals still arriving, the run outgrew every retry and its
- * reading stayed cancelled (10,000 waits: 3 of 8 watchers stuck for over 20 minutes).
+ * meanwhile is unhandled) and replays its whole run before its next task: a long run can outgrow the workflow task
+ * timeout on a busy worker, every retry with it, and its reading stays cancelled (docs/BENCHMARKS.md).
  */
 const SIGNALS_PER_RUN = 1_000;
 const EVENTS_PER_RUN = 2_000;

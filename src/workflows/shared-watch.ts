@@ -31,9 +31,9 @@ import type { FollowUpRun } from './follow-up-run';
 
 /**
  * Silence, in poll gaps at the schedule's cap, after which a follow-up registers its wait again: an hour at the default
- * schedule. It only covers a watcher that was terminated or lost the wait (`pollNow` registers again at once), and it
- * costs every waiting follow-up two workflow tasks, a signal to its watcher and a read: at ten gaps, 10,000 follow-ups
- * on a 100-workflow cache re-registered 17 times a second, each replaying its history twice, and saturated the worker.
+ * schedule. It only covers a watcher lost together with its reader's worker (a reader puts back the waits of a watcher
+ * terminated under it; `pollNow` registers again at once), and each time costs every waiting follow-up two workflow
+ * tasks and a read: a shorter silence saturated a worker with 10,000 waiting (docs/BENCHMARKS.md).
  */
 const SILENT_GAPS_BEFORE_REREGISTERING = 60;
 /** Room after the deadline for the watcher's last read, planned on the deadline itself, to arrive. */

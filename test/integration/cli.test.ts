@@ -346,6 +346,7 @@ describe('status and cancel tell the truth', () => {
       const cancelled = await cli(['cancel', workflowId], taskQueue);
       expect(cancelled.code).toBe(ExitCode.Ok);
       expect(cancelled.out).toContain(`Cancellation requested for follow-up ${workflowId}`);
+      expect(cancelled.out).toContain("the agent's work on it goes on");
       await waitFor(
         async () => (await cli(['status', workflowId], taskQueue)).code === ExitCode.Cancelled,
         'the status to say cancelled',

@@ -4,6 +4,7 @@
  * waiting follow-up has no activity of its own pending, and that a follow-up survives its watcher going away.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import { ExitCode } from '../../src/cli';
 import type { FollowUpInput, FollowUpStatus } from '../../src/client';
 import { FollowUpReportSchema } from '../../src/command-line/json-output';
@@ -488,32 +489,54 @@ describe('status asks the watcher for the live figures', () => {
   });
 
   test('a watcher that is gone: status still answers, and says the figures are unavailable', async () => {
-    // A 1-minute cap: an hour of silence before the follow-up registers again, so the watcher stays gone here.
-    const { job, followUps, workflowId } = await waitingFollowUp('gone', {
-      initialInterval: '200ms',
-      maxInterval: '1m',
-      timeout: '15m',
-      settleWindow: '2s',
+    // A task queue of its own whose reader is stopped before the watcher is terminated: a running reader gives the
+    // waits to a new watcher at once (the "terminated by an operator" test above), so "gone" would last a moment only.
+    const queue = h.taskQueue();
+    const coordination = { watchShards: SHARDS, watchMinIntervalMs: 0 };
+    const job = uniqueJob('gone');
+    h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
+    const followUps = h.followUps(queue);
+    const first = await h.worker(queue, undefined, { coordination });
+    const { workflowId } = await first.runUntil(async () => {
+      // A 1-minute cap: an hour of silence before the follow-up registers again, so the watcher stays gone here.
+      const polling = { initialInterval: '200ms', maxInterval: '1m', timeout: '15m', settleWindow: '2s' };
+      const started = await followUps.start({ ...job, prompt: 'Work on it', polling });
+      await waitFor(
+        async () => (await heldWaits(h, queue, SHARDS)).some(({ wait }) => wait.workflowId === started.workflowId),
+        'the follow-up to register',
+      );
+      return started;
     });
-    await h.client.workflow.getHandle(watcherOf(job)).terminate('operator test: status without a watcher');
-
-    const status = await followUps.status(workflowId);
-    expect(status.progress?.phase).toBe('waiting');
-    expect(status.watch).toEqual({
-      watcherId: watcherOf(job),
-      available: false,
-      reason: expect.stringContaining('not running (TERMINATED)'),
+    const watcherId = watcherWorkflowId(queue, watchShardOf(job.projectId, job.jobId, SHARDS));
+    // Follow-ups answer queries; nothing polls the watchers' queue, so nothing reads or registers again.
+    const queriesOnly = await Worker.create({
+      connection: h.nativeConnection,
+      taskQueue: queue,
+      workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE! },
     });
-    const text = await runCliOn(['status', workflowId], taskQueue);
-    expect(text.code).toBe(ExitCode.Ok);
-    expect(text.out).toContain(
-      `Watcher ${watcherOf(job)}: live figures not available (the watcher is not running (TERMINATED)`,
-    );
-    const json = FollowUpReportSchema.parse(
-      JSON.parse((await runCliOn(['status', workflowId, '--json'], taskQueue)).out),
-    );
-    expect(json.watch).toMatchObject({ available: false });
-    await followUps.cancel(workflowId);
-    expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
+    await queriesOnly.runUntil(async () => {
+      await h.client.workflow.getHandle(watcherId).terminate('operator test: status without a watcher');
+      const status = await followUps.status(workflowId);
+      expect(status.progress?.phase).toBe('waiting');
+      expect(status.watch).toEqual({
+        watcherId,
+        available: false,
+        reason: expect.stringContaining('not running (TERMINATED)'),
+      });
+      const text = await runCliOn(['status', workflowId], queue);
+      expect(text.code).toBe(ExitCode.Ok);
+      expect(text.out).toContain(
+        `Watcher ${watcherId}: live figures not available (the watcher is not running (TERMINATED)`,
+      );
+      const json = FollowUpReportSchema.parse(
+        JSON.parse((await runCliOn(['status', workflowId, '--json'], queue)).out),
+      );
+      expect(json.watch).toMatchObject({ available: false });
+    });
+    const again = await h.worker(queue, undefined, { coordination });
+    await again.runUntil(async () => {
+      await followUps.cancel(workflowId);
+      expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
+    });
   });
 });

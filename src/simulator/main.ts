@@ -6,7 +6,7 @@
  *   --fault OPERATION:KIND[:RATE[:PARAM]]  repeatable; a global fault rule, e.g. get:status:0.2:503,
  *                                          any:latency:0.1:2000, send:drop-after-processing:0.3
  *   --seed N                               seed of the fault-rate generator, so a chaos run can be repeated
- *   --no-idempotency                       process every send even when its Idempotency-Key was seen before
+ *   --honour-idempotency-key               answer a repeated Idempotency-Key from its first send (the vendor does not)
  *   --help
  *
  * Bad flags exit with code 2 and every problem listed. Jobs and rules can also be changed over HTTP:
@@ -36,7 +36,10 @@ async function main(): Promise<void> {
     console.log(`seeded job ${job.projectId}/${job.jobId} (next follow-up ends ${job.outcome})`);
   }
   for (const rule of args.faults) console.log(`fault rule: ${JSON.stringify(rule)}`);
-  if (!args.honourIdempotencyKey) console.log('Idempotency-Key headers are ignored (--no-idempotency)');
+  if (args.honourIdempotencyKey)
+    console.log(
+      'A repeated Idempotency-Key is answered from its first send (--honour-idempotency-key; the vendor does not)',
+    );
   console.log(`agent API simulator on ${simulator.baseUrl}; any key of the form mint_<8+ characters> is accepted`);
   const stop = () => {
     void simulator.close().then(() => process.exit(0));

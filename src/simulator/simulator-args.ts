@@ -18,7 +18,8 @@ export const SIMULATOR_USAGE = `Usage: npm run simulator -- [options]
   --fault OPERATION:KIND[:RATE[:PARAM]]   a global fault rule (repeatable); OPERATION send|get|any, RATE 0..1
                             (default 1), PARAM the status code for 'status' or milliseconds for 'latency'
   --seed N                  seed of the fault-rate generator (0 to 4294967295), to repeat a run exactly
-  --no-idempotency          ignore Idempotency-Key headers (every send is processed)
+  --honour-idempotency-key  answer a send whose Idempotency-Key was seen before from that first send, without
+                            processing it again (default: processed again, as the vendor documents no such key)
   --help                    show this help`;
 
 /** A bad command line: main.ts prints it with the usage and exits with code 2. */
@@ -104,7 +105,7 @@ export function parseSimulatorArgs(argv: string[]): SimulatorArgs {
     jobs,
     faults,
     seed,
-    honourIdempotencyKey: !values['no-idempotency'],
+    honourIdempotencyKey: values['honour-idempotency-key'],
   };
 }
 
@@ -122,7 +123,7 @@ function readFlags(argv: string[]) {
         job: { type: 'string', multiple: true, default: ['demo-project/demo-job'] },
         fault: { type: 'string', multiple: true, default: [] },
         seed: { type: 'string' },
-        'no-idempotency': { type: 'boolean', default: false },
+        'honour-idempotency-key': { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
     }).values;

@@ -54,6 +54,11 @@ export interface SimulatedFault {
 }
 
 export interface JobCounts {
+  /**
+   * Send requests (POSTs) that reached this job, whatever their answer: accepted, refused, dropped or suppressed.
+   * "Sent once" means one POST, which `messagesAccepted` alone cannot tell (a second POST refused or dropped).
+   */
+  posts: number;
   /** Follow-up messages accepted (2xx) for this job. */
   messagesAccepted: number;
   /** Send requests answered with an error (validation, faults, rate limit). */
@@ -254,6 +259,7 @@ export class AgentApiSimulator {
       finishAt: spec.busyForMs !== undefined ? this.now() + spec.busyForMs : null,
       pullRequests: 0,
       counts: {
+        posts: 0,
         messagesAccepted: 0,
         messagesRejected: 0,
         rateLimited: 0,
@@ -405,6 +411,7 @@ export class AgentApiSimulator {
     if (!record) return this.sendError(req, res, 404, `agent job ${route.jobId} not found`);
 
     if (operation === 'get') record.counts.gets += 1;
+    else record.counts.posts += 1;
     this.options.onRequest?.({ operation, projectId: route.projectId, jobId: route.jobId, atMs: this.now() });
     const idempotencyKey = operation === 'send' ? headerValue(req.headers['idempotency-key']) : undefined;
     if (idempotencyKey !== undefined) record.counts.idempotencyKeys.push(idempotencyKey);

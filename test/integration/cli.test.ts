@@ -223,7 +223,7 @@ test('send without --wait prints the workflow id; status and cancel work on it',
     expect(cancelled.code).toBe(ExitCode.Ok);
     await waitFor(async () => (await cli(['status', workflowId], taskQueue)).out.includes('CANCELLED'), 'cancellation');
   });
-  expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+  expect(h.simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ posts: 1, messagesAccepted: 1 });
 });
 
 test.each([
@@ -394,7 +394,7 @@ describe('send says what it cannot do silently', () => {
       );
       await cli(['cancel', workflowId], taskQueue);
     });
-    expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+    expect(h.simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ posts: 1, messagesAccepted: 1 });
   });
 
   test('with no worker on the task queue: send warns, status answers at once, and send --wait says when a worker comes', async () => {

@@ -93,11 +93,11 @@ test('forged, stale and malformed messages to a coordinator and to its follow-up
       limitSetForProject: before.limitSetForProject,
     });
     // The second is still behind the first: the forged turn did not let it send early.
-    expect(h.simulator.counts(projectId, job.jobId).messagesAccepted).toBe(1);
+    expect(h.simulator.counts(projectId, job.jobId)).toMatchObject({ posts: 1, messagesAccepted: 1 });
 
     const results = await Promise.all([followUps.result(first.workflowId), followUps.result(second.workflowId)]);
     expect(results.map((result) => result.outcome)).toEqual(['completed', 'completed']);
-    expect(h.simulator.counts(projectId, job.jobId).prompts).toEqual(['First', 'Second']);
+    expect(h.simulator.counts(projectId, job.jobId)).toMatchObject({ posts: 2, prompts: ['First', 'Second'] });
     // No workflow task of either side failed on a message.
     for (const handle of [coordinator, h.client.workflow.getHandle(first.workflowId), waiting]) {
       const events = (await handle.fetchHistory()).events ?? [];

@@ -73,7 +73,7 @@ describe('a taken explicit id attaches only to the same follow-up', () => {
         await followUps.cancel(workflowId);
         await followUps.outcome(workflowId);
       });
-      expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+      expect(h.simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ posts: 1, messagesAccepted: 1 });
       expect(h.simulator.counts(second.projectId, second.jobId).messagesAccepted).toBe(field === 'jobId' ? 0 : 1);
     },
   );
@@ -95,7 +95,7 @@ describe('a taken explicit id attaches only to the same follow-up', () => {
     expect(result.outcome).toBe('completed');
     // Once completed, the same id still attaches rather than sending again.
     expect(await followUps.start(input, { workflowId })).toMatchObject({ workflowId, attached: true });
-    expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+    expect(h.simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ posts: 1, messagesAccepted: 1 });
   });
 
   test('a start under the id of a workflow that is no follow-up is refused, and that workflow is left alone', async () => {
@@ -222,7 +222,7 @@ describe('the CLI', () => {
       }
       await h.followUps(taskQueue).result(workflowId);
     });
-    expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+    expect(h.simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ posts: 1, messagesAccepted: 1 });
   });
 
   test("send --workflow-id in the coordinators' space exits 2 and never connects", async () => {

@@ -25,7 +25,7 @@ describe('a follow-up ends with the final job', () => {
     expect(result.job).toEqual(h.simulator.job(ref.projectId, ref.jobId));
     expect(result.polls).toBeGreaterThanOrEqual(1);
     const counts = h.simulator.counts(ref.projectId, ref.jobId);
-    expect(counts.messagesAccepted).toBe(1);
+    expect(counts).toMatchObject({ posts: 1, messagesAccepted: 1 });
     expect(counts.prompts).toEqual(['Add tests for the parser']);
   });
 
@@ -76,7 +76,7 @@ describe('a follow-up ends with the final job', () => {
       h.followUps(taskQueue).startAndWait({ ...ref, prompt: 'Anything', polling: FAST_POLLING }),
     );
     expect(result.outcome).toBe('archived');
-    expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+    expect(h.simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ posts: 1, messagesAccepted: 1 });
   });
 
   test('a job that never ends fails with FollowUpTimedOut carrying the last job seen', async () => {

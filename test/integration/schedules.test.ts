@@ -107,7 +107,7 @@ describe('the library', () => {
       expect(run?.prLink).toMatch(/^https:\/\/github\.com\/acme\/.+\/pull\/\d+$/);
       expect(run?.workflowId.startsWith(`${workflowIdPrefix}-`)).toBe(true);
       expect(done.counts.runsStarted).toBe(1);
-      expect(h.simulator.counts(ref.projectId, ref.jobId).prompts).toEqual([input.prompt]);
+      expect(h.simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ posts: 1, prompts: [input.prompt] });
 
       // The run carries the same UI metadata and search attributes as a follow-up started by hand.
       const execution = await h.client.workflow.getHandle(run?.workflowId as string).describe();
@@ -225,7 +225,7 @@ describe('the library', () => {
         'the run to end',
       );
       expect(done.recentRuns).toHaveLength(1);
-      expect(h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+      expect(h.simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ posts: 1, messagesAccepted: 1 });
     });
   });
 

@@ -52,7 +52,7 @@ test('30 follow-ups to 30 jobs of 3 projects: every result right, each message s
     expect(outcome.kind === 'completed' ? outcome.result.job.id : null).toBe(final.id);
     expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(final.prLink);
     expect(final.prLink).toMatch(/\/pull\/\d+$/);
-    expect(h.simulator.counts(job.projectId, job.jobId).prompts).toEqual([`Fix ${job.jobId}`]);
+    expect(h.simulator.counts(job.projectId, job.jobId)).toMatchObject({ posts: 1, prompts: [`Fix ${job.jobId}`] });
   });
   // Each follow-up left its watcher when it ended.
   await waitFor(async () => (await watched()).length === 0, 'the watchers to forget the ended follow-ups');
@@ -377,7 +377,7 @@ test('a watcher whose book is full refuses the next waits: their follow-ups poll
       expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(
         h.simulator.job(job.projectId, job.jobId).prLink,
       );
-      expect(h.simulator.counts(job.projectId, job.jobId).prompts).toEqual([`Fix ${job.jobId}`]);
+      expect(h.simulator.counts(job.projectId, job.jobId)).toMatchObject({ posts: 1, prompts: [`Fix ${job.jobId}`] });
     });
   });
 });

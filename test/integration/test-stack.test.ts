@@ -23,7 +23,7 @@ test('a follow-up runs end to end on the stack: sent once, its own pull request 
   const outcome = await stack.followUps.outcome(workflowId);
   expect(outcome.kind).toBe('completed');
   expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toMatch(/\/pull\/\d+$/);
-  expect(stack.api.counts('stack-project', 'job-1').prompts).toEqual(['Add a test']);
+  expect(stack.api.counts('stack-project', 'job-1')).toMatchObject({ posts: 1, prompts: ['Add a test'] });
   // Its own server, not the suite's: the search attributes are there (the start above would have been refused).
   expect(stack.address).not.toBe(process.env.TEST_TEMPORAL_ADDRESS);
 });

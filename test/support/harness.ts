@@ -52,11 +52,10 @@ export async function createHarness(
   const connection = await Connection.connect({ address });
   const nativeConnection = await NativeConnection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });
-  // Our tests of the `retry` policy count on a duplicate being suppressed; the vendor-true default is off.
+  // As the vendor: a repeated Idempotency-Key is processed again (a test of a key's use turns that on itself).
   const simulator = await AgentApiSimulator.start({
     apiKey: TEST_API_KEY,
     defaultWorkMs: 300,
-    honourIdempotencyKey: true,
     ...simulatorOptions,
   });
   const api = (overrides: Partial<ConstructorParameters<typeof AgentApiClient>[0]> = {}) =>

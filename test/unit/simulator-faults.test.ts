@@ -356,6 +356,7 @@ describe('Idempotency-Key', () => {
       prLink: `https://github.com/acme/${ref.projectId}/pull/101`,
     });
     expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({
+      posts: 3,
       messagesAccepted: 1,
       duplicatesSuppressed: 2,
       prompts: ['Once.'],
@@ -385,6 +386,7 @@ describe('Idempotency-Key', () => {
     expect(retry.status).toBe(200);
     expect((await json(retry)).status).toBe('active');
     expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({
+      posts: 2,
       messagesAccepted: 1,
       duplicatesSuppressed: 1,
       dropped: 1,
@@ -403,6 +405,7 @@ describe('Idempotency-Key', () => {
     expect((await send(ref, '', { idempotencyKey: 'key-rejected' })).status).toBe(400);
     expect((await send(ref, 'Go.', { idempotencyKey: 'key-rejected' })).status).toBe(200);
     expect(simulator.counts(ref.projectId, ref.jobId)).toMatchObject({
+      posts: 4,
       messagesAccepted: 1,
       duplicatesSuppressed: 0,
       idempotencyKeys: ['key-rejected', 'key-rejected', 'key-rejected', 'key-rejected'],
@@ -436,6 +439,7 @@ describe('Idempotency-Key', () => {
     await send(ref, 'Again.', { on: own, idempotencyKey: 'key-ignored' });
     await send(ref, 'Again.', { on: own, idempotencyKey: 'key-ignored' });
     expect(own.counts(ref.projectId, ref.jobId)).toMatchObject({
+      posts: 2,
       messagesAccepted: 2,
       duplicatesSuppressed: 0,
       idempotencyKeys: ['key-ignored', 'key-ignored'],
@@ -499,6 +503,7 @@ describe('control routes', () => {
           jobId: ref.jobId,
           status: 'active',
           counts: {
+            posts: 1,
             messagesAccepted: 1,
             messagesRejected: 0,
             rateLimited: 0,

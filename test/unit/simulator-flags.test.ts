@@ -51,11 +51,11 @@ describe('parseSimulatorArgs', () => {
       jobs: [{ projectId: 'demo-project', jobId: 'demo-job', outcome: 'completed' }],
       faults: [],
       seed: undefined,
-      honourIdempotencyKey: true,
+      honourIdempotencyKey: false,
     });
   });
 
-  test('repeated --fault flags, --seed and --no-idempotency are all taken', () => {
+  test('repeated --fault flags, --seed and --honour-idempotency-key are all taken', () => {
     const args = parseSimulatorArgs([
       '--fault',
       'get:status:0.2:503',
@@ -63,7 +63,7 @@ describe('parseSimulatorArgs', () => {
       'send:drop-after-processing:0.3',
       '--seed',
       '1234',
-      '--no-idempotency',
+      '--honour-idempotency-key',
       '--job',
       'p/j=failed',
       '--rate-limit',
@@ -73,7 +73,7 @@ describe('parseSimulatorArgs', () => {
       { operation: 'get', kind: 'status', rate: 0.2, status: 503 },
       { operation: 'send', kind: 'drop-after-processing', rate: 0.3 },
     ]);
-    expect(args).toMatchObject({ seed: 1234, honourIdempotencyKey: false, sendsPerProjectPerHour: 100 });
+    expect(args).toMatchObject({ seed: 1234, honourIdempotencyKey: true, sendsPerProjectPerHour: 100 });
     expect(args.jobs).toEqual([{ projectId: 'p', jobId: 'j', outcome: 'failed' }]);
   });
 

@@ -85,6 +85,7 @@ describe('AgentApiSimulator requests', () => {
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: string }).error).toMatch(/^field 'prompt'/);
     expect(simulator.counts(ref.projectId, ref.jobId)).toEqual({
+      posts: 1,
       messagesAccepted: 0,
       messagesRejected: 1,
       rateLimited: 0,

@@ -65,6 +65,7 @@ import type { budgetDefaultsWorkflow } from '../workflows/budget-defaults';
 import type { AgentJobCheck, checkAgentJobWorkflow } from '../workflows/check-job';
 import type { followUpWorkflow } from '../workflows/follow-up';
 import type { projectCoordinatorWorkflow } from '../workflows/project-coordinator';
+import { explainOutage, temporalAnswers, TemporalUnreachableError, unreachable } from './temporal-outage';
 
 export * from '../follow-up/types';
 export type { SharedWatchFigures, SharedWatchStatus } from '../follow-up/watch-figures';
@@ -229,10 +230,7 @@ export class NoWorkerAnsweredError extends Error {
   }
 }
 
-/** Temporal could not be reached; the message names the address, the namespace and what to check. */
-export class TemporalUnreachableError extends Error {
-  override readonly name = 'TemporalUnreachableError';
-}
+export { TemporalUnreachableError } from './temporal-outage';
 
 /** The server's refusal to start, as one of the typed errors above when it is one of theirs; else as it came. */
 function explainStartRefusal(error: unknown, namespace: string): unknown {
@@ -381,7 +379,9 @@ export class FollowUpClient {
 
   /** Waits for the follow-up's result, across continue-as-new. Throws WorkflowFailedError when it failed. */
   async result(workflowId: string): Promise<FollowUpResult> {
-    return this.client.workflow.getHandle<typeof followUpWorkflow>(workflowId).result();
+    return this.reaching(`waiting for follow-up ${workflowId}`, () =>
+      this.client.workflow.getHandle<typeof followUpWorkflow>(workflowId).result(),
+    );
   }
 
   /**
@@ -399,6 +399,10 @@ export class FollowUpClient {
    * still lists it) makes this fail with `NoWorkerAnsweredError` instead of waiting a minute.
    */
   async progress(workflowId: string, options: { timeoutMs?: number } = {}): Promise<FollowUpProgress> {
+    return this.reaching(`asking follow-up ${workflowId} how it stands`, () => this.readProgress(workflowId, options));
+  }
+
+  private async readProgress(workflowId: string, options: { timeoutMs?: number }): Promise<FollowUpProgress> {
     const read = async () => {
       const handle = this.client.workflow.getHandle(workflowId);
       const [progress, description] = await Promise.all([handle.query(progressQuery), handle.describe()]);
@@ -422,6 +426,10 @@ export class FollowUpClient {
    * the progress query (no worker needed): for a caller that only wants how it stands in Temporal.
    */
   async status(workflowId: string, options: { progress?: boolean } = {}): Promise<FollowUpStatus> {
+    return this.reaching(`reading follow-up ${workflowId}`, () => this.readStatus(workflowId, options));
+  }
+
+  private async readStatus(workflowId: string, options: { progress?: boolean }): Promise<FollowUpStatus> {
     const handle = this.client.workflow.getHandle<typeof followUpWorkflow>(workflowId);
     const description: WorkflowExecutionDescription = await handle.describe();
     const executionStatus = description.status.name;
@@ -456,6 +464,7 @@ export class FollowUpClient {
       if (executionStatus === 'RUNNING' && watcherId)
         status.watch = await describeWatch(this.client, workflowId, watcherId, PROGRESS_QUERY_DEADLINE_MS);
     } catch (error) {
+      if (error instanceof TemporalUnreachableError) throw error;
       if (error instanceof NoWorkerAnsweredError || isGrpcDeadlineError(error)) {
         status.progressUnavailable = `no worker answered within ${PROGRESS_QUERY_DEADLINE_MS / 1000}s (the workers listed on task queue '${this.options.taskQueue}' may have stopped)`;
         status.lastKnown = await this.lastKnownOf(description);
@@ -472,11 +481,13 @@ export class FollowUpClient {
    * nothing, when it has already ended (with its execution status).
    */
   async cancel(workflowId: string): Promise<{ requested: boolean; executionStatus: string }> {
-    const handle = this.client.workflow.getHandle(workflowId);
-    const executionStatus = (await handle.describe()).status.name;
-    if (executionStatus !== 'RUNNING') return { requested: false, executionStatus };
-    await handle.cancel();
-    return { requested: true, executionStatus };
+    return this.reaching(`cancelling follow-up ${workflowId}`, async () => {
+      const handle = this.client.workflow.getHandle(workflowId);
+      const executionStatus = (await handle.describe()).status.name;
+      if (executionStatus !== 'RUNNING') return { requested: false, executionStatus };
+      await handle.cancel();
+      return { requested: true, executionStatus };
+    });
   }
 
   /**
@@ -534,6 +545,12 @@ export class FollowUpClient {
    * NoWorkerAnsweredError.
    */
   async pollNow(workflowId: string, options: { timeoutMs?: number } = {}): Promise<PollNowAnswer> {
+    return this.reaching(`asking follow-up ${workflowId} to read its job now`, () =>
+      this.askPollNow(workflowId, options),
+    );
+  }
+
+  private async askPollNow(workflowId: string, options: { timeoutMs?: number }): Promise<PollNowAnswer> {
     const handle = this.client.workflow.getHandle(workflowId);
     const executionStatus = (await handle.describe()).status.name;
     if (executionStatus !== 'RUNNING') return { requested: false, executionStatus, readAt: null, covered: false };
@@ -554,6 +571,22 @@ export class FollowUpClient {
       const now = (await handle.describe()).status.name;
       if (now !== 'RUNNING') return { requested: false, executionStatus: now, readAt: null, covered: false };
       throw error;
+    }
+  }
+
+  /**
+   * Runs a call to Temporal. A call that failed because Temporal was out of reach throws TemporalUnreachableError
+   * instead (address, namespace, what to check), also when it surfaced as "no worker answered": with the server gone
+   * nothing answers, and the worker is not what to look at.
+   */
+  private async reaching<T>(doing: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      // Its text blames the workers; with the server gone that is not what happened, so it is not passed on.
+      if (error instanceof NoWorkerAnsweredError)
+        throw (await temporalAnswers(this.client)) ? error : unreachable(this.client, doing, undefined);
+      throw await explainOutage(this.client, doing, error);
     }
   }
 

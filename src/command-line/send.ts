@@ -8,6 +8,7 @@ import {
   NoWorkerAnsweredError,
   PROGRESS_QUERY_DEADLINE_MS,
   type StartedFollowUp,
+  TemporalUnreachableError,
 } from '../client';
 import { roughDuration } from '../follow-up/progress-details';
 import { inspectFollowUpInput } from '../follow-up/request';
@@ -148,9 +149,10 @@ async function waitForEnd(
   const { workflowId } = started;
   let done = false;
   const progressLine = new ProgressLine(io);
-  const reporter = reportProgress(followUps, workflowId, io, progressLine, () => done, json, warnedIdle);
+  const outage = new OutageNotice(io, progressLine);
+  const reporter = reportProgress(followUps, workflowId, io, progressLine, () => done, json, warnedIdle, outage);
   try {
-    const result = await followUps.result(workflowId);
+    const result = await resultThroughOutages(followUps, workflowId, outage, io.progressIntervalMs ?? 2_000);
     done = true;
     await reporter;
     progressLine.end();
@@ -170,6 +172,73 @@ async function waitForEnd(
   }
 }
 
+/**
+ * What `--wait` says of Temporal out of reach: once when it goes (the error names address, namespace and what to
+ * check), once when it answers again. Waiting goes on meanwhile: the follow-up itself is safe in Temporal.
+ */
+class OutageNotice {
+  private down = false;
+  private backAtMs = Number.NEGATIVE_INFINITY;
+  constructor(
+    private readonly io: CliIo,
+    private readonly progressLine: ProgressLine,
+  ) {}
+
+  get isDown(): boolean {
+    return this.down;
+  }
+
+  /**
+   * Down, or back for less than a grace period: a restarted server lists no worker until the workers poll it again,
+   * and a query finds none to answer meanwhile. Warnings about workers wait until it has passed.
+   */
+  get isRecovering(): boolean {
+    return this.down || Date.now() - this.backAtMs < WORKERS_BACK_GRACE_MS;
+  }
+
+  gone(error: TemporalUnreachableError): void {
+    if (this.down) return;
+    this.down = true;
+    this.progressLine.say(
+      paint(
+        this.io,
+        'yellow',
+        `${error.message} Waiting for it to come back (Ctrl-C stops waiting; the follow-up is not affected).`,
+      ),
+    );
+  }
+
+  back(): void {
+    if (!this.down) return;
+    this.down = false;
+    this.backAtMs = Date.now();
+    this.progressLine.say('Temporal answers again; following the follow-up on.');
+  }
+}
+
+/** How long after Temporal answers again the workers get to poll it before `--wait` warns about them. */
+const WORKERS_BACK_GRACE_MS = 20_000;
+
+/** The follow-up's result, waited for across Temporal outages of any length (Ctrl-C is the way out). */
+async function resultThroughOutages(
+  followUps: FollowUpClient,
+  workflowId: string,
+  outage: OutageNotice,
+  pauseMs: number,
+): Promise<Awaited<ReturnType<FollowUpClient['result']>>> {
+  for (;;) {
+    try {
+      const result = await followUps.result(workflowId);
+      outage.back();
+      return result;
+    } catch (error) {
+      if (!(error instanceof TemporalUnreachableError)) throw error;
+      outage.gone(error);
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  }
+}
+
 /** Progress lines while waiting (text mode), and a warning whenever no worker polls the task queue any more. */
 async function reportProgress(
   followUps: FollowUpClient,
@@ -179,6 +248,7 @@ async function reportProgress(
   isDone: () => boolean,
   json: boolean,
   warnedIdle: boolean,
+  outage: OutageNotice,
 ): Promise<void> {
   const warn = (text: string) => progressLine.say(paint(io, 'yellow', text));
   let last = '';
@@ -189,16 +259,20 @@ async function reportProgress(
   while (!isDone()) {
     if (Date.now() >= nextWorkerCheck) {
       nextWorkerCheck = Date.now() + (io.workerCheckIntervalMs ?? 15_000);
-      const warning = await noWorkerWarning(followUps).catch(() => null);
-      if (warning && !idle && !unanswered) warn(warning);
-      if (!warning && idle) progressLine.say('A worker polls the task queue again; the follow-up goes on.');
-      idle = warning !== null;
+      // Undefined when the server could not say (an outage): the workers' state is unknown, not changed.
+      const warning = outage.isRecovering ? undefined : await noWorkerWarning(followUps).catch(() => undefined);
+      if (warning !== undefined) {
+        if (warning && !idle && !unanswered) warn(warning);
+        if (!warning && idle) progressLine.say('A worker polls the task queue again; the follow-up goes on.');
+        idle = warning !== null;
+      }
     }
-    if (!idle) {
+    if (!idle || outage.isDown) {
       // Asked in --json mode too (nothing is printed of it there): the query is how a dead worker shows within 15s.
       const timeoutMs = PROGRESS_QUERY_DEADLINE_MS;
       try {
         const progress = await followUps.progress(workflowId, { timeoutMs });
+        outage.back();
         if (unanswered) progressLine.say('A worker answers the follow-up again; it goes on.');
         unanswered = false;
         const line = describeProgress(progress);
@@ -212,7 +286,10 @@ async function reportProgress(
         if (!json && line !== last) progressLine.update(ordered);
         last = line;
       } catch (error) {
-        if (error instanceof NoWorkerAnsweredError && !isDone()) {
+        if (error instanceof TemporalUnreachableError && !isDone()) outage.gone(error);
+        // The server answers (else this would be TemporalUnreachableError); its workers may not have polled it yet.
+        if (error instanceof NoWorkerAnsweredError) outage.back();
+        if (error instanceof NoWorkerAnsweredError && !outage.isRecovering && !isDone()) {
           if (!unanswered) warn(unansweredWarning(followUps, workflowId, timeoutMs));
           unanswered = true;
         }

@@ -26,8 +26,15 @@ export function startCliOn(
   taskQueue: string,
   progressIntervalMs = 100,
   coordinatorTaskQueue?: string,
-  terminal: Pick<CliIo, 'tty' | 'colour' | 'columns'> = {},
+  terminal: Pick<CliIo, 'tty' | 'colour' | 'columns'> & {
+    /**
+     * Another server than the run's dev server (a test's own, which it stops and starts), connected to as the real
+     * command connects: FollowUpClient.fromEnvironment with TEMPORAL_ADDRESS, so its failures are the command's own.
+     */
+    address?: string;
+  } = {},
 ): { run: CliRun; done: Promise<CliRun> } {
+  const { address, ...screen } = terminal;
   const run: CliRun = { code: -1, out: '', err: '', connected: false };
   const io: CliIo = {
     env: {},
@@ -35,6 +42,13 @@ export function startCliOn(
     err: (text) => (run.err += text),
     connect: async () => {
       run.connected = true;
+      if (address !== undefined) {
+        return FollowUpClient.fromEnvironment({
+          TEMPORAL_ADDRESS: address,
+          TEMPORAL_TASK_QUEUE: taskQueue,
+          ...(coordinatorTaskQueue ? { AGENT_COORDINATOR_TASK_QUEUE: coordinatorTaskQueue } : {}),
+        });
+      }
       const connection = await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS });
       return new FollowUpClient(new Client({ connection }), {
         taskQueue,
@@ -43,7 +57,7 @@ export function startCliOn(
     },
     progressIntervalMs,
     workerCheckIntervalMs: 200,
-    ...terminal,
+    ...screen,
   };
   const done = runCli(args, io).then((code) => {
     run.code = code;

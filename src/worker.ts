@@ -1,6 +1,8 @@
+#!/usr/bin/env node
 /**
- * The worker: `npm run worker`. Configuration comes from the environment (see the README's table); the API key is
- * read here and handed to the activities, so it never enters workflow input, history or logs.
+ * The worker: `npx agent-followup-worker` where the package is installed, `npm run worker` in a clone. Configuration
+ * comes from the environment (see the README's table); the API key is read here and handed to the activities, so it
+ * never enters workflow input, history or logs.
  */
 import { NativeConnection, Runtime, type Logger } from '@temporalio/worker';
 import { AgentApiClient } from './agent-api/http-client';

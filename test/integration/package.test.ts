@@ -5,12 +5,12 @@
  * the jest test with its own embedded worker and simulator from the package's `worker` and `testing` entries.
  */
 import { DEFAULT_COORDINATOR_TASK_QUEUE } from '../../src/follow-up/coordinator-id';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { createHarness, type Harness } from '../support/harness';
+import { createHarness, TEST_API_KEY, waitFor, type Harness } from '../support/harness';
 
 const execFileAsync = promisify(execFile);
 
@@ -117,28 +117,73 @@ test('the README snippets compile in strict TypeScript against the installed pac
 });
 
 describe('and run as a service would run them', () => {
+  /** The package's own worker command, as a service installs it: `node_modules/.bin/agent-followup-worker`. */
+  async function installedWorker<T>(taskQueue: string, work: () => Promise<T>): Promise<T> {
+    const bin = join(consumer(), 'node_modules', '.bin', 'agent-followup-worker');
+    const child = spawn(bin, [], {
+      cwd: consumer(),
+      // Only what a deployment sets; `node` on PATH is the one running these tests (the bin's #! finds it there).
+      env: {
+        PATH: `${dirname(NODE)}:${process.env.PATH ?? ''}`,
+        HOME: process.env.HOME ?? '',
+        TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        AGENT_API_KEY: TEST_API_KEY,
+        AGENT_API_BASE_URL: h.simulator.baseUrl,
+        WORKER_SHUTDOWN_GRACE_TIME: '5s',
+        AGENT_API_REQUEST_TIMEOUT: '5s',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    let ended = false;
+    const exited = new Promise<number | null>((resolve) =>
+      child.on('close', (code) => {
+        ended = true;
+        resolve(code);
+      }),
+    );
+    try {
+      await waitFor(
+        () => ended || output.includes('agent-followup worker polling task queue'),
+        `the worker to start:\n${output}`,
+      );
+      return await work();
+    } finally {
+      child.kill('SIGTERM');
+      // Drains and stops on SIGTERM, exit 0, saying so.
+      const code = await exited;
+      if (code !== 0) throw new Error(`the worker exited ${code}:\n${output}`);
+      expect(output).toContain('agent-followup worker stopped after draining');
+      expect(output).not.toContain(TEST_API_KEY);
+    }
+  }
+
   test.each([
-    ['follow-up.mjs', 'job-123', 'Also update the changelog'],
-    ['follow-up.cjs', 'job-456', 'Rename the config flag'],
+    ['follow-up.mjs', 'the installed agent-followup-worker', 'job-123', 'Also update the changelog'],
+    ['follow-up.cjs', 'a worker in the test process', 'job-456', 'Rename the config flag'],
   ])(
-    '%s starts a follow-up and reports its pull request',
-    async (file, jobId, prompt) => {
+    '%s, served by %s, starts a follow-up and reports its pull request',
+    async (file, servedBy, jobId, prompt) => {
       h.simulator.addJob({ projectId: 'my-project', jobId, workMs: 300 });
       const taskQueue = h.taskQueue();
-      // The namespace's coordinator queue, as the jest snippet's worker polls it: one project's coordinator lives on
-      // the queue it was started on, and the snippets all send to 'my-project'.
-      const worker = await h.worker(taskQueue, undefined, {
-        coordination: { taskQueue: DEFAULT_COORDINATOR_TASK_QUEUE },
-      });
-      // Its own process, as a service would be; our worker in this one serves its follow-up.
-      const { stdout } = await worker.runUntil(
+      // Its own process, as a service would be.
+      const runSnippet = () =>
         execFileAsync(NODE, [join('out', file)], {
           cwd: consumer(),
           env: { ...process.env, TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS, TEMPORAL_TASK_QUEUE: taskQueue },
-        }),
-      );
+        });
+      const { stdout } = servedBy.startsWith('the installed')
+        ? await installedWorker(taskQueue, runSnippet)
+        : // The namespace's coordinator queue, as the installed worker and the jest snippet's worker poll it: one
+          // project's coordinator lives on the queue it was started on, and the snippets all send to 'my-project'.
+          await (
+            await h.worker(taskQueue, undefined, { coordination: { taskQueue: DEFAULT_COORDINATOR_TASK_QUEUE } })
+          ).runUntil(runSnippet);
       expect(stdout).toMatch(/completed: https:\/\/github\.com\/.+\/pull\/\d+/);
-      expect(h.simulator.counts('my-project', jobId).prompts).toEqual([prompt]);
+      expect(h.simulator.counts('my-project', jobId)).toMatchObject({ posts: 1, prompts: [prompt] });
     },
     120_000,
   );

@@ -4,7 +4,7 @@
  * with the exact CLI lines to try printed once everything is up.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger, Runtime, type Logger, type LogLevel } from '@temporalio/worker';
 import { demoteRoutineLines } from '../../src/observability/logging';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../../src/follow-up/project-coordination';
 import { ensureTemporalCli } from './temporal-cli';
@@ -51,13 +51,40 @@ const program = new Command('npm run stack --')
   .option('--job <project/job>', 'a job to seed in the simulator (repeatable; default demo-project/demo-job)', job, [])
   .showSuggestionAfterError(true);
 
+/** Set on Ctrl-C or SIGTERM. */
+let stopping = false;
+
+/**
+ * Ctrl-C reaches the dev server too (it shares the terminal's process group) and it stops at once, while the worker
+ * drains: every report the worker then tries to make fails to connect, retried and logged at WARN. None of that is
+ * news to a person who just pressed Ctrl-C, and the stack's state goes with its in-memory server anyway: once
+ * stopping, only errors are printed.
+ */
+function quietOnceStopping(logger: Logger): Logger {
+  const logAt = (level: LogLevel, message: string, meta?: Record<string, unknown>) => {
+    if (!stopping || level === 'ERROR') logger.log(level, message, meta);
+  };
+  return {
+    log: logAt,
+    trace: (message, meta) => logAt('TRACE', message, meta),
+    debug: (message, meta) => logAt('DEBUG', message, meta),
+    info: (message, meta) => logAt('INFO', message, meta),
+    warn: (message, meta) => logAt('WARN', message, meta),
+    error: (message, meta) => logAt('ERROR', message, meta),
+  };
+}
+
 async function main(): Promise<void> {
   program.parse();
   const options = program.opts<StackOptions>();
   const jobs = options.job.length > 0 ? options.job : ['demo-project/demo-job'];
   // The stack's own output is what it prints below; the worker logs warnings and errors only.
   // The sends worker's "No workflows registered" and other routine SDK lines are no warning to a person trying it.
-  Runtime.install({ logger: demoteRoutineLines(new DefaultLogger('WARN')) });
+  // Core's own lines come through the same logger (forward), so the stop below can quiet them too.
+  Runtime.install({
+    logger: quietOnceStopping(demoteRoutineLines(new DefaultLogger('WARN'))),
+    telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+  });
   const cli = ensureTemporalCli();
   if (!cli)
     throw new Error('could not install the Temporal CLI (see above); set TEMPORAL_CLI_PATH to a `temporal` binary');
@@ -104,6 +131,7 @@ async function main(): Promise<void> {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
+  stopping = true;
   console.log('Stopping the worker, the simulator and the dev server...');
   await stack.teardown();
 }

@@ -22,8 +22,10 @@ import {
   createFollowUpInputSchema,
   DEFAULT_MAX_PROMPT_LENGTH,
   formatInputProblems,
+  inputProblems,
   type FollowUpInput,
   type FollowUpRequest,
+  type InputProblem,
 } from '../follow-up/input';
 import { describePollActivity } from './describe-poll';
 import { describeWatch } from './describe-watch';
@@ -78,13 +80,28 @@ export {
   type FollowUpFailureType,
   type FollowUpOutcome,
 } from './outcome';
-export type { FollowUpInput } from '../follow-up/input';
+export type { FollowUpInput, InputProblem } from '../follow-up/input';
 export type { WorkflowIdMismatch } from '../follow-up/workflow-id-owner';
 export type { AgentJob } from '../agent-api/schemas';
 
-/** The input broke a rule; `message` lists every problem with its field. Nothing was started. */
+/**
+ * The input broke a rule; `message` lists every problem with its field, and `problems` holds them as data (field and
+ * problem, one per broken rule), for a caller that answers with them. Nothing was started.
+ */
 export class InvalidFollowUpInputError extends Error {
   override readonly name = 'InvalidFollowUpInputError';
+  constructor(
+    message: string,
+    readonly problems: readonly InputProblem[],
+  ) {
+    super(message);
+  }
+}
+
+/** The error for one problem whose message starts with its field ("projectId may contain only ..."). */
+function invalidField(field: string, message: string): InvalidFollowUpInputError {
+  const problem = message.startsWith(`${field} `) ? message.slice(field.length + 1) : message;
+  return new InvalidFollowUpInputError(message, [{ field, problem }]);
 }
 
 /**
@@ -261,13 +278,17 @@ export function checkFollowUpInput(
   maxPromptLength: number = DEFAULT_MAX_PROMPT_LENGTH,
 ): FollowUpRequest {
   if (!Number.isInteger(maxPromptLength) || maxPromptLength < 1) {
-    throw new InvalidFollowUpInputError(
+    throw invalidField(
+      'maxPromptLength',
       `maxPromptLength must be a whole number of at least 1 (got ${maxPromptLength})`,
     );
   }
   const result = createFollowUpInputSchema(Math.min(maxPromptLength, DEFAULT_MAX_PROMPT_LENGTH)).safeParse(input);
   if (!result.success) {
-    throw new InvalidFollowUpInputError(`Invalid follow-up input: ${formatInputProblems(result.error)}`);
+    throw new InvalidFollowUpInputError(
+      `Invalid follow-up input: ${formatInputProblems(result.error)}`,
+      inputProblems(result.error),
+    );
   }
   return result.data;
 }
@@ -278,7 +299,8 @@ export function maxPromptLengthFromEnv(env: Record<string, string | undefined>):
   if (raw === undefined || raw === '') return DEFAULT_MAX_PROMPT_LENGTH;
   const value = Number(raw);
   if (!/^\d+$/.test(raw.trim()) || value < 1) {
-    throw new InvalidFollowUpInputError(
+    throw invalidField(
+      'AGENT_FOLLOWUP_MAX_PROMPT_LENGTH',
       `AGENT_FOLLOWUP_MAX_PROMPT_LENGTH must be a whole number of at least 1 (got '${raw}')`,
     );
   }
@@ -293,7 +315,7 @@ export interface BudgetOptions {
 function checkBudget(sendsPerHour: number | null, { aboveVendorLimit = false }: BudgetOptions): void {
   if (sendsPerHour === null) return;
   const problem = sendBudgetProblem(sendsPerHour, aboveVendorLimit, '{ aboveVendorLimit: true }');
-  if (problem) throw new InvalidFollowUpInputError(`sendsPerHour ${sendsPerHour} ${problem}`);
+  if (problem) throw invalidField('sendsPerHour', `sendsPerHour ${sendsPerHour} ${problem}`);
 }
 
 export class FollowUpClient {
@@ -504,7 +526,7 @@ export class FollowUpClient {
       ['jobId', ref.jobId],
     ] as const) {
       const problem = identifierProblem(field, value);
-      if (problem) throw new InvalidFollowUpInputError(problem);
+      if (problem) throw invalidField(field, problem);
     }
     // Without a live worker the check is still made (one may be starting), but not waited for long.
     const workerLive = (await this.workers()).some((worker) => worker.live);
@@ -732,7 +754,7 @@ export class FollowUpClient {
    */
   async setProjectBudget(projectId: string, sendsPerHour: number | null, options: BudgetOptions = {}): Promise<void> {
     const problem = identifierProblem('projectId', projectId);
-    if (problem) throw new InvalidFollowUpInputError(problem);
+    if (problem) throw invalidField('projectId', problem);
     checkBudget(sendsPerHour, options);
     await this.client.workflow.signalWithStart<typeof projectCoordinatorWorkflow, [{ sendsPerHour: number | null }]>(
       PROJECT_COORDINATOR_WORKFLOW_TYPE,

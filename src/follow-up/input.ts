@@ -54,6 +54,22 @@ export function createFollowUpInputSchema(maxPromptLength: number = DEFAULT_MAX_
 
 export const FollowUpInputSchema = createFollowUpInputSchema();
 
+/** One broken rule of the input: the field (a dotted path, `input` for the whole) and what is wrong, as the rule. */
+export interface InputProblem {
+  field: string;
+  /** Says the rule the value broke, which is what to do instead ("must be between 100ms and 1d (got \"5\")"). */
+  problem: string;
+}
+
+/** Every problem as data, for a caller that maps them (an HTTP 400 with one entry per field). */
+export function inputProblems(error: z.ZodError): InputProblem[] {
+  return error.issues.map((issue) => {
+    const field = issue.path.length > 0 ? issue.path.map(String).join('.') : 'input';
+    const problem = issue.message.startsWith(`${field} `) ? issue.message.slice(field.length + 1) : issue.message;
+    return { field, problem };
+  });
+}
+
 /** Every problem in one message, each naming its field: "projectId: ...; polling.timeout: ...". */
 export function formatInputProblems(error: z.ZodError): string {
   return error.issues

@@ -1,5 +1,6 @@
 /** The client's zod schema over the input rules: its output, its issue paths and its one-line problem text. */
 import { z } from 'zod';
+import { checkFollowUpInput, InvalidFollowUpInputError } from '../../src/client';
 import { createFollowUpInputSchema, formatInputProblems } from '../../src/follow-up/input';
 
 const valid = { projectId: 'proj-1', jobId: 'job-1', prompt: 'Please also update the changelog.' };
@@ -54,5 +55,49 @@ describe('formatInputProblems', () => {
     const result = z.object({ jobId: z.string({ error: 'jobId is required' }) }).safeParse({});
     if (result.success) throw new Error('expected a failure');
     expect(formatInputProblems(result.error)).toBe('jobId is required');
+  });
+});
+
+describe('InvalidFollowUpInputError.problems', () => {
+  function refusal(input: unknown): InvalidFollowUpInputError {
+    try {
+      checkFollowUpInput(input);
+    } catch (error) {
+      if (error instanceof InvalidFollowUpInputError) return error;
+      throw error;
+    }
+    throw new Error('expected the input to be refused');
+  }
+
+  test('every problem as data: the dotted field and the rule it broke, without the field repeated', () => {
+    const error = refusal({
+      projectId: 'a b',
+      jobId: 'j',
+      prompt: 'p',
+      polling: { initialInterval: '5', timeout: '1y' },
+    });
+    expect(error.problems).toEqual([
+      { field: 'projectId', problem: expect.stringMatching(/^may contain only letters/) },
+      { field: 'polling.initialInterval', problem: 'must be between 100ms and 1d (got "5")' },
+      { field: 'polling.timeout', problem: 'must be between 1s and 30d (got "1y")' },
+    ]);
+    // The message still says it all in one line, for a person.
+    expect(error.message).toContain('polling.timeout must be between 1s and 30d');
+  });
+
+  test('missing fields are each a problem of their own', () => {
+    expect(refusal({}).problems.map((problem) => problem.field)).toEqual(['projectId', 'jobId', 'prompt']);
+  });
+
+  test('a refusal outside the schema names its field too', () => {
+    let caught: unknown;
+    try {
+      checkFollowUpInput(valid, 0);
+    } catch (error) {
+      caught = error;
+    }
+    expect((caught as InvalidFollowUpInputError).problems).toEqual([
+      { field: 'maxPromptLength', problem: 'must be a whole number of at least 1 (got 0)' },
+    ]);
   });
 });

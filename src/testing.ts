@@ -87,7 +87,8 @@ export interface TestStack {
  * Starts a Temporal dev server (the official CLI's `temporal server start-dev`, with the follow-up's search
  * attributes), the agent API simulator and a follow-up worker between them, running until `close()`. A test then
  * starts follow-ups with `stack.followUps` as a service would. It takes a few seconds: start one per test file.
- * Without a local CLI the SDK downloads one (that needs the internet).
+ * Without a local CLI the SDK downloads one (that needs the internet); when it cannot, the error says what to install
+ * or set.
  */
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
   installQuietRuntime(new DefaultLogger(options.logLevel ?? 'WARN'));
@@ -152,14 +153,29 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
 /** `temporal server start-dev` with the follow-up's search attributes. */
 async function startDevServer(temporalCliPath: string | undefined): Promise<TestWorkflowEnvironment> {
   const cli = temporalCliPath ?? findTemporalCli();
-  return TestWorkflowEnvironment.createLocal({
-    server: {
-      ...(cli ? { executable: { type: 'existing-path' as const, path: cli } } : {}),
-      extraArgs: ['--log-level', 'error'],
-      searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
-    },
-  });
+  try {
+    return await TestWorkflowEnvironment.createLocal({
+      server: {
+        ...(cli ? { executable: { type: 'existing-path' as const, path: cli } } : {}),
+        extraArgs: ['--log-level', 'error'],
+        searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
+      },
+    });
+  } catch (error) {
+    // Without a CLI of its own the SDK downloads one from temporal.download: offline, its error says only that.
+    if (cli) throw error;
+    throw new Error(NO_TEMPORAL_CLI(error instanceof Error ? error.message : String(error)));
+  }
 }
+
+/** The one message for a machine without the Temporal CLI where the SDK could not download it either. */
+const NO_TEMPORAL_CLI = (cause: string) =>
+  'startTestStack needs the Temporal CLI (`temporal server start-dev`). None was found (TEMPORAL_CLI_PATH, ' +
+  '`temporal` on PATH, ~/.cache/agent-followup), and the SDK could not download one (' +
+  cause.split('\n')[0] +
+  '). Install it (https://docs.temporal.io/cli#install; offline with Go from a module proxy: ' +
+  '`GOBIN=$HOME/.local/bin go install github.com/temporalio/cli/cmd/temporal@v1.5.1`) and put it on PATH, or set ' +
+  'TEMPORAL_CLI_PATH to a `temporal` binary.';
 
 /** Temporal's time-skipping test server, with the follow-up's search attributes registered through its operator API. */
 async function startTimeSkippingServer(option: TestStackOptions['timeSkipping']): Promise<TestWorkflowEnvironment> {

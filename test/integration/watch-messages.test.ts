@@ -161,8 +161,9 @@ test('1,000 pollNow asks to one follow-up: a few admitted, the rest refused with
   const events = (await handle.fetchHistory()).events ?? [];
   expect(events.filter((event) => event.workflowExecutionUpdateAcceptedEventAttributes)).toHaveLength(admitted);
   // Each admitted ask costs its update's two events, the workflow tasks that take it and its read, the read, and a new
-  // registration with the watcher (about 18 events).
-  expect(events.length - eventsBefore).toBeLessThanOrEqual(admitted * 20);
+  // registration with the watcher (about 18 events); one ask's worth more for what is under way when the history is
+  // read and for workflow tasks retried on a loaded machine. Bounded by the asks admitted, never by the 1,000 made.
+  expect(events.length - eventsBefore).toBeLessThanOrEqual((admitted + 1) * 20);
 
   h.simulator.finishJob(job.projectId, job.jobId, { prLink: 'https://github.com/acme/app/pull/9' });
   await followUps.pollNow(workflowId);

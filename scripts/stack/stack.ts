@@ -4,8 +4,8 @@
  * with the exact CLI lines to try printed once everything is up.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { DefaultLogger, Runtime, type Logger, type LogLevel } from '@temporalio/worker';
-import { demoteRoutineLines } from '../../src/observability/logging';
+import { DefaultLogger, Runtime, type Logger } from '@temporalio/worker';
+import { demoteRoutineLines, relevel } from '../../src/observability/logging';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../../src/follow-up/project-coordination';
 import { ensureTemporalCli } from './temporal-cli';
 import { startLocalStack } from './local-stack';
@@ -61,17 +61,7 @@ let stopping = false;
  * stopping, only errors are printed.
  */
 function quietOnceStopping(logger: Logger): Logger {
-  const logAt = (level: LogLevel, message: string, meta?: Record<string, unknown>) => {
-    if (!stopping || level === 'ERROR') logger.log(level, message, meta);
-  };
-  return {
-    log: logAt,
-    trace: (message, meta) => logAt('TRACE', message, meta),
-    debug: (message, meta) => logAt('DEBUG', message, meta),
-    info: (message, meta) => logAt('INFO', message, meta),
-    warn: (message, meta) => logAt('WARN', message, meta),
-    error: (message, meta) => logAt('ERROR', message, meta),
-  };
+  return relevel(logger, (level) => (!stopping || level === 'ERROR' ? level : null));
 }
 
 async function main(): Promise<void> {

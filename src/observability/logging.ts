@@ -64,8 +64,17 @@ const ROUTINE_SDK_LINES = [
 
 /** Wraps a logger so the routine SDK lines above go out at DEBUG. */
 export function demoteRoutineLines(logger: Logger): Logger {
-  const logAt = (level: LogLevel, message: string, meta?: Record<string, unknown>) =>
-    logger.log(ROUTINE_SDK_LINES.some((pattern) => pattern.test(message)) ? 'DEBUG' : level, message, meta);
+  return relevel(logger, (level, message) =>
+    ROUTINE_SDK_LINES.some((pattern) => pattern.test(message)) ? 'DEBUG' : level,
+  );
+}
+
+/** Wraps a logger so each line goes out at the level `levelOf` gives it, or not at all (null). */
+export function relevel(logger: Logger, levelOf: (level: LogLevel, message: string) => LogLevel | null): Logger {
+  const logAt = (level: LogLevel, message: string, meta?: Record<string, unknown>) => {
+    const to = levelOf(level, message);
+    if (to !== null) logger.log(to, message, meta);
+  };
   return {
     log: logAt,
     trace: (message, meta) => logAt('TRACE', message, meta),

@@ -4,6 +4,7 @@
  * input), connect to Temporal with `connectWorker` (quiet: WARN and above, unless you pass a logger), and run the
  * worker; it serves every follow-up started on its task queue.
  */
+import './peers/worker-peer';
 export { createFollowUpWorker, FollowUpWorker, type FollowUpWorkerOptions } from './worker/follow-up-worker';
 export { AgentApiClient } from './agent-api/http-client';
 export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './follow-up/project-coordination';

@@ -7,6 +7,7 @@
  * is accepted unless `apiKey` asks for one exact key. As strict as the vendor unless an option says otherwise: 100
  * sends per project per rolling hour, no `Idempotency-Key` honoured, the non-admin key kinds refused.
  */
+import './peers/testing-peers';
 import { randomUUID } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, type LogLevel } from '@temporalio/worker';
@@ -19,6 +20,7 @@ import { temporal } from '@temporalio/proto';
 import type { Duration } from '@temporalio/common';
 import { findTemporalCli, findTemporalTestServer } from './temporal-cli';
 import { installQuietRuntime } from './worker/connection';
+import { relevel } from './observability/logging';
 
 export {
   AgentApiSimulator,
@@ -54,7 +56,11 @@ export interface TestStackOptions {
   simulator?: Omit<SimulatorOptions, 'apiKey'>;
   /** The Temporal CLI binary; by default TEMPORAL_CLI_PATH, `temporal` on PATH, or this project's cache of it. */
   temporalCliPath?: string;
-  /** The SDK's log level (default WARN: the stack says nothing unless something is wrong). */
+  /**
+   * The SDK's log level (default WARN: the stack says nothing unless something is wrong). The follow-ups' own endings
+   * and failed attempts, which a test asserts on, and the time-skipping server's missing heartbeat capability are
+   * logged at DEBUG: `logLevel: 'DEBUG'` shows them.
+   */
   logLevel?: LogLevel;
   /**
    * Run on Temporal's time-skipping test server instead of the dev server: while a test awaits a follow-up's outcome
@@ -91,7 +97,11 @@ export interface TestStack {
  * or set.
  */
 export async function startTestStack(options: TestStackOptions = {}): Promise<TestStack> {
-  installQuietRuntime(new DefaultLogger(options.logLevel ?? 'WARN'));
+  installQuietRuntime(
+    relevel(new DefaultLogger(options.logLevel ?? 'WARN'), (level, message) =>
+      ASSERTED_BY_TESTS.some((pattern) => pattern.test(message)) ? 'DEBUG' : level,
+    ),
+  );
   const timeSkipping = options.timeSkipping !== undefined && options.timeSkipping !== false;
   const env = timeSkipping
     ? await startTimeSkippingServer(options.timeSkipping)
@@ -157,7 +167,7 @@ async function startDevServer(temporalCliPath: string | undefined): Promise<Test
     return await TestWorkflowEnvironment.createLocal({
       server: {
         ...(cli ? { executable: { type: 'existing-path' as const, path: cli } } : {}),
-        extraArgs: ['--log-level', 'error'],
+        extraArgs: ['--log-level', 'error', '--output', 'none'],
         searchAttributes: [...FOLLOW_UP_SEARCH_ATTRIBUTES],
       },
     });
@@ -167,6 +177,18 @@ async function startDevServer(temporalCliPath: string | undefined): Promise<Test
     throw new Error(NO_TEMPORAL_CLI(error instanceof Error ? error.message : String(error)));
   }
 }
+
+/**
+ * What a passing test would otherwise print at WARN: a follow-up ending as the test arranged (timed out, rejected, a
+ * job that failed), the attempts its injected faults fail, and the time-skipping server's lack of a capability the dev
+ * server has (it keeps heartbeat details on failure; docs/LIBRARY.md#testing says what that changes).
+ */
+const ASSERTED_BY_TESTS = [
+  /^Follow-up ended without a result/,
+  /^Workflow failed$/,
+  /^Activity failed$/,
+  /^Temporal Server 1\.16\.0 or newer is required/,
+];
 
 /** The one message for a machine without the Temporal CLI where the SDK could not download it either. */
 const NO_TEMPORAL_CLI = (cause: string) =>

@@ -4,6 +4,7 @@
  * comes from the environment (see the README's table); the API key is read here and handed to the activities, so it
  * never enters workflow input, history or logs.
  */
+import './peers/worker-command-peer';
 import { NativeConnection, Runtime, type Logger } from '@temporalio/worker';
 import { AgentApiClient } from './agent-api/http-client';
 import { ConfigError, loadWorkerConfig, type WorkerConfig } from './config';

@@ -13,7 +13,8 @@ LAUNCHER="$DEST/temporal-test-server"
 
 log() { echo "install-temporal-test-server: $*" >&2; }
 
-if [ -x "$LAUNCHER" ] && [ -f "$DEST/complete" ]; then
+# slf4j-nop: without a binding the server prints three SLF4J lines on every start (a passing test prints nothing).
+if [ -x "$LAUNCHER" ] && [ -f "$DEST/complete" ] && compgen -G "$DEST/lib/slf4j-nop-*.jar" >/dev/null; then
   log "using cached $LAUNCHER"
   echo "$LAUNCHER"
   exit 0
@@ -34,6 +35,7 @@ cat >"$work/pom.xml" <<POM
   <groupId>agent-followup</groupId><artifactId>temporal-test-server-fetch</artifactId><version>1</version>
   <dependencies>
     <dependency><groupId>io.temporal</groupId><artifactId>temporal-test-server</artifactId><version>$VERSION</version></dependency>
+    <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-nop</artifactId><version>1.7.36</version></dependency>
   </dependencies>
 </project>
 POM

@@ -6,7 +6,7 @@
  */
 import { DEFAULT_COORDINATOR_TASK_QUEUE } from '../../src/follow-up/coordinator-id';
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,9 +18,9 @@ const ROOT = join(__dirname, '..', '..');
 const NODE = process.execPath;
 
 /** The fenced code block after `<!-- consumer: NAME -->` in the README. */
-function readmeSnippet(name: string): string {
+function readmeSnippet(name: string, language = 'ts'): string {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const marker = `<!-- consumer: ${name} -->\n\`\`\`ts\n`;
+  const marker = `<!-- consumer: ${name} -->\n\`\`\`${language}\n`;
   const start = readme.indexOf(marker);
   if (start < 0) throw new Error(`README.md has no snippet marked ${name}`);
   const body = readme.slice(start + marker.length);
@@ -69,11 +69,15 @@ beforeAll(async () => {
   writeFileSync(join(project, 'src', 'follow-up.mts'), readmeSnippet('esm'));
   writeFileSync(join(project, 'src', 'follow-up.cts'), readmeSnippet('cjs'));
   writeFileSync(join(project, 'src', 'follow-up.test.ts'), readmeSnippet('jest'));
+  writeFileSync(join(project, 'src', 'follow-up-timeout.test.ts'), readmeSnippet('time-skipping'));
+  writeFileSync(join(project, 'jest.config.js'), readmeSnippet('jest-config', 'js'));
   // The versions this repository tests with, from the npm cache when it has them.
   const dev = (
     JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
   ).devDependencies;
-  const tools = ['typescript', '@types/node', 'jest', '@types/jest'].map((name) => `${name}@${dev[name]}`);
+  const tools = ['typescript', '@types/node'].map((name) => `${name}@${dev[name]}`);
+  // As a service that only starts follow-ups installs it: no worker, no testing entry (their SDK packages are optional
+  // peers), no jest; the second half of this file installs those.
   npm(['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', tarball, ...tools], project);
 }, 600_000);
 
@@ -111,12 +115,80 @@ test('the tarball ships the built library, its declarations and the workflow bun
   expect(paths.filter((path) => /\/(dev|scripts|test)\/|\.test\./.test(path))).toEqual([]);
 });
 
-test('the README snippets compile in strict TypeScript against the installed package (ESM, CommonJS, jest)', () => {
-  const tsc = join(consumer(), 'node_modules', 'typescript', 'bin', 'tsc');
-  expect(() => execFileSync(NODE, [tsc, '-p', '.'], { cwd: consumer(), encoding: 'utf8' })).not.toThrow();
+/** Every file under `root` whose name ends in `.node`: a native module. */
+function nativeModules(root: string): string[] {
+  return readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((path) => path.endsWith('.node'));
+}
+
+const tsc = (...args: string[]) =>
+  execFileSync(NODE, [join(consumer(), 'node_modules', 'typescript', 'bin', 'tsc'), ...args], {
+    cwd: consumer(),
+    encoding: 'utf8',
+  });
+
+describe('a client-only install (the package alone, as a service that only starts follow-ups has it)', () => {
+  test('brings no native module and neither the worker nor the testing SDK', () => {
+    const modules = join(consumer(), 'node_modules');
+    expect(nativeModules(modules)).toEqual([]);
+    for (const name of ['@temporalio/worker', '@temporalio/testing', '@temporalio/core-bridge', '@swc/core']) {
+      expect(existsSync(join(modules, name))).toBe(false);
+    }
+  });
+
+  test('compiles the library snippets in strict TypeScript (ESM and CommonJS) and runs the CLI', () => {
+    // Only these two: the jest snippet needs the testing entry.
+    const types = ['--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'ES2022'];
+    expect(() => tsc(...types, '--types', 'node', '--noEmit', 'src/follow-up.mts', 'src/follow-up.cts')).not.toThrow();
+    const help = execFileSync(join(consumer(), 'node_modules', '.bin', 'agent-followup'), ['--help'], {
+      encoding: 'utf8',
+      env: { ...process.env, PATH: `${dirname(NODE)}:${process.env.PATH ?? ''}` },
+    });
+    expect(help).toContain('Usage: agent-followup');
+  });
+
+  test('the worker and testing entries, and the worker command, say what to install', async () => {
+    const loading = (entry: string) =>
+      execFileAsync(NODE, ['--input-type=module', '-e', `await import('${entry}')`], { cwd: consumer() }).then(
+        () => '',
+        (error: { stderr: string }) => error.stderr,
+      );
+    expect(await loading('agent-followup/worker')).toContain(
+      'agent-followup/worker needs @temporalio/worker, which is not installed. Install it beside agent-followup: ' +
+        'npm install @temporalio/worker@1.24.0.',
+    );
+    expect(await loading('agent-followup/testing')).toContain(
+      'npm install @temporalio/testing@1.24.0 @temporalio/worker@1.24.0.',
+    );
+    const command = await execFileAsync(join(consumer(), 'node_modules', '.bin', 'agent-followup-worker'), [], {
+      env: { PATH: `${dirname(NODE)}:${process.env.PATH ?? ''}`, AGENT_API_KEY: TEST_API_KEY },
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(command.code).toBe(1);
+    // One line, no stack trace.
+    expect(command.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^agent-followup-worker needs @temporalio\/worker, .* npm install @temporalio\/worker@1\.24\.0\./,
+      ),
+    ]);
+  });
 });
 
-describe('and run as a service would run them', () => {
+describe('with the worker and testing SDK installed beside it', () => {
+  beforeAll(() => {
+    const dev = (
+      JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
+    ).devDependencies;
+    const more = ['@temporalio/worker', '@temporalio/testing', 'jest', '@types/jest', 'ts-jest'].map(
+      (name) => `${name}@${dev[name]}`,
+    );
+    npm(['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', ...more], consumer());
+  }, 600_000);
+
+  test('the README snippets compile in strict TypeScript against the installed package (ESM, CommonJS, jest)', () => {
+    expect(() => tsc('-p', '.')).not.toThrow();
+  });
   /** The package's own worker command, as a service installs it: `node_modules/.bin/agent-followup-worker`. */
   async function installedWorker<T>(taskQueue: string, work: () => Promise<T>): Promise<T> {
     const bin = join(consumer(), 'node_modules', '.bin', 'agent-followup-worker');
@@ -188,18 +260,19 @@ describe('and run as a service would run them', () => {
     120_000,
   );
 
-  test('the jest snippet passes with startTestStack from the package (its own dev server, simulator and worker), and the SDK says nothing', async () => {
+  test("the jest snippets pass under the README's jest configuration (ts-jest), on the dev server and on the time-skipping server, printing nothing but jest's own lines", async () => {
     const jest = join(consumer(), 'node_modules', 'jest', 'bin', 'jest.js');
-    const { stdout, stderr } = await execFileAsync(NODE, [jest, '--rootDir', 'out', '--ci'], {
+    // --roots src: the TypeScript the README shows, not tsc's copies in out/.
+    const { stdout, stderr } = await execFileAsync(NODE, [jest, '--ci', '--roots', 'src'], {
       cwd: consumer(),
       env: { ...process.env, TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS },
     });
-    expect(stderr).toContain('1 passed');
-    // Quiet by default (connectWorker): no SDK line at INFO or WARN in a passing run, only jest's own report.
+    expect(stderr).toContain('Tests:       2 passed, 2 total');
+    const jestsOwn = [/^(PASS|FAIL) /, /^\s+✓ /, /^(Test Suites|Tests|Snapshots|Time):/, /^Ran all test suites/];
     expect(
       `${stdout}\n${stderr}`
         .split('\n')
-        .filter((line) => /\[(INFO|WARN)\]|No workflows registered|Worker state changed/.test(line)),
+        .filter((line) => line.trim() !== '' && !jestsOwn.some((pattern) => pattern.test(line))),
     ).toEqual([]);
-  }, 120_000);
+  }, 180_000);
 });

@@ -17,6 +17,10 @@ FROM ${TEMPORAL_ADMIN_TOOLS_IMAGE} AS temporal-admin-tools
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The image runs the worker, so @temporalio/worker (an optional peer of the package: a service that only starts
+# follow-ups goes without it) is a production dependency here, at the version package.json pins, and survives the prune.
+RUN worker="$(node -p "require('./package.json').peerDependencies['@temporalio/worker']")" \
+  && npm pkg set "dependencies.@temporalio/worker=$worker" && npm pkg delete 'devDependencies.@temporalio/worker'
 # --ignore-scripts: `prepare` would build before the sources are here. The two dependencies with install scripts
 # (@swc/core, which checks its native binary, shipped as an optional package; protobufjs, a version notice) do not
 # need them.

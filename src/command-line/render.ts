@@ -1,7 +1,7 @@
 /** How the commands print follow-ups, their progress and schedules as text. */
 import type { FollowUpStatus } from '../client';
 import { isTerminal } from '../agent-api/job';
-import { queuedLine, roughDuration, utcClock } from '../follow-up/progress-details';
+import { budgetPastDeadline, queuedLine, roughDuration, utcClock } from '../follow-up/progress-details';
 import type { FollowUpProgress, FollowUpResult } from '../follow-up/types';
 import type { SharedWatchFigures, SharedWatchStatus } from '../follow-up/watch-figures';
 import type { FollowUpOutcome } from '../client/outcome';
@@ -26,7 +26,10 @@ export function describeProgress(
   nowMs: number = Date.now(),
   watch?: SharedWatchStatus,
 ): string {
-  if (progress.phase === 'queued') return `  … ${queuedLine(progress, nowMs)}`;
+  if (progress.phase === 'queued') {
+    const tooLate = budgetPastDeadline(progress);
+    return `  … ${queuedLine(progress, nowMs)}${tooLate ? `\n  ! ${tooLate}` : ''}`;
+  }
   const figures = watch?.available ? watch : undefined;
   const polls = progress.polls + (progress.poll?.polls ?? 0) + (figures?.reads ?? 0);
   const status =

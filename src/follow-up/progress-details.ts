@@ -107,6 +107,24 @@ export function queuedLine(progress: Pick<FollowUpProgress, 'queue' | 'jobId' | 
   return line;
 }
 
+/**
+ * A wait for the send budget that cannot end in time: the project's next free slot comes after this follow-up's
+ * deadline, so it will time out without sending. Said with what would change that, since nothing the follow-up does
+ * can. Only the certain case: with follow-ups ahead, a slot before the deadline may still go to them.
+ */
+export function budgetPastDeadline(
+  progress: Pick<FollowUpProgress, 'queue' | 'deadline' | 'projectId'>,
+): string | null {
+  const { queue, deadline } = progress;
+  if (queue?.reason !== 'budget' || queue.nextSlotAt === null || deadline === null) return null;
+  if (Date.parse(queue.nextSlotAt) <= Date.parse(deadline)) return null;
+  return (
+    `The project's next send slot comes after this follow-up's deadline (${deadline}): it will time out without ` +
+    `sending. To send it, raise the project's budget (\`agent-followup budget set --project ${progress.projectId} ` +
+    "--sends-per-hour N`, at most the vendor's 100 per hour) or start it again with a longer `--timeout`."
+  );
+}
+
 /** The time of day of an ISO 8601 instant, as status lines show it ("12:01:05"; they add " UTC"). */
 export function utcClock(iso: string): string {
   return iso.slice(11, 19);
@@ -126,9 +144,11 @@ function renderQueued(progress: FollowUpProgress): string {
     progress.queue?.reason === 'budget'
       ? `at most ${progress.queue.limit} sends per project in any ${progress.queue.windowMs === 3_600_000 ? 'hour' : formatMs(progress.queue.windowMs)}; nothing is sent until a slot is free.`
       : "one follow-up at a time per job, in the order they were started; nothing is sent until it is this one's turn.";
+  const tooLate = budgetPastDeadline(progress);
   return [
     `**${queuedLine(progress, Date.now())}** in project \`${progress.projectId}\`: ${why}`,
     '',
+    ...(tooLate ? [`**Will time out first.** ${tooLate}`, ''] : []),
     ...(progress.sendAttempts > 0 ? [`- Send attempts so far: ${progress.sendAttempts}`] : []),
     ...(progress.deadline ? [`- Gives up at: ${progress.deadline}`] : []),
   ].join('\n');

@@ -75,6 +75,24 @@ describe('describeProgress', () => {
     outcome: null,
   };
 
+  test('a follow-up queued for the send budget past its deadline says, on a line of its own, that it will time out first', () => {
+    const queue = {
+      reason: 'budget',
+      sentInWindow: 80,
+      limit: 80,
+      windowMs: 3_600_000,
+      nextSlotAt: '2026-11-25T00:30:00.000Z',
+      ahead: 0,
+    } as const;
+    const queued = { ...progress, phase: 'queued', queue, sentAt: null } as const;
+    const now = Date.parse('2026-11-25T00:00:00.000Z');
+    expect(describeProgress({ ...queued, deadline: '2026-11-25T00:20:00.000Z' }, now).split('\n')).toEqual([
+      "  … Waiting for the project's send budget: 80 of 80 sent in the last hour, next slot 00:30:00 UTC (in 30m)",
+      expect.stringMatching(/^  ! The project's next send slot comes after this follow-up's deadline .*--timeout`\.$/),
+    ]);
+    expect(describeProgress({ ...queued, deadline: '2026-11-25T00:40:00.000Z' }, now)).not.toContain('!');
+  });
+
   test('tells times as people read them: how long ago it was sent, when the next poll comes, how much time is left', () => {
     const now = Date.parse('2026-11-25T00:03:12.000Z');
     const line = describeProgress(

@@ -1,4 +1,4 @@
-import { queuedLine, renderProgressDetails } from '../../src/follow-up/progress-details';
+import { budgetPastDeadline, queuedLine, renderProgressDetails } from '../../src/follow-up/progress-details';
 import type { FollowUpProgress } from '../../src/follow-up/types';
 
 const base: FollowUpProgress = {
@@ -161,6 +161,40 @@ describe('the current details shown in the Web UI', () => {
     const text = renderProgressDetails({ ...base, phase: 'queued', queue, sentAt: null, sendAttempts: 1 });
     expect(text).toContain('at most 80 sends per project in any hour');
     expect(text).toContain('Send attempts so far: 1');
+  });
+
+  test('a budget wait whose next slot comes after the deadline says it will time out first, and what would let it send', () => {
+    const queue = {
+      reason: 'budget',
+      sentInWindow: 80,
+      limit: 80,
+      windowMs: 3_600_000,
+      nextSlotAt: '2026-11-24T10:05:00.000Z',
+      ahead: 0,
+    } as const;
+    const late = renderProgressDetails({
+      ...base,
+      phase: 'queued',
+      queue,
+      sentAt: null,
+      deadline: '2026-11-24T10:00:00.000Z',
+    });
+    expect(late).toContain(
+      "**Will time out first.** The project's next send slot comes after this follow-up's deadline " +
+        "(2026-11-24T10:00:00.000Z): it will time out without sending. To send it, raise the project's budget " +
+        "(`agent-followup budget set --project proj-1 --sends-per-hour N`, at most the vendor's 100 per hour) or start " +
+        'it again with a longer `--timeout`.',
+    );
+    // In time, no slot counted, a wait for the job's lane or no deadline: nothing said.
+    for (const progress of [
+      { queue, deadline: '2026-11-24T10:05:00.000Z' },
+      { queue: { ...queue, nextSlotAt: null }, deadline: '2026-11-24T10:00:00.000Z' },
+      { queue: { reason: 'lane', jobId: 'job-7', ahead: 1 } as const, deadline: '2026-11-24T10:00:00.000Z' },
+      { queue, deadline: null },
+    ]) {
+      expect(budgetPastDeadline({ projectId: 'proj-1', ...progress })).toBeNull();
+      expect(renderProgressDetails({ ...base, phase: 'queued', sentAt: null, ...progress })).not.toContain('time out');
+    }
   });
 
   test('before the message nothing of the job is shown (its status is that of earlier work); a busy job, an undocumented status', () => {

@@ -25,8 +25,8 @@ function main(): void {
     if (waitingOn !== null) {
       process.stderr.write(
         `\nStopped waiting. Follow-up ${waitingOn} goes on in Temporal.\n` +
-          `  Look at it:  agent-followup status ${waitingOn}\n` +
-          `  Stop it:     agent-followup cancel ${waitingOn}\n`,
+          `  Look at it:          agent-followup status ${waitingOn}\n` +
+          `  Stop following it:   agent-followup cancel ${waitingOn}   (the agent's work on the job goes on)\n`,
       );
     }
     process.exit(ExitCode.Interrupted);

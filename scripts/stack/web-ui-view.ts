@@ -9,7 +9,8 @@ export const FOLLOW_UP_LIST_QUERY = 'WorkflowType="followUpWorkflow"';
 
 /**
  * The columns, in order; the first two stay pinned while scrolling sideways. What a person acts on comes first: the
- * outcome and the pull request fit beside the (long) workflow id at 1600 px; project and job, also in the id, follow.
+ * outcome and the pull request right after the (long) workflow id, so at 1600 px the pull-request column still starts
+ * on screen (docs/screenshots/list.png); project and job, also in the id, follow.
  */
 export const FOLLOW_UP_LIST_COLUMNS = [
   'Status',

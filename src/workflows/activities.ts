@@ -74,7 +74,7 @@ export function checkIn(request: CheckInRequest): Promise<CheckedIn> {
   return check(request);
 }
 
-/** Registers a wait with its shard's watcher, starting the watcher if need be (when signalling it directly failed). */
+/** Registers a wait with its shard's watcher, starting the watcher if need be: every registration but the send's own. */
 export function registerWatch(
   request: { watcherId: string; registration: WatchRegistration },
   deadlineMs: number,

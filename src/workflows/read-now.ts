@@ -62,7 +62,10 @@ export class ReadNow {
         const woken = () => settled !== null || this.admitted !== admitted;
         // A read asked for during a stream of asks is due later: the wait goes on until then.
         if (dueAtMs === null) await condition(woken);
-        else await condition(woken, Math.max(dueAtMs - Date.now(), 1));
+        else
+          await condition(woken, Math.max(dueAtMs - Date.now(), 1), {
+            summary: 'wait until the read asked for is due (asks in a row are spaced out)',
+          });
       }
       const interrupted = settled === null;
       if (interrupted) {

@@ -16,7 +16,7 @@ import { AgentApiClient } from '../../src/agent-api/http-client';
 import { FollowUpClient } from '../../src/client';
 import { FollowUpSchedules } from '../../src/schedules';
 import { createFollowUpWorker } from '../../src/worker/follow-up-worker';
-import { columnsInitScript, followUpListUrl } from './web-ui-view';
+import { COLUMNS_ON_SCREEN, columnsInitScript, followUpListUrl } from './web-ui-view';
 import { ensureTemporalCli } from './temporal-cli';
 import { LOCAL_API_KEY, startLocalStack } from './local-stack';
 
@@ -90,6 +90,14 @@ async function main(): Promise<void> {
         ids['follow-up-completed'] as string,
         join(options.out, 'list.png'),
       );
+      await expectColumnsOnScreen(page);
+      // The default list as an operator first meets it: follow-ups among the coordinators and watchers.
+      await shoot(
+        page,
+        `${ui}/namespaces/default/workflows`,
+        `agent-followup-project/${PROJECT}`,
+        join(options.out, 'all-workflows.png'),
+      );
       for (const [name, workflowId] of Object.entries(ids)) {
         await shoot(
           page,
@@ -109,6 +117,17 @@ async function main(): Promise<void> {
         await page.goto(`${ui}/namespaces/default/workflows/${encodeURIComponent(ids[name] as string)}`, {
           waitUntil: 'load',
         });
+        await page.getByText('User Metadata', { exact: true }).filter({ visible: true }).first().click();
+        await capture(page, 'Current Details', join(options.out, `${name}-details.png`));
+      }
+      // The workflows that serve the follow-ups: what they serve and whether they are healthy, in their own words.
+      const watcherId = (await shared.progress(sharedIds['follow-up-shared-waiting'] as string)).watcherId;
+      if (!watcherId) throw new Error('the shared follow-up names no watcher');
+      for (const [name, workflowId] of [
+        ['coordinator', `agent-followup-project/${PROJECT}`],
+        ['watcher', watcherId],
+      ] as const) {
+        await page.goto(`${ui}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`, { waitUntil: 'load' });
         await page.getByText('User Metadata', { exact: true }).filter({ visible: true }).first().click();
         await capture(page, 'Current Details', join(options.out, `${name}-details.png`));
       }
@@ -133,6 +152,29 @@ async function main(): Promise<void> {
     sharedWorker.shutdown();
     await sharedRunning.catch(() => undefined);
     await stack.teardown();
+  }
+}
+
+/**
+ * The saved view's promise (docs/WEB-UI.md): at 1600 px the job status, the outcome and the pull request show whole,
+ * with the Saved Views panel open. Checked on the page as rendered, so a UI upgrade that widens a column fails here.
+ */
+async function expectColumnsOnScreen(page: Page): Promise<void> {
+  const table = await page.locator('table').first().boundingBox();
+  const headers = await page.locator('th').evaluateAll((cells) =>
+    cells.map((cell) => ({
+      label: (cell.textContent ?? '').trim(),
+      right: cell.getBoundingClientRect().right,
+    })),
+  );
+  const viewport = page.viewportSize();
+  const edge = Math.min(viewport?.width ?? Infinity, table ? table.x + table.width : Infinity);
+  const cut = COLUMNS_ON_SCREEN.filter((label) => {
+    const header = headers.find((cell) => cell.label === label);
+    return header === undefined || header.right > edge;
+  });
+  if (cut.length > 0) {
+    throw new Error(`the follow-up list at ${viewport?.width} px does not show ${cut.join(', ')} whole (edge ${edge})`);
   }
 }
 

@@ -8,28 +8,32 @@
 export const FOLLOW_UP_LIST_QUERY = 'WorkflowType="followUpWorkflow"';
 
 /**
- * The columns, in order; the first two stay pinned while scrolling sideways. What a person acts on comes first: the
- * outcome and the pull request right after the (long) workflow id, so at 1600 px the pull-request column still starts
- * on screen (docs/screenshots/list.png); project and job, also in the id, follow.
+ * The columns, in order; Status stays pinned while scrolling sideways. What a person acts on comes first: the job's
+ * status, the outcome and the pull request, then the workflow id (the link to its page; the project and job are in
+ * it too). The workflow id is long, and longer still for a schedule's runs: put first, it pushed the job status and
+ * the pull request past the right edge at 1600 px (`npm run screenshots` checks they fit).
  */
 export const FOLLOW_UP_LIST_COLUMNS = [
   'Status',
-  'Workflow ID',
+  'AgentJobStatus',
   'AgentFollowUpOutcome',
   'AgentPrLink',
-  'AgentJobStatus',
+  'Workflow ID',
   'AgentProjectId',
   'AgentJobId',
   'Start',
   'End',
 ] as const;
 
+/** The columns that must show whole at 1600 px. */
+export const COLUMNS_ON_SCREEN = ['Status', 'AgentJobStatus', 'AgentFollowUpOutcome', 'AgentPrLink'] as const;
+
 /** Where the Temporal UI keeps each namespace's list columns, in the browser's localStorage. */
 const COLUMNS_STORAGE_KEY = 'namespace-workflow-table-columns';
 
 /** The columns as the UI stores them. */
 function storedColumns(): Array<{ label: string; pinned: boolean }> {
-  return FOLLOW_UP_LIST_COLUMNS.map((label, index) => ({ label, pinned: index < 2 }));
+  return FOLLOW_UP_LIST_COLUMNS.map((label, index) => ({ label, pinned: index < 1 }));
 }
 
 /** The localStorage value that sets these columns for `namespace` (keeping other namespaces' columns as they are). */

@@ -327,14 +327,19 @@ export function watcherWorkflowId(taskQueue: string, shard: number): string {
   return `${WATCHER_ID_PREFIX}${taskQueue}/${shard}`;
 }
 
+/** A workflow that is not one of this deployment's job watchers holds a watcher's id: its follow-ups read for themselves. */
+export const WATCHER_ID_TAKEN = 'WatcherIdTaken';
+
 /**
  * The task queue the watchers of a follow-up task queue run on. A queue of their own gives them a workflow cache of
  * their own: in the follow-ups' cache, thousands of follow-ups evict them, and an evicted watcher replays thousands of
  * signals for every look at its book.
  */
-/** A workflow that is not one of this deployment's job watchers holds a watcher's id: its follow-ups read for themselves. */
-export const WATCHER_ID_TAKEN = 'WatcherIdTaken';
-
 export function watcherTaskQueue(followUpTaskQueue: string): string {
   return `${followUpTaskQueue}/watchers`;
+}
+
+/** The follow-ups' task queue a watcher serves, from the queue it runs on (the inverse of watcherTaskQueue). */
+export function servedTaskQueue(watcherQueue: string): string {
+  return watcherQueue.endsWith('/watchers') ? watcherQueue.slice(0, -'/watchers'.length) : watcherQueue;
 }

@@ -21,8 +21,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { FollowUpActivities } from '../activities';
-import { WATCH_BOOK_LIMIT_BYTES, WatchRegistry, type CarriedBook } from '../follow-up/watch-registry';
+import { servedTaskQueue, WATCH_BOOK_LIMIT_BYTES, WatchRegistry, type CarriedBook } from '../follow-up/watch-registry';
 import { checkRegistration, checkReports, checkUnwatch } from '../follow-up/watch-messages';
+import { renderWatcherDetails } from '../follow-up/watcher-details';
 import { unwatchJobSignal, watchChangesQuery, watchedWaitQuery, watchJobSignal } from './definitions';
 
 /**
@@ -105,8 +106,13 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     });
   for (;;) {
     setCurrentDetails(
-      `Watching **${registry.size}** wait(s) of follow-ups (book ${kib(registry.bookBytes)} of ${kib(limitBytes)} KiB)` +
-        `${refused > 0 ? `; **${refused}** refused this run, the book being full` : ''}; run ${workflowInfo().runId}.`,
+      renderWatcherDetails({
+        taskQueue: servedTaskQueue(workflowInfo().taskQueue),
+        waits: registry.size,
+        bookBytes: registry.bookBytes,
+        limitBytes,
+        refused,
+      }),
     );
     const shouldContinue = () =>
       workflowInfo().continueAsNewSuggested ||
@@ -133,8 +139,4 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   }
   reading.cancel();
   await reader;
-}
-
-function kib(bytes: number): string {
-  return String(Math.ceil(bytes / 1024));
 }

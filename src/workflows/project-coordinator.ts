@@ -291,17 +291,24 @@ function wakeSummary(state: CoordinatorState, wakeAtMs: number | null): string {
   return `keep the send window until its last send leaves it`;
 }
 
+/** The Web UI shows this in a short fixed-height panel: the budget and who waits for it first, what it is last. */
 function describe(state: CoordinatorState): string {
   const now = Date.now();
   const view = viewOf(state, now);
   const windowName = state.windowMs === HOUR_MS ? 'hour' : formatMs(state.windowMs);
+  const waiting = view.waitingForBudget.length;
   const lines = [
     `**Project \`${state.projectId}\`**: ${view.sentInWindow} of ${limitOf(state)} sends used in the last ${windowName}` +
       (view.nextSlotAt ? `; next slot ${view.nextSlotAt}` : '') +
-      ` (${state.limitOverride === null ? "the workers' default" : 'set for this project'}).`,
+      ` (${state.limitOverride === null ? "the workers' default" : 'set for this project'})` +
+      (waiting > 0
+        ? `; **${waiting} follow-up${waiting === 1 ? '' : 's'} waiting for the budget** (to send sooner: ` +
+          `\`agent-followup budget set --project ${state.projectId} --sends-per-hour N\`, at most the vendor's 100).`
+        : '; no follow-up waiting for the budget.'),
     '',
-    `- Waiting for the budget: ${view.waitingForBudget.length}`,
     `- Jobs with a follow-up: ${view.lanes.length} (${view.lanes.reduce((sum, lane) => sum + lane.waiting.length, 0)} waiting behind another)`,
+    '- Serves every follow-up to this project: one at a time per job, in start order, within the budget',
+    '- Ends by itself; do not terminate it (a new one would start with an empty window)',
     `- Over its life: ${state.totals.granted} sends granted, ${state.totals.served} follow-ups served`,
   ];
   return lines.join('\n');

@@ -366,9 +366,11 @@ test('a watcher whose book is full refuses the next waits: their follow-ups poll
     const watcherEvents = (await watcher.fetchHistory()).events ?? [];
     expect(watcherEvents.filter((event) => event.signalExternalWorkflowExecutionInitiatedEventAttributes)).toEqual([]);
     expect((await watcher.describe()).status.name).toBe('RUNNING');
-    // Its details in the Web UI say how full its book is and how many waits it refused.
+    // Its details in the Web UI say it is full, how many waits it refused and what to change.
     const { currentDetails } = await watcher.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
-    expect(currentDetails).toMatch(/\(book \d+ of 2 KiB\); \*\*[1-9]\d*\*\* refused this run, the book being full/);
+    expect(currentDetails).toMatch(
+      /^\*\*Full\*\* job watcher .*; [1-9]\d* waits? refused this run .*AGENT_WATCH_SHARDS/,
+    );
     for (const job of jobs) h.simulator.finishJob(job.projectId, job.jobId);
     const outcomes = await Promise.all(started.map(({ workflowId }) => followUps.outcome(workflowId)));
     outcomes.forEach((outcome, i) => {

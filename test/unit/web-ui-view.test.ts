@@ -14,17 +14,14 @@ describe('the saved view of follow-ups in the Web UI', () => {
     for (const key of FOLLOW_UP_SEARCH_ATTRIBUTES) expect(FOLLOW_UP_LIST_COLUMNS).toContain(key.name);
   });
 
-  test("the columns are stored per namespace, the first two pinned, other namespaces' columns kept", () => {
+  test("the columns are stored per namespace, Status pinned, other namespaces' columns kept", () => {
     const stored = JSON.parse(columnsStorageValue('team-a', { other: [{ label: 'Status', pinned: true }] })) as Record<
       string,
       Array<{ label: string; pinned: boolean }>
     >;
     expect(stored.other).toEqual([{ label: 'Status', pinned: true }]);
     expect(stored['team-a']?.map((column) => column.label)).toEqual([...FOLLOW_UP_LIST_COLUMNS]);
-    expect(stored['team-a']?.filter((column) => column.pinned).map((column) => column.label)).toEqual([
-      'Status',
-      'Workflow ID',
-    ]);
+    expect(stored['team-a']?.filter((column) => column.pinned).map((column) => column.label)).toEqual(['Status']);
   });
 
   test('the console snippet sets the same columns and keeps what is there', () => {

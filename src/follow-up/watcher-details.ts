@@ -1,0 +1,42 @@
+/**
+ * A job watcher's "Current details" in the Web UI, for an operator who opens it from the default list: what it serves,
+ * how full it is and what to do when it is full. Pure: workflow code imports it. The watcher's own figures only; the
+ * reads themselves (failing or not) are per follow-up, in `agent-followup status` and the reader's pending activity,
+ * because the watcher is not woken by reads that change nothing.
+ */
+export interface WatcherFigures {
+  /** The follow-ups' task queue it serves (servedTaskQueue of the queue it runs on). */
+  taskQueue: string;
+  waits: number;
+  bookBytes: number;
+  limitBytes: number;
+  /** Waits refused this run because the book was full. */
+  refused: number;
+}
+
+export function renderWatcherDetails(figures: WatcherFigures): string {
+  const { taskQueue, waits, bookBytes, limitBytes, refused } = figures;
+  // Room in waits, from the average size of those held: what an operator sizes AGENT_WATCH_SHARDS by.
+  const room = waits > 0 ? Math.max(0, Math.floor((limitBytes - bookBytes) / (bookBytes / waits))) : null;
+  const watcher = `job watcher for task queue \`${taskQueue}\`: ${plural(waits, 'waiting follow-up')}`;
+  // The UI shows this in a short fixed-height panel: the health and what to do first, in few lines.
+  return [
+    refused > 0
+      ? `**Full** ${watcher}; ${plural(refused, 'wait')} refused this run (those follow-ups poll their own jobs). ` +
+        'To spread the waits, raise `AGENT_WATCH_SHARDS` on every worker of the queue.'
+      : room === null
+        ? `**Idle** ${watcher}; it ends after 10 minutes without waits.`
+        : `**Healthy** ${watcher}, room for about ${room} more (${percent(bookBytes, limitBytes)} of its book used).`,
+    '',
+    '- Reads their jobs and wakes each only when its job changed; ends by itself',
+    "- A follow-up's reads: `agent-followup status <id>`; the reading: Pending Activities",
+  ].join('\n');
+}
+
+function percent(part: number, whole: number): string {
+  return `${Math.min(100, Math.round((part / whole) * 100))}%`;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}

@@ -1,0 +1,34 @@
+import { renderWatcherDetails } from '../../src/follow-up/watcher-details';
+import { servedTaskQueue, watcherTaskQueue } from '../../src/follow-up/watch-registry';
+
+const base = { taskQueue: 'agent-followup', waits: 10, bookBytes: 5_000, limitBytes: 1_000_000, refused: 0 };
+
+test('a healthy watcher says what it serves and its room in waits, not in bytes', () => {
+  const lines = renderWatcherDetails(base).split('\n');
+  expect(lines[0]).toBe(
+    '**Healthy** job watcher for task queue `agent-followup`: 10 waiting follow-ups, room for about 1990 more (1% of ' +
+      'its book used).',
+  );
+  expect(lines[2]).toBe('- Reads their jobs and wakes each only when its job changed; ends by itself');
+  expect(servedTaskQueue(watcherTaskQueue('team-a/follow-ups'))).toBe('team-a/follow-ups');
+  // 500 bytes a wait, 995,000 bytes left: 1,990 waits.
+  expect(lines.join('\n')).not.toMatch(/KiB|book \d/);
+});
+
+test('a full watcher says so in bold, what happens to the refused waits and what to change', () => {
+  const text = renderWatcherDetails({ ...base, refused: 3, bookBytes: 1_000_000 });
+  expect(text).toContain(
+    '**Full** job watcher for task queue `agent-followup`: 10 waiting follow-ups; 3 waits refused this run (those ' +
+      'follow-ups poll their own jobs). To spread the waits, raise `AGENT_WATCH_SHARDS` on every worker of the queue.',
+  );
+  expect(text).not.toContain('Healthy');
+});
+
+test('an idle watcher says it will end by itself', () => {
+  expect(renderWatcherDetails({ ...base, waits: 0, bookBytes: 0 }).split('\n')[0]).toBe(
+    '**Idle** job watcher for task queue `agent-followup`: 0 waiting follow-ups; it ends after 10 minutes without waits.',
+  );
+  expect(renderWatcherDetails({ ...base, waits: 1, bookBytes: 500 }).split('\n')[0]).toContain(
+    ': 1 waiting follow-up,',
+  );
+});

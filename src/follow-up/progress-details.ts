@@ -28,10 +28,18 @@ const WAITING_FOR: Record<NonNullable<FollowUpProgress['waitingFor']>, string> =
 export function renderProgressDetails(progress: FollowUpProgress): string {
   if (progress.phase === 'queued') return renderQueued(progress);
   const status = `\`${progress.lastStatus}\`${progress.lastStatusUnknown ? ' (undocumented)' : ''}`;
+  // Stopped (cancelled, timed out) on an ended job it had not yet confirmed as its own, inside the settle window: the
+  // job's ending and its pull request may be earlier work's, so they are not shown as this follow-up's result.
+  const unconfirmed =
+    (progress.phase === 'cancelled' || progress.phase === 'timed-out') &&
+    progress.lastStatus !== null &&
+    isTerminal(progress.lastStatus);
   // Only reads after this follow-up's message are shown: before it, the job's status is that of earlier work.
   const state =
     progress.lastStatus !== null
-      ? ` is ${status}${awaitedConfirmation(progress)}`
+      ? unconfirmed
+        ? ` was last read as ${status}, not confirmed as this follow-up's result`
+        : ` is ${status}${awaitedConfirmation(progress)}`
       : progress.sentAt === null
         ? ", before this follow-up's message"
         : ', not read since the message';
@@ -62,7 +70,11 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
       `- **Calls to the agent API ${FINAL_PHASES.has(progress.phase) ? 'were' : 'are'} failing${progress.errorsSince ? ` since ${utcClock(progress.errorsSince)} UTC` : ''}**: ${progress.lastError}`,
     );
   }
-  if (progress.prLink) lines.push(`- Pull request: ${progress.prLink}`);
+  if (progress.prLink) {
+    lines.push(
+      `- Pull request${unconfirmed ? " on the job (not confirmed as this follow-up's)" : ''}: ${progress.prLink}`,
+    );
+  }
   if (progress.outcome) lines.push(`- Outcome: \`${progress.outcome}\` (search attribute AgentFollowUpOutcome)`);
   if (progress.sentAt) {
     lines.push(

@@ -197,6 +197,29 @@ describe('the current details shown in the Web UI', () => {
     }
   });
 
+  test("a follow-up cancelled inside the settle window does not show the job's ending as its result", () => {
+    const cancelled = {
+      ...base,
+      phase: 'cancelled',
+      lastStatus: 'completed',
+      waitingFor: null,
+      lastError: null,
+      prLink: 'https://github.com/acme/web/pull/9',
+      outcome: 'cancelled',
+    } as const;
+    const lines = renderProgressDetails(cancelled).split('\n');
+    expect(lines[0]).toBe(
+      "**Cancelled**: job `job-7` in project `proj-1` was last read as `completed`, not confirmed as this follow-up's result.",
+    );
+    expect(lines).toContain(
+      "- Pull request on the job (not confirmed as this follow-up's): https://github.com/acme/web/pull/9",
+    );
+    // Finished, the same read is its result.
+    expect(renderProgressDetails({ ...cancelled, phase: 'finished', outcome: 'completed' }).split('\n')).toContain(
+      '- Pull request: https://github.com/acme/web/pull/9',
+    );
+  });
+
   test('before the message nothing of the job is shown (its status is that of earlier work); a busy job, an undocumented status', () => {
     expect(
       renderProgressDetails({ ...base, phase: 'starting', lastStatus: null, sentAt: null, sendAttempts: 0 }),

@@ -23,6 +23,7 @@ import {
   DEFAULT_MAX_PROMPT_LENGTH,
   formatInputProblems,
   inputProblems,
+  fixFor,
   type FollowUpInput,
   type FollowUpRequest,
   type InputProblem,
@@ -101,7 +102,7 @@ export class InvalidFollowUpInputError extends Error {
 /** The error for one problem whose message starts with its field ("projectId may contain only ..."). */
 function invalidField(field: string, message: string): InvalidFollowUpInputError {
   const problem = message.startsWith(`${field} `) ? message.slice(field.length + 1) : message;
-  return new InvalidFollowUpInputError(message, [{ field, problem }]);
+  return new InvalidFollowUpInputError(message, [{ field, problem, fix: fixFor(field) }]);
 }
 
 /**
@@ -287,7 +288,7 @@ export function checkFollowUpInput(
   if (!result.success) {
     throw new InvalidFollowUpInputError(
       `Invalid follow-up input: ${formatInputProblems(result.error)}`,
-      inputProblems(result.error),
+      inputProblems(result.error, Math.min(maxPromptLength, DEFAULT_MAX_PROMPT_LENGTH)),
     );
   }
   return result.data;

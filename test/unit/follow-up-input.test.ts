@@ -1,7 +1,7 @@
 /** The client's zod schema over the input rules: its output, its issue paths and its one-line problem text. */
 import { z } from 'zod';
 import { checkFollowUpInput, InvalidFollowUpInputError } from '../../src/client';
-import { createFollowUpInputSchema, formatInputProblems } from '../../src/follow-up/input';
+import { createFollowUpInputSchema, fixFor, formatInputProblems } from '../../src/follow-up/input';
 
 const valid = { projectId: 'proj-1', jobId: 'job-1', prompt: 'Please also update the changelog.' };
 
@@ -77,9 +77,21 @@ describe('InvalidFollowUpInputError.problems', () => {
       polling: { initialInterval: '5', timeout: '1y' },
     });
     expect(error.problems).toEqual([
-      { field: 'projectId', problem: expect.stringMatching(/^may contain only letters/) },
-      { field: 'polling.initialInterval', problem: 'must be between 100ms and 1d (got "5")' },
-      { field: 'polling.timeout', problem: 'must be between 1s and 30d (got "1y")' },
+      {
+        field: 'projectId',
+        problem: expect.stringMatching(/^may contain only letters/),
+        fix: "give the projectId as the agent service shows it: 1 to 200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit",
+      },
+      {
+        field: 'polling.initialInterval',
+        problem: 'must be between 100ms and 1d (got "5")',
+        fix: 'a duration between 100ms and 1d such as "5s" or "2m" (a bare number is milliseconds), maxInterval not below initialInterval; or leave it out (5s)',
+      },
+      {
+        field: 'polling.timeout',
+        problem: 'must be between 1s and 30d (got "1y")',
+        fix: 'a duration between 1s and 30d such as "24h" (a bare number is milliseconds); or leave it out (1d)',
+      },
     ]);
     // The message still says it all in one line, for a person.
     expect(error.message).toContain('polling.timeout must be between 1s and 30d');
@@ -97,7 +109,28 @@ describe('InvalidFollowUpInputError.problems', () => {
       caught = error;
     }
     expect((caught as InvalidFollowUpInputError).problems).toEqual([
-      { field: 'maxPromptLength', problem: 'must be a whole number of at least 1 (got 0)' },
+      {
+        field: 'maxPromptLength',
+        problem: 'must be a whole number of at least 1 (got 0)',
+        fix: 'a whole number of at least 1 (it can only lower the built-in 100000)',
+      },
     ]);
+  });
+
+  test('every field a refusal can name has a fix of its own, and a lowered prompt limit is the one the fix gives', () => {
+    const fields = ['input', 'projectId', 'jobId', 'prompt', 'onAmbiguousSend', 'polling'];
+    const polling = ['initialInterval', 'backoffCoefficient', 'maxInterval', 'timeout', 'settleWindow'];
+    for (const field of [...fields, ...polling.map((name) => `polling.${name}`)]) {
+      expect(fixFor(field)).not.toContain('docs/LIBRARY.md');
+    }
+    let caught: unknown;
+    try {
+      checkFollowUpInput({ ...valid, prompt: 'x'.repeat(11) }, 10);
+    } catch (error) {
+      caught = error;
+    }
+    expect((caught as InvalidFollowUpInputError).problems[0]?.fix).toBe(
+      'give the instruction for the agent: 1 to 10 characters, not only white space',
+    );
   });
 });

@@ -220,6 +220,11 @@ export interface PollNowAnswer {
   covered: boolean;
 }
 
+/** `pollNow({ projectId, jobId })`: what each running follow-up of the job answered, oldest first. */
+export interface JobPollNowAnswer {
+  followUps: Array<PollNowAnswer & { workflowId: string }>;
+}
+
 /** How long `pollNow` waits for a worker to take the ask. */
 const POLL_NOW_ANSWER_MS = 10_000;
 
@@ -559,6 +564,12 @@ export class FollowUpClient {
   }
 
   /**
+   * Every running follow-up of a job (found by its search attributes) asked to read it now: for a caller whose own
+   * webhook names the job, not a follow-up. None running is an empty list. Visibility may list a follow-up started in
+   * the last second or two only a moment later.
+   */
+  async pollNow(job: { projectId: string; jobId: string }, options?: { timeoutMs?: number }): Promise<JobPollNowAnswer>;
+  /**
    * Asks a running follow-up to read its job now rather than at the next point of its poll schedule: for a caller
    * who knows the job changed (its own webhook, a person in a UI). The read is an ordinary poll; when it shows the
    * job ended, the follow-up ends as it would have at its next poll. Every ask is followed by a read that begins after
@@ -567,10 +578,38 @@ export class FollowUpClient {
    * A worker takes the ask: with none answering within `timeoutMs` (default 10 s) this fails with
    * NoWorkerAnsweredError.
    */
-  async pollNow(workflowId: string, options: { timeoutMs?: number } = {}): Promise<PollNowAnswer> {
-    return this.reaching(`asking follow-up ${workflowId} to read its job now`, () =>
-      this.askPollNow(workflowId, options),
-    );
+  async pollNow(workflowId: string, options?: { timeoutMs?: number }): Promise<PollNowAnswer>;
+  async pollNow(
+    target: string | { projectId: string; jobId: string },
+    options: { timeoutMs?: number } = {},
+  ): Promise<PollNowAnswer | JobPollNowAnswer> {
+    if (typeof target !== 'string') return this.pollNowJob(target, options);
+    return this.reaching(`asking follow-up ${target} to read its job now`, () => this.askPollNow(target, options));
+  }
+
+  private async pollNowJob(
+    job: { projectId: string; jobId: string },
+    options: { timeoutMs?: number },
+  ): Promise<JobPollNowAnswer> {
+    for (const field of ['projectId', 'jobId'] as const) {
+      const problem = identifierProblem(field, job?.[field]);
+      if (problem) throw invalidField(field, problem);
+    }
+    return this.reaching(`asking the follow-ups of job ${job.jobId} to read it now`, async () => {
+      // Safe to quote: identifierProblem allows no quotes or spaces in either id.
+      const query =
+        `WorkflowType = '${FOLLOW_UP_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND ` +
+        `AgentProjectId = '${job.projectId}' AND AgentJobId = '${job.jobId}'`;
+      const running: Array<{ workflowId: string; startMs: number }> = [];
+      for await (const execution of this.client.workflow.list({ query })) {
+        running.push({ workflowId: execution.workflowId, startMs: execution.startTime.getTime() });
+      }
+      running.sort((a, b) => a.startMs - b.startMs);
+      const followUps = await Promise.all(
+        running.map(async ({ workflowId }) => ({ workflowId, ...(await this.askPollNow(workflowId, options)) })),
+      );
+      return { followUps };
+    });
   }
 
   private async askPollNow(workflowId: string, options: { timeoutMs?: number }): Promise<PollNowAnswer> {

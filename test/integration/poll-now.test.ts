@@ -95,3 +95,56 @@ test('a read asked for while the job is still working changes nothing: the follo
     expect((await followUps.outcome(workflowId)).kind).toBe('completed');
   });
 });
+
+test('poll-now by job: every running follow-up of the job is found by its search attributes and asked; none running is said', async () => {
+  const ref = uniqueJob('poll-now-job');
+  h.simulator.addJob({ ...ref, workMs: 300 });
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue);
+  const followUps = h.followUps(taskQueue);
+  await worker.runUntil(async () => {
+    const { workflowId } = await followUps.start({
+      ...ref,
+      prompt: 'Read me by my job',
+      polling: { initialInterval: '10m', maxInterval: '10m', settleWindow: '1s', timeout: '30m' },
+    });
+    await waitPastSettleWindow(followUps, workflowId);
+    await waitFor(async () => h.simulator.job(ref.projectId, ref.jobId).status === 'completed', 'the agent to finish');
+    // Visibility lists it a moment after the start.
+    const listed = `AgentProjectId = '${ref.projectId}' AND AgentJobId = '${ref.jobId}' AND ExecutionStatus = 'Running'`;
+    await waitFor(async () => (await h.client.workflow.count(listed)).count > 0, 'visibility to list the follow-up');
+
+    const asked = await cli(['poll-now', '--project', ref.projectId, '--job', ref.jobId], taskQueue);
+    expect(asked.code).toBe(ExitCode.Ok);
+    expect(asked.out).toContain(`Asked 1 running follow-up of job ${ref.jobId} to read it now: ${workflowId}`);
+    expect((await followUps.outcome(workflowId)).kind).toBe('completed');
+
+    // Nothing runs for the job any more: the library answers an empty list, the CLI says so with exit 2.
+    await waitFor(
+      async () =>
+        (await followUps.pollNow({ projectId: ref.projectId, jobId: ref.jobId })).followUps.every(
+          (answer) => !answer.requested,
+        ),
+      'visibility to see the follow-up closed',
+    );
+    const none = await cli(['poll-now', '--project', ref.projectId, '--job', ref.jobId], taskQueue);
+    expect(none.code).toBe(ExitCode.BadInput);
+    expect(none.err).toContain(`no running follow-up of job ${ref.jobId} in project ${ref.projectId}`);
+  });
+});
+
+test('poll-now takes a workflow id or a job, not both and not half of one', async () => {
+  const taskQueue = h.taskQueue();
+  for (const args of [
+    ['poll-now'],
+    ['poll-now', 'followup/p/j/x', '--project', 'p', '--job', 'j'],
+    ['poll-now', '--project', 'p'],
+  ]) {
+    const refused = await cli(args, taskQueue);
+    expect(refused.code).toBe(ExitCode.BadInput);
+    expect(refused.err).toContain('poll-now takes either a workflow id');
+  }
+  const badId = await cli(['poll-now', '--project', 'a b', '--job', 'j'], taskQueue);
+  expect(badId.code).toBe(ExitCode.BadInput);
+  expect(badId.err).toContain('projectId may contain only');
+});

@@ -11,6 +11,6 @@ export const DEFAULT_WATCH_SHARDS = 2;
  * The shortest first poll gap that waits through the watchers by default. A watcher reads a new wait at its next book
  * refresh (every 2 s) after the send registered it (up to 1.3 s when that starts the watcher): about 3.3 s after the
  * send at worst. The default schedule's first read, 5 s after the send, is within that; a faster schedule would read
- * late, so it polls for itself (docs/BENCHMARKS.md, "Shared watching as the default").
+ * late, so it polls for itself (docs/BENCHMARKS-HISTORY.md, "Shared watching as the default").
  */
 export const DEFAULT_WATCH_MIN_INTERVAL_MS = 5_000;

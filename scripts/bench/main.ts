@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only scale,sizes,recovery --n 500,2000,5000 --report docs/BENCHMARKS.md]`: our follow-up side
+ * `npm run bench [-- --only scale,sizes,recovery --n 500,2000,5000 --report bench-report.md]`: our follow-up side
  * by side with the vendor's own fixed 5 s polling loop, in one run, on real processes: the built worker, a local
  * Temporal dev server, and the simulator over loopback. Figures go to the report; nothing here asserts a time (tests
  * never do), but each figure is set against its target.

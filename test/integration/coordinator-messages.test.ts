@@ -3,7 +3,7 @@
  * the raw client as anyone with access to the namespace could, changes no outcome, fails no workflow task, and leaves
  * the job's order and the project's count as they were.
  */
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { coordinatorWorkflowId } from '../../src/follow-up/coordinator-id';
 import {
   enterUpdate,
@@ -12,6 +12,7 @@ import {
   projectQuery,
 } from '../../src/workflows/definitions';
 import { createHarness, FAST_POLLING, waitFor, type Harness } from '../support/harness';
+import type { projectCoordinatorWorkflow } from '../../src/workflows/project-coordinator';
 
 jest.setTimeout(240_000);
 
@@ -109,15 +110,13 @@ test('forged, stale and malformed messages to a coordinator and to its follow-up
 test("a slot granted to a follow-up the coordinator cannot tell still counts: the grant may have reached it in a check-in's answer, and only the follow-up knows it sent nothing", async () => {
   const worker = await h.worker(h.taskQueue());
   const projectId = `untold-${Date.now()}`;
-  const coordinator = await h.client.workflow.start(PROJECT_COORDINATOR_WORKFLOW_TYPE, {
-    taskQueue: h.coordinatorTaskQueue,
-    workflowId: coordinatorWorkflowId(projectId),
-    args: [{ projectId, sendsPerHour: 80 }],
-  });
+  const coordinator = h.client.workflow.getHandle(coordinatorWorkflowId(projectId));
   // Two check-ins to one job by follow-ups that do not run (ended since, as a follow-up that sent and finished has):
-  // the first gets the job and a slot in its answer, the second waits in the lane.
+  // the first gets the job and a slot in its answer, the second waits in the lane. Each starts the coordinator with
+  // the check-in, as the checkIn activity does: a coordinator started empty ends at its first task, and a check-in
+  // sent after that task would find it closing.
   const checkIn = (workflowId: string, startedAtMs: number) =>
-    coordinator.executeUpdate(enterUpdate, {
+    h.client.workflow.executeUpdateWithStart(enterUpdate, {
       args: [
         {
           workflowId,
@@ -130,6 +129,15 @@ test("a slot granted to a follow-up the coordinator cannot tell still counts: th
           defaultLimit: 80,
         },
       ],
+      startWorkflowOperation: new WithStartWorkflowOperation<typeof projectCoordinatorWorkflow>(
+        PROJECT_COORDINATOR_WORKFLOW_TYPE,
+        {
+          workflowId: coordinatorWorkflowId(projectId),
+          taskQueue: h.coordinatorTaskQueue,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          args: [{ projectId, sendsPerHour: 80 }],
+        },
+      ),
     });
   await worker.runUntil(async () => {
     const first = await checkIn('ended-first', 1);

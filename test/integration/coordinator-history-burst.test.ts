@@ -7,7 +7,6 @@
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import type { FollowUpOutcome } from '../../src/client';
 import { createHarness, FAST_POLLING, TEST_SERVER_HISTORY_LIMIT, type Harness } from '../support/harness';
-import { describeHeavy } from '../support/heavy';
 
 jest.setTimeout(30 * 60_000);
 
@@ -29,7 +28,7 @@ async function runsWhere(query: string): Promise<WorkflowExecutionInfo[]> {
   return runs;
 }
 
-describeHeavy('a burst past the history limit', () => {
+describe('a burst past the history limit', () => {
   test(`${FOLLOW_UPS} follow-ups to one project started together on a server that terminates runs past ${TEST_SERVER_HISTORY_LIMIT} events: no run of ours terminated, each sent once`, async () => {
     const projectId = `burst-${Date.now().toString(36)}`;
     const coordinatorId = `agent-followup-project/${projectId}`;

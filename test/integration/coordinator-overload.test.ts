@@ -11,7 +11,6 @@ import { FollowUpClient, type FollowUpOutcome } from '../../src/client';
 import { AgentApiSimulator, type SimulatedRequest } from '../../src/simulator/simulator';
 import { startCpuHogs, type CpuHogs } from '../support/cpu-hogs';
 import { TEST_API_KEY } from '../support/harness';
-import { describeHeavy } from '../support/heavy';
 import { startOwnDevServer, type OwnDevServer } from '../support/own-dev-server';
 import { superviseWorker, type SupervisedWorker } from '../support/worker-supervisor';
 import { budgetedWorkerEnv } from '../support/processes';
@@ -53,7 +52,7 @@ interface Planned {
   outcome?: FollowUpOutcome;
 }
 
-describeHeavy('a coordinator under overload', () => {
+describe('a coordinator under overload', () => {
   let hogs: CpuHogs | undefined;
   let server: OwnDevServer | undefined;
   let simulator: AgentApiSimulator | undefined;

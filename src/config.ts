@@ -15,6 +15,8 @@ import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './follow-up/project-coordina
 import { plainWholeNumber, sendBudgetProblem } from './follow-up/send-budget-rule';
 import { DEFAULT_WATCH_MIN_INTERVAL_MS, DEFAULT_WATCH_SHARDS } from './follow-up/watch-defaults';
 import { WORKER_DEFAULTS } from './worker/worker-defaults';
+import type { EncryptionKey } from './encryption/aes-gcm-codec';
+import { parsePayloadKeys } from './encryption/payload-keys';
 
 export const DEFAULT_TASK_QUEUE = 'agent-followup';
 export const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';
@@ -210,6 +212,18 @@ const WorkerEnvFields = z.object({
   AGENT_SEND_WINDOW_MS: z.coerce.number().int().min(1_000).optional(),
   WORKER_MAX_CACHED_WORKFLOWS: positiveWhole(WORKER_DEFAULTS.maxCachedWorkflows),
   WORKER_MAX_CONCURRENT_ACTIVITIES: positiveWhole(WORKER_DEFAULTS.maxConcurrentActivities),
+  // Payload encryption (encryption/payload-keys.ts): unset, payloads stay in clear.
+  AGENT_PAYLOAD_KEYS: z
+    .string()
+    .optional()
+    .transform((value, ctx) => {
+      try {
+        return value === undefined || value.trim() === '' ? undefined : parsePayloadKeys(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message.replace(/^AGENT_PAYLOAD_KEYS /, '') });
+        return z.NEVER;
+      }
+    }),
   TEMPORAL_WORKER_IDENTITY: z
     .string()
     .max(255, { error: 'must be at most 255 characters' })
@@ -303,6 +317,8 @@ export interface WorkerConfig {
   /** The budget's window for coordinators this worker starts (tests only; an hour otherwise). */
   sendWindowMs?: number;
   observability: ObservabilitySettings;
+  /** The keys payloads are encrypted with (AGENT_PAYLOAD_KEYS), the first one for new payloads; absent: in clear. */
+  payloadKeys?: EncryptionKey[];
   /** The worker's identity in histories (`ActivityTaskStarted.identity`); the SDK's `pid@host` when unset. */
   identity?: string;
 }
@@ -365,5 +381,6 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       logLevel: vars.LOG_LEVEL,
     },
     ...(vars.TEMPORAL_WORKER_IDENTITY !== undefined ? { identity: vars.TEMPORAL_WORKER_IDENTITY } : {}),
+    ...(vars.AGENT_PAYLOAD_KEYS !== undefined ? { payloadKeys: vars.AGENT_PAYLOAD_KEYS } : {}),
   };
 }

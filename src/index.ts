@@ -5,3 +5,4 @@
  */
 export * from './client';
 export * from './schedules';
+export * from './encryption';

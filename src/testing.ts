@@ -17,7 +17,7 @@ import { FOLLOW_UP_SEARCH_ATTRIBUTES } from './follow-up/search-attributes';
 import { createFollowUpWorker, type FollowUpWorker } from './worker/follow-up-worker';
 import { AgentApiSimulator, type SimulatedRequest, type SimulatorOptions } from './simulator/simulator';
 import { temporal } from '@temporalio/proto';
-import type { Duration } from '@temporalio/common';
+import type { DataConverter, Duration } from '@temporalio/common';
 import { findTemporalCli, findTemporalTestServer } from './temporal-cli';
 import { installQuietRuntime } from './worker/connection';
 import { relevel } from './observability/logging';
@@ -70,6 +70,11 @@ export interface TestStackOptions {
    * search attributes, the Web UI) and the check for an earlier run's message are not there (docs/LIBRARY.md#testing).
    */
   timeSkipping?: boolean | { testServerPath?: string };
+  /**
+   * The payload codecs of the stack's client and worker, as in production: `dataConverterFromEnvironment()` (or
+   * `{ payloadCodecs: [new AesGcmPayloadCodec(keys)] }`) tests your service with encrypted payloads.
+   */
+  dataConverter?: Pick<DataConverter, 'payloadCodecs'>;
 }
 
 export interface TestStack {
@@ -103,9 +108,10 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
     ),
   );
   const timeSkipping = options.timeSkipping !== undefined && options.timeSkipping !== false;
+  const client = options.dataConverter ? { client: { dataConverter: options.dataConverter } } : {};
   const env = timeSkipping
-    ? await startTimeSkippingServer(options.timeSkipping)
-    : await startDevServer(options.temporalCliPath);
+    ? await startTimeSkippingServer(options.timeSkipping, client)
+    : await startDevServer(options.temporalCliPath, client);
   const apiKey = `mint_test_stack_${randomUUID().replace(/-/g, '')}`;
   let api: TestAgentApi | undefined;
   try {
@@ -131,6 +137,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       // The test server skips timers, not a watcher's reading (one long activity in real time): there each polls itself.
       coordination: { taskQueue: `${taskQueue}-coordinators`, ...(timeSkipping ? { watchShards: 0 } : {}) },
       shutdownGraceTimeMs: 1_000,
+      ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
       // The test server skips timers, not sleeps inside an activity: every wait goes on the retry timer there. It
       // cannot list search attributes either; startTimeSkippingServer registered them.
       ...(timeSkipping ? { maxPollLoops: 0, checkNamespace: false } : {}),
@@ -160,11 +167,18 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
   }
 }
 
+/** The stack's client options: its data converter, when the stack has one. */
+type ClientOption = { client?: { dataConverter: Pick<DataConverter, 'payloadCodecs'> } };
+
 /** `temporal server start-dev` with the follow-up's search attributes. */
-async function startDevServer(temporalCliPath: string | undefined): Promise<TestWorkflowEnvironment> {
+async function startDevServer(
+  temporalCliPath: string | undefined,
+  client: ClientOption,
+): Promise<TestWorkflowEnvironment> {
   const cli = temporalCliPath ?? findTemporalCli();
   try {
     return await TestWorkflowEnvironment.createLocal({
+      ...client,
       server: {
         ...(cli ? { executable: { type: 'existing-path' as const, path: cli } } : {}),
         extraArgs: ['--log-level', 'error', '--output', 'none'],
@@ -200,11 +214,15 @@ const NO_TEMPORAL_CLI = (cause: string) =>
   'TEMPORAL_CLI_PATH to a `temporal` binary.';
 
 /** Temporal's time-skipping test server, with the follow-up's search attributes registered through its operator API. */
-async function startTimeSkippingServer(option: TestStackOptions['timeSkipping']): Promise<TestWorkflowEnvironment> {
+async function startTimeSkippingServer(
+  option: TestStackOptions['timeSkipping'],
+  client: ClientOption,
+): Promise<TestWorkflowEnvironment> {
   const path = (typeof option === 'object' ? option.testServerPath : undefined) ?? findTemporalTestServer();
-  const env = await TestWorkflowEnvironment.createTimeSkipping(
-    path ? { server: { executable: { type: 'existing-path', path } } } : {},
-  );
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
+    ...client,
+    ...(path ? { server: { executable: { type: 'existing-path', path } } } : {}),
+  });
   try {
     const keyword = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
     await env.connection.operatorService.addSearchAttributes({

@@ -13,11 +13,17 @@ import { workerRuntimeOptions } from './observability/runtime';
 import { createFollowUpWorker } from './worker/follow-up-worker';
 import { NamespaceNotReadyError } from './client/namespace-errors';
 import { preferSmallHeap } from './worker/small-heap';
+import { AesGcmPayloadCodec } from './encryption/aes-gcm-codec';
+import { payloadKeySecrets } from './encryption/payload-keys';
 
 /** Everything no log line may contain: the agent API key (whole and its secret part) and a Temporal API key. */
 function secretsOf(config: WorkerConfig): string[] {
   const temporalApiKey = config.temporal.connectionOptions.apiKey;
-  return [...apiKeySecrets(config.agentApi.apiKey), ...(typeof temporalApiKey === 'string' ? [temporalApiKey] : [])];
+  return [
+    ...apiKeySecrets(config.agentApi.apiKey),
+    ...(typeof temporalApiKey === 'string' ? [temporalApiKey] : []),
+    ...(config.payloadKeys ?? []).map(({ key }) => Buffer.from(key).toString('base64')),
+  ];
 }
 
 /** Set once the Runtime is installed, so a later failure is reported in the configured format. */
@@ -54,6 +60,7 @@ async function main(): Promise<void> {
       maxCachedWorkflows: config.maxCachedWorkflows,
       maxConcurrentActivities: config.maxConcurrentActivities,
       identity: config.identity,
+      ...(config.payloadKeys ? { dataConverter: { payloadCodecs: [new AesGcmPayloadCodec(config.payloadKeys)] } } : {}),
       coordination: {
         taskQueue: config.temporal.coordinatorTaskQueue,
         sendsPerHour: config.sendsPerProjectPerHour,
@@ -70,6 +77,8 @@ async function main(): Promise<void> {
         namespace: config.temporal.namespace,
         identity: worker.options.identity,
         metricsAddress: config.observability.metricsAddress,
+        // Which key encrypts new payloads (its id only), or none: payloads in clear.
+        payloadKeyId: config.payloadKeys?.[0]?.id ?? null,
       },
     );
     // The SDK's runtime turns SIGINT/SIGTERM into a graceful shutdown; run() resolves once in-flight work is done.
@@ -87,7 +96,11 @@ async function main(): Promise<void> {
 function reportEarly(message: string): void {
   const format = process.env.LOG_FORMAT?.toLowerCase() === 'json' ? 'json' : 'text';
   // The key may be malformed (that is often why we are here), but it is still the key: redact it all the same.
-  createLineLogger({ format, level: 'ERROR', secrets: apiKeySecrets(process.env.AGENT_API_KEY) }).error(message);
+  createLineLogger({
+    format,
+    level: 'ERROR',
+    secrets: [...apiKeySecrets(process.env.AGENT_API_KEY), ...payloadKeySecrets(process.env)],
+  }).error(message);
 }
 
 if (require.main === module) {

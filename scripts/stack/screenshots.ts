@@ -11,7 +11,10 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { chromium, type Page } from 'playwright-core';
+import { randomBytes } from 'node:crypto';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { AesGcmPayloadCodec, startCodecServer } from '../../src/encryption';
 import { AgentApiClient } from '../../src/agent-api/http-client';
 import { FollowUpClient } from '../../src/client';
 import { FollowUpSchedules } from '../../src/schedules';
@@ -26,6 +29,9 @@ const BUDGET_PROJECT = 'acme-docs';
 const POLLING = { initialInterval: '500ms', maxInterval: '2s', settleWindow: '2s', timeout: '10m' };
 /** A task queue whose worker waits through shared job watchers (AGENT_WATCH_SHARDS=2). */
 const SHARED_TASK_QUEUE = 'agent-followup-shared';
+/** A task queue whose worker and client encrypt payloads (AGENT_PAYLOAD_KEYS); its coordinators run apart, with the key. */
+const ENCRYPTED_TASK_QUEUE = 'agent-followup-encrypted';
+const ENCRYPTED_PROMPT = 'Reply to the ticket of Jane Roe (card ending 4242): refund approved';
 
 const program = new Command('npm run screenshots --')
   .option('--out <dir>', 'where the PNGs go', join(__dirname, '..', '..', '..', 'docs', 'screenshots'))
@@ -50,12 +56,20 @@ async function main(): Promise<void> {
   if (!cli) throw new Error('could not install the Temporal CLI; set TEMPORAL_CLI_PATH');
   process.env.TEMPORAL_CLI_PATH = cli;
 
+  // The Web UI decodes through a codec server (docs/ENCRYPTION.md); payloads in clear pass through it unchanged.
+  const codec = new AesGcmPayloadCodec([{ id: 'screenshots', key: randomBytes(32) }]);
+  const codecServer = await startCodecServer({
+    codec,
+    port: 0,
+    allowedOrigins: [`http://localhost:${options.uiPort}`],
+  });
   // A budget of one send a second, so the sends are not spread over minutes the way 80 an hour would spread them.
   const stack = await startLocalStack({
     ui: true,
     uiPort: options.uiPort,
     sendsPerProjectPerHour: 3_600,
     simulator: { defaultWorkMs: 1_500 },
+    serverArgs: ['--ui-codec-endpoint', codecServer.url],
   });
   // A second worker, as a deployment runs by default (AGENT_WATCH_SHARDS=2): its follow-ups wait through job watchers.
   // The stack's own worker takes the others, whose 500 ms schedules are faster than AGENT_WATCH_MIN_INTERVAL: each
@@ -70,12 +84,36 @@ async function main(): Promise<void> {
     coordination: { sendsPerHour: 3_600, watchShards: 2, watchMinIntervalMs: 0 },
   });
   const sharedRunning = sharedWorker.run();
+  const encryptedWorker = await createFollowUpWorker({
+    connection: stack.env.nativeConnection,
+    namespace: 'default',
+    taskQueue: ENCRYPTED_TASK_QUEUE,
+    api: new AgentApiClient({ baseUrl: stack.simulator.baseUrl, apiKey: LOCAL_API_KEY, requestTimeoutMs: 5_000 }),
+    shutdownGraceTimeMs: 2_000,
+    dataConverter: { payloadCodecs: [codec] },
+    coordination: { taskQueue: `${ENCRYPTED_TASK_QUEUE}-coordinators`, sendsPerHour: 3_600, watchShards: 0 },
+  });
+  const encryptedRunning = encryptedWorker.run();
   try {
     const shared = new FollowUpClient(stack.env.client, { taskQueue: SHARED_TASK_QUEUE });
     const [{ ids, scheduleId }, sharedIds] = await stack.run(
       Promise.all([startFollowUps(stack.followUps, stack.simulator), startSharedFollowUps(shared, stack.simulator)]),
     );
     Object.assign(ids, sharedIds);
+    const encrypted = new FollowUpClient(
+      new Client({ connection: stack.env.client.connection, dataConverter: { payloadCodecs: [codec] } }),
+      { taskQueue: ENCRYPTED_TASK_QUEUE, coordinatorTaskQueue: `${ENCRYPTED_TASK_QUEUE}-coordinators` },
+    );
+    // A project of its own: a project's coordinator is one per namespace, and this one runs with the key.
+    stack.simulator.addJob({ projectId: 'acme-support', jobId: 'support-7', outcome: 'completed' });
+    const { workflowId: encryptedId } = await encrypted.start({
+      projectId: 'acme-support',
+      jobId: 'support-7',
+      prompt: ENCRYPTED_PROMPT,
+      polling: POLLING,
+    });
+    const ending = await stack.run(encrypted.outcome(encryptedId));
+    if (ending.kind !== 'completed') throw new Error(`the encrypted follow-up ended ${ending.kind}, not completed`);
     const browser = await chromium.launch({ executablePath: options.chromium, args: ['--no-sandbox'] });
     try {
       // 1600 px: a common laptop width, where the list's pull-request column must still show.
@@ -131,6 +169,13 @@ async function main(): Promise<void> {
         await page.getByText('User Metadata', { exact: true }).filter({ visible: true }).first().click();
         await capture(page, 'Current Details', join(options.out, `${name}-details.png`));
       }
+      // An encrypted follow-up: the server holds ciphertext, the Web UI shows the prompt through the codec server.
+      await shoot(
+        page,
+        `${ui}/namespaces/default/workflows/${encodeURIComponent(encryptedId)}`,
+        'card ending 4242',
+        join(options.out, 'follow-up-encrypted.png'),
+      );
       // A schedule: its own page, and its runs in the follow-up list, each with its outcome and pull request.
       await shoot(
         page,
@@ -150,8 +195,10 @@ async function main(): Promise<void> {
     console.log(`Screenshots written to ${options.out}`);
   } finally {
     sharedWorker.shutdown();
-    await sharedRunning.catch(() => undefined);
+    encryptedWorker.shutdown();
+    await Promise.all([sharedRunning.catch(() => undefined), encryptedRunning.catch(() => undefined)]);
     await stack.teardown();
+    await codecServer.close();
   }
 }
 

@@ -69,6 +69,7 @@ import type { AgentJobCheck, checkAgentJobWorkflow } from '../workflows/check-jo
 import type { followUpWorkflow } from '../workflows/follow-up';
 import type { projectCoordinatorWorkflow } from '../workflows/project-coordinator';
 import { explainOutage, temporalAnswers, TemporalUnreachableError, unreachable } from './temporal-outage';
+import { dataConverterFromEnvironment } from '../encryption/payload-keys';
 
 export * from '../follow-up/types';
 export type { SharedWatchFigures, SharedWatchStatus } from '../follow-up/watch-figures';
@@ -335,6 +336,8 @@ export class FollowUpClient {
   static async fromEnvironment(env: Record<string, string | undefined> = process.env): Promise<FollowUpClient> {
     const settings = loadTemporalSettings(env);
     const maxPromptLength = maxPromptLengthFromEnv(env);
+    // Before connecting: a bad key is a configuration problem, whatever the server's state.
+    const dataConverter = dataConverterFromEnvironment(env);
     let connection: Connection;
     try {
       connection = await Connection.connect(settings.connectionOptions);
@@ -346,11 +349,14 @@ export class FollowUpClient {
           'TEMPORAL_ADDRESS, or TEMPORAL_PROFILE and TEMPORAL_API_KEY for Temporal Cloud.',
       );
     }
-    return new FollowUpClient(new Client({ connection, namespace: settings.namespace }), {
-      taskQueue: settings.taskQueue,
-      maxPromptLength,
-      coordinatorTaskQueue: settings.coordinatorTaskQueue,
-    });
+    return new FollowUpClient(
+      new Client({ connection, namespace: settings.namespace, ...(dataConverter ? { dataConverter } : {}) }),
+      {
+        taskQueue: settings.taskQueue,
+        maxPromptLength,
+        coordinatorTaskQueue: settings.coordinatorTaskQueue,
+      },
+    );
   }
 
   /** Checks input without starting anything; throws InvalidFollowUpInputError naming every bad field. */

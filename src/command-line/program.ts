@@ -8,9 +8,11 @@ import { dirname, join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
 import { InvalidFollowUpInputError, ReservedWorkflowIdError, WorkflowIdInUseError } from '../client';
+import { PayloadKeysError } from '../encryption';
 import { InvalidScheduleError } from '../schedules';
 import { registerBudget } from './budget';
 import { registerCancel } from './cancel';
+import { registerCodecServer } from './codec-server';
 import { registerPollNow } from './poll-now';
 import { registerSetup } from './setup';
 import type { CliError } from './json-output';
@@ -65,6 +67,7 @@ function buildProgram(ctx: CliContext): Command {
   registerSetup(program, ctx);
   registerSchedule(program, ctx);
   registerBudget(program, ctx);
+  registerCodecServer(program, ctx);
   return program;
 }
 
@@ -103,7 +106,8 @@ function describeCliError(error: unknown): CliError['error'] | null {
     error instanceof InvalidScheduleError ||
     // A start refused for its workflow id: bad input too, and nothing was sent.
     error instanceof WorkflowIdInUseError ||
-    error instanceof ReservedWorkflowIdError
+    error instanceof ReservedWorkflowIdError ||
+    error instanceof PayloadKeysError
   ) {
     return badInput('BadInput', error.message);
   }

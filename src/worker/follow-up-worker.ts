@@ -5,7 +5,8 @@
 import { existsSync } from 'node:fs';
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
-import { Client } from '@temporalio/client';
+import { Client, type ClientInterceptors } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import {
   Runtime,
   Worker,
@@ -51,8 +52,18 @@ export interface FollowUpWorkerOptions {
    * cannot be asked (the time-skipping test server) where the caller registered them itself.
    */
   checkNamespace?: boolean;
-  /** Activity interceptors after our own; tests use one to hold an activity back as a saturated worker would. */
-  activityInterceptors?: ActivityInterceptorsFactory[];
+  /**
+   * How payloads are converted and encoded, e.g. `dataConverterFromEnvironment()` for encrypted prompts. Every client
+   * and worker of the namespace needs the same codec; workflow code is prebuilt, so a custom payload converter cannot
+   * be given here, only codecs.
+   */
+  dataConverter?: Pick<DataConverter, 'payloadCodecs'>;
+  /**
+   * Interceptors of your own: activity ones run after ours (tests use one to hold an activity back as a saturated
+   * worker would); client ones wrap the client the activities use to reach the coordinators and watchers. The
+   * workflows are prebuilt, so they take no workflow interceptors.
+   */
+  interceptors?: { activity?: ActivityInterceptorsFactory[]; client?: ClientInterceptors };
 }
 
 /** Where `npm run build` puts the prebuilt workflow bundle (dist/workflow-bundle.js). */
@@ -179,7 +190,12 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
   const maxConcurrentActivities = options.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities;
   const activities = createActivities({
     api: options.api,
-    temporal: new Client({ connection: options.connection, namespace: options.namespace }),
+    temporal: new Client({
+      connection: options.connection,
+      namespace: options.namespace,
+      ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+      ...(options.interceptors?.client ? { interceptors: options.interceptors.client } : {}),
+    }),
     stopping: stopping.signal,
     maxPollLoops: options.maxPollLoops ?? pollLoopLimit(maxConcurrentActivities),
     coordination,
@@ -189,7 +205,8 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     connection: options.connection,
     namespace: options.namespace,
     ...(options.identity ? { identity: options.identity } : {}),
-    interceptors: { activity: [jobLogAttributesInterceptor, ...(options.activityInterceptors ?? [])] },
+    interceptors: { activity: [jobLogAttributesInterceptor, ...(options.interceptors?.activity ?? [])] },
+    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     // The SDK's default of 0 would cancel in-flight HTTP calls at once on SIGTERM; let them finish instead.
     shutdownGraceTime: options.shutdownGraceTimeMs ?? 30_000,
   };

@@ -75,7 +75,7 @@ async function followUpWithHeldSend(held: HeldSend, coordination: { windowMs?: n
   const ref = uniqueJob('overloaded');
   h.simulator.addJob(ref);
   const taskQueue = h.taskQueue();
-  const worker = await h.worker(taskQueue, undefined, { activityInterceptors: [held.interceptor], coordination });
+  const worker = await h.worker(taskQueue, undefined, { interceptors: { activity: [held.interceptor] }, coordination });
   const followUps = h.followUps(taskQueue);
   const { result, history, project } = await worker.runUntil(async () => {
     const { workflowId } = await followUps.start({ ...ref, prompt: 'Go on', polling: FAST_POLLING });

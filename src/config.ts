@@ -212,6 +212,15 @@ const WorkerEnvFields = z.object({
   AGENT_SEND_WINDOW_MS: z.coerce.number().int().min(1_000).optional(),
   WORKER_MAX_CACHED_WORKFLOWS: positiveWhole(WORKER_DEFAULTS.maxCachedWorkflows),
   WORKER_MAX_CONCURRENT_ACTIVITIES: positiveWhole(WORKER_DEFAULTS.maxConcurrentActivities),
+  // The HMAC key of follow-ups' callbacks (notify); a secret, redacted from every log line like the API key.
+  AGENT_NOTIFY_SECRET: z
+    .string()
+    .optional()
+    .refine((value) => value === undefined || value === '' || value.length >= 16, {
+      error:
+        'must be at least 16 characters (e.g. $(openssl rand -hex 32)), or unset when no follow-up asks for a callback',
+    }),
+  AGENT_NOTIFY_ALLOW_INSECURE_HTTP: booleanFlag,
   // Payload encryption (encryption/payload-keys.ts): unset, payloads stay in clear.
   AGENT_PAYLOAD_KEYS: z
     .string()
@@ -317,6 +326,8 @@ export interface WorkerConfig {
   /** The budget's window for coordinators this worker starts (tests only; an hour otherwise). */
   sendWindowMs?: number;
   observability: ObservabilitySettings;
+  /** How callbacks are signed (AGENT_NOTIFY_SECRET) and whether plain http:// may leave this machine. */
+  notify: { secret?: string; allowInsecureHttp: boolean };
   /** The keys payloads are encrypted with (AGENT_PAYLOAD_KEYS), the first one for new payloads; absent: in clear. */
   payloadKeys?: EncryptionKey[];
   /** The worker's identity in histories (`ActivityTaskStarted.identity`); the SDK's `pid@host` when unset. */
@@ -382,5 +393,9 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     },
     ...(vars.TEMPORAL_WORKER_IDENTITY !== undefined ? { identity: vars.TEMPORAL_WORKER_IDENTITY } : {}),
     ...(vars.AGENT_PAYLOAD_KEYS !== undefined ? { payloadKeys: vars.AGENT_PAYLOAD_KEYS } : {}),
+    notify: {
+      ...(vars.AGENT_NOTIFY_SECRET ? { secret: vars.AGENT_NOTIFY_SECRET } : {}),
+      allowInsecureHttp: vars.AGENT_NOTIFY_ALLOW_INSECURE_HTTP,
+    },
   };
 }

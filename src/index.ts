@@ -6,3 +6,4 @@
 export * from './client';
 export * from './schedules';
 export * from './encryption';
+export * from './notify/signature';

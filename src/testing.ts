@@ -75,6 +75,8 @@ export interface TestStackOptions {
    * `{ payloadCodecs: [new AesGcmPayloadCodec(keys)] }`) tests your service with encrypted payloads.
    */
   dataConverter?: Pick<DataConverter, 'payloadCodecs'>;
+  /** The worker's AGENT_NOTIFY_SECRET, to test your callback receiver (`notify`) against signed callbacks. */
+  notifySecret?: string;
 }
 
 export interface TestStack {
@@ -138,6 +140,7 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       coordination: { taskQueue: `${taskQueue}-coordinators`, ...(timeSkipping ? { watchShards: 0 } : {}) },
       shutdownGraceTimeMs: 1_000,
       ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+      ...(options.notifySecret ? { notify: { secret: options.notifySecret } } : {}),
       // The test server skips timers, not sleeps inside an activity: every wait goes on the retry timer there. It
       // cannot list search attributes either; startTimeSkippingServer registered them.
       ...(timeSkipping ? { maxPollLoops: 0, checkNamespace: false } : {}),

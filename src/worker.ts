@@ -23,6 +23,7 @@ function secretsOf(config: WorkerConfig): string[] {
     ...apiKeySecrets(config.agentApi.apiKey),
     ...(typeof temporalApiKey === 'string' ? [temporalApiKey] : []),
     ...(config.payloadKeys ?? []).map(({ key }) => Buffer.from(key).toString('base64')),
+    ...(config.notify.secret ? [config.notify.secret] : []),
   ];
 }
 
@@ -60,6 +61,7 @@ async function main(): Promise<void> {
       maxCachedWorkflows: config.maxCachedWorkflows,
       maxConcurrentActivities: config.maxConcurrentActivities,
       identity: config.identity,
+      notify: config.notify,
       ...(config.payloadKeys ? { dataConverter: { payloadCodecs: [new AesGcmPayloadCodec(config.payloadKeys)] } } : {}),
       coordination: {
         taskQueue: config.temporal.coordinatorTaskQueue,

@@ -17,6 +17,7 @@
  * An empty list (`--watch-polling-n ''`) leaves those rows out.
  *
  * `--only read-now`: from `pollNow` to its GET, 50 follow-ups one at a time, polling themselves and shared (read-now.ts).
+ * `--only start-answer`: from `start(..., { waitFor: 'sent' })` to its answer, 100 one at a time, beside `start`.
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -31,9 +32,21 @@ import { fmt } from './stats';
 import { meets, targetTable, type TargetRow } from './targets';
 import { renderWatch, runWatchPart, type WatchFigures } from './watch-part';
 import { renderReadNow, runReadNow, type ReadNowRow } from './read-now';
+import { renderStartAnswer, runStartAnswer, type StartAnswerRow } from './start-answer';
 import { renderIdleCost, runIdleCost, type IdleCostRow } from './idle-cost';
 
-const PARTS = ['scale', 'sizes', 'recovery', 'burst', 'lane', 'import', 'watch', 'read-now', 'idle'] as const;
+const PARTS = [
+  'scale',
+  'sizes',
+  'recovery',
+  'burst',
+  'lane',
+  'import',
+  'watch',
+  'read-now',
+  'idle',
+  'start-answer',
+] as const;
 type Part = (typeof PARTS)[number];
 
 interface Figures {
@@ -47,6 +60,7 @@ interface Figures {
   imports?: ImportRow[];
   watch?: WatchFigures;
   readNow?: ReadNowRow[];
+  startAnswer?: StartAnswerRow[];
   idle?: IdleCostRow[];
 }
 
@@ -160,6 +174,7 @@ async function main(): Promise<void> {
   }
   if (only.has('read-now'))
     figures.readNow = await runReadNow({ followUps: 50, shards: Number(values['watch-shards']), log });
+  if (only.has('start-answer')) figures.startAnswer = await runStartAnswer({ starts: 100, log });
   if (only.has('idle')) {
     figures.idle = [];
     const settleMs = Number(values['idle-settle']) * 1000;
@@ -343,6 +358,7 @@ function render(figures: Figures): string {
   }
   if (figures.watch) lines.push(...renderWatch(figures.watch));
   if (figures.readNow) lines.push(...renderReadNow(figures.readNow));
+  if (figures.startAnswer) lines.push(...renderStartAnswer(figures.startAnswer));
   if (figures.idle) {
     lines.push(
       '## What waiting costs while nothing changes',
@@ -454,6 +470,14 @@ function targets(figures: Figures): string[] {
       `a read asked for (pollNow) reaches the API within 1 s, ${row.mode} (worst of ${row.followUps})`,
       `${fmt(row.maxS, 3)} s`,
       meets(row.maxS, (value) => value <= 1),
+    ]);
+  }
+  const answering = figures.startAnswer?.find((row) => row.call !== 'start');
+  if (answering) {
+    rows.push([
+      `100 starts that wait for the send's answer, to an idle project: p99 from call to answer within 1.5 s`,
+      `${fmt(answering.p99S, 3)} s`,
+      meets(answering.p99S, (value) => value <= 1.5),
     ]);
   }
   return targetTable('## Against the targets', rows);

@@ -18,10 +18,12 @@ import { jobState, type JobState } from '../agent-api/job';
 import type { PollSchedule } from '../follow-up/poll-schedule';
 import { watcherTaskQueue, type WatchRegistration } from '../follow-up/watch-registry';
 import { createStartWatching } from './start-watching';
+import { createDeliverNotification, type NotifySettings } from './deliver-notification';
 
 export type { PollRequest, PollResult, PollCheckpoint } from './poll-agent-job';
 export type { CheckedIn, CheckInRequest, CoordinationSettings } from './coordination';
 export type { WatchJobsRequest } from './watch-jobs';
+export type { NotifySettings } from './deliver-notification';
 export { ApiMetric, UNEXPECTED_API_ERROR } from './api-metrics';
 
 export interface ActivityDependencies {
@@ -34,6 +36,8 @@ export interface ActivityDependencies {
   maxPollLoops?: number;
   /** Where project coordinators run and the budget a new one starts with. */
   coordination: CoordinationSettings;
+  /** How callbacks are signed and where they may go (deliver-notification.ts). */
+  notify?: NotifySettings;
 }
 
 /** A send under a slot of the project's budget: the request may leave only before `sendByMs`. */
@@ -75,6 +79,7 @@ export function createActivities({
   stopping = new AbortController().signal,
   maxPollLoops = Number.POSITIVE_INFINITY,
   coordination,
+  notify = {},
 }: ActivityDependencies) {
   const startWatching = createStartWatching(temporal, coordination.watchBookLimitBytes);
   /** The watcher's address as a follow-up of this activity's task queue registers with it. */
@@ -143,6 +148,7 @@ export function createActivities({
     ...createCoordinationActivities(temporal, coordination),
 
     watchJobs: createWatchJobs(api, temporal, stopping, startWatching),
+    deliverNotification: createDeliverNotification(notify),
 
     /**
      * Registers a wait with its shard's watcher, starting the watcher if it is not running (signal-with-start: only a

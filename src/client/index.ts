@@ -13,6 +13,8 @@ import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  WithStartWorkflowOperation,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
   type WorkflowExecutionDescription,
 } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
@@ -43,7 +45,14 @@ import {
   type ExistingWorkflow,
   type WorkflowIdMismatch,
 } from '../follow-up/workflow-id-owner';
-import type { FollowUpProgress, FollowUpResult, PollActivityProgress } from '../follow-up/types';
+import type {
+  CallbackStatus,
+  FollowUpProgress,
+  FollowUpResult,
+  PollActivityProgress,
+  SendAnswer,
+} from '../follow-up/types';
+import type { followUpNotifyWorkflow } from '../workflows/notify';
 import type { SharedWatchStatus } from '../follow-up/watch-figures';
 import { failedOutcome, settleFollowUp, type FollowUpOutcome } from './outcome';
 import {
@@ -59,6 +68,7 @@ import {
   FOLLOW_UP_WORKFLOW_TYPE,
   pollNowUpdate,
   progressQuery,
+  sendAnswerUpdate,
   PROJECT_COORDINATOR_WORKFLOW_TYPE,
   projectQuery,
   setBudgetSignal,
@@ -149,6 +159,29 @@ export interface StartFollowUpOptions {
    * with `agent-followup-project/` are reserved (ReservedWorkflowIdError).
    */
   workflowId?: string;
+  /**
+   * 'sent': answer in the same round trip how the send stands (update-with-start): `send` is `sent` (with the job the
+   * API answered), `queued` (lane, budget, job busy, or pausing before another attempt, with `nextSlotAt` when
+   * known), `reconciling`, or `unanswered` past `answerTimeoutMs`; a follow-up that ends before sending (job not
+   * found, key refused) throws its failure instead, with nothing sent. The follow-up goes on in every case.
+   */
+  waitFor?: 'sent';
+  /** With `waitFor`: how long a worker has to answer (default 10 s); the follow-up is started either way. */
+  answerTimeoutMs?: number;
+}
+
+/** The failure a follow-up ended with before it could send, thrown by `start(..., { waitFor: 'sent' })`. */
+export class FollowUpNotSentError extends Error {
+  override readonly name = 'FollowUpNotSentError';
+  constructor(
+    readonly workflowId: string,
+    /** The follow-up's failure type (AgentJobNotFound, AgentApiUnauthorized, FollowUpTimedOut, ...). */
+    readonly type: string | undefined,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
 }
 
 export interface StartedFollowUp {
@@ -162,6 +195,8 @@ export interface StartedFollowUp {
   startedAt?: string;
   /** When attached: its Temporal status at that moment (RUNNING, or how it ended). */
   executionStatus?: string;
+  /** With `waitFor: 'sent'`: how the send stands. */
+  send?: SendAnswer;
 }
 
 export interface FollowUpStatus {
@@ -180,6 +215,8 @@ export interface FollowUpStatus {
    * for it (watched since, last read, failing reads, next read), or why they are not available.
    */
   watch?: SharedWatchStatus;
+  /** Once it ended, when it asked for a callback (`notify`): delivering (attempts, last error), delivered or failed. */
+  callback?: CallbackStatus;
   /**
    * When no worker answered: what the server itself keeps of the follow-up (its search attributes), so a dead worker
    * never leaves the caller with nothing.
@@ -194,6 +231,9 @@ export interface FollowUpStatus {
 
 /** How long `status` waits for a worker to answer the progress query before it says what the server keeps instead. */
 export const PROGRESS_QUERY_DEADLINE_MS = 5_000;
+
+/** How long `start(..., { waitFor: 'sent' })` gives a worker to answer by default. */
+export const SEND_ANSWER_TIMEOUT_MS = 10_000;
 /**
  * A poller the server saw this recently may still be alive: an idle worker's long poll comes back empty after about a
  * minute and it polls again at once. The server keeps listing pollers for minutes after they stopped.
@@ -368,22 +408,39 @@ export class FollowUpClient {
    * Starts a follow-up, or attaches to the one with the same id when it has the same project, job and prompt. Throws
    * WorkflowIdInUseError when the id belongs to anything else, ReservedWorkflowIdError for a coordinator's id.
    */
+  async start(
+    input: FollowUpInput,
+    options: StartFollowUpOptions & { waitFor: 'sent' },
+  ): Promise<StartedFollowUp & { send: SendAnswer }>;
+  async start(input: FollowUpInput, options?: StartFollowUpOptions): Promise<StartedFollowUp>;
   async start(input: FollowUpInput, options: StartFollowUpOptions = {}): Promise<StartedFollowUp> {
     const parsed = this.validate(input);
     const workflowId = options.workflowId ?? followUpWorkflowId(parsed);
     checkFollowUpWorkflowId(workflowId);
+    const startOptions = {
+      taskQueue: this.options.taskQueue,
+      workflowId,
+      // The caller's input as given (durations as written), so the Web UI shows what was asked for.
+      args: [input] as [FollowUpInput],
+      // What the Web UI shows in the list and overview, and the attributes a visibility query finds it by.
+      ...followUpStartMetadata(parsed),
+      workflowIdConflictPolicy: 'FAIL' as const,
+      // A finished follow-up is not repeated under the same id; one that failed, timed out or was cancelled may be.
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' as const,
+    };
+    const answerTimeoutMs = options.answerTimeoutMs ?? SEND_ANSWER_TIMEOUT_MS;
     try {
-      await this.client.workflow.start<typeof followUpWorkflow>(FOLLOW_UP_WORKFLOW_TYPE, {
-        taskQueue: this.options.taskQueue,
-        workflowId,
-        // The caller's input as given (durations as written), so the Web UI shows what was asked for.
-        args: [input],
-        // What the Web UI shows in the list and overview, and the attributes a visibility query finds it by.
-        ...followUpStartMetadata(parsed),
-        workflowIdConflictPolicy: 'FAIL',
-        // A finished follow-up is not repeated under the same id; one that failed, timed out or was cancelled may be.
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-      });
+      if (options.waitFor === 'sent') {
+        const operation = new WithStartWorkflowOperation<typeof followUpWorkflow>(
+          FOLLOW_UP_WORKFLOW_TYPE,
+          startOptions,
+        );
+        const send = await this.sendAnswer(workflowId, answerTimeoutMs, () =>
+          this.client.workflow.executeUpdateWithStart(sendAnswerUpdate, { startWorkflowOperation: operation }),
+        );
+        return { workflowId, attached: false, send };
+      }
+      await this.client.workflow.start<typeof followUpWorkflow>(FOLLOW_UP_WORKFLOW_TYPE, startOptions);
       return { workflowId, attached: false };
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError))
@@ -398,7 +455,51 @@ export class FollowUpClient {
           describeWorkflowIdInUse(workflowId, parsed, existing, mismatches),
         );
       }
-      return { workflowId, attached: true, ...(await this.attachedTo(workflowId)) };
+      const attached = { workflowId, attached: true, ...(await this.attachedTo(workflowId)) };
+      if (options.waitFor !== 'sent') return attached;
+      const send = await this.sendAnswer(workflowId, answerTimeoutMs, () =>
+        this.client.workflow.getHandle(workflowId).executeUpdate(sendAnswerUpdate),
+      );
+      return { ...attached, send };
+    }
+  }
+
+  /**
+   * Asks how the send stands, within `timeoutMs` (`unanswered` past it). A follow-up that ended before sending throws
+   * FollowUpNotSentError with its failure; one that already ended after sending answers `sent` from its result.
+   */
+  private async sendAnswer(workflowId: string, timeoutMs: number, ask: () => Promise<SendAnswer>): Promise<SendAnswer> {
+    try {
+      return await this.client.connection.withDeadline(Date.now() + timeoutMs, ask);
+    } catch (error) {
+      if (
+        error instanceof WorkflowUpdateRPCTimeoutOrCancelledError ||
+        isGrpcDeadlineError(error) ||
+        isGrpcCancelledError(error)
+      ) {
+        return { state: 'unanswered', timeoutMs };
+      }
+      if (error instanceof WorkflowUpdateFailedError) {
+        const cause = error.cause;
+        const type = cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
+        throw new FollowUpNotSentError(
+          workflowId,
+          type,
+          `The follow-up ${workflowId} ended without sending: ${cause?.message ?? error.message}`,
+          { cause },
+        );
+      }
+      // Ended already (an attach to a finished follow-up): its result or failure says how the send went.
+      if (error instanceof WorkflowNotFoundError) {
+        const outcome = await this.outcome(workflowId);
+        if ('result' in outcome) return { state: 'sent', sentAt: outcome.result.sentAt, job: outcome.result.job };
+        throw new FollowUpNotSentError(
+          workflowId,
+          outcome.type,
+          `The follow-up ${workflowId} ended: ${outcome.message}`,
+        );
+      }
+      throw error;
     }
   }
 
@@ -463,6 +564,49 @@ export class FollowUpClient {
     return this.reaching(`reading follow-up ${workflowId}`, () => this.readStatus(workflowId, options));
   }
 
+  /** The callback of an ended follow-up, from its callback workflow (workflows/notify.ts); undefined without one. */
+  private async callbackOf(
+    workflowId: string,
+    description: WorkflowExecutionDescription,
+  ): Promise<CallbackStatus | undefined> {
+    const firstRunId = description.raw.workflowExecutionInfo?.firstRunId;
+    if (!firstRunId) return undefined;
+    const callbackWorkflowId = `${workflowId}/notify/${firstRunId}`;
+    const handle = this.client.workflow.getHandle<typeof followUpNotifyWorkflow>(callbackWorkflowId);
+    let callback: WorkflowExecutionDescription;
+    try {
+      callback = await handle.describe();
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return undefined;
+      throw error;
+    }
+    if (callback.status.name === 'COMPLETED') {
+      const delivered = await handle.result();
+      return { state: 'delivered', callbackWorkflowId, ...delivered, attempts: delivered.attempt };
+    }
+    if (callback.status.name === 'RUNNING') {
+      const pending = callback.raw.pendingActivities?.[0];
+      const next = pending?.nextAttemptScheduleTime?.seconds;
+      return {
+        state: 'delivering',
+        callbackWorkflowId,
+        attempts: Math.max((pending?.attempt ?? 1) - (next ? 0 : 1), 0),
+        lastError: pending?.lastFailure?.message ?? null,
+        nextAttemptAt: next ? new Date(Number(next) * 1000).toISOString() : null,
+      };
+    }
+    const reason = await handle.result().then(
+      () => callback.status.name,
+      (error: unknown) => {
+        // The innermost cause says why: WorkflowFailedError, then ActivityFailure, then the attempt's own failure.
+        let cause: unknown = error;
+        while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
+        return cause instanceof Error ? cause.message : String(error);
+      },
+    );
+    return { state: 'failed', callbackWorkflowId, reason: `${callback.status.name}: ${reason}` };
+  }
+
   private async readStatus(workflowId: string, options: { progress?: boolean }): Promise<FollowUpStatus> {
     const handle = this.client.workflow.getHandle<typeof followUpWorkflow>(workflowId);
     const description: WorkflowExecutionDescription = await handle.describe();
@@ -477,6 +621,8 @@ export class FollowUpClient {
       ) {
         status.result = status.outcome.result;
       }
+      const callback = await this.callbackOf(workflowId, description);
+      if (callback) status.callback = callback;
     }
     if (options.progress === false) return status;
     // The progress query is answered by a worker; without one it would wait for the RPC deadline and fail.

@@ -16,6 +16,7 @@ export interface FollowUpInputOptions {
   timeout?: string;
   settleWindow?: string;
   onAmbiguousSend?: string;
+  notifyUrl?: string;
 }
 
 const DURATION = '"5s", "2m", "1h"; a bare number is milliseconds';
@@ -34,6 +35,7 @@ export function addFollowUpInputOptions(command: Command): Command {
       '--settle-window <duration>',
       'how long an unchanged terminal status must stand after the send to count (default 30s)',
     )
+    .option('--notify-url <url>', 'POST a signed callback there when the follow-up ends (docs/CLI.md, "Callbacks")')
     .option(
       '--on-ambiguous-send <policy>',
       'reconcile (default) | retry | fail: when a send may or may not have arrived',
@@ -127,6 +129,7 @@ export function buildInput(options: FollowUpInputOptions): FollowUpInput {
     jobId: options.job as string,
     prompt: prompt as string,
     ...(Object.keys(polling).length > 0 ? { polling: polling as FollowUpInput['polling'] } : {}),
+    ...(options.notifyUrl !== undefined ? { notify: { url: options.notifyUrl } } : {}),
     ...(options.onAmbiguousSend !== undefined
       ? { onAmbiguousSend: options.onAmbiguousSend as FollowUpInput['onAmbiguousSend'] }
       : {}),

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { FollowUpStatus, StartedFollowUp } from '../client';
-import type { FollowUpProgress, FollowUpResult } from '../follow-up/types';
+import type { FollowUpProgress, FollowUpResult, SendAnswer } from '../follow-up/types';
 
 const JobSchema = z.looseObject({
   id: z.string(),
@@ -140,13 +140,52 @@ export const FollowUpReportSchema = z
       .describe(
         "every read of the job so far: the result's count, or the workflow's plus the running wait's; the text output says the same number",
       ),
+    send: z
+      .discriminatedUnion('state', [
+        z.strictObject({
+          state: z.literal('sent'),
+          sentAt: z.string(),
+          job: z.record(z.string(), z.unknown()).nullable(),
+        }),
+        z.strictObject({
+          state: z.literal('queued'),
+          reason: z.enum(['lane', 'budget', 'job-busy', 'retry']),
+          position: z.number().int().nullable(),
+          nextSlotAt: z.string().nullable(),
+        }),
+        z.strictObject({ state: z.literal('reconciling') }),
+        z.strictObject({ state: z.literal('unanswered'), timeoutMs: z.number() }),
+      ])
+      .optional()
+      .describe('send --wait-sent: how the send stood when the command returned'),
+    callback: z
+      .discriminatedUnion('state', [
+        z.strictObject({
+          state: z.literal('delivering'),
+          callbackWorkflowId: z.string(),
+          attempts: z.number().int(),
+          lastError: z.string().nullable(),
+          nextAttemptAt: z.string().nullable(),
+        }),
+        z.strictObject({
+          state: z.literal('delivered'),
+          callbackWorkflowId: z.string(),
+          deliveredAt: z.string(),
+          status: z.number().int(),
+          attempts: z.number().int(),
+        }),
+        z.strictObject({ state: z.literal('failed'), callbackWorkflowId: z.string(), reason: z.string() }),
+      ])
+      .nullable()
+      .describe("the follow-up's callback (notify) once it ended; null: none asked for, or still running"),
   })
   .describe('agent-followup send --json, send --wait --json and status --json');
 
 /** The report as the CLI builds it: the library's own types where the schema checks only the documented core. */
-export type FollowUpReport = Omit<z.infer<typeof FollowUpReportSchema>, 'result' | 'progress'> & {
+export type FollowUpReport = Omit<z.infer<typeof FollowUpReportSchema>, 'result' | 'progress' | 'send'> & {
   result: FollowUpResult | null;
   progress: FollowUpProgress | null;
+  send?: SendAnswer;
 };
 
 /** Any command under `--json` that could not do what it was asked: on stdout, besides the text on stderr. */
@@ -303,6 +342,8 @@ export function followUpReport(status: FollowUpStatus, started: StartedFollowUp 
     lastKnown: status.lastKnown ?? null,
     watch: status.watch ?? null,
     polls: readsSoFar(status),
+    ...(started?.send ? { send: started.send } : {}),
+    callback: status.callback ?? null,
   };
 }
 

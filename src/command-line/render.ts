@@ -132,6 +132,7 @@ export function describeStatus(status: FollowUpStatus): string {
     else lines.push(describeProgress(progress, Date.now(), status.watch));
   }
   if (status.watch) lines.push(describeWatchLine(status.watch));
+  if (status.callback) lines.push(describeCallback(status.callback));
   if (status.progressUnavailable) lines.push(`Progress: not available (${status.progressUnavailable})`);
   if (status.lastKnown) {
     const { jobStatus, prLink, poll } = status.lastKnown;
@@ -152,6 +153,22 @@ export function describeStatus(status: FollowUpStatus): string {
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** One line for the callback of an ended follow-up. */
+function describeCallback(callback: NonNullable<FollowUpStatus['callback']>): string {
+  switch (callback.state) {
+    case 'delivered':
+      return `Callback: delivered ${utcClock(callback.deliveredAt)} UTC (HTTP ${callback.status}, attempt ${callback.attempts})`;
+    case 'delivering':
+      return (
+        `Callback: delivering, ${callback.attempts} attempt(s) failed so far` +
+        `${callback.nextAttemptAt ? `, next ${utcClock(callback.nextAttemptAt)} UTC` : ''}` +
+        `${callback.lastError ? `; last: ${callback.lastError}` : ''}`
+      );
+    case 'failed':
+      return `Callback: not delivered (${callback.reason})`;
+  }
 }
 
 /** One line for a follow-up that did not end with a job. */

@@ -3,7 +3,9 @@ import type { Command } from 'commander';
 import {
   checkFollowUpInput,
   checkFollowUpWorkflowId,
+  FollowUpNotSentError,
   type FollowUpClient,
+  type SendAnswer,
   maxPromptLengthFromEnv,
   NoWorkerAnsweredError,
   PROGRESS_QUERY_DEADLINE_MS,
@@ -21,7 +23,7 @@ import {
   type FollowUpInputOptions,
 } from './follow-up-options';
 import { checkWorkflowIdArgument, ExitCode, type CliContext, type CliIo } from './io';
-import { classifyFailure, exitCodeForOutcome } from './outcome-codes';
+import { classifyFailure, exitCodeFor, exitCodeForOutcome } from './outcome-codes';
 import { describeProgress, describeResult } from './render';
 import { followUpReport } from './json-output';
 import { paint, ProgressLine } from './terminal';
@@ -29,6 +31,7 @@ import { noWorkerWarning, unansweredWarning } from './workers';
 
 interface SendOptions extends FollowUpInputOptions {
   wait?: boolean;
+  waitSent?: boolean;
   json?: boolean;
   workflowId?: string;
 }
@@ -42,6 +45,11 @@ export function registerSend(program: Command, ctx: CliContext): void {
     )
     .usage('--project ID --job ID (--prompt TEXT | --prompt-file PATH) [options]')
     .option('--wait', 'wait for the job to end and print the final job (the exit code says how it ended)')
+    .option(
+      '--wait-sent',
+      'wait until the message is sent, or say why not yet (queued for the budget or behind another follow-up, ' +
+        'reconciling); a follow-up that ends before sending exits with its code',
+    )
     .option('--json', 'print one JSON object instead of text')
     .option(
       '--workflow-id <id>',
@@ -63,7 +71,22 @@ async function send(options: SendOptions, extra: string[], io: CliIo): Promise<n
   if (options.workflowId !== undefined) checkFollowUpWorkflowId(options.workflowId);
   const followUps = await io.connect();
   try {
-    const started = await followUps.start(input, { workflowId: options.workflowId });
+    let started: StartedFollowUp;
+    try {
+      started = await followUps.start(input, {
+        workflowId: options.workflowId,
+        ...(options.waitSent ? { waitFor: 'sent' as const } : {}),
+      });
+    } catch (error) {
+      if (!(error instanceof FollowUpNotSentError)) throw error;
+      // Ended before sending (job not found, key refused, timed out): said as `status` would, with its exit code.
+      const outcome = await followUps.outcome(error.workflowId);
+      if (options.json)
+        io.out(`${JSON.stringify(await endReport(followUps, { workflowId: error.workflowId, attached: false }))}\n`);
+      else io.err(`${paint(io, 'red', `agent-followup: ${error.message}`)}\n`);
+      return exitCodeFor(outcome);
+    }
+    if (started.send && !options.json) io.err(`${describeSend(started.workflowId, started.send)}\n`);
     if (started.attached) {
       io.err(`${reuseNotice(started)}\n`);
       for (const line of await attachedWarnings(followUps, started.workflowId, given)) io.err(`${line}\n`);
@@ -98,6 +121,35 @@ async function send(options: SendOptions, extra: string[], io: CliIo): Promise<n
   } finally {
     await followUps.close();
   }
+}
+
+/** One line for `--wait-sent`: how the send stands. */
+function describeSend(workflowId: string, send: SendAnswer): string {
+  switch (send.state) {
+    case 'sent':
+      return `Sent at ${send.sentAt}${send.job ? ` (the job is ${send.job.status})` : ''}: follow-up ${workflowId}`;
+    case 'queued': {
+      const why = {
+        budget: "behind the project's send budget",
+        lane: 'behind another follow-up to the same job',
+        'job-busy': 'until the job finishes its earlier work',
+        retry: 'before another attempt (the API did not take the last one)',
+      }[send.reason];
+      const place = send.position !== null ? `, ${ordinal(send.position)} in line` : '';
+      const next = send.nextSlotAt !== null ? `; it can go at ${send.nextSlotAt}` : '';
+      return `Queued ${why}${place}${next}: follow-up ${workflowId} sends it then`;
+    }
+    case 'reconciling':
+      return `Sent, but the answer was lost: follow-up ${workflowId} is reading the job to see whether it arrived`;
+    case 'unanswered':
+      return `Started follow-up ${workflowId}, but no worker said within ${send.timeoutMs / 1000}s whether it was sent`;
+  }
+}
+
+function ordinal(position: number): string {
+  const suffix =
+    position % 100 >= 11 && position % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][position % 10] ?? 'th');
+  return `${position}${suffix}`;
 }
 
 /** When `send` attached to a follow-up already under way: which of its options differ from the ones given now. */

@@ -40,6 +40,8 @@ export interface FollowUpInput {
   prompt: string;
   polling?: PollingOptions;
   onAmbiguousSend?: AmbiguousSendPolicy;
+  /** A signed callback when the follow-up ends, whatever the outcome (docs/LIBRARY.md, "Callbacks"). */
+  notify?: { url: string };
 }
 
 /** Builds the input schema; `maxPromptLength` lets a deployment lower the prompt limit. */
@@ -106,6 +108,9 @@ export function fixFor(field: string, maxPromptLength: number = DEFAULT_MAX_PROM
       return `a number from ${LIMITS.backoffCoefficient[0]} (a fixed interval) to ${LIMITS.backoffCoefficient[1]}; or leave it out (${DEFAULT_POLLING.backoffCoefficient})`;
     case 'polling':
       return `an object with any of ${POLLING_FIELDS.join(', ')}, and nothing else; or leave it out`;
+    case 'notify':
+    case 'notify.url':
+      return 'an object { url: "https://..." } naming your receiver (plain http:// only to this machine unless the workers allow it); or leave it out';
     case 'onAmbiguousSend':
       return `one of ${AMBIGUOUS_SEND_POLICIES.join(', ')}; or leave it out (reconcile)`;
     case 'input':

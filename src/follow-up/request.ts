@@ -39,7 +39,7 @@ export const ID_RULE =
 export const AMBIGUOUS_SEND_POLICIES = ['reconcile', 'retry', 'fail'] as const;
 export type AmbiguousSendPolicy = (typeof AMBIGUOUS_SEND_POLICIES)[number];
 
-export const INPUT_FIELDS = ['projectId', 'jobId', 'prompt', 'polling', 'onAmbiguousSend'] as const;
+export const INPUT_FIELDS = ['projectId', 'jobId', 'prompt', 'polling', 'onAmbiguousSend', 'notify'] as const;
 export const POLLING_FIELDS = [
   'initialInterval',
   'backoffCoefficient',
@@ -65,6 +65,29 @@ export interface FollowUpRequest {
   prompt: string;
   polling: ResolvedPolling;
   onAmbiguousSend: AmbiguousSendPolicy;
+  /** Where a signed callback goes when the follow-up ends (null: none). */
+  notify: { url: string } | null;
+}
+
+/** The longest callback URL taken. */
+export const MAX_NOTIFY_URL_LENGTH = 2_048;
+
+/**
+ * The problem with a callback target, or undefined. Only the form is checked here (workflow-safe, no URL class): the
+ * worker that posts refuses plain http:// to another host unless allowed, as for the API base URL.
+ */
+export function notifyProblem(value: unknown): string | undefined {
+  if (!isPlainObject(value)) return 'notify must be an object { url }';
+  const extra = unknownFields(value, ['url']);
+  if (extra.length > 0)
+    return `notify: unknown field(s) ${extra.map((key) => JSON.stringify(key)).join(', ')}; allowed: url`;
+  const url = value.url;
+  if (typeof url !== 'string') return 'notify.url must be a string';
+  if (url.length > MAX_NOTIFY_URL_LENGTH) return `notify.url must be at most ${MAX_NOTIFY_URL_LENGTH} characters`;
+  const match = /^(https?):\/\/([^/?#\s]+)([/?#]\S*)?$/i.exec(url);
+  if (!match) return 'notify.url must be an absolute http:// or https:// URL without spaces';
+  if ((match[2] as string).includes('@')) return 'notify.url must not contain credentials (the body is signed instead)';
+  return undefined;
 }
 
 /** One thing wrong with an input: the field (dotted path, or `input` for the whole) and a message that names it. */
@@ -159,6 +182,8 @@ export function inspectFollowUpInput(raw: unknown, maxPromptLength: number = DEF
   note('projectId', identifierProblem('projectId', raw.projectId));
   note('jobId', identifierProblem('jobId', raw.jobId));
   note('prompt', promptProblem(raw.prompt, maxPromptLength));
+  if (raw.notify !== undefined)
+    note(isPlainObject(raw.notify) && 'url' in raw.notify ? 'notify.url' : 'notify', notifyProblem(raw.notify));
   if (
     raw.onAmbiguousSend !== undefined &&
     !AMBIGUOUS_SEND_POLICIES.includes(raw.onAmbiguousSend as AmbiguousSendPolicy)
@@ -209,6 +234,7 @@ export function inspectFollowUpInput(raw: unknown, maxPromptLength: number = DEF
       prompt: raw.prompt as string,
       polling,
       onAmbiguousSend: (raw.onAmbiguousSend as AmbiguousSendPolicy | undefined) ?? 'reconcile',
+      notify: raw.notify === undefined ? null : { url: (raw.notify as { url: string }).url },
     },
   };
 }

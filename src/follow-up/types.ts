@@ -217,3 +217,67 @@ export interface DeliveryRecord {
   /** The job was seen `active` after the send. */
   sawActive: boolean;
 }
+
+/**
+ * What `start(input, { waitFor: 'sent' })` answers: the follow-up's send as it stands when it first can say. The
+ * follow-up goes on durably whatever the answer.
+ */
+export type SendAnswer =
+  /** The API answered 2xx (or a reconciliation read showed the message arrived); `job` as it answered or was read. */
+  | { state: 'sent'; sentAt: string; job: AgentJob | null }
+  /**
+   * Not now: behind other follow-ups to the job (`lane`), behind the project's send budget (`budget`), while the job
+   * works on earlier work (`job-busy`), or pausing before another attempt after one the API did not take (`retry`).
+   * `position` counts from 1 (null: not known); `nextSlotAt`, when known, is when the send can go.
+   */
+  | {
+      state: 'queued';
+      reason: 'lane' | 'budget' | 'job-busy' | 'retry';
+      position: number | null;
+      nextSlotAt: string | null;
+    }
+  /** A send whose arrival is open (a timeout, a dropped connection): reads of the job will tell. */
+  | { state: 'reconciling' }
+  /** No worker answered within the caller's time; the follow-up is started and goes on. */
+  | { state: 'unanswered'; timeoutMs: number };
+
+/**
+ * The body of a follow-up's callback (`notify`), posted when it ends whatever the outcome and signed over its raw
+ * bytes (docs/LIBRARY.md, "Callbacks"). `failure` says why when it ended without a final job.
+ */
+export interface FollowUpNotification {
+  workflowId: string;
+  projectId: string;
+  jobId: string;
+  outcome: FollowUpOutcomeKind;
+  prLink: string | null;
+  job: AgentJob | null;
+  sentAt: string | null;
+  finishedAt: string;
+  failure: { type: string | null; message: string } | null;
+}
+
+/** What the callback workflow delivers: the body, to where. */
+export interface NotificationDelivery {
+  url: string;
+  notification: FollowUpNotification;
+}
+
+/** A delivered callback: the receiver's status, when, and after how many attempts. */
+export interface NotificationDelivered {
+  status: number;
+  deliveredAt: string;
+  attempt: number;
+}
+
+/** A follow-up's callback as `status` shows it (absent when it asked for none, or has not ended yet). */
+export type CallbackStatus =
+  | {
+      state: 'delivering';
+      callbackWorkflowId: string;
+      attempts: number;
+      lastError: string | null;
+      nextAttemptAt: string | null;
+    }
+  | { state: 'delivered'; callbackWorkflowId: string; deliveredAt: string; status: number; attempts: number }
+  | { state: 'failed'; callbackWorkflowId: string; reason: string };

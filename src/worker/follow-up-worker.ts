@@ -14,7 +14,12 @@ import {
   type NativeConnection,
   type WorkerOptions,
 } from '@temporalio/worker';
-import { createActivities, jobLogAttributesInterceptor, type CoordinationSettings } from '../activities';
+import {
+  createActivities,
+  jobLogAttributesInterceptor,
+  type CoordinationSettings,
+  type NotifySettings,
+} from '../activities';
 import { DEFAULT_COORDINATION } from '../activities/coordination';
 import type { AgentApiClient } from '../agent-api/http-client';
 import { NamespaceNotReadyError } from '../client/namespace-errors';
@@ -64,6 +69,12 @@ export interface FollowUpWorkerOptions {
    * workflows are prebuilt, so they take no workflow interceptors.
    */
   interceptors?: { activity?: ActivityInterceptorsFactory[]; client?: ClientInterceptors };
+  /**
+   * Callbacks (a follow-up's `notify`): the secret they are signed with (AGENT_NOTIFY_SECRET; without it a follow-up
+   * that asks for one ends with its callback failed, CallbackNotConfigured) and whether plain http:// may go to
+   * another host than this machine.
+   */
+  notify?: NotifySettings;
 }
 
 /** Where `npm run build` puts the prebuilt workflow bundle (dist/workflow-bundle.js). */
@@ -199,6 +210,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     stopping: stopping.signal,
     maxPollLoops: options.maxPollLoops ?? pollLoopLimit(maxConcurrentActivities),
     coordination,
+    ...(options.notify ? { notify: options.notify } : {}),
   });
   const { followUpIsRunning, watchJobs, ...followUpActivities } = activities;
   const common = {

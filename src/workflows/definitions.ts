@@ -7,12 +7,13 @@ import type {
   QueueNotice,
   TurnGrant,
 } from '../follow-up/project-coordination';
-import type { AskedRead, FollowUpProgress, ReadTrouble } from '../follow-up/types';
+import type { AskedRead, FollowUpProgress, ReadTrouble, SendAnswer } from '../follow-up/types';
 import type { WaitReadReport, WatchedWaitView } from '../follow-up/watch-figures';
 import type { WatchAnswer } from '../follow-up/watch-answer';
 import type { Unwatch, WatchChanges, WatchRegistration } from '../follow-up/watch-registry';
 
 export const FOLLOW_UP_WORKFLOW_TYPE = 'followUpWorkflow';
+export const FOLLOW_UP_NOTIFY_WORKFLOW_TYPE = 'followUpNotifyWorkflow';
 export const PROJECT_COORDINATOR_WORKFLOW_TYPE = 'projectCoordinatorWorkflow';
 export const BUDGET_DEFAULTS_WORKFLOW_TYPE = 'budgetDefaultsWorkflow';
 export const CHECK_AGENT_JOB_WORKFLOW_TYPE = 'checkAgentJobWorkflow';
@@ -26,6 +27,12 @@ export const progressQuery = queryNamed<FollowUpProgress>('progress');
  * same one, and the validator refuses it (POLL_NOW_COVERED, with that time) before anything is written to history.
  */
 export const pollNowUpdate = updateNamed<AskedRead, []>('pollNow');
+/**
+ * To a follow-up: answer once the send is done or cannot be done now (sent, queued, reconciling), or fail with the
+ * follow-up's own failure when it ends before sending. `start(..., { waitFor: 'sent' })` sends it with the start
+ * (update-with-start). Takes no arguments; the validator refuses any.
+ */
+export const sendAnswerUpdate = updateNamed<SendAnswer, []>('sendAnswer');
 /** To a follow-up, from its poll activity: reading the job began to fail, or (null) succeeds again. */
 export const readTroubleSignal = signalNamed<[ReadTrouble | null]>('readTrouble');
 

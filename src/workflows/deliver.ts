@@ -141,7 +141,9 @@ export async function deliver(
     }
     // Nothing arrived (or, for `retry`, the Idempotency-Key covers a duplicate): try again after a pause.
     if (Date.now() + waitMs >= run.deadlineMs) throw run.timedOut('the follow-up message could not be sent');
+    run.retryingAt(Date.now() + waitMs);
     await sleep(waitMs, { summary: `wait before sending again (the last attempt certainly did not arrive)` });
+    run.retryingAt(null);
     backoffMs = Math.min(backoffMs * 2, SEND_BACKOFF.maxMs);
     await run.continueAsNewIfSuggested(undefined);
   }

@@ -3,7 +3,15 @@
  * and waiting tell it. What it shows of that is written out by run-view.ts; the failures it ends with are shaped by
  * run-failures.ts. Neither calls back here.
  */
-import { continueAsNew, log, setHandler, workflowInfo, type ApplicationFailure } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  log,
+  setHandler,
+  TemporalFailure,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { isKnownStatus, jobState, type AgentJob, type TerminalJobStatus } from '../agent-api/job';
 import type { Delivered, FollowUpCheckpoint } from '../follow-up/checkpoint';
 import type { QueueNotice } from '../follow-up/project-coordination';
@@ -12,8 +20,15 @@ import { formatMs } from '../follow-up/duration';
 import type { FollowUpInput } from '../follow-up/input';
 import type { WatchRegistration } from '../follow-up/watch-registry';
 import { checkReadTrouble } from '../follow-up/watch-messages';
-import type { FollowUpPhase, FollowUpProgress, FollowUpResult, QueuePlace } from '../follow-up/types';
-import { readTroubleSignal } from './definitions';
+import type {
+  FollowUpNotification,
+  FollowUpPhase,
+  FollowUpProgress,
+  FollowUpResult,
+  QueuePlace,
+} from '../follow-up/types';
+import { sendAnswerOf } from '../follow-up/send-answer';
+import { readTroubleSignal, sendAnswerUpdate } from './definitions';
 import { recordFinished, recordStarted, recordTimeToTerminal } from './metrics';
 import { endingOf, gaveUpEarlyFailure, timedOutFailure, type FailureFacts } from './run-failures';
 import { RunView } from './run-view';
@@ -34,6 +49,10 @@ export class FollowUpRun {
   /** Wait through the workers' shared watchers, of this many shards (null: poll the job itself). */
   watchShards: number | null;
   private registeredAtSend: WatchRegistration | null = null;
+  /** When the next send attempt is due, while pausing after one the API did not take (null: not pausing). */
+  private retryAtMs: number | null = null;
+  /** How the follow-up ended without a result, once it has: what a waiting `sendAnswer` fails with. */
+  private ending: TemporalFailure | null = null;
   private polls: number;
   private sendAttempts: number;
   private readonly runs: number;
@@ -90,6 +109,19 @@ export class FollowUpRun {
       }
       this.view.publish();
     });
+    setHandler(
+      sendAnswerUpdate,
+      async () => {
+        await condition(() => this.ending !== null || this.sendAnswer() !== null);
+        if (this.ending !== null) throw this.ending;
+        return this.sendAnswer() as NonNullable<ReturnType<FollowUpRun['sendAnswer']>>;
+      },
+      {
+        validator: (...args: unknown[]) => {
+          if (args.length > 0) throw new Error('sendAnswer takes no arguments');
+        },
+      },
+    );
     if (!checkpoint) recordStarted();
     this.view.showJob(this.shown);
     this.view.publish();
@@ -156,6 +188,31 @@ export class FollowUpRun {
   watchedBy(watcherId: string | null): void {
     this.progress.watcherId = watcherId;
     this.view.publish();
+  }
+
+  /** The callback's body for how this follow-up ended: its result, or (null) its failure. */
+  notification(result: FollowUpResult | null, failure: unknown): FollowUpNotification {
+    const type = failure instanceof ApplicationFailure ? (failure.type ?? null) : null;
+    return {
+      workflowId: workflowInfo().workflowId,
+      ...this.ref,
+      outcome: this.progress.outcome ?? 'error',
+      prLink: result ? result.prLink : this.progress.prLink,
+      job: result ? result.job : this.shown,
+      sentAt: result ? result.sentAt : this.progress.sentAt,
+      finishedAt: result ? result.finishedAt : new Date(Date.now()).toISOString(),
+      failure: result ? null : { type, message: failure instanceof Error ? failure.message : String(failure) },
+    };
+  }
+
+  /** The send's state as `sendAnswer` tells it; null while it cannot say yet. */
+  private sendAnswer() {
+    return sendAnswerOf(this.progress, this.lastJob, this.retryAtMs);
+  }
+
+  /** Pausing until `atMs` before sending again (null: the pause is over). */
+  retryingAt(atMs: number | null): void {
+    this.retryAtMs = atMs;
   }
 
   /** A send attempt is about to go out: recorded first, so a later run knows its outcome is open if this one dies. */
@@ -286,6 +343,11 @@ export class FollowUpRun {
     log.warn('Follow-up ended without a result', { ...this.ref, phase: ending.phase, reason: ending.reason });
     this.enter(ending.phase);
     this.end(ending.kind);
+    // A waiting sendAnswer fails the same way; an update may only fail with a Temporal failure.
+    this.ending =
+      ending.failure instanceof TemporalFailure
+        ? ending.failure
+        : ApplicationFailure.create({ message: String((ending.failure as Error)?.message ?? ending.failure) });
     return ending.failure;
   }
 

@@ -10,11 +10,21 @@
  * Determinism: this module and what it imports use only @temporalio/workflow, pure modules and types; time comes from
  * the workflow clock, waits are activities or durable timers. Nothing heavy (zod, HTTP) is in the workflow bundle.
  */
-import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  ContinueAsNew,
+  log,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { isCheckpoint, type FollowUpCheckpoint } from '../follow-up/checkpoint';
 import type { FollowUpInput } from '../follow-up/input';
 import { describeProblems, inspectFollowUpInput, type FollowUpRequest } from '../follow-up/request';
-import { FollowUpErrorType, type FollowUpResult } from '../follow-up/types';
+import { FollowUpErrorType, type FollowUpNotification, type FollowUpResult } from '../follow-up/types';
+import { FOLLOW_UP_NOTIFY_WORKFLOW_TYPE } from './definitions';
 import { reservedWorkflowIdProblem } from '../follow-up/workflow-id-owner';
 import { deliver } from './deliver';
 import { FollowUpRun } from './follow-up-run';
@@ -29,14 +39,46 @@ export async function followUpWorkflow(input: FollowUpInput, ...continued: unkno
   const run = new FollowUpRun(request, input, checkpoint);
   const turn = new ProjectTurn(run);
   const readNow = new ReadNow();
+  let result: FollowUpResult;
   try {
-    return await turn.hold(async (earlier) => {
+    result = await turn.hold(async (earlier) => {
       const delivered = checkpoint?.delivered ?? (await deliver(run, turn, readNow, earlier));
       const job = await waitForResult(run, readNow, delivered);
       return run.finish(job, delivered);
     });
   } catch (error) {
-    throw run.failed(error);
+    // A continued run carries on: not an ending, so nothing to show, count or call back.
+    if (error instanceof ContinueAsNew) throw error;
+    const failure = run.failed(error);
+    // A start that waits for the send's answer gets this failure from its update before the workflow ends with it.
+    await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+    await notifyEnd(run, run.notification(null, failure));
+    throw failure;
+  }
+  await notifyEnd(run, run.notification(result, null));
+  return result;
+}
+
+/**
+ * Hands the callback, when the input asks for one, to its own workflow (notify.ts), abandoned: the follow-up ends now
+ * and the receiver's answers, however late, never change its outcome. Its id is the delivery id receivers dedupe on.
+ */
+async function notifyEnd(run: FollowUpRun, notification: FollowUpNotification): Promise<void> {
+  const target = run.request.notify;
+  if (target === null) return;
+  const { workflowId, firstExecutionRunId } = workflowInfo();
+  try {
+    await CancellationScope.nonCancellable(() =>
+      startChild(FOLLOW_UP_NOTIFY_WORKFLOW_TYPE, {
+        workflowId: `${workflowId}/notify/${firstExecutionRunId}`,
+        args: [{ url: target.url, notification }],
+        parentClosePolicy: 'ABANDON',
+        staticSummary: `callback of ${workflowId} (${notification.outcome}) to ${target.url.split('?')[0]}`,
+      }),
+    );
+  } catch (error) {
+    // Already started (a reset replays the ending): that one delivers. Anything else must not change the outcome.
+    log.warn('The follow-up could not start its callback', { ...run.ref, error: String(error) });
   }
 }
 

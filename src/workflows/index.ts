@@ -4,3 +4,4 @@ export { projectCoordinatorWorkflow } from './project-coordinator';
 export { budgetDefaultsWorkflow } from './budget-defaults';
 export { checkAgentJobWorkflow } from './check-job';
 export { jobWatcherWorkflow } from './job-watcher';
+export { followUpNotifyWorkflow } from './notify';

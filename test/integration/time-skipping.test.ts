@@ -3,15 +3,22 @@
  * follow-up's waiting pass while the test awaits its outcome. The simulator's agent works in the server's time, so its
  * GETs carry the server's clock: that is how these tests see hours pass, with no wall-clock assertion.
  */
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { verifyNotification } from '../../src/notify/signature';
 import { startTestStack, type TestStack } from '../../src/testing';
 import { ensureTemporalTestServer } from '../../scripts/stack/temporal-cli';
 
 const HOUR_MS = 3_600_000;
+const NOTIFY_SECRET = 'time-skipping-notify-secret';
 let stack: TestStack;
 beforeAll(async () => {
   // The Java build from Maven Central (installed once, then cached): the SDK's own download is not reachable everywhere.
   const testServerPath = ensureTemporalTestServer((line) => console.log(line));
-  stack = await startTestStack({ timeSkipping: testServerPath ? { testServerPath } : true });
+  stack = await startTestStack({
+    timeSkipping: testServerPath ? { testServerPath } : true,
+    notifySecret: NOTIFY_SECRET,
+  });
 }, 180_000);
 afterAll(async () => {
   await stack?.close();
@@ -74,4 +81,39 @@ test('stack.sleep lets server time pass while a follow-up waits', async () => {
   expect(stack.api.counts('skip-project', 'slept').gets).toBeGreaterThan(40);
   await stack.followUps.cancel(workflowId);
   expect((await stack.followUps.outcome(workflowId)).kind).toBe('cancelled');
+});
+
+test('a callback receiver down for 10 minutes of server time: the callback comes once it is up, one delivery id', async () => {
+  // 5 s doubling: the 7 attempts before the 8th span 5 + 10 + ... + 320 s, over 10 minutes of the server's time.
+  const received: Array<{ headers: IncomingMessage['headers']; body: string }> = [];
+  const receiver = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      received.push({ headers: request.headers, body });
+      response.writeHead(received.length <= 7 ? 503 : 200).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
+  try {
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    stack.api.addJob({ projectId: 'skip-project', jobId: 'called-back', workMs: 1_000 });
+    const { workflowId } = await stack.followUps.start({
+      projectId: 'skip-project',
+      jobId: 'called-back',
+      prompt: 'Call me when done',
+      notify: { url },
+    });
+    expect((await stack.followUps.outcome(workflowId)).kind).toBe('completed');
+    const firstRunId = (await stack.followUps.client.workflow.getHandle(workflowId).describe()).raw
+      .workflowExecutionInfo?.firstRunId;
+    const delivered = await stack.followUps.client.workflow.getHandle(`${workflowId}/notify/${firstRunId}`).result();
+    expect(delivered).toMatchObject({ status: 200, attempt: 8 });
+    const attempts = received.map((each) => verifyNotification({ secret: NOTIFY_SECRET, ...each }));
+    expect(attempts).toHaveLength(8);
+    expect(new Set(attempts.map((each) => each.deliveryId))).toEqual(new Set([`${workflowId}/notify/${firstRunId}`]));
+    expect(attempts[7]?.notification).toMatchObject({ workflowId, outcome: 'completed' });
+  } finally {
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  }
 });

@@ -159,6 +159,7 @@ describe('loadWorkerConfig', () => {
       watchMinIntervalMs: 5_000,
       // Metrics are off unless an address is given: two workers on one host would otherwise fight over one port.
       observability: { metricsAddress: null, logFormat: 'text', logLevel: 'INFO' },
+      notify: { allowInsecureHttp: false },
     });
   });
 

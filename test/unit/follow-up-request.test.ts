@@ -29,7 +29,12 @@ function problemsOf(input: unknown, maxPromptLength?: number): string {
 
 describe('inspectFollowUpInput with valid input', () => {
   test('a minimal input gets every default', () => {
-    expect(parsed(valid)).toEqual({ ...valid, polling: { ...DEFAULT_POLLING }, onAmbiguousSend: 'reconcile' });
+    expect(parsed(valid)).toEqual({
+      ...valid,
+      polling: { ...DEFAULT_POLLING },
+      onAmbiguousSend: 'reconcile',
+      notify: null,
+    });
   });
 
   test('ids may use letters, digits, dots, underscores, colons and dashes', () => {

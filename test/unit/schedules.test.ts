@@ -33,7 +33,7 @@ describe('checkScheduleRequest', () => {
     expect(checked).toEqual<CheckedScheduleRequest>({
       scheduleId: followUpScheduleId(input),
       input,
-      parsedInput: { ...input, polling: { ...DEFAULT_POLLING }, onAmbiguousSend: 'reconcile' },
+      parsedInput: { ...input, polling: { ...DEFAULT_POLLING }, onAmbiguousSend: 'reconcile', notify: null },
       spec: { cron: '0 9 * * MON-FRI', timezone: 'UTC' },
       paused: false,
       overlap: 'skip',

@@ -1,0 +1,238 @@
+/**
+ * Signed, durable callbacks (issue 41 point 2): a follow-up with `notify` has the worker POST its ending, signed with
+ * AGENT_NOTIFY_SECRET, to the receiver, retried while the receiver fails, carried through a worker SIGKILL, with one
+ * delivery id on every attempt; a failing callback never changes the follow-up's outcome, and the secret is in no
+ * history, log or body.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { FollowUpClient } from '../../src/client';
+import { verifyNotification } from '../../src/notify/signature';
+import { startBuiltScript, type StartedScript } from '../support/processes';
+import { createHarness, FAST_POLLING, TEST_API_KEY, uniqueJob, waitFor, type Harness } from '../support/harness';
+
+const SECRET = 'notify-secret-7f3a9c2e1b5d4f60';
+
+interface Received {
+  headers: IncomingMessage['headers'];
+  body: string;
+  answered: number | 'held';
+}
+
+/** A receiver that answers each request as `answer` says, in order; 'hold' keeps the request open until closed. */
+async function startReceiver(answers: Array<number | 'hold'>): Promise<{
+  url: string;
+  received: Received[];
+  close(): Promise<void>;
+}> {
+  const received: Received[] = [];
+  const held: ServerResponse[] = [];
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const answer = answers[received.length] ?? 200;
+      received.push({
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        answered: answer === 'hold' ? 'held' : answer,
+      });
+      if (answer === 'hold') held.push(response);
+      else response.writeHead(answer).end(answer === 200 ? 'ok' : 'try later');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks/agent?team=web`,
+    received,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const response of held) response.destroy();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness({ defaultWorkMs: 300 });
+});
+afterAll(async () => {
+  await h.close();
+});
+
+function startWorker(taskQueue: string, secret: string | null): StartedScript {
+  return startBuiltScript('worker.js', [], {
+    ...h.workerEnv(),
+    TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    AGENT_API_KEY: TEST_API_KEY,
+    AGENT_API_BASE_URL: h.simulator.baseUrl,
+    ...(secret ? { AGENT_NOTIFY_SECRET: secret } : {}),
+    WORKER_SHUTDOWN_GRACE_TIME: '2s',
+    AGENT_API_REQUEST_TIMEOUT: '2s',
+    LOG_LEVEL: 'TRACE',
+  });
+}
+
+function verified(each: Received) {
+  return verifyNotification({ secret: SECRET, body: each.body, headers: each.headers });
+}
+
+test('a receiver that fails twice gets the callback on the third attempt: signed, one delivery id, outcome unchanged', async () => {
+  const receiver = await startReceiver([503, 500, 200]);
+  const taskQueue = h.taskQueue();
+  const worker = startWorker(taskQueue, SECRET);
+  try {
+    const followUps = h.followUps(taskQueue);
+    const done = uniqueJob('done');
+    h.simulator.addJob(done);
+    const missing = uniqueJob('missing');
+    const [completed, rejected] = await Promise.all([
+      followUps.start({ ...done, prompt: 'Call me back', polling: FAST_POLLING, notify: { url: receiver.url } }),
+      followUps.start({
+        ...missing,
+        prompt: 'No such job',
+        polling: FAST_POLLING,
+        notify: { url: `${receiver.url}&n=2` },
+      }),
+    ]);
+    const outcome = await followUps.outcome(completed.workflowId);
+    expect(outcome.kind).toBe('completed');
+    expect((await followUps.outcome(rejected.workflowId)).kind).toBe('rejected');
+    await waitFor(
+      () => receiver.received.filter((each) => each.answered === 200).length === 2,
+      'both callbacks delivered',
+    );
+    const byFollowUp = (workflowId: string) =>
+      receiver.received.filter((each) => JSON.parse(each.body).workflowId === workflowId).map(verified);
+    const ofCompleted = byFollowUp(completed.workflowId);
+    const ofRejected = byFollowUp(rejected.workflowId);
+    // Three attempts in all before both were taken; each follow-up's attempts carry one delivery id, each its own.
+    expect(ofCompleted.length + ofRejected.length).toBe(4);
+    expect(new Set(ofCompleted.map((each) => each.deliveryId)).size).toBe(1);
+    expect(new Set(ofRejected.map((each) => each.deliveryId)).size).toBe(1);
+    expect(ofCompleted[0]?.deliveryId).not.toBe(ofRejected[0]?.deliveryId);
+    expect(ofCompleted.at(-1)?.notification).toMatchObject({
+      workflowId: completed.workflowId,
+      projectId: done.projectId,
+      jobId: done.jobId,
+      outcome: 'completed',
+      prLink: outcome.kind === 'completed' ? outcome.result.prLink : 'none',
+      job: { status: 'completed' },
+      failure: null,
+    });
+    expect(ofRejected.at(-1)?.notification).toMatchObject({
+      outcome: 'rejected',
+      sentAt: null,
+      failure: { type: 'AgentJobNotFound' },
+    });
+    // A forged or altered callback does not verify.
+    const last = receiver.received.at(-1) as Received;
+    expect(() => verifyNotification({ secret: SECRET, body: `${last.body} `, headers: last.headers })).toThrow(
+      /does not match/,
+    );
+    expect(() =>
+      verifyNotification({ secret: 'another-secret-0000', body: last.body, headers: last.headers }),
+    ).toThrow();
+    const status = await followUps.status(completed.workflowId);
+    expect(status.callback).toMatchObject({ state: 'delivered', status: 200 });
+    // The secret is in no history (the follow-up's, its callback's), no body and no log line.
+    for (const workflowId of [
+      completed.workflowId,
+      rejected.workflowId,
+      status.callback?.callbackWorkflowId as string,
+    ]) {
+      const history = historyToJSON(await h.client.workflow.getHandle(workflowId).fetchHistory());
+      expect(history.includes(SECRET)).toBe(false);
+    }
+    expect(
+      receiver.received.some((each) => each.body.includes(SECRET) || JSON.stringify(each.headers).includes(SECRET)),
+    ).toBe(false);
+  } finally {
+    worker.child.kill('SIGTERM');
+    await receiver.close();
+  }
+  const exit = await worker.exited;
+  expect(exit.code).toBe(0);
+  expect(exit.output.includes(SECRET)).toBe(false);
+}, 120_000);
+
+test('a worker SIGKILLed while the receiver holds the callback: another worker delivers it', async () => {
+  const receiver = await startReceiver(['hold', 200]);
+  const taskQueue = h.taskQueue();
+  let worker = startWorker(taskQueue, SECRET);
+  try {
+    const followUps = new FollowUpClient(h.client, { taskQueue, coordinatorTaskQueue: h.coordinatorTaskQueue });
+    const ref = uniqueJob('killed');
+    h.simulator.addJob(ref);
+    const { workflowId } = await followUps.start({
+      ...ref,
+      prompt: 'Survive',
+      polling: FAST_POLLING,
+      notify: { url: receiver.url },
+    });
+    expect((await followUps.outcome(workflowId)).kind).toBe('completed');
+    await waitFor(() => receiver.received.length === 1, 'the first attempt to arrive');
+    worker.child.kill('SIGKILL');
+    await worker.exited;
+    worker = startWorker(taskQueue, SECRET);
+    await waitFor(() => receiver.received.some((each) => each.answered === 200), 'the callback after the kill', 90_000);
+    const attempts = receiver.received.map(verified);
+    expect(new Set(attempts.map((each) => each.deliveryId)).size).toBe(1);
+    expect(attempts.at(-1)?.notification).toMatchObject({ workflowId, outcome: 'completed' });
+    await waitFor(
+      async () => (await followUps.status(workflowId)).callback?.state === 'delivered',
+      'status to say delivered',
+    );
+  } finally {
+    worker.child.kill('SIGTERM');
+    await worker.exited;
+    await receiver.close();
+  }
+}, 150_000);
+
+test('a worker without AGENT_NOTIFY_SECRET: the callback fails at once and says so, the outcome stands', async () => {
+  const receiver = await startReceiver([]);
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue);
+  const running = worker.run();
+  try {
+    const followUps = h.followUps(taskQueue);
+    const ref = uniqueJob('unsigned');
+    h.simulator.addJob(ref);
+    const { workflowId } = await followUps.start({
+      ...ref,
+      prompt: 'Unsigned',
+      polling: FAST_POLLING,
+      notify: { url: receiver.url },
+    });
+    expect((await followUps.outcome(workflowId)).kind).toBe('completed');
+    await waitFor(
+      async () => (await followUps.status(workflowId)).callback?.state === 'failed',
+      'the callback to fail',
+    );
+    const status = await followUps.status(workflowId);
+    expect(status.callback).toMatchObject({
+      state: 'failed',
+      reason: expect.stringContaining('set AGENT_NOTIFY_SECRET'),
+    });
+    expect(status.outcome?.kind).toBe('completed');
+    expect(receiver.received).toEqual([]);
+  } finally {
+    worker.shutdown();
+    await running;
+    await receiver.close();
+  }
+});
+
+test('a bad notify is bad input, refused before anything starts', async () => {
+  const followUps = h.followUps(h.taskQueue());
+  const ref = uniqueJob('bad-notify');
+  await expect(
+    followUps.start({ ...ref, prompt: 'x', notify: { url: 'ftp://user:pw@example.com/hook' } }),
+  ).rejects.toMatchObject({ problems: [expect.objectContaining({ field: 'notify.url' })] });
+});

@@ -1,0 +1,61 @@
+import { notifyProblem, inspectFollowUpInput } from '../../src/follow-up/request';
+import {
+  DELIVERY_HEADER,
+  NotificationSignatureError,
+  SIGNATURE_HEADER,
+  signNotification,
+  TIMESTAMP_HEADER,
+  verifyNotification,
+} from '../../src/notify/signature';
+
+const SECRET = 'receiver-secret-0123456789';
+const body = JSON.stringify({ workflowId: 'followup/p/j/1', outcome: 'completed' });
+const nowMs = Date.parse('2026-11-28T12:00:00Z');
+const signedAt = nowMs / 1000 - 10;
+const headers = {
+  [TIMESTAMP_HEADER]: String(signedAt),
+  [SIGNATURE_HEADER]: signNotification(SECRET, signedAt, body),
+  [DELIVERY_HEADER]: 'followup/p/j/1/notify/run-1',
+};
+
+describe('callback signatures', () => {
+  it('verify with the shared secret, whatever the header case, and give the delivery id', () => {
+    const upper = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toUpperCase(), value]));
+    expect(verifyNotification({ secret: SECRET, body, headers: upper, nowMs })).toEqual({
+      deliveryId: 'followup/p/j/1/notify/run-1',
+      notification: { workflowId: 'followup/p/j/1', outcome: 'completed' },
+    });
+    expect(
+      verifyNotification({ secret: SECRET, body: Buffer.from(body), headers: new Headers(headers), nowMs }).deliveryId,
+    ).toBe('followup/p/j/1/notify/run-1');
+  });
+
+  it('refuse another secret, an altered body, an old signature and missing headers', () => {
+    const check = (options: Partial<Parameters<typeof verifyNotification>[0]>) => () =>
+      verifyNotification({ secret: SECRET, body, headers, nowMs, ...options });
+    expect(check({ secret: 'not-the-secret-000000' })).toThrow(NotificationSignatureError);
+    expect(check({ body: body.replace('completed', 'failed') })).toThrow(/does not match/);
+    expect(check({ nowMs: nowMs + 600_000 })).toThrow(/too old to trust/);
+    expect(check({ headers: { ...headers, [SIGNATURE_HEADER]: undefined } })).toThrow(/lacks/);
+  });
+});
+
+describe('notify in the input', () => {
+  it('takes an http(s) URL and nothing else', () => {
+    expect(notifyProblem({ url: 'https://hooks.example.com/agent?team=web' })).toBeUndefined();
+    expect(notifyProblem({ url: 'http://127.0.0.1:8080/hook' })).toBeUndefined();
+    expect(notifyProblem('https://x')).toMatch(/must be an object/);
+    expect(notifyProblem({ url: 'ftp://example.com' })).toMatch(/http:\/\/ or https:\/\//);
+    expect(notifyProblem({ url: 'https://user:pw@example.com/' })).toMatch(/credentials/);
+    expect(notifyProblem({ url: 'https://example.com/a b' })).toMatch(/without spaces/);
+    expect(notifyProblem({ url: 'https://example.com', secret: 'x' })).toMatch(/unknown field/);
+  });
+
+  it('is carried into the request, null when not given', () => {
+    const input = { projectId: 'p', jobId: 'j', prompt: 'x' };
+    const plain = inspectFollowUpInput(input);
+    const notified = inspectFollowUpInput({ ...input, notify: { url: 'https://hooks.example.com/a' } });
+    expect(plain.ok && plain.request.notify).toBeNull();
+    expect(notified.ok && notified.request.notify).toEqual({ url: 'https://hooks.example.com/a' });
+  });
+});

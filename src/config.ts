@@ -56,6 +56,14 @@ export function apiKeyProblem(key: string | undefined, prefix: string): string |
   return null;
 }
 
+/**
+ * This machine by a name that cannot resolve elsewhere ("127.evil.example" is a DNS name, not loopback): a URL's
+ * hostname (`[::1]`) or a listen address (`::1`).
+ */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '[::1]' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
+}
+
 /** Refuses plain http:// except to loopback (the simulator) or when explicitly allowed. */
 export function baseUrlProblem(value: string, allowInsecureHttp: boolean): string | null {
   let url: URL;
@@ -70,12 +78,7 @@ export function baseUrlProblem(value: string, allowInsecureHttp: boolean): strin
   if (url.username || url.password)
     return 'AGENT_API_BASE_URL must not contain credentials; the key goes in AGENT_API_KEY';
   if (url.search || url.hash) return 'AGENT_API_BASE_URL must not have a query or fragment';
-  // Only names that cannot resolve elsewhere: "127.evil.example" is a DNS name, not loopback.
-  const loopback =
-    url.hostname === 'localhost' ||
-    url.hostname === '[::1]' ||
-    (isIP(url.hostname) === 4 && url.hostname.startsWith('127.'));
-  if (url.protocol === 'http:' && !loopback && !allowInsecureHttp) {
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !allowInsecureHttp) {
     return (
       'AGENT_API_BASE_URL uses plain http:// to a host that is not this machine, which would send the API key in ' +
       'clear text: use https://, or set AGENT_API_ALLOW_INSECURE_HTTP=true if you really mean it'

@@ -5,6 +5,7 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { NotificationDelivered, NotificationDelivery } from '../follow-up/types';
+import { isLoopbackHost } from '../config';
 import { DELIVERY_HEADER, SIGNATURE_HEADER, signNotification, TIMESTAMP_HEADER } from '../notify/signature';
 
 export interface NotifySettings {
@@ -36,9 +37,7 @@ export function createDeliverNotification(settings: NotifySettings) {
       );
     }
     const url = new URL(delivery.url);
-    const loopback =
-      url.hostname === 'localhost' || url.hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(url.hostname);
-    if (url.protocol === 'http:' && !loopback && !settings.allowInsecureHttp) {
+    if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !settings.allowInsecureHttp) {
       throw ApplicationFailure.nonRetryable(
         `refused to post the callback over plain http:// to ${url.host}: use https://, or set ` +
           'AGENT_NOTIFY_ALLOW_INSECURE_HTTP=true on the workers if you really mean it',

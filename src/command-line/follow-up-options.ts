@@ -35,7 +35,7 @@ export function addFollowUpInputOptions(command: Command): Command {
       '--settle-window <duration>',
       'how long an unchanged terminal status must stand after the send to count (default 30s)',
     )
-    .option('--notify-url <url>', 'POST a signed callback there when the follow-up ends (docs/CLI.md, "Callbacks")')
+    .option('--notify-url <url>', 'POST a signed callback there when the follow-up ends (docs/LIBRARY.md, "Callbacks")')
     .option(
       '--on-ambiguous-send <policy>',
       'reconcile (default) | retry | fail: when a send may or may not have arrived',

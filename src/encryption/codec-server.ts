@@ -4,7 +4,8 @@
  * them. The keys stay in this process; the browser only ever sends payloads and gets payloads back.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { isIP, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { isLoopbackHost } from '../config';
 import { timingSafeEqual } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -55,14 +56,10 @@ class HttpError extends Error {
   }
 }
 
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
-}
-
 /** Starts the codec server; refuses to serve a non-loopback address without a token or an authorize check. */
 export async function startCodecServer(options: CodecServerOptions): Promise<CodecServer> {
   const host = options.host ?? '127.0.0.1';
-  if (!isLoopback(host) && options.token === undefined && options.authorize === undefined) {
+  if (!isLoopbackHost(host) && options.token === undefined && options.authorize === undefined) {
     throw new Error(
       `a codec server on ${host} would decrypt payloads for anyone who can reach it: give it a token ` +
         '(AGENT_CODEC_SERVER_TOKEN) or serve it on 127.0.0.1 behind your own authenticating proxy',

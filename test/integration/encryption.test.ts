@@ -13,6 +13,7 @@ import { temporal } from '@temporalio/proto';
 import { FollowUpClient } from '../../src/client';
 import { AesGcmPayloadCodec, parsePayloadKeys } from '../../src/encryption';
 import { findTemporalCli } from '../../src/temporal-cli';
+import { withPayloadsDecoded } from '../support/payload-text';
 import { startBuiltScript, type StartedScript } from '../support/processes';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 
@@ -28,21 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h.close();
 });
-
-/** Everything a text holds, with every base64 `data` field decoded too, so clear text inside a payload shows. */
-function withPayloadsDecoded(json: string): string {
-  const decoded: string[] = [];
-  const visit = (value: unknown): void => {
-    if (Array.isArray(value)) return value.forEach(visit);
-    if (value === null || typeof value !== 'object') return;
-    for (const [name, child] of Object.entries(value)) {
-      if (name === 'data' && typeof child === 'string') decoded.push(Buffer.from(child, 'base64').toString('utf8'));
-      else visit(child);
-    }
-  };
-  visit(JSON.parse(json));
-  return [json, ...decoded].join('\n');
-}
 
 async function rawDescription(workflowId: string): Promise<string> {
   const response = await h.client.workflowService.describeWorkflowExecution({

@@ -8,6 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FollowUpClient, type FollowUpInput } from '../../src/client';
 import { secretDetector, secretForms } from '../../src/secrets';
 import { runCliOn } from '../support/cli-runner';
+import { withPayloadsDecoded } from '../support/payload-text';
 import { startBuiltScript } from '../support/processes';
 import { createHarness, FAST_POLLING, uniqueJob, type Harness } from '../support/harness';
 
@@ -63,18 +64,7 @@ function leaks(text: string): string[] {
 
 /** A history as JSON, with every payload's base64 `data` decoded too, so a key inside a payload cannot hide. */
 function historyText(history: Parameters<typeof historyToJSON>[0]): string {
-  const json = historyToJSON(history);
-  const decoded: string[] = [];
-  const visit = (value: unknown): void => {
-    if (Array.isArray(value)) return value.forEach(visit);
-    if (value === null || typeof value !== 'object') return;
-    for (const [name, child] of Object.entries(value)) {
-      if (name === 'data' && typeof child === 'string') decoded.push(Buffer.from(child, 'base64').toString('utf8'));
-      else visit(child);
-    }
-  };
-  visit(JSON.parse(json));
-  return [json, ...decoded].join('\n');
+  return withPayloadsDecoded(historyToJSON(history));
 }
 
 /** An error and its whole cause chain: names, messages, stacks and every enumerable field (details included). */

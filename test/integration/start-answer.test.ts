@@ -136,3 +136,21 @@ test('the CLI: send --wait-sent says it was sent, or exits with the code of a fo
   expect(refused.code).toBe(ExitCode.Rejected);
   expect(JSON.parse(refused.out)).toMatchObject({ outcome: { kind: 'rejected', type: 'AgentJobNotFound' } });
 });
+
+test('a forged sendAnswer with arguments is refused by its validator and writes nothing', async () => {
+  const ref = uniqueJob('forged');
+  h.simulator.addJob({ ...ref, workMs: 60_000 });
+  const { workflowId } = await followUps.start(
+    { ...ref, prompt: 'Forge me', polling: FAST_POLLING },
+    { waitFor: 'sent' },
+  );
+  const handle = h.client.workflow.getHandle(workflowId);
+  const before = (await handle.fetchHistory()).events?.length ?? 0;
+  await expect(handle.executeUpdate('sendAnswer', { args: [{ state: 'sent' }] })).rejects.toMatchObject({
+    cause: { message: expect.stringMatching(/takes no arguments/) },
+  });
+  // Refused updates are not in history; a well-formed one after it is answered from the follow-up as it is.
+  expect((await handle.fetchHistory()).events?.length ?? 0).toBe(before);
+  await expect(handle.executeUpdate('sendAnswer')).resolves.toMatchObject({ state: 'sent' });
+  await followUps.cancel(workflowId);
+});

@@ -29,6 +29,9 @@ test('send --wait through an outage: says Temporal is not answering, not that a 
   const queue = h.taskQueue();
   const worker = await h.worker(queue);
   await worker.runUntil(async () => {
+    // The outage is the subject: `send` must find the worker polling before it, or it rightly warns of none first.
+    const followUps = h.followUps(queue);
+    await waitFor(async () => (await followUps.workers()).some((each) => each.live), 'the worker to poll its queue');
     const args = ['send', '--project', job.projectId, '--job', job.jobId, '--prompt', 'Through it', '--wait', ...fast];
     const cli = startCliOn(args, queue, 100, h.coordinatorTaskQueue, { address: server.address });
     await waitFor(() => h.simulator.counts(job.projectId, job.jobId).posts === 1, 'the message to be sent');

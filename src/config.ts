@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { DEFAULT_GET_JOB_PATH, DEFAULT_SEND_PATH, type AgentApiClientConfig } from './agent-api/http-client';
 import { nonAdminKeyKind } from './agent-api/key-kinds';
 import { formatMs, parseDuration } from './follow-up/duration';
+import { notifyProblem } from './follow-up/request';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './observability/log-settings';
 import { DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './follow-up/project-coordination';
@@ -224,6 +225,14 @@ const WorkerEnvFields = z.object({
         'must be at least 16 characters (e.g. $(openssl rand -hex 32)), or unset when no follow-up asks for a callback',
     }),
   AGENT_NOTIFY_ALLOW_INSECURE_HTTP: booleanFlag,
+  // Where follow-ups without a notify of their own post their callback; checked like a follow-up's notify.url.
+  AGENT_NOTIFY_URL: z
+    .string()
+    .optional()
+    .superRefine((value, context) => {
+      const problem = value === undefined || value === '' ? undefined : notifyProblem({ url: value });
+      if (problem) context.addIssue({ code: 'custom', message: `${problem.replace(/^notify\.url /, '')}` });
+    }),
   // Payload encryption (encryption/payload-keys.ts): unset, payloads stay in clear.
   AGENT_PAYLOAD_KEYS: z
     .string()
@@ -270,6 +279,13 @@ const WorkerEnvSchema = WorkerEnvFields
       when: validFields('AGENT_SENDS_PER_PROJECT_PER_HOUR', 'AGENT_SENDS_ABOVE_VENDOR_LIMIT'),
     },
   )
+  .refine((vars) => notifyUrlInsecure(vars) === false, {
+    error: () =>
+      'AGENT_NOTIFY_URL uses plain http:// to a host that is not this machine: use https://, or set ' +
+      'AGENT_NOTIFY_ALLOW_INSECURE_HTTP=true if you really mean it',
+    path: ['AGENT_NOTIFY_URL'],
+    when: validFields('AGENT_NOTIFY_URL', 'AGENT_NOTIFY_ALLOW_INSECURE_HTTP'),
+  })
   // A send cut off by shutdown may or may not have arrived: the grace time must let every request finish.
   .refine((vars) => vars.WORKER_SHUTDOWN_GRACE_TIME >= vars.AGENT_API_REQUEST_TIMEOUT, {
     error: (issue) => {
@@ -287,6 +303,17 @@ type WorkerEnv = z.output<typeof WorkerEnvFields>;
 /** Runs a cross-variable check only when none of the variables it reads has a problem of its own. */
 function validFields(...names: (keyof WorkerEnv)[]): (payload: z.core.ParsePayload) => boolean {
   return (payload) => !payload.issues.some((issue) => names.includes(issue.path?.[0] as keyof WorkerEnv));
+}
+
+/** A default callback URL in plain http:// to another machine, not allowed. */
+function notifyUrlInsecure(vars: WorkerEnv): boolean {
+  if (!vars.AGENT_NOTIFY_URL || vars.AGENT_NOTIFY_ALLOW_INSECURE_HTTP) return false;
+  try {
+    const url = new URL(vars.AGENT_NOTIFY_URL);
+    return url.protocol === 'http:' && !isLoopbackHost(url.hostname);
+  } catch {
+    return false;
+  }
 }
 
 function apiKeyProblemOf(input: unknown): string {
@@ -330,7 +357,7 @@ export interface WorkerConfig {
   sendWindowMs?: number;
   observability: ObservabilitySettings;
   /** How callbacks are signed (AGENT_NOTIFY_SECRET) and whether plain http:// may leave this machine. */
-  notify: { secret?: string; allowInsecureHttp: boolean };
+  notify: { secret?: string; allowInsecureHttp: boolean; defaultUrl?: string };
   /** The keys payloads are encrypted with (AGENT_PAYLOAD_KEYS), the first one for new payloads; absent: in clear. */
   payloadKeys?: EncryptionKey[];
   /** The worker's identity in histories (`ActivityTaskStarted.identity`); the SDK's `pid@host` when unset. */
@@ -399,6 +426,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     notify: {
       ...(vars.AGENT_NOTIFY_SECRET ? { secret: vars.AGENT_NOTIFY_SECRET } : {}),
       allowInsecureHttp: vars.AGENT_NOTIFY_ALLOW_INSECURE_HTTP,
+      ...(vars.AGENT_NOTIFY_URL ? { defaultUrl: vars.AGENT_NOTIFY_URL } : {}),
     },
   };
 }

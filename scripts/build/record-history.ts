@@ -38,6 +38,11 @@ interface Scenario {
   readNow?: boolean;
   /** Waits through shared job watchers of this many shards; the watcher's own history is recorded beside it. */
   watchShards?: number;
+  /**
+   * The first send meets a 429 with this Retry-After (seconds): the project's coordinator pauses its sends and grants
+   * a probe. Recorded in a project of its own, with the coordinator's history beside it.
+   */
+  refusedFor?: number;
   polling: FollowUpInput['polling'];
 }
 
@@ -78,6 +83,8 @@ const SCENARIOS: Scenario[] = [
     polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' },
   },
   // A job that outlives the follow-up's timeout.
+  // The first send meets a 429 (Retry-After 1 s): the coordinator pauses the project, then grants this follow-up the probe.
+  { name: 'refused-then-probed', workMs: 500, refusedFor: 1, polling: { initialInterval: 200, maxInterval: 500 } },
   { name: 'timed-out', workMs: 600_000, polling: { initialInterval: 200, maxInterval: 500, timeout: '2s' } },
   // Queued behind two follow-ups to the same job; the project coordinator's own history is recorded beside it.
   {
@@ -144,12 +151,20 @@ async function main(): Promise<void> {
 }
 
 async function record(stack: LocalStack, scenario: Scenario): Promise<void> {
-  const ref = { projectId: 'history-project', jobId: `history-${scenario.name}` };
+  const ref = {
+    projectId: scenario.refusedFor === undefined ? 'history-project' : `history-project-${scenario.name}`,
+    jobId: `history-${scenario.name}`,
+  };
   stack.simulator.addJob({
     ...ref,
     workMs: scenario.workMs,
     ...(scenario.busyMs ? { busyForMs: scenario.busyMs } : {}),
   });
+  if (scenario.refusedFor !== undefined) {
+    stack.simulator.setJobFaults(ref.projectId, ref.jobId, [
+      { operation: 'send', kind: 'status', status: 429, retryAfter: String(scenario.refusedFor), times: 1 },
+    ]);
+  }
   if (scenario.dropSend) {
     stack.simulator.setJobFaults(ref.projectId, ref.jobId, [
       { operation: 'send', kind: 'drop-after-processing', times: 1 },
@@ -211,6 +226,16 @@ async function record(stack: LocalStack, scenario: Scenario): Promise<void> {
     const watcherFile = join(OUT_DIR, `${HISTORY_VERSION}-watcher-of-${scenario.name}.json`);
     writeFileSync(watcherFile, `${JSON.stringify(JSON.parse(historyToJSON(watcher)), null, 2)}\n`);
     console.log(`wrote ${watcherFile} (${watcher.events?.length ?? 0} events)`);
+  }
+  if (scenario.refusedFor !== undefined) {
+    const coordinator = await stack.env.client.workflow.getHandle(coordinatorWorkflowId(ref.projectId)).fetchHistory();
+    const coordinatorFile = join(OUT_DIR, `${HISTORY_VERSION}-coordinator-${scenario.name}.json`);
+    writeFileSync(
+      coordinatorFile,
+      `${JSON.stringify(JSON.parse(historyToJSON(coordinator)), null, 2)}
+`,
+    );
+    console.log(`wrote ${coordinatorFile} (${coordinator.events?.length ?? 0} events)`);
   }
   if (ahead.length > 0) {
     await Promise.all(ahead.map((workflowId) => stack.run(stack.followUps.result(workflowId))));

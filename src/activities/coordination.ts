@@ -94,6 +94,8 @@ export interface CheckedIn {
   recheckAfterMs: number;
   /** This follow-up waits through shared watchers of this many shards (absent: it polls its own job). */
   watchShards?: number;
+  /** The worker's callback URL (AGENT_NOTIFY_URL), for a follow-up without a `notify` of its own. */
+  notifyUrl?: string;
   /** Its turn (and slot) if the coordinator gave them at once; null: it waits for the `turn` signal. */
   standing?: TurnGrant | null;
   /** What it waits for, when it waits. */
@@ -110,7 +112,7 @@ const REFUSED_PAUSE = { firstMs: 500, maxMs: 5_000 } as const;
 const CHECK_INS_IN_FLIGHT_PER_COORDINATOR = 4;
 
 /** Builds the coordination activities around a Temporal client of the worker's connection. */
-export function createCoordinationActivities(client: Client, settings: CoordinationSettings) {
+export function createCoordinationActivities(client: Client, settings: CoordinationSettings, notifyUrl?: string) {
   const findEarlierDelivery = createFindEarlierDelivery(client);
   const findEarlierFollowUps = createFindEarlierFollowUps(client);
   const defaultSendsPerHour = createDefaultBudgetReader(client, settings.sendsPerHour);
@@ -143,6 +145,7 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
         earlier,
         recheckAfterMs: recheckAfterMs(settings.windowMs ?? HOUR_MS),
         ...(watchesFor(settings, request) ? { watchShards: settings.watchShards } : {}),
+        ...(notifyUrl !== undefined ? { notifyUrl } : {}),
         standing: answer.standing,
         notice: answer.notice,
       };

@@ -9,6 +9,11 @@ import { isLoopbackHost } from '../config';
 import { DELIVERY_HEADER, SIGNATURE_HEADER, signNotification, TIMESTAMP_HEADER } from '../notify/signature';
 
 export interface NotifySettings {
+  /**
+   * AGENT_NOTIFY_URL: where follow-ups without a `notify` of their own post their callback (schedules' runs, services
+   * that never pass one). A follow-up learns it when it checks in with its project's coordinator.
+   */
+  defaultUrl?: string;
   /** AGENT_NOTIFY_SECRET: the HMAC key callbacks are signed with; without it no callback is posted. */
   secret?: string;
   /** AGENT_NOTIFY_ALLOW_INSECURE_HTTP: plain http:// to another host than this machine. */

@@ -145,7 +145,7 @@ export function createActivities({
         temporal.workflow.getHandle(workflowId, runId).signal(readTroubleSignal, trouble),
     }),
 
-    ...createCoordinationActivities(temporal, coordination),
+    ...createCoordinationActivities(temporal, coordination, notify.defaultUrl),
 
     watchJobs: createWatchJobs(api, temporal, stopping, startWatching),
     deliverNotification: createDeliverNotification(notify),

@@ -1,7 +1,7 @@
 /** `agent-followup budget show | set`: a project's send budget (sends in any rolling hour), kept by its coordinator. */
 import type { Command } from 'commander';
 import type { ProjectView } from '../client';
-import { roughDuration, utcClock } from '../follow-up/progress-details';
+import { refusalLine, roughDuration, utcClock } from '../follow-up/progress-details';
 import { plainWholeNumber, sendBudgetProblem, VENDOR_SENDS_PER_PROJECT_PER_HOUR } from '../follow-up/send-budget-rule';
 import { ExitCode, UsageError, type CliContext, type CliIo } from './io';
 
@@ -106,6 +106,7 @@ function describeProject(projectId: string, view: ProjectView | null): string {
   const lines = [
     `${projectId}: ${view.sentInWindow} of ${view.limit} sends used in the last ${window} (${view.limitSetForProject ? 'set for this project' : "the workers' default"})`,
   ];
+  if (view.refusal) lines.push(`  ${refusalLine(projectId, view.refusal, Date.now())}`);
   if (view.nextSlotAt)
     lines.push(
       `  next slot ${utcClock(view.nextSlotAt)} UTC (in ${roughDuration(Math.max(Date.parse(view.nextSlotAt) - Date.now(), 0))})`,

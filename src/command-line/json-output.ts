@@ -290,12 +290,20 @@ const ProjectViewSchema = z.strictObject({
   sentInWindow: z.number().int(),
   nextSlotAt: z.string().nullable().describe('while the window is full: when the next slot frees'),
   waitingForBudget: z.array(z.string()).describe('workflow ids of follow-ups waiting for a slot'),
+  refusal: z
+    .strictObject({
+      since: z.string().describe('the first 429 of this pause'),
+      nextProbeAt: z.string().nullable().describe('when the next probe send may go; null: a probe awaits its answer'),
+    })
+    .nullable()
+    .describe("while the agent API refuses the project's sends (429): no send goes until a probe is accepted"),
   lanes: z.array(z.strictObject({ jobId: z.string(), holder: z.string().nullable(), waiting: z.array(z.string()) })),
   totals: z.strictObject({
     served: z.number().int(),
     granted: z.number().int(),
     returned: z.number().int(),
     waitedForBudget: z.number().int(),
+    refused: z.number().int().describe('sends the agent API refused with 429'),
   }),
 });
 

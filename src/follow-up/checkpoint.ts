@@ -30,6 +30,8 @@ export interface FollowUpCheckpoint {
   delivered?: Delivered;
   /** The workers' shared watchers have this many shards (absent: the follow-up polls its job itself). */
   watchShards?: number;
+  /** The workers' callback URL (AGENT_NOTIFY_URL), learned at check-in, for a follow-up without its own `notify`. */
+  notifyUrl?: string;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -82,6 +84,7 @@ export function isCheckpoint(value: unknown): value is FollowUpCheckpoint {
     (value.lastJob === null || isJob(value.lastJob)) &&
     (value.holdsLane === undefined || typeof value.holdsLane === 'boolean') &&
     (value.delivered === undefined || isDelivered(value.delivered)) &&
-    (value.watchShards === undefined || (isCount(value.watchShards) && (value.watchShards as number) >= 1))
+    (value.watchShards === undefined || (isCount(value.watchShards) && (value.watchShards as number) >= 1)) &&
+    (value.notifyUrl === undefined || typeof value.notifyUrl === 'string')
   );
 }

@@ -6,7 +6,7 @@
  */
 import { isCoordinatorWorkflowId } from './coordinator-id';
 import { isFiniteNumber, isId, isObject, isTime, isWholeNumber } from './message-checks';
-import type { EnterRequest, QueueNotice, TurnGrant } from './project-coordination';
+import type { EnterRequest, QueueNotice, SendAnswered, TurnGrant } from './project-coordination';
 
 /** More earlier follow-ups than a check-in lists (visibility's first page). */
 export const MAX_BEFORE = 100;
@@ -40,6 +40,15 @@ export function checkReturnSlot(value: unknown): { workflowId: string; slot: str
   return { workflowId: value.workflowId, slot: value.slot };
 }
 
+/** A `sendAnswered`: the follow-up, the slot its request left under, whether it met a 429, and the Retry-After. */
+export function checkSendAnswered(value: unknown): SendAnswered | null {
+  if (!isObject(value) || !isId(value.workflowId) || !isId(value.slot) || typeof value.refused !== 'boolean')
+    return null;
+  const { retryAfterMs } = value;
+  if (retryAfterMs !== null && !(isTime(retryAfterMs) && value.refused)) return null;
+  return { workflowId: value.workflowId, slot: value.slot, refused: value.refused, retryAfterMs };
+}
+
 /** A `setBudget`: sends per hour, at least 1 (scaled to a test's short window, so not always whole), or null for the workers' default. */
 export function checkSetBudget(value: unknown): { sendsPerHour: number | null } | null {
   if (!isObject(value)) return null;
@@ -54,10 +63,11 @@ export function checkSetBudget(value: unknown): { sendsPerHour: number | null } 
  */
 export function checkTurn(value: unknown, workflowId: string, tickets: ReadonlySet<string>): TurnGrant | null {
   if (!isObject(value) || typeof value.ticket !== 'string' || !tickets.has(value.ticket)) return null;
-  const { slot, sendByMs } = value;
+  const { slot, sendByMs, tellAnswer } = value;
   if (slot === null && sendByMs === null) return { workflowId, ticket: value.ticket, slot, sendByMs };
-  if (isId(slot) && isTime(sendByMs)) return { workflowId, ticket: value.ticket, slot, sendByMs };
-  return null;
+  if (!isId(slot) || !isTime(sendByMs)) return null;
+  if (tellAnswer !== undefined && typeof tellAnswer !== 'boolean') return null;
+  return { workflowId, ticket: value.ticket, slot, sendByMs, ...(tellAnswer ? { tellAnswer } : {}) };
 }
 
 /** A `queueNotice` for this follow-up's run: what it waits for, carried with its ticket. */
@@ -69,8 +79,17 @@ export function checkNotice(value: unknown, ticket: unknown, tickets: ReadonlySe
       : null;
   }
   if (value.reason !== 'budget') return null;
-  const { sentInWindow, limit, windowMs, nextSlotAtMs, ahead } = value;
+  const { sentInWindow, limit, windowMs, nextSlotAtMs, ahead, refusedSinceMs } = value;
   if (![sentInWindow, limit, windowMs, ahead].every((figure) => isWholeNumber(figure) && figure >= 0)) return null;
   if (nextSlotAtMs !== null && !isTime(nextSlotAtMs)) return null;
-  return { reason: 'budget', sentInWindow, limit, windowMs, nextSlotAtMs, ahead } as QueueNotice;
+  if (refusedSinceMs !== undefined && !isTime(refusedSinceMs)) return null;
+  return {
+    reason: 'budget',
+    sentInWindow,
+    limit,
+    windowMs,
+    nextSlotAtMs,
+    ahead,
+    ...(refusedSinceMs !== undefined ? { refusedSinceMs } : {}),
+  } as QueueNotice;
 }

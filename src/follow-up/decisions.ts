@@ -32,6 +32,18 @@ export function classifySendFailure(error: unknown): SendFailureKind {
 }
 
 /**
+ * Whether the API refused a send with 429 (the HTTP client's `AgentApiRateLimited`; named here as a string so the
+ * workflow bundle does not load the client): the project's coordinator pauses every send of the project on it.
+ */
+export function refusedByRateLimit(error: unknown): boolean {
+  return (
+    error instanceof ActivityFailure &&
+    error.cause instanceof ApplicationFailure &&
+    error.cause.type === 'AgentApiRateLimited'
+  );
+}
+
+/**
  * Whether a failed send may have put a request on the wire. The send activity lets its request leave only after the
  * server acknowledged a heartbeat recording `requestStartedAtMs`, and every failure of its own after that carries
  * the time too. So a failure whose report (the activity's failure details, or a timeout's last heartbeat) has no

@@ -109,6 +109,11 @@ export function queuedLine(progress: Pick<FollowUpProgress, 'queue' | 'jobId' | 
   const queue = progress.queue;
   if (queue === null) return `Checking in with the coordinator of project ${progress.projectId}`;
   if (queue.reason === 'lane') return `Waiting behind ${plural(queue.ahead, 'follow-up')} to job ${queue.jobId}`;
+  if (queue.refusedSince !== undefined) {
+    const refusal = { since: queue.refusedSince, nextProbeAt: queue.nextSlotAt };
+    const ahead = queue.ahead > 0 ? `; ${plural(queue.ahead, 'follow-up')} ahead` : '';
+    return `${refusalLine(progress.projectId, refusal, nowMs)}${ahead}`;
+  }
   const window = queue.windowMs === 3_600_000 ? 'hour' : formatMs(queue.windowMs);
   let line = `Waiting for the project's send budget: ${queue.sentInWindow} of ${queue.limit} sent in the last ${window}`;
   if (queue.nextSlotAt !== null) {
@@ -129,12 +134,30 @@ export function budgetPastDeadline(
 ): string | null {
   const { queue, deadline } = progress;
   if (queue?.reason !== 'budget' || queue.nextSlotAt === null || deadline === null) return null;
+  // A probe after the deadline is no budget's doing, and a probe may be taken sooner than the API's window frees.
+  if (queue.refusedSince !== undefined) return null;
   if (Date.parse(queue.nextSlotAt) <= Date.parse(deadline)) return null;
   return (
     `The project's next send slot comes after this follow-up's deadline (${deadline}): it will time out without ` +
     `sending. To send it, raise the project's budget (\`agent-followup budget set --project ${progress.projectId} ` +
     "--sends-per-hour N`, at most the vendor's 100 per hour) or start it again with a longer `--timeout`."
   );
+}
+
+/**
+ * A project whose sends the API refused (429), as `budget show`, `status` and the Web UI say it: "The agent API
+ * refused sends for project P since 14:02:11 UTC; next probe 14:03:11 UTC (in 45s)".
+ */
+export function refusalLine(
+  projectId: string,
+  refusal: { since: string; nextProbeAt: string | null },
+  nowMs: number,
+): string {
+  const next =
+    refusal.nextProbeAt === null
+      ? 'a probe send awaits its answer'
+      : `next probe ${utcClock(refusal.nextProbeAt)} UTC (in ${roughDuration(Math.max(Date.parse(refusal.nextProbeAt) - nowMs, 0))})`;
+  return `The agent API refused sends for project ${projectId} since ${utcClock(refusal.since)} UTC; ${next}`;
 }
 
 /** The time of day of an ISO 8601 instant, as status lines show it ("12:01:05"; they add " UTC"). */
@@ -153,9 +176,11 @@ export function roughDuration(ms: number): string {
 
 function renderQueued(progress: FollowUpProgress): string {
   const why =
-    progress.queue?.reason === 'budget'
-      ? `at most ${progress.queue.limit} sends per project in any ${progress.queue.windowMs === 3_600_000 ? 'hour' : formatMs(progress.queue.windowMs)}; nothing is sent until a slot is free.`
-      : "one follow-up at a time per job, in the order they were started; nothing is sent until it is this one's turn.";
+    progress.queue?.reason === 'budget' && progress.queue.refusedSince !== undefined
+      ? "others' uses count in the vendor's 100 per project per hour too; after a 429 no send of the project goes until one probe is accepted, so the follow-ups waiting meet no 429 of their own."
+      : progress.queue?.reason === 'budget'
+        ? `at most ${progress.queue.limit} sends per project in any ${progress.queue.windowMs === 3_600_000 ? 'hour' : formatMs(progress.queue.windowMs)}; nothing is sent until a slot is free.`
+        : "one follow-up at a time per job, in the order they were started; nothing is sent until it is this one's turn.";
   const tooLate = budgetPastDeadline(progress);
   return [
     `**${queuedLine(progress, Date.now())}** in project \`${progress.projectId}\`: ${why}`,

@@ -36,6 +36,26 @@ function slotGranted(workflowId: string, key: string, nowMs: number, windowMs: n
 }
 
 /**
+ * Sends of a window that go at once, without waiting for the API's answers: a burst this size fits the vendor's 100
+ * unless others used more than 80 of the project's hour, and it is the common case, so it is not slowed down.
+ */
+export const SENDS_AT_ONCE = 20;
+
+/**
+ * Past the first SENDS_AT_ONCE of a window, sends awaiting the API's answer at once. Others' uses of the project (its
+ * dashboard, other services) count in the vendor's 100 and are invisible here: the first 429 is how the coordinator
+ * learns of them, and only the sends already in flight then can meet one too.
+ */
+export const SENDS_AWAITING_ANSWER = 2;
+
+/**
+ * After a 429, no send goes until one probe is accepted: the first probe this long after the refusal (or after the
+ * API's Retry-After, when it gives one), each refused probe doubling the wait up to `maxMs`. A refused project's
+ * quota frees as its uses of the last hour age out, at a time nobody here can see.
+ */
+export const PROBE_BACKOFF = { firstMs: 60_000, maxMs: 15 * 60_000 } as const;
+
+/**
  * How long a follow-up waiting on its coordinator (for its job or a send slot) may first hear nothing before it checks
  * in again: five minutes on the hour's window, ten seconds on a test's short one. A coordinator that lost it
  * (terminated, reset) takes it back in line then; one that knows it changes nothing. Each silent check-in doubles the
@@ -55,6 +75,19 @@ export interface SendSlot {
   key: string;
   sendByMs: number;
   countsFromMs: number;
+  /** The follow-up tells the API's answer to this send (`sendAnswered`); set until it has, or its lease ended. */
+  awaitsAnswer?: boolean;
+}
+
+/** The API refused a send with 429: the project's sends wait for one probe to be accepted. */
+export interface Refusal {
+  sinceMs: number;
+  /** When the next probe may go (the first after PROBE_BACKOFF.firstMs, or the Retry-After). */
+  probeAtMs: number;
+  /** The wait after the last refusal, doubled by each refused probe. */
+  backoffMs: number;
+  /** The slot granted as the probe, until its answer comes (or it is given back, or its lease ends unanswered). */
+  probe: { workflowId: string; key: string } | null;
 }
 
 export interface LaneEntry {
@@ -96,6 +129,8 @@ export interface SlotRequest {
   sinceMs: number;
   deadlineMs: number;
   told?: boolean;
+  /** The next slot it was told of: told "no time yet" (behind sends awaiting answers), it is told again once there is one. */
+  toldSlotAtMs?: number | null;
 }
 
 export interface CoordinatorState {
@@ -108,14 +143,16 @@ export interface CoordinatorState {
   slots: SendSlot[];
   lanes: Record<string, Lane>;
   slotRequests: SlotRequest[];
-  /** Totals over the coordinator's whole life (all runs). */
-  totals: { served: number; granted: number; returned: number; waitedForBudget: number };
+  /** Totals over the coordinator's whole life (all runs); `refused`: sends the API answered 429. */
+  totals: { served: number; granted: number; returned: number; waitedForBudget: number; refused: number };
   runs: number;
+  /** Set from a 429 on any of the project's sends until a probe is accepted (null or absent: sends go). */
+  refusal?: Refusal | null;
   /**
    * The last slot each holder was granted, so an ask for it again (a check-in that crossed its grant, or retried
    * after the grant's answer was lost) is answered with that grant, never with a second slot or a refund.
    */
-  lastGranted?: Record<string, { key: string; sendByMs: number }>;
+  lastGranted?: Record<string, { key: string; sendByMs: number; tellAnswer?: boolean }>;
   /** Follow-ups started before one in a lane that the coordinator has not seen: when to ask next whether each runs. */
   awaitedCheckedAtMs?: Record<string, number>;
 }
@@ -148,6 +185,19 @@ export interface TurnGrant {
   /** The attempt the slot is for (null: the turn comes without a slot). */
   slot: string | null;
   sendByMs: number | null;
+  /** The coordinator waits for the API's answer to this send: the follow-up tells it (`sendAnswered`), 2xx or not. */
+  tellAnswer?: boolean;
+}
+
+/** A follow-up tells its coordinator how the API answered a send: always a 429, and any answer it was asked for. */
+export interface SendAnswered {
+  workflowId: string;
+  /** The slot the request left under. */
+  slot: string;
+  /** The API refused it with 429 (it did not take the message). */
+  refused: boolean;
+  /** The API's Retry-After with a 429, when it gave one. */
+  retryAfterMs: number | null;
 }
 
 /** The coordinator's answer to a check-in: the follow-up's standing (its turn, and slot, if it has them), or what it waits for. */
@@ -166,6 +216,8 @@ export type QueueNotice =
       windowMs: number;
       nextSlotAtMs: number | null;
       ahead: number;
+      /** The API refused the project's sends (429) since then; the next probe is due at `nextSlotAtMs`. */
+      refusedSinceMs?: number;
     };
 
 export interface Schedule {
@@ -186,8 +238,9 @@ export function emptyCoordinator(projectId: string, defaultLimit: number, window
     slots: [],
     lanes: {},
     slotRequests: [],
-    totals: { served: 0, granted: 0, returned: 0, waitedForBudget: 0 },
+    totals: { served: 0, granted: 0, returned: 0, waitedForBudget: 0, refused: 0 },
     runs: 1,
+    refusal: null,
   };
 }
 
@@ -317,6 +370,87 @@ function isOlderAttempt(key: string, than: string): boolean {
 }
 
 /**
+ * Whether a slot may be granted now: freely, only as a refused project's probe, or not at all. Past the window's first
+ * SENDS_AT_ONCE, a send waits while SENDS_AWAITING_ANSWER others await the API's answer. `state.slots` must hold only
+ * the counted slots (the caller prunes them).
+ */
+function slotAvailability(state: CoordinatorState, nowMs: number): 'open' | 'probe' | 'closed' {
+  if (state.slots.length >= limitOf(state)) return 'closed';
+  const refusal = state.refusal;
+  if (refusal) return refusal.probe === null && nowMs >= refusal.probeAtMs ? 'probe' : 'closed';
+  if (state.slots.length < SENDS_AT_ONCE) return 'open';
+  return awaitingAnswer(state, nowMs).length < SENDS_AWAITING_ANSWER ? 'open' : 'closed';
+}
+
+/** Slots whose answer the coordinator still waits for; one whose lease ended unanswered no longer holds others up. */
+function awaitingAnswer(state: CoordinatorState, nowMs: number): SendSlot[] {
+  return state.slots.filter((slot) => slot.awaitsAnswer === true && nowMs < answerDueByMs(slot));
+}
+
+function answerDueByMs(slot: SendSlot): number {
+  return slot.sendByMs + ARRIVAL_MARGIN_MS;
+}
+
+/**
+ * How the API answered a send. A 429 takes the send out of the window (the vendor did not count it) and pauses the
+ * project's sends: from the first refusal, the first probe after PROBE_BACKOFF.firstMs (or the Retry-After); a
+ * refused probe doubles the wait; an accepted probe ends the pause. Only the follow-up granted the slot can name it:
+ * an answer for a slot the coordinator does not hold (stale, forged, or already left the window) changes nothing.
+ */
+export function sendAnswered(state: CoordinatorState, answer: SendAnswered, nowMs: number): boolean {
+  const index = state.slots.findIndex((slot) => slot.workflowId === answer.workflowId && slot.key === answer.slot);
+  const slot = state.slots[index];
+  if (!slot) return false;
+  delete slot.awaitsAnswer;
+  const refusal = state.refusal ?? null;
+  const wasProbe = refusal?.probe?.workflowId === answer.workflowId && refusal.probe.key === answer.slot;
+  if (!answer.refused) {
+    if (wasProbe) endRefusal(state);
+    return true;
+  }
+  state.slots.splice(index, 1);
+  state.totals.refused += 1;
+  const retryAfterMs = answer.retryAfterMs;
+  if (refusal === null || wasProbe) {
+    const backoffMs = refusal === null ? PROBE_BACKOFF.firstMs : Math.min(refusal.backoffMs * 2, PROBE_BACKOFF.maxMs);
+    state.refusal = {
+      sinceMs: refusal?.sinceMs ?? nowMs,
+      probeAtMs: nowMs + (retryAfterMs ?? backoffMs),
+      backoffMs,
+      probe: null,
+    };
+  } else if (retryAfterMs !== null) {
+    // Another send that was in flight when the first was refused: only a later Retry-After moves the probe.
+    refusal.probeAtMs = Math.max(refusal.probeAtMs, nowMs + retryAfterMs);
+  } else {
+    return true;
+  }
+  retell(state);
+  return true;
+}
+
+function endRefusal(state: CoordinatorState): void {
+  state.refusal = null;
+  retell(state);
+}
+
+/** What waiting follow-ups were told about the budget changed: each is told again. */
+function retell(state: CoordinatorState): void {
+  for (const request of state.slotRequests) request.told = false;
+}
+
+/**
+ * The probe's answer is not coming: its slot was given back (no request left), its follow-up is gone, or its lease
+ * ended unanswered. Another probe may go at once.
+ */
+function dropLostProbe(state: CoordinatorState, nowMs: number): void {
+  const probe = state.refusal?.probe;
+  if (!state.refusal || !probe) return;
+  const slot = state.slots.find((held) => held.workflowId === probe.workflowId && held.key === probe.key);
+  if (!slot || slot.awaitsAnswer !== true || nowMs >= answerDueByMs(slot)) state.refusal.probe = null;
+}
+
+/**
  * A follow-up gives back a slot it never sent under (no request left), so it does not count. One that has left the
  * window already (its follow-up heard of it late) frees nothing, but is still counted as given back: it was never
  * sent under.
@@ -389,6 +523,7 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
     return false;
   };
   state.slots = countedSlots(state, nowMs);
+  dropLostProbe(state, nowMs);
   state.slotRequests = state.slotRequests.filter((request) => request.deadlineMs > nowMs);
 
   const turns = new Map<string, string>();
@@ -417,8 +552,9 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
     }
     // A slot that comes with a turn rides on the turn's signal; any other is a signal of its own.
     const ridesOnTurn = turns.has(request.workflowId);
-    if (!deferred && !ridesOnTurn && state.slots.length < limitOf(state) && !canSay()) deferred = true;
-    if (!deferred && state.slots.length < limitOf(state)) {
+    const open = slotAvailability(state, nowMs) !== 'closed';
+    if (!deferred && !ridesOnTurn && open && !canSay()) deferred = true;
+    if (!deferred && open) {
       if (!ridesOnTurn) messages += 1;
       const slot = grantSlot(state, request, nowMs);
       grants.push({
@@ -426,6 +562,7 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
         ticket: request.ticket,
         slot: request.key,
         sendByMs: slot.sendByMs,
+        ...(slot.awaitsAnswer ? { tellAnswer: true } : {}),
       });
       turns.delete(request.workflowId);
     } else {
@@ -437,29 +574,18 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
   // holding the job meanwhile (it reads the job before it sends).
   for (const [workflowId, ticket] of turns) grants.push({ workflowId, ticket, slot: null, sendByMs: null });
 
-  const limit = limitOf(state);
   const nextSlot = nextSlotAtMs(state, nowMs);
   const counted = countedSlots(state, nowMs);
   let ahead = 0;
   for (const request of state.slotRequests) {
     if (!holders.has(request.workflowId)) continue;
-    if (!request.told && canSay()) {
+    const notice = budgetNotice(state, ahead, counted, nextSlot);
+    const news = !request.told || (request.toldSlotAtMs === null && notice.nextSlotAtMs !== null);
+    if (news && canSay()) {
       messages += 1;
-      // The slot this one can expect: the one freed after those of the follow-ups ahead of it.
-      const expected = counted[counted.length - limit + ahead];
-      notices.push({
-        workflowId: request.workflowId,
-        ticket: request.ticket,
-        notice: {
-          reason: 'budget',
-          sentInWindow: counted.length,
-          limit,
-          windowMs: state.windowMs,
-          nextSlotAtMs: expected ? expected.countsFromMs + state.windowMs : nextSlot,
-          ahead,
-        },
-      });
+      notices.push({ workflowId: request.workflowId, ticket: request.ticket, notice });
       request.told = true;
+      request.toldSlotAtMs = notice.nextSlotAtMs;
     }
     ahead += 1;
   }
@@ -479,7 +605,12 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
   }
 
   const wakes: number[] = [];
-  if (state.slotRequests.length > 0 && nextSlot !== null) wakes.push(nextSlot);
+  if (state.slotRequests.length > 0) {
+    if (nextSlot !== null) wakes.push(nextSlot);
+    // A send whose answer is awaited past its lease no longer holds the others up; a lost probe is replaced.
+    for (const slot of awaitingAnswer(state, nowMs)) wakes.push(answerDueByMs(slot));
+    if (state.refusal?.probe === null) wakes.push(state.refusal.probeAtMs);
+  }
   for (const lane of Object.values(state.lanes)) for (const entry of lane.waiting) wakes.push(entry.deadlineMs);
   for (const request of state.slotRequests) wakes.push(request.deadlineMs);
   return { grants, notices, wakeAtMs: wakes.length > 0 ? Math.min(...wakes) : null, more };
@@ -500,7 +631,8 @@ export function grantAtCheckIn(state: CoordinatorState, workflowId: string, jobI
   }
   if (lane.holder?.workflowId !== workflowId) return;
   state.slots = countedSlots(state, nowMs);
-  if (state.slots.length >= limitOf(state)) return;
+  dropLostProbe(state, nowMs);
+  if (slotAvailability(state, nowMs) === 'closed') return;
   const holders = holderIds(state);
   const first = state.slotRequests.find((request) => holders.has(request.workflowId) && request.deadlineMs > nowMs);
   if (first?.workflowId !== workflowId) return;
@@ -508,14 +640,38 @@ export function grantAtCheckIn(state: CoordinatorState, workflowId: string, jobI
   grantSlot(state, first, nowMs);
 }
 
-/** A request told to wait for the budget waited, whether its slot comes by signal or at a later check-in. */
+/**
+ * A request told to wait for the budget waited, whether its slot comes by signal or at a later check-in. A slot past
+ * the window's first SENDS_AT_ONCE, or a refused project's probe, awaits the API's answer.
+ */
 function grantSlot(state: CoordinatorState, { workflowId, key, told }: SlotRequest, nowMs: number): SendSlot {
   const slot = slotGranted(workflowId, key, nowMs, state.windowMs);
+  const tellAnswer = state.refusal ? true : state.slots.length >= SENDS_AT_ONCE;
+  if (tellAnswer) slot.awaitsAnswer = true;
+  if (state.refusal) state.refusal.probe = { workflowId, key };
   state.slots.push(slot);
   state.totals.granted += 1;
   if (told) state.totals.waitedForBudget += 1;
-  (state.lastGranted ??= {})[workflowId] = { key, sendByMs: slot.sendByMs };
+  (state.lastGranted ??= {})[workflowId] = { key, sendByMs: slot.sendByMs, ...(tellAnswer ? { tellAnswer } : {}) };
   return slot;
+}
+
+/**
+ * What a follow-up waiting for a slot is told, `ahead` others before it: while the window is full, the slot it can
+ * expect (the one freed after those ahead take theirs); while the API refuses the project, the next probe.
+ */
+function budgetNotice(
+  state: CoordinatorState,
+  ahead: number,
+  counted: SendSlot[],
+  nextSlot: number | null,
+): Extract<QueueNotice, { reason: 'budget' }> {
+  const limit = limitOf(state);
+  const base = { reason: 'budget' as const, sentInWindow: counted.length, limit, windowMs: state.windowMs, ahead };
+  const refusal = state.refusal;
+  if (refusal) return { ...base, nextSlotAtMs: refusal.probeAtMs, refusedSinceMs: refusal.sinceMs };
+  const expected = counted[counted.length - limit + ahead];
+  return { ...base, nextSlotAtMs: expected ? expected.countsFromMs + state.windowMs : nextSlot };
 }
 
 /** What a check-in that must wait is told in its answer (and marked told, so no signal repeats it); null if it waits for nothing. */
@@ -538,18 +694,10 @@ export function noticeAtCheckIn(
   const ahead = waiting.findIndex((request) => request.workflowId === workflowId);
   const request = waiting[ahead];
   if (!request) return null;
+  const notice = budgetNotice(state, ahead, countedSlots(state, nowMs), nextSlotAtMs(state, nowMs));
   request.told = true;
-  const counted = countedSlots(state, nowMs);
-  const limit = limitOf(state);
-  const expected = counted[counted.length - limit + ahead];
-  return {
-    reason: 'budget',
-    sentInWindow: counted.length,
-    limit,
-    windowMs: state.windowMs,
-    nextSlotAtMs: expected ? expected.countsFromMs + state.windowMs : nextSlotAtMs(state, nowMs),
-    ahead,
-  };
+  request.toldSlotAtMs = notice.nextSlotAtMs;
+  return notice;
 }
 
 function holderIds(state: CoordinatorState): Set<string> {
@@ -567,7 +715,13 @@ export function standingOf(state: CoordinatorState, workflowId: string, key: str
   if (!holder) return null;
   const granted = key === null ? undefined : state.lastGranted?.[workflowId];
   const slot = granted?.key === key ? granted : undefined;
-  return { workflowId, ticket: holder.ticket, slot: slot?.key ?? null, sendByMs: slot?.sendByMs ?? null };
+  return {
+    workflowId,
+    ticket: holder.ticket,
+    slot: slot?.key ?? null,
+    sendByMs: slot?.sendByMs ?? null,
+    ...(slot?.tellAnswer ? { tellAnswer: true } : {}),
+  };
 }
 
 /**
@@ -675,12 +829,18 @@ export interface ProjectView {
   /** ISO time the next slot frees, while the window is full. */
   nextSlotAt: string | null;
   waitingForBudget: string[];
+  /**
+   * While the API refuses the project's sends (429): since when, and when the next probe may go (null: a probe is
+   * awaiting its answer). Null while sends go.
+   */
+  refusal: { since: string; nextProbeAt: string | null } | null;
   lanes: Array<{ jobId: string; holder: string | null; waiting: string[] }>;
   totals: CoordinatorState['totals'];
 }
 
 export function viewOf(state: CoordinatorState, nowMs: number): ProjectView {
   const next = nextSlotAtMs(state, nowMs);
+  const refusal = state.refusal ?? null;
   return {
     projectId: state.projectId,
     limit: limitOf(state),
@@ -692,12 +852,16 @@ export function viewOf(state: CoordinatorState, nowMs: number): ProjectView {
     waitingForBudget: state.slotRequests
       .filter((request) => state.lanes[request.jobId]?.holder?.workflowId === request.workflowId)
       .map((request) => request.workflowId),
+    refusal: refusal && {
+      since: new Date(refusal.sinceMs).toISOString(),
+      nextProbeAt: refusal.probe === null ? new Date(Math.max(refusal.probeAtMs, nowMs)).toISOString() : null,
+    },
     lanes: Object.entries(state.lanes).map(([jobId, lane]) => ({
       jobId,
       holder: lane.holder?.workflowId ?? null,
       waiting: lane.waiting.map((entry) => entry.workflowId),
     })),
-    totals: { ...state.totals },
+    totals: { ...state.totals, refused: state.totals.refused ?? 0 },
   };
 }
 

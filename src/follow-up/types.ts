@@ -106,6 +106,8 @@ export type QueuePlace =
       nextSlotAt: string | null;
       /** Follow-ups of the project waiting for a slot before this one. */
       ahead: number;
+      /** The API refused the project's sends (429) since then; `nextSlotAt` is the next probe. Absent while sends go. */
+      refusedSince?: string;
     };
 
 /** The running poll activity, from `describe()`: the workflow does not hear about polls that change nothing. */

@@ -29,6 +29,9 @@ export const SimulatedJobSpecSchema: z.ZodType<SimulatedJobSpec> = z.strictObjec
   faults: FaultRulesSchema.optional(),
 });
 
+/** Body of `POST /_simulator/projects/{project}/outside-uses`: uses of the project made elsewhere, counted now. */
+export const OutsideUsesSchema = z.strictObject({ count: z.number().int().min(1).max(1_000_000) });
+
 /** Body of `POST /_simulator/jobs/{project}/{job}/faults` (the scripted answers that predate fault rules). */
 export const SimulatedFaultsSchema: z.ZodType<SimulatedFault[]> = z.array(
   z.strictObject({

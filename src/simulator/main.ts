@@ -11,7 +11,8 @@
  *
  * Bad flags exit with code 2 and every problem listed. Jobs and rules can also be changed over HTTP:
  * POST /_simulator/jobs (a SimulatedJobSpec), POST /_simulator/faults (FaultRule[]),
- * POST /_simulator/jobs/{project}/{job}/fault-rules (FaultRule[]), GET /_simulator/stats.
+ * POST /_simulator/jobs/{project}/{job}/fault-rules (FaultRule[]), POST /_simulator/projects/{project}/outside-uses
+ * ({ count }), GET /_simulator/stats.
  */
 import { AgentApiSimulator } from './simulator';
 import { SIMULATOR_USAGE, UsageError, parseSimulatorArgs } from './simulator-args';

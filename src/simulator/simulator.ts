@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import { nonAdminKeyKind } from '../agent-api/key-kinds';
 import { FollowUpMessageSchema, describeSchemaProblem, type AgentJob, type KnownJobStatus } from '../agent-api/schemas';
-import { SimulatedFaultsSchema, SimulatedJobSpecSchema } from './control-schemas';
+import { OutsideUsesSchema, SimulatedFaultsSchema, SimulatedJobSpecSchema } from './control-schemas';
 import { FaultRulesSchema, describeIssues, parseFaultRules, type FaultRule } from './faults';
 import { DEFAULT_SEED, mulberry32 } from './prng';
 
@@ -282,6 +282,16 @@ export class AgentApiSimulator {
   /** One project's own send limit (null: none), in place of the simulator's; for tests on a shortened window. */
   setSendLimit(projectId: string, limit: { sends: number; windowMs: number } | null): void {
     this.projectLimits.set(projectId, limit);
+  }
+
+  /**
+   * Uses of the project made elsewhere (its dashboard, another service), now: they count in its rate limit like sends,
+   * and nothing our side can see them. Fills the window the way the vendor's count does.
+   */
+  useOutside(projectId: string, count: number): void {
+    const times = this.sendTimes.get(projectId) ?? [];
+    for (let use = 0; use < count; use += 1) times.push(this.now());
+    this.sendTimes.set(projectId, times);
   }
 
   private sendLimitOf(projectId: string): { sends: number; windowMs: number } | null {
@@ -601,6 +611,12 @@ export class AgentApiSimulator {
         return sendJson(res, 200, this.stats());
       if (resource === 'faults' && req.method === 'POST' && segments.length === 1) {
         this.setGlobalFaults(parseControlBody(FaultRulesSchema, body, 'fault rules'));
+        return sendJson(res, 204, null);
+      }
+      if (resource === 'projects' && req.method === 'POST' && jobSegment === 'outside-uses' && sub === undefined) {
+        const projectId = decode(projectSegment);
+        if (projectId === undefined) return sendJson(res, 404, { error: 'not_found' });
+        this.useOutside(projectId, parseControlBody(OutsideUsesSchema, body, 'outside uses').count);
         return sendJson(res, 204, null);
       }
       if (resource !== 'jobs') return sendJson(res, 404, { error: 'not_found' });

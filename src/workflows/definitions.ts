@@ -5,6 +5,7 @@ import type {
   EnterRequest,
   ProjectView,
   QueueNotice,
+  SendAnswered,
   TurnGrant,
 } from '../follow-up/project-coordination';
 import type { AskedRead, FollowUpProgress, ReadTrouble, SendAnswer } from '../follow-up/types';
@@ -47,6 +48,11 @@ export const enterUpdate = updateNamed<CheckInAnswer, [EnterRequest]>('enter');
 export const leaveSignal = signalNamed<[{ workflowId: string; ticket?: string }]>('leave');
 /** To a coordinator: a slot under which no request left (the job was busy, the lease ran out), so it does not count. */
 export const returnSlotSignal = signalNamed<[{ workflowId: string; slot: string }]>('returnSlot');
+/**
+ * To a coordinator: how the API answered a send (a 429 always; any answer when the grant asked for it), so a refusal
+ * pauses every send of the project and an accepted probe ends the pause.
+ */
+export const sendAnsweredSignal = signalNamed<[SendAnswered]>('sendAnswered');
 /** To a coordinator: the project's own budget (sends per hour), or null to follow the workers' default again. */
 export const setBudgetSignal = signalNamed<[{ sendsPerHour: number | null }]>('setBudget');
 /** To the budget defaults: every project's budget unless set for the project (null: the workers' setting again). */

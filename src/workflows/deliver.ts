@@ -17,7 +17,13 @@ import { SEND_SLOT_EXPIRED } from '../follow-up/types';
 import type { ApiFailureDetails } from '../agent-api/errors';
 import { isTerminal, jobState, type AgentJob, type JobState } from '../agent-api/job';
 import type { Delivered } from '../follow-up/checkpoint';
-import { classifySendFailure, decideDelivery, requestLeft, requestStartOf } from '../follow-up/decisions';
+import {
+  classifySendFailure,
+  decideDelivery,
+  refusedByRateLimit,
+  requestLeft,
+  requestStartOf,
+} from '../follow-up/decisions';
 import { FollowUpErrorType, type DeliveryRecord, type FollowUpDeliveryUnknownDetails } from '../follow-up/types';
 import type { FirstWait } from '../activities';
 import type { PollSchedule } from '../follow-up/poll-schedule';
@@ -73,7 +79,7 @@ export async function deliver(
     }
     // A message sent after the deadline would start work nobody waits for.
     if (Date.now() >= run.deadlineMs) throw run.timedOut('the follow-up message could not be sent');
-    const baseline = await readIdleJob(run, readNow);
+    const baseline = await readIdleJob(run, turn, readNow);
     const slot = await turn.sendSlot();
     // The earliest the request can have left; the activity says when it really did.
     const scheduledAtMs = Date.now();
@@ -87,7 +93,7 @@ export async function deliver(
         sendByMs: slot.sendByMs,
         ...firstWait(run, baseline),
       });
-      turn.spent();
+      await turn.answered(false, null);
       run.firstWaitRegistered(watching ?? null);
       // The answer is what the next read is compared with; it is no proof of work on this message (only a read is).
       const delivered = run.delivered({
@@ -109,6 +115,10 @@ export async function deliver(
         run.notSent();
         if (isCancellation(error)) throw error;
         if (isSlotExpired(error)) continue;
+      } else if (refusedByRateLimit(error)) {
+        await turn.answered(true, retryAfterOf(error) ?? null);
+      } else if (answeredByApi(error)) {
+        await turn.answered(false, null);
       } else {
         turn.spent();
       }
@@ -137,6 +147,9 @@ export async function deliver(
       // Asked to wait past the deadline: no send can come in time, and the failure says so now, not at the deadline.
       if (retryAfterMs !== undefined && Date.now() + retryAfterMs >= run.deadlineMs)
         throw run.gaveUpEarly(retryAfterMs, 'take the message');
+      // A 429 paused the project's sends at its coordinator: the next slot comes with its accepted probe, and no
+      // follow-up tries again on its own meanwhile.
+      if (refusedByRateLimit(error)) continue;
       waitMs = retryAfterMs ?? backoffMs;
     }
     // Nothing arrived (or, for `retry`, the Idempotency-Key covers a duplicate): try again after a pause.
@@ -153,7 +166,7 @@ export async function deliver(
  * Reads the job and, while it is working on something else, waits until it is idle: a message sent to a busy job
  * would leave this follow-up unable to tell its own result from the earlier work's.
  */
-async function readIdleJob(run: FollowUpRun, readNow: ReadNow): Promise<AgentJob> {
+async function readIdleJob(run: FollowUpRun, turn: ProjectTurn, readNow: ReadNow): Promise<AgentJob> {
   run.enter('starting');
   let read = await pollAgentJob(
     { ...run.ref, known: null, acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce: true },
@@ -161,6 +174,8 @@ async function readIdleJob(run: FollowUpRun, readNow: ReadNow): Promise<AgentJob
     `read job ${run.ref.jobId} before sending`,
   );
   run.observe(read.job, read.polls);
+  // A slot held through a wait of unknown length would keep the project's other sends waiting for its answer.
+  if (!isTerminal(read.job.status)) await turn.giveBack();
   while (!isTerminal(read.job.status)) {
     run.enter('waiting-for-idle');
     const busy = read.job;
@@ -240,6 +255,14 @@ export function scheduleFrom(run: FollowUpRun): PollSchedule {
 function scheduleShape(run: FollowUpRun): Omit<PollSchedule, 'startedAtMs'> {
   const { initialIntervalMs, backoffCoefficient, maxIntervalMs } = run.request.polling;
   return { initialIntervalMs, backoffCoefficient, maxIntervalMs, deadlineMs: run.deadlineMs };
+}
+
+/** Whether the API answered the failed send with a status (not a timeout or a broken connection). */
+function answeredByApi(error: unknown): boolean {
+  const cause = (error as { cause?: unknown }).cause;
+  if (!(cause instanceof ApplicationFailure)) return false;
+  const details = cause.details?.[0] as ApiFailureDetails | undefined;
+  return typeof details?.status === 'number';
 }
 
 /** The API's Retry-After, when the failure carries one. */

@@ -48,6 +48,8 @@ export class FollowUpRun {
   holdsLane: boolean;
   /** Wait through the workers' shared watchers, of this many shards (null: poll the job itself). */
   watchShards: number | null;
+  /** The workers' callback URL (AGENT_NOTIFY_URL), once a check-in told it: used when the input has no `notify`. */
+  defaultNotifyUrl: string | null;
   private registeredAtSend: WatchRegistration | null = null;
   /** When the next send attempt is due, while pausing after one the API did not take (null: not pausing). */
   private retryAtMs: number | null = null;
@@ -72,6 +74,7 @@ export class FollowUpRun {
     this.runs = checkpoint?.runs ?? 1;
     this.holdsLane = checkpoint?.holdsLane === true;
     this.watchShards = checkpoint?.watchShards ?? null;
+    this.defaultNotifyUrl = checkpoint?.notifyUrl ?? null;
     const delivered = checkpoint?.delivered;
     // A run continued after the message carries reads made after it; one continued before carries none to show.
     this.shown = delivered ? this.lastJob : null;
@@ -301,6 +304,7 @@ export class FollowUpRun {
       holdsLane: this.holdsLane,
       ...(delivered ? { delivered } : {}),
       ...(this.watchShards !== null ? { watchShards: this.watchShards } : {}),
+      ...(this.defaultNotifyUrl !== null ? { notifyUrl: this.defaultNotifyUrl } : {}),
     };
     await continueAsNew<(input: FollowUpInput, checkpoint: FollowUpCheckpoint) => Promise<FollowUpResult>>(
       this.input,
@@ -395,6 +399,10 @@ export class FollowUpRun {
 
 function queuePlace(notice: QueueNotice): QueuePlace {
   if (notice.reason === 'lane') return notice;
-  const { nextSlotAtMs, ...rest } = notice;
-  return { ...rest, nextSlotAt: nextSlotAtMs === null ? null : new Date(nextSlotAtMs).toISOString() };
+  const { nextSlotAtMs, refusedSinceMs, ...rest } = notice;
+  return {
+    ...rest,
+    nextSlotAt: nextSlotAtMs === null ? null : new Date(nextSlotAtMs).toISOString(),
+    ...(refusedSinceMs !== undefined ? { refusedSince: new Date(refusedSinceMs).toISOString() } : {}),
+  };
 }

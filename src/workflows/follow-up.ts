@@ -64,7 +64,8 @@ export async function followUpWorkflow(input: FollowUpInput, ...continued: unkno
  * and the receiver's answers, however late, never change its outcome. Its id is the delivery id receivers dedupe on.
  */
 async function notifyEnd(run: FollowUpRun, notification: FollowUpNotification): Promise<void> {
-  const target = run.request.notify;
+  // The input's own, else the workers' (AGENT_NOTIFY_URL) as its check-in told it.
+  const target = run.request.notify ?? (run.defaultNotifyUrl !== null ? { url: run.defaultNotifyUrl } : null);
   if (target === null) return;
   const { workflowId, firstExecutionRunId } = workflowInfo();
   try {

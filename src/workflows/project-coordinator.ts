@@ -26,7 +26,13 @@ import {
 import type { FollowUpActivities } from '../activities';
 import { coordinatorWorkflowId } from '../follow-up/coordinator-id';
 import { formatMs } from '../follow-up/duration';
-import { checkEnterRequest, checkLeave, checkReturnSlot, checkSetBudget } from '../follow-up/coordinator-messages';
+import {
+  checkEnterRequest,
+  checkLeave,
+  checkReturnSlot,
+  checkSendAnswered,
+  checkSetBudget,
+} from '../follow-up/coordinator-messages';
 import {
   awaitedToCheck,
   emptyCoordinator,
@@ -46,6 +52,7 @@ import {
   noticeAtCheckIn,
   returnSlot,
   schedule,
+  sendAnswered,
   standingOf,
   viewOf,
   windowEmptiesAtMs,
@@ -54,6 +61,7 @@ import {
   type QueueNotice,
   type TurnGrant,
 } from '../follow-up/project-coordination';
+import { refusalLine } from '../follow-up/progress-details';
 import { identifierProblem } from '../follow-up/request';
 import { CHECK_IN_REFUSED, COORDINATOR_BUSY, FollowUpErrorType } from '../follow-up/types';
 import {
@@ -62,6 +70,7 @@ import {
   projectQuery,
   queueNoticeSignal,
   returnSlotSignal,
+  sendAnsweredSignal,
   setBudgetSignal,
   turnSignal,
 } from './definitions';
@@ -167,6 +176,23 @@ export async function projectCoordinatorWorkflow(
     const checked = checkReturnSlot(message);
     if (!checked) return void log.warn('Ignored a malformed returnSlot signal', { projectId: state.projectId });
     returnSlot(state, checked.workflowId, checked.slot);
+    heard();
+  });
+  setHandler(sendAnsweredSignal, (message) => {
+    const checked = checkSendAnswered(message);
+    if (!checked) return void log.warn('Ignored a malformed sendAnswered signal', { projectId: state.projectId });
+    const refusedBefore = state.refusal?.sinceMs;
+    // A slot this coordinator does not hold (stale, or not this project's) changes nothing.
+    if (!sendAnswered(state, checked, Date.now())) return void heard();
+    if (checked.refused && refusedBefore === undefined)
+      log.warn("The agent API refused a send (429): the project's sends pause until a probe is accepted", {
+        projectId: state.projectId,
+        nextProbeAt: state.refusal ? new Date(state.refusal.probeAtMs).toISOString() : null,
+      });
+    if (refusedBefore !== undefined && !state.refusal)
+      log.info('The agent API took the probe: the project sends again', { projectId: state.projectId });
+    // Said at once: the main loop may be busy telling a burst its grants.
+    if (state.refusal?.sinceMs !== refusedBefore) setCurrentDetails(describe(state));
     heard();
   });
   setHandler(setBudgetSignal, (message) => {
@@ -286,6 +312,8 @@ function perWindow(sendsPerHour: number, windowMs: number): number {
 }
 
 function wakeSummary(state: CoordinatorState, wakeAtMs: number | null): string {
+  if (state.refusal && state.slotRequests.length > 0)
+    return `next probe send of project ${state.projectId} after a 429`;
   if (state.slotRequests.length > 0 && wakeAtMs !== null) return `next send slot of project ${state.projectId}`;
   if (Object.keys(state.lanes).length > 0) return 'check on the follow-ups holding jobs';
   return `keep the send window until its last send leaves it`;
@@ -298,6 +326,7 @@ function describe(state: CoordinatorState): string {
   const windowName = state.windowMs === HOUR_MS ? 'hour' : formatMs(state.windowMs);
   const waiting = view.waitingForBudget.length;
   const lines = [
+    ...(view.refusal ? [`**${refusalLine(state.projectId, view.refusal, now)}**`, ''] : []),
     `**Project \`${state.projectId}\`**: ${view.sentInWindow} of ${limitOf(state)} sends used in the last ${windowName}` +
       (view.nextSlotAt ? `; next slot ${view.nextSlotAt}` : '') +
       ` (${state.limitOverride === null ? "the workers' default" : 'set for this project'})` +

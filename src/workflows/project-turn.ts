@@ -16,6 +16,7 @@ import {
 import { coordinatorWorkflowId } from '../follow-up/coordinator-id';
 import { checkNotice, checkTurn } from '../follow-up/coordinator-messages';
 import { formatMs } from '../follow-up/duration';
+import { notifyProblem } from '../follow-up/request';
 import {
   isSlotKeyOfRun,
   RECHECK_GROWTH,
@@ -26,7 +27,7 @@ import {
 import type { DeliveryRecord } from '../follow-up/types';
 import type { CheckedIn } from '../activities';
 import { checkIn } from './activities';
-import { leaveSignal, queueNoticeSignal, returnSlotSignal, turnSignal } from './definitions';
+import { leaveSignal, queueNoticeSignal, returnSlotSignal, sendAnsweredSignal, turnSignal } from './definitions';
 import type { FollowUpRun } from './follow-up-run';
 
 /** A slot with less of its lease left than this is given back and a new one asked for: the request might not make it. */
@@ -37,6 +38,8 @@ const DEFAULT_RECHECK_AFTER_MS = 5 * 60_000;
 export interface SendSlot {
   key: string;
   sendByMs: number;
+  /** The coordinator waits for the API's answer to the send under it (`answered`). */
+  tellAnswer?: boolean;
 }
 
 /** The job and the send slots of one follow-up run. */
@@ -87,13 +90,13 @@ export class ProjectTurn {
   }
 
   /** The job is this run's, and maybe a slot with it: from the `turn` signal, or from a check-in that asked first. */
-  private take(grant: Pick<TurnGrant, 'slot' | 'sendByMs'>): void {
+  private take(grant: Pick<TurnGrant, 'slot' | 'sendByMs' | 'tellAnswer'>): void {
     this.holds = true;
     // Told twice (asked, then signalled): a slot counts once.
     if (grant.slot === null || grant.sendByMs === null || this.granted.has(grant.slot)) return;
     this.granted.add(grant.slot);
     if (grant.slot === this.awaited) {
-      this.slot = { key: grant.slot, sendByMs: grant.sendByMs };
+      this.slot = { key: grant.slot, sendByMs: grant.sendByMs, ...(grant.tellAnswer ? { tellAnswer: true } : {}) };
       this.awaited = null;
     } else if (isSlotKeyOfRun(grant.slot, workflowInfo().runId)) {
       // For an attempt given up on (a late, repeated check-in asked for it again): it must not count.
@@ -150,9 +153,28 @@ export class ProjectTurn {
     }
   }
 
-  /** The slot was sent under, or may have been: it counts in the window. */
+  /** The slot was sent under, or may have been, and no answer came: it counts in the window. */
   spent(): void {
     this.slot = null;
+  }
+
+  /**
+   * The API answered the send under the slot. A 429 (`refused`) is always told: the coordinator takes the send out
+   * of the window and pauses the project's sends until a probe is accepted. Any other answer is told when the grant
+   * asked for it (past the window's first sends, or a probe): the coordinator waits for it before the next send.
+   */
+  async answered(refused: boolean, retryAfterMs: number | null): Promise<void> {
+    const slot = this.slot;
+    this.slot = null;
+    if (!slot || (!refused && slot.tellAnswer !== true)) return;
+    await this.tell((handle) =>
+      handle.signal(sendAnsweredSignal, {
+        workflowId: workflowInfo().workflowId,
+        slot: slot.key,
+        refused,
+        retryAfterMs,
+      }),
+    );
   }
 
   /** No request left under the slot: it must not count. */
@@ -189,6 +211,8 @@ export class ProjectTurn {
       this.recheckAfterMs = checkedIn.recheckAfterMs;
     if (typeof checkedIn.watchShards === 'number' && checkedIn.watchShards >= 1)
       this.run.watchShards = Math.floor(checkedIn.watchShards);
+    if (typeof checkedIn.notifyUrl === 'string' && notifyProblem({ url: checkedIn.notifyUrl }) === undefined)
+      this.run.defaultNotifyUrl = checkedIn.notifyUrl;
     const standing = checkedIn.standing ? checkTurn(checkedIn.standing, workflowInfo().workflowId, this.tickets) : null;
     if (standing) this.take(standing);
     const notice = checkedIn.notice ? checkNotice(checkedIn.notice, this.ticket, this.tickets) : null;

@@ -64,7 +64,7 @@ afterAll(async () => {
   await h.close();
 });
 
-function startWorker(taskQueue: string, secret: string | null): StartedScript {
+function startWorker(taskQueue: string, secret: string | null, env: Record<string, string> = {}): StartedScript {
   return startBuiltScript('worker.js', [], {
     ...h.workerEnv(),
     TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
@@ -75,6 +75,7 @@ function startWorker(taskQueue: string, secret: string | null): StartedScript {
     WORKER_SHUTDOWN_GRACE_TIME: '2s',
     AGENT_API_REQUEST_TIMEOUT: '2s',
     LOG_LEVEL: 'TRACE',
+    ...env,
   });
 }
 
@@ -194,6 +195,37 @@ test('a worker SIGKILLed while the receiver holds the callback: another worker d
     await receiver.close();
   }
 }, 150_000);
+
+test("the worker's AGENT_NOTIFY_URL: a follow-up without a notify of its own calls it back there; one with its own, there", async () => {
+  const [workers, own] = [await startReceiver([]), await startReceiver([])];
+  const taskQueue = h.taskQueue();
+  const worker = startWorker(taskQueue, SECRET, { AGENT_NOTIFY_URL: workers.url });
+  try {
+    const followUps = h.followUps(taskQueue);
+    const [plain, asked] = [uniqueJob('default-url'), uniqueJob('own-url')];
+    for (const ref of [plain, asked]) h.simulator.addJob(ref);
+    const [byDefault, byInput] = await Promise.all([
+      followUps.start({ ...plain, prompt: 'Tell the service', polling: FAST_POLLING }),
+      followUps.start({ ...asked, prompt: 'Tell me', polling: FAST_POLLING, notify: { url: own.url } }),
+    ]);
+    for (const { workflowId } of [byDefault, byInput])
+      expect((await followUps.outcome(workflowId)).kind).toBe('completed');
+    await waitFor(() => workers.received.length === 1 && own.received.length === 1, 'one callback each');
+    expect(verified(workers.received[0] as Received).notification).toMatchObject({
+      workflowId: byDefault.workflowId,
+      outcome: 'completed',
+    });
+    expect(verified(own.received[0] as Received).notification).toMatchObject({ workflowId: byInput.workflowId });
+    await waitFor(
+      async () => (await followUps.status(byDefault.workflowId)).callback?.state === 'delivered',
+      "status to show the default callback's delivery",
+    );
+  } finally {
+    worker.child.kill('SIGTERM');
+    await worker.exited;
+    await Promise.all([workers.close(), own.close()]);
+  }
+}, 120_000);
 
 test('a worker without AGENT_NOTIFY_SECRET: the callback fails at once and says so, the outcome stands', async () => {
   const receiver = await startReceiver([]);

@@ -30,10 +30,12 @@ test('there are committed histories to replay, one per way a follow-up runs', ()
   expect(historyFiles.sort()).toEqual([
     'baseline-completed-after-poll-error.json',
     'baseline-continued-as-new.json',
+    'baseline-coordinator-refused-then-probed.json',
     'baseline-coordinator-served-3.json',
     'baseline-queued-in-lane.json',
     'baseline-read-now.json',
     'baseline-reconciled-send.json',
+    'baseline-refused-then-probed.json',
     'baseline-resumed-from-earlier-run.json',
     'baseline-shared-read-now.json',
     'baseline-shared-watch.json',
@@ -47,8 +49,12 @@ test('there are committed histories to replay, one per way a follow-up runs', ()
 
 test('the workflow replays every committed history without a determinism error (one replay worker for all)', async () => {
   // A coordinator checks that it runs under its own project's id, so its history replays under that id.
-  const workflowIdOf = (file: string) =>
-    file.includes('-coordinator-') ? coordinatorWorkflowId('history-project') : file;
+  // A scenario with a project of its own (record-history.ts) names it after itself.
+  const workflowIdOf = (file: string) => {
+    const scenario = /-coordinator-(.+)\.json$/.exec(file)?.[1];
+    if (scenario === undefined) return file;
+    return coordinatorWorkflowId(scenario.startsWith('served-') ? 'history-project' : `history-project-${scenario}`);
+  };
   const histories = historyFiles.map((file) => ({ workflowId: workflowIdOf(file), history: loadHistory(file) }));
   const failures: string[] = [];
   for await (const result of Worker.runReplayHistories({ workflowBundle: bundle() }, histories)) {

@@ -494,6 +494,33 @@ describe('loadTemporalSettings', () => {
   });
 });
 
+test("AGENT_NOTIFY_URL is every follow-up's callback unless it has its own: a URL checked like notify.url, https:// off this machine", () => {
+  const key = { AGENT_API_KEY: 'mint_abcdefgh12' };
+  expect(loadWorkerConfig({ ...key, AGENT_NOTIFY_URL: 'https://hooks.example.com/agent' }).notify).toEqual({
+    allowInsecureHttp: false,
+    defaultUrl: 'https://hooks.example.com/agent',
+  });
+  expect(loadWorkerConfig({ ...key, AGENT_NOTIFY_URL: 'http://127.0.0.1:9000/cb' }).notify.defaultUrl).toBe(
+    'http://127.0.0.1:9000/cb',
+  );
+  expect(() => loadWorkerConfig({ ...key, AGENT_NOTIFY_URL: 'http://hooks.example.com/agent' })).toThrow(
+    /AGENT_NOTIFY_URL uses plain http:\/\/ to a host that is not this machine.*AGENT_NOTIFY_ALLOW_INSECURE_HTTP=true/,
+  );
+  expect(
+    loadWorkerConfig({
+      ...key,
+      AGENT_NOTIFY_URL: 'http://hooks.example.com/agent',
+      AGENT_NOTIFY_ALLOW_INSECURE_HTTP: 'true',
+    }).notify.defaultUrl,
+  ).toBe('http://hooks.example.com/agent');
+  expect(() => loadWorkerConfig({ ...key, AGENT_NOTIFY_URL: 'https://user:pw@hooks.example.com/' })).toThrow(
+    /AGENT_NOTIFY_URL.*must not contain credentials/,
+  );
+  expect(() => loadWorkerConfig({ ...key, AGENT_NOTIFY_URL: 'hooks.example.com' })).toThrow(
+    /AGENT_NOTIFY_URL.*absolute http:\/\/ or https:\/\/ URL/,
+  );
+});
+
 describe('AGENT_WATCH_SHARDS and AGENT_WATCH_MIN_INTERVAL', () => {
   test('a whole number of shards sets shared watching (0 turns it off); a bad value says what to give', () => {
     expect(loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '8' }).watchShards).toBe(8);

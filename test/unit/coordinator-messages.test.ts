@@ -3,6 +3,7 @@ import {
   checkLeave,
   checkNotice,
   checkReturnSlot,
+  checkSendAnswered,
   checkSetBudget,
   checkTurn,
   MAX_BEFORE,
@@ -55,6 +56,25 @@ test('leave, returnSlot and setBudget take only their own shapes', () => {
     expect(checkSetBudget(bad)).toBeNull();
 });
 
+test('sendAnswered takes a slot, whether it met a 429, and a Retry-After only with a 429', () => {
+  const refused = { workflowId: 'f', slot: 'r#1', refused: true, retryAfterMs: 5_000 };
+  expect(checkSendAnswered(refused)).toEqual(refused);
+  expect(checkSendAnswered({ ...refused, refused: false, retryAfterMs: null })).toEqual({
+    ...refused,
+    refused: false,
+    retryAfterMs: null,
+  });
+  for (const bad of [
+    null,
+    { ...refused, slot: '' },
+    { ...refused, refused: 'yes' },
+    { ...refused, retryAfterMs: -1 },
+    { ...refused, retryAfterMs: undefined },
+    { ...refused, refused: false },
+  ])
+    expect(checkSendAnswered(bad)).toBeNull();
+});
+
 describe("a follow-up takes a grant or notice only with its check-in's ticket", () => {
   const tickets = new Set(['t']);
   test('its own turn passes; another run (another ticket) or a broken slot does not', () => {
@@ -64,6 +84,12 @@ describe("a follow-up takes a grant or notice only with its check-in's ticket", 
       slot: 'r#1',
       sendByMs: 5,
     });
+    expect(
+      checkTurn({ workflowId: 'f', ticket: 't', slot: 'r#1', sendByMs: 5, tellAnswer: true }, 'f', tickets),
+    ).toEqual({ workflowId: 'f', ticket: 't', slot: 'r#1', sendByMs: 5, tellAnswer: true });
+    expect(
+      checkTurn({ workflowId: 'f', ticket: 't', slot: 'r#1', sendByMs: 5, tellAnswer: 1 }, 'f', tickets),
+    ).toBeNull();
     expect(checkTurn({ workflowId: 'f', ticket: 't', slot: null, sendByMs: null }, 'f', tickets)).not.toBeNull();
     expect(checkTurn({ workflowId: 'f', ticket: 'other-run', slot: null, sendByMs: null }, 'f', tickets)).toBeNull();
     expect(checkTurn({ workflowId: 'f', ticket: 't', slot: 'r#1', sendByMs: null }, 'f', tickets)).toBeNull();
@@ -80,6 +106,8 @@ describe("a follow-up takes a grant or notice only with its check-in's ticket", 
     expect(checkNotice(budget, 't', tickets)).toEqual(budget);
     expect(checkNotice(budget, 'x', tickets)).toBeNull();
     expect(checkNotice({ ...budget, ahead: -1 }, 't', tickets)).toBeNull();
+    expect(checkNotice({ ...budget, refusedSinceMs: 7 }, 't', tickets)).toEqual({ ...budget, refusedSinceMs: 7 });
+    expect(checkNotice({ ...budget, refusedSinceMs: 'then' }, 't', tickets)).toBeNull();
     expect(checkNotice({ reason: 'other' }, 't', tickets)).toBeNull();
   });
 });

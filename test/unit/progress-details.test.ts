@@ -163,6 +163,25 @@ describe('the current details shown in the Web UI', () => {
     expect(text).toContain('Send attempts so far: 1');
   });
 
+  test('a follow-up waiting while the API refuses the project says since when and when the next probe goes, and blames no budget', () => {
+    const queue = {
+      reason: 'budget',
+      sentInWindow: 61,
+      limit: 80,
+      windowMs: 3_600_000,
+      nextSlotAt: '2026-11-24T14:03:11.000Z',
+      ahead: 3,
+      refusedSince: '2026-11-24T14:02:11.000Z',
+    } as const;
+    const nowMs = Date.parse('2026-11-24T14:02:26.000Z');
+    expect(queuedLine({ projectId: 'proj-1', jobId: 'job-7', queue }, nowMs)).toBe(
+      'The agent API refused sends for project proj-1 since 14:02:11 UTC; next probe 14:03:11 UTC (in 45s); 3 follow-ups ahead',
+    );
+    const late = { ...base, phase: 'queued', queue, sentAt: null, deadline: '2026-11-24T14:03:00.000Z' } as const;
+    expect(budgetPastDeadline(late)).toBeNull();
+    expect(renderProgressDetails(late)).toContain('until one probe is accepted');
+  });
+
   test('a budget wait whose next slot comes after the deadline says it will time out first, and what would let it send', () => {
     const queue = {
       reason: 'budget',

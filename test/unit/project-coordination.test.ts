@@ -9,15 +9,22 @@ import {
   leave,
   nextSlotAtMs,
   recheckAfterMs,
+  PROBE_BACKOFF,
   returnSlot,
   schedule,
+  sendAnswered,
   sendLeaseMs,
+  SENDS_AT_ONCE,
+  SENDS_AWAITING_ANSWER,
   sentInWindow,
   slotKey,
   standingOf,
   viewOf,
   type CoordinatorState,
   type EnterRequest,
+  type QueueNotice,
+  type Schedule,
+  type TurnGrant,
 } from '../../src/follow-up/project-coordination';
 
 const HOUR = 3_600_000;
@@ -43,6 +50,46 @@ function burst(state: CoordinatorState, count: number, nowMs: number): void {
   for (let index = 0; index < count; index += 1) enter(state, request(`f${index}`, `job-${index}`), nowMs);
 }
 
+/** The API's answer to the send under `grant`, as its follow-up tells it. */
+function answer(
+  state: CoordinatorState,
+  grant: TurnGrant,
+  nowMs: number,
+  refused = false,
+  retryAfterMs: number | null = null,
+) {
+  return sendAnswered(
+    state,
+    { workflowId: grant.workflowId, slot: grant.slot as string, refused, retryAfterMs },
+    nowMs,
+  );
+}
+
+/**
+ * Rounds of `schedule` at `nowMs`, each followed by the API's 2xx to every send whose answer the coordinator asked
+ * for, until a round grants none of those: what a burst comes to while the API takes every send.
+ */
+function sendAll(state: CoordinatorState, nowMs: number, maxMessages?: number) {
+  const rounds: Schedule[] = [];
+  for (;;) {
+    const round = schedule(state, nowMs, maxMessages);
+    rounds.push(round);
+    const awaited = round.grants.filter((grant) => grant.tellAnswer === true);
+    for (const grant of awaited) answer(state, grant, nowMs);
+    if (awaited.length === 0 && !round.more) break;
+  }
+  return {
+    rounds,
+    grants: rounds.flatMap((round) => round.grants),
+    notices: rounds.flatMap((round) => round.notices),
+  };
+}
+
+/** The last thing each follow-up was told, by workflow id. */
+function lastNotices(notices: Schedule['notices']): Map<string, QueueNotice> {
+  return new Map(notices.map(({ workflowId, notice }) => [workflowId, notice]));
+}
+
 describe("a project's send budget counts the way the vendor does: at most N in any rolling hour", () => {
   test('a burst up to the budget is granted at once, together with each job', () => {
     const state = emptyCoordinator('p', 80, HOUR);
@@ -57,24 +104,24 @@ describe("a project's send budget counts the way the vendor does: at most N in a
   test('past the budget the rest wait, each told how full the window is and when its slot comes; a slot frees when its send leaves the window', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     burst(state, 150, 0);
-    const first = schedule(state, 0);
+    const first = sendAll(state, 0);
     // Every job is handed over at once; 80 come with a slot, 70 hold their job and wait for one.
-    expect(first.grants).toHaveLength(150);
+    expect(new Set(first.grants.map((grant) => grant.workflowId)).size).toBe(150);
     expect(first.grants.filter((grant) => grant.slot !== null)).toHaveLength(80);
-    expect(first.notices).toHaveLength(70);
-    expect(first.notices[0]?.notice).toEqual({
+    const told = lastNotices(first.notices);
+    // The 81st send waits for the first to leave the window; those before it were told "soon" (no time) first.
+    expect(told.get('f80')).toMatchObject({
       reason: 'budget',
-      sentInWindow: 80,
       limit: 80,
       windowMs: HOUR,
       nextSlotAtMs: sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR,
-      ahead: 0,
     });
-    expect(first.notices[69]?.notice).toMatchObject({ ahead: 69 });
-    expect(first.wakeAtMs).toBe(sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR);
+    expect(told.get('f79')).toMatchObject({ reason: 'budget', nextSlotAtMs: null });
+    expect(told.get('f149')).toMatchObject({ nextSlotAtMs: expect.any(Number) });
+    expect(first.rounds.at(-1)?.wakeAtMs).toBe(sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR);
     // Nothing frees before the oldest send has been counted for a whole hour.
     expect(schedule(state, HOUR).grants).toHaveLength(0);
-    const second = schedule(state, sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR);
+    const second = sendAll(state, sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR);
     expect(second.grants).toHaveLength(70);
     expect(second.grants[0]?.workflowId).toBe('f80');
   });
@@ -158,23 +205,22 @@ describe("a project's send budget counts the way the vendor does: at most N in a
   test('a burst is told in rounds of at most so many signals, in order, so the coordinator can continue as new between them', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     burst(state, 150, 0);
-    const rounds = [];
-    for (let round = schedule(state, 0, 50); ; round = schedule(state, 0, 50)) {
-      rounds.push(round);
-      expect(round.grants.length + round.notices.length).toBeLessThanOrEqual(50);
-      if (!round.more) break;
-    }
+    const { rounds, grants, notices } = sendAll(state, 0, 50);
+    for (const round of rounds) expect(round.grants.length + round.notices.length).toBeLessThanOrEqual(50);
     expect(rounds.length).toBeGreaterThan(1);
-    const grants = rounds.flatMap((round) => round.grants);
-    const notices = rounds.flatMap((round) => round.notices);
-    // Everything one unbounded round would have said, and no more: a job each, 80 slots in arrival order, 70 told why.
+    // Everything unbounded rounds would have said: a job each, 80 slots in arrival order, the other 70 told when.
     expect(new Set(grants.map((grant) => grant.workflowId)).size).toBe(150);
     expect(grants.filter((grant) => grant.slot !== null).map((grant) => grant.workflowId)).toEqual(
       Array.from({ length: 80 }, (_, index) => `f${index}`),
     );
-    expect(notices.filter(({ notice }) => notice.reason === 'budget').map(({ workflowId }) => workflowId)).toEqual(
-      Array.from({ length: 70 }, (_, index) => `f${index + 80}`),
+    const sent = new Set(grants.filter((grant) => grant.slot !== null).map((grant) => grant.workflowId));
+    const waiting = [...lastNotices(notices)].filter(
+      ([workflowId, notice]) => notice.reason === 'budget' && !sent.has(workflowId),
     );
+    expect(waiting.map(([workflowId]) => workflowId).sort()).toEqual(
+      Array.from({ length: 70 }, (_, index) => `f${index + 80}`).sort(),
+    );
+    expect(waiting.every(([, notice]) => notice.reason === 'budget' && notice.nextSlotAtMs !== null)).toBe(true);
     expect(sentInWindow(state, 0)).toBe(80);
   });
 
@@ -208,6 +254,160 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     leave(state, 'a');
     expect(isIdle(state, HOUR)).toBe(false);
     expect(isIdle(state, HOUR + sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS)).toBe(true);
+  });
+});
+
+describe("others' uses of the project: the coordinator learns of them from the API's 429 and pauses every send", () => {
+  /** A project whose window already holds the first sends, so the next ones await their answers. */
+  function pastTheFirstSends(limit = 80): CoordinatorState {
+    const state = emptyCoordinator('p', limit, HOUR);
+    burst(state, SENDS_AT_ONCE, 0);
+    const first = schedule(state, 0);
+    expect(first.grants.filter((grant) => grant.slot !== null)).toHaveLength(SENDS_AT_ONCE);
+    expect(first.grants.some((grant) => grant.tellAnswer)).toBe(false);
+    return state;
+  }
+
+  function more(state: CoordinatorState, from: number, count: number, nowMs: number): void {
+    for (let index = from; index < from + count; index += 1) enter(state, request(`g${index}`, `job-g${index}`), nowMs);
+  }
+
+  const slotsOf = (round: Schedule) => round.grants.filter((grant) => grant.slot !== null);
+
+  test('past the first sends of a window, at most two await the API answer at once; each answer lets the next go', () => {
+    const state = pastTheFirstSends();
+    more(state, 0, 10, 1);
+    const round = schedule(state, 1);
+    expect(slotsOf(round).map((grant) => grant.workflowId)).toEqual(['g0', 'g1']);
+    expect(slotsOf(round).every((grant) => grant.tellAnswer === true)).toBe(true);
+    // The others are told they wait, with no time yet: the window has room.
+    expect(lastNotices(round.notices).get('g2')).toMatchObject({ reason: 'budget', nextSlotAtMs: null, ahead: 0 });
+    expect(SENDS_AWAITING_ANSWER).toBe(2);
+    expect(slotsOf(schedule(state, 2))).toEqual([]);
+    expect(answer(state, slotsOf(round)[0] as TurnGrant, 3)).toBe(true);
+    expect(slotsOf(schedule(state, 3)).map((grant) => grant.workflowId)).toEqual(['g2']);
+    // An answer that never comes holds the others up only until its lease ends.
+    const unanswered = schedule(state, 4);
+    expect(slotsOf(unanswered)).toEqual([]);
+    expect(unanswered.wakeAtMs).toBe(1 + sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS);
+    expect(slotsOf(schedule(state, 1 + sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS)).length).toBeGreaterThan(0);
+  });
+
+  test('a 429 pauses the project: no slot until a probe, the first 60 s after it; a refused probe doubles the wait up to 15 min; an accepted one ends the pause', () => {
+    const state = pastTheFirstSends();
+    more(state, 0, 10, 1);
+    const [first, second] = slotsOf(schedule(state, 1)) as [TurnGrant, TurnGrant];
+    expect(answer(state, first, 1_000, true)).toBe(true);
+    // The refused send is out of the window: the vendor did not count it.
+    expect(sentInWindow(state, 1_000)).toBe(SENDS_AT_ONCE + 1);
+    expect(state.totals.refused).toBe(1);
+    // The send in flight with it meets the same 429; it does not move the probe.
+    expect(answer(state, second, 1_500, true)).toBe(true);
+    expect(state.refusal).toMatchObject({ sinceMs: 1_000, probeAtMs: 1_000 + PROBE_BACKOFF.firstMs, probe: null });
+    // Both ask again; nobody gets a slot, and every waiting follow-up is told why and when the probe goes.
+    enter(state, { ...request('g0', 'job-g0', 'g0#2'), startedAtMs: 0 }, 2_000);
+    enter(state, { ...request('g1', 'job-g1', 'g1#2'), startedAtMs: 0 }, 2_000);
+    const paused = schedule(state, 2_000);
+    expect(slotsOf(paused)).toEqual([]);
+    expect(paused.wakeAtMs).toBe(1_000 + PROBE_BACKOFF.firstMs);
+    expect(lastNotices(paused.notices).get('g5')).toMatchObject({
+      reason: 'budget',
+      nextSlotAtMs: 1_000 + PROBE_BACKOFF.firstMs,
+      refusedSinceMs: 1_000,
+    });
+    expect(viewOf(state, 2_000).refusal).toEqual({
+      since: new Date(1_000).toISOString(),
+      nextProbeAt: new Date(1_000 + PROBE_BACKOFF.firstMs).toISOString(),
+    });
+
+    // One probe, and only one, at the probe time.
+    let now = 1_000 + PROBE_BACKOFF.firstMs;
+    const probe = slotsOf(schedule(state, now));
+    expect(probe).toHaveLength(1);
+    expect(probe[0]).toMatchObject({ tellAnswer: true });
+    expect(viewOf(state, now).refusal?.nextProbeAt).toBeNull();
+    expect(slotsOf(schedule(state, now + 1))).toEqual([]);
+
+    // Refused probes: 2, 4, 8 minutes, then 15 at most.
+    const waits: number[] = [];
+    let last = probe[0] as TurnGrant;
+    for (let refused = 0; refused < 5; refused += 1) {
+      answer(state, last, now, true);
+      enter(
+        state,
+        { ...request(last.workflowId, `job-${last.workflowId}`, `${last.workflowId}#${refused + 3}`), startedAtMs: 0 },
+        now,
+      );
+      waits.push((state.refusal?.probeAtMs ?? 0) - now);
+      now = state.refusal?.probeAtMs ?? 0;
+      const next = slotsOf(schedule(state, now));
+      expect(next).toHaveLength(1);
+      last = next[0] as TurnGrant;
+    }
+    expect(waits).toEqual([2, 4, 8, 15, 15].map((minutes) => minutes * 60_000));
+    expect(state.refusal?.sinceMs).toBe(1_000);
+
+    // The probe is taken: the pause ends and sends go again, two awaiting answers at once.
+    answer(state, last, now + 100);
+    expect(state.refusal).toBeNull();
+    expect(slotsOf(schedule(state, now + 100))).toHaveLength(SENDS_AWAITING_ANSWER);
+    expect(viewOf(state, now + 100).refusal).toBeNull();
+  });
+
+  test("the API's Retry-After sets the probe, sooner or later than a minute", () => {
+    const state = pastTheFirstSends();
+    more(state, 0, 3, 1);
+    const [first, second] = slotsOf(schedule(state, 1)) as [TurnGrant, TurnGrant];
+    answer(state, first, 1_000, true, 5_000);
+    expect(state.refusal?.probeAtMs).toBe(6_000);
+    // A later Retry-After on a send that was in flight with it moves the probe later, never sooner.
+    answer(state, second, 1_200, true, 90_000);
+    expect(state.refusal?.probeAtMs).toBe(91_200);
+  });
+
+  test('a probe given back (no request left) or unanswered past its lease is replaced by another at once', () => {
+    const state = pastTheFirstSends();
+    more(state, 0, 5, 1);
+    const [first] = slotsOf(schedule(state, 1)) as [TurnGrant];
+    answer(state, first, 10, true);
+    const at = 10 + PROBE_BACKOFF.firstMs;
+    const [probe] = slotsOf(schedule(state, at)) as [TurnGrant];
+    expect(returnSlot(state, probe.workflowId, probe.slot as string)).toBe(true);
+    const [again] = slotsOf(schedule(state, at + 1)) as [TurnGrant];
+    expect(again.workflowId).not.toBe(probe.workflowId);
+    expect(slotsOf(schedule(state, at + 2))).toEqual([]);
+    const [third] = slotsOf(schedule(state, (again.sendByMs as number) + ARRIVAL_MARGIN_MS)) as [TurnGrant];
+    expect(third).toMatchObject({ tellAnswer: true });
+    expect(state.refusal).not.toBeNull();
+  });
+
+  test('an answer for a slot the coordinator does not hold changes nothing: stale, foreign or made up', () => {
+    const state = pastTheFirstSends();
+    more(state, 0, 3, 1);
+    const [first] = slotsOf(schedule(state, 1)) as [TurnGrant];
+    const before = structuredClone(state);
+    expect(sendAnswered(state, { workflowId: 'stranger', slot: 'x#1', refused: true, retryAfterMs: null }, 5)).toBe(
+      false,
+    );
+    expect(
+      sendAnswered(state, { workflowId: first.workflowId, slot: 'other-run#1', refused: true, retryAfterMs: null }, 5),
+    ).toBe(false);
+    expect(state).toEqual(before);
+    // The real one counts once; told again, it is stale.
+    expect(answer(state, first, 6, true)).toBe(true);
+    const paused = structuredClone(state);
+    expect(answer(state, first, 7, true)).toBe(false);
+    expect(state).toEqual(paused);
+  });
+
+  test('a refusal from a send among the first of a window pauses the project too', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    burst(state, 3, 0);
+    const [first] = slotsOf(schedule(state, 0)) as [TurnGrant];
+    expect(first.tellAnswer).toBeUndefined();
+    expect(answer(state, first, 50, true)).toBe(true);
+    enter(state, request('late', 'job-late'), 60);
+    expect(slotsOf(schedule(state, 60))).toEqual([]);
   });
 });
 

@@ -275,6 +275,34 @@ describe('AgentApiSimulator rate limit', () => {
   });
 });
 
+test("uses made elsewhere (POST /_simulator/projects/{p}/outside-uses) fill the project's window like sends: ours then get 429 until they age out", async () => {
+  let windowClock = Date.parse('2025-06-01T09:00:00Z');
+  const limited = await AgentApiSimulator.start({ apiKey: API_KEY, sendsPerProjectPerHour: 3, now: () => windowClock });
+  try {
+    const client = new AgentApiClient({ baseUrl: limited.baseUrl, apiKey: API_KEY, requestTimeoutMs: 2_000 });
+    const ref = { projectId: 'proj-shared', jobId: 'job-shared' };
+    limited.addJob({ ...ref, workMs: 0 });
+    const control = await fetch(`${limited.baseUrl}/_simulator/projects/proj-shared/outside-uses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ count: 2 }),
+    });
+    expect(control.status).toBe(204);
+    const refusedBody = await fetch(`${limited.baseUrl}/_simulator/projects/proj-shared/outside-uses`, {
+      method: 'POST',
+      body: JSON.stringify({ count: 0 }),
+    });
+    expect(refusedBody.status).toBe(400);
+    await client.sendFollowUpMessage({ ...ref, prompt: 'One.' });
+    windowClock += 1_000;
+    expect((await failureOf(client.sendFollowUpMessage({ ...ref, prompt: 'Two.' }))).type).toBe('AgentApiRateLimited');
+    windowClock += 3_600_000;
+    expect((await client.sendFollowUpMessage({ ...ref, prompt: 'Two.' })).job?.status).toBe('active');
+  } finally {
+    await limited.close();
+  }
+});
+
 describe('AgentApiSimulator keys', () => {
   test('without a configured key, any key of the documented form is accepted and others are refused', async () => {
     const open = await AgentApiSimulator.start({ defaultWorkMs: WORK_MS, now: () => clock });

@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { chromium, type Page } from 'playwright-core';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { AesGcmPayloadCodec, startCodecServer } from '../../src/encryption';
@@ -26,6 +28,8 @@ import { LOCAL_API_KEY, startLocalStack } from './local-stack';
 const PROJECT = 'acme-web';
 /** A project with a budget of one send an hour. */
 const BUDGET_PROJECT = 'acme-docs';
+/** A project whose hour someone else used up: the agent API answers 429, and its coordinator pauses its sends. */
+const REFUSED_PROJECT = 'acme-api';
 const POLLING = { initialInterval: '500ms', maxInterval: '2s', settleWindow: '2s', timeout: '10m' };
 /** A task queue whose worker waits through shared job watchers (AGENT_WATCH_SHARDS=2). */
 const SHARED_TASK_QUEUE = 'agent-followup-shared';
@@ -82,7 +86,14 @@ async function main(): Promise<void> {
     shutdownGraceTimeMs: 2_000,
     // Its follow-ups poll every 500 ms (failed reads pile up in seconds), faster than the watchers take by default.
     coordination: { sendsPerHour: 3_600, watchShards: 2, watchMinIntervalMs: 0 },
+    notify: { secret: randomBytes(16).toString('hex') },
   });
+  // A callback receiver that is down (503): the callback's page shows its attempts and the last error.
+  const receiver = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(503).end('down for maintenance'));
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
   const sharedRunning = sharedWorker.run();
   const encryptedWorker = await createFollowUpWorker({
     connection: stack.env.nativeConnection,
@@ -114,6 +125,24 @@ async function main(): Promise<void> {
     });
     const ending = await stack.run(encrypted.outcome(encryptedId));
     if (ending.kind !== 'completed') throw new Error(`the encrypted follow-up ended ${ending.kind}, not completed`);
+    // A follow-up with a callback to the receiver that is down: it ended, its callback goes on retrying.
+    stack.simulator.addJob({ projectId: PROJECT, jobId: 'web-111', outcome: 'completed' });
+    const { workflowId: calledBackId } = await shared.start({
+      projectId: PROJECT,
+      jobId: 'web-111',
+      prompt: 'Tell the release bot when the changelog is in',
+      polling: POLLING,
+      notify: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/agent` },
+    });
+    await stack.run(shared.outcome(calledBackId));
+    let callbackId = '';
+    await stack.run(
+      waitUntilAsync(async () => {
+        const callback = (await shared.status(calledBackId, { progress: false })).callback;
+        callbackId = callback?.callbackWorkflowId ?? '';
+        return callback?.state === 'delivering' && callback.attempts >= 2 && callback.lastError !== null;
+      }, 'the callback to fail twice'),
+    );
     const browser = await chromium.launch({ executablePath: options.chromium, args: ['--no-sandbox'] });
     try {
       // 1600 px: a common laptop width, where the list's pull-request column must still show.
@@ -149,6 +178,7 @@ async function main(): Promise<void> {
         'follow-up-waiting',
         'follow-up-queued',
         'follow-up-waiting-for-budget',
+        'follow-up-refused',
         'follow-up-failing',
         ...Object.keys(sharedIds),
       ]) {
@@ -163,6 +193,7 @@ async function main(): Promise<void> {
       if (!watcherId) throw new Error('the shared follow-up names no watcher');
       for (const [name, workflowId] of [
         ['coordinator', `agent-followup-project/${PROJECT}`],
+        ['coordinator-refused', `agent-followup-project/${REFUSED_PROJECT}`],
         ['watcher', watcherId],
       ] as const) {
         await page.goto(`${ui}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`, { waitUntil: 'load' });
@@ -175,6 +206,13 @@ async function main(): Promise<void> {
         `${ui}/namespaces/default/workflows/${encodeURIComponent(encryptedId)}`,
         'card ending 4242',
         join(options.out, 'follow-up-encrypted.png'),
+      );
+      // A callback whose receiver is down: retried (attempts, last error, next attempt), the follow-up's outcome kept.
+      await shoot(
+        page,
+        `${ui}/namespaces/default/workflows/${encodeURIComponent(callbackId)}`,
+        'followUpNotifyWorkflow',
+        join(options.out, 'callback-delivering.png'),
       );
       // A schedule: its own page, and its runs in the follow-up list, each with its outcome and pull request.
       await shoot(
@@ -199,6 +237,8 @@ async function main(): Promise<void> {
     await Promise.all([sharedRunning.catch(() => undefined), encryptedRunning.catch(() => undefined)]);
     await stack.teardown();
     await codecServer.close();
+    receiver.closeAllConnections();
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
   }
 }
 
@@ -299,6 +339,27 @@ async function startFollowUps(
     polling: POLLING,
   });
 
+  // A project whose hour was used elsewhere: the first send meets a 429 and both follow-ups wait for the probe.
+  simulator.setSendLimit(REFUSED_PROJECT, { sends: 1, windowMs: 3_600_000 });
+  simulator.useOutside(REFUSED_PROJECT, 1);
+  for (const jobId of ['api-1', 'api-2']) simulator.addJob({ projectId: REFUSED_PROJECT, jobId, workMs: 3_600_000 });
+  await followUps.start({
+    projectId: REFUSED_PROJECT,
+    jobId: 'api-1',
+    prompt: 'Add rate-limit headers',
+    polling: POLLING,
+  });
+  const refused = await followUps.start({
+    projectId: REFUSED_PROJECT,
+    jobId: 'api-2',
+    prompt: 'Document the 429 answers',
+    polling: POLLING,
+  });
+  await waitUntilAsync(async () => {
+    const queue = (await followUps.progress(refused.workflowId)).queue;
+    return queue?.reason === 'budget' && queue.refusedSince !== undefined;
+  }, 'a follow-up of the refused project to say it waits for the probe');
+
   // A schedule that ran twice (triggered, rather than waiting for its hour).
   const schedules = FollowUpSchedules.from(followUps);
   const { scheduleId } = await schedules.create({
@@ -326,6 +387,7 @@ async function startFollowUps(
       'follow-up-waiting': waiting.workflowId,
       'follow-up-queued': queued.workflowId,
       'follow-up-waiting-for-budget': waitingForBudget.workflowId,
+      'follow-up-refused': refused.workflowId,
       'follow-up-failing': failing.workflowId,
     },
     scheduleId,
@@ -367,6 +429,14 @@ async function startSharedFollowUps(
 
 async function waitUntil(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
+async function waitUntilAsync(condition: () => Promise<boolean>, what: string): Promise<void> {
+  const giveUpAt = Date.now() + 60_000;
+  while (!(await condition())) {
+    if (Date.now() > giveUpAt) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 main().catch((error: unknown) => {

@@ -93,7 +93,6 @@ export async function deliver(
         sendByMs: slot.sendByMs,
         ...firstWait(run, baseline),
       });
-      await turn.answered(false, null);
       run.firstWaitRegistered(watching ?? null);
       // The answer is what the next read is compared with; it is no proof of work on this message (only a read is).
       const delivered = run.delivered({
@@ -106,6 +105,8 @@ export async function deliver(
       });
       // The job as the API answered this message: the first state this follow-up shows.
       if (job) run.observe(job, 0);
+      // After the delivery is recorded, so a caller waiting for "sent" does not wait for this signal too.
+      await turn.answered(false, null);
       return delivered;
     } catch (error) {
       if (!requestLeft(error)) {

@@ -22,6 +22,7 @@ describe('isCheckpoint: a continued run trusts only state of the shape its own c
   test('a checkpoint before the send and one after it are accepted', () => {
     expect(isCheckpoint(minimal)).toBe(true);
     expect(isCheckpoint(full)).toBe(true);
+    expect(isCheckpoint({ ...full, watchShards: 2, notifyUrl: 'https://hooks.example.com/agent' })).toBe(true);
   });
 
   test.each<[string, unknown]>([
@@ -35,6 +36,7 @@ describe('isCheckpoint: a continued run trusts only state of the shape its own c
     ['an infinite deadline', { ...minimal, deadlineMs: Number.POSITIVE_INFINITY }],
     ['a last job without an id', { ...minimal, lastJob: { status: 'active', prLink: null } }],
     ['a last job with a numeric prLink', { ...minimal, lastJob: { id: 'j', status: 'active', prLink: 7 } }],
+    ['a callback URL that is not a string', { ...minimal, notifyUrl: { url: 'https://example.com' } }],
     ['a delivery of an unknown kind', { ...full, delivered: { ...full.delivered, via: 'telepathy' } }],
     ['a delivery without a baseline', { ...full, delivered: { ...full.delivered, baseline: undefined } }],
     [

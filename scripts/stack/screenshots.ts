@@ -126,10 +126,10 @@ async function main(): Promise<void> {
     const ending = await stack.run(encrypted.outcome(encryptedId));
     if (ending.kind !== 'completed') throw new Error(`the encrypted follow-up ended ${ending.kind}, not completed`);
     // A follow-up with a callback to the receiver that is down: it ended, its callback goes on retrying.
-    stack.simulator.addJob({ projectId: PROJECT, jobId: 'web-111', outcome: 'completed' });
+    stack.simulator.addJob({ projectId: PROJECT, jobId: 'web-113', outcome: 'completed' });
     const { workflowId: calledBackId } = await shared.start({
       projectId: PROJECT,
-      jobId: 'web-111',
+      jobId: 'web-113',
       prompt: 'Tell the release bot when the changelog is in',
       polling: POLLING,
       notify: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/agent` },

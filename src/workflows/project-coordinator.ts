@@ -330,10 +330,13 @@ function describe(state: CoordinatorState): string {
     `**Project \`${state.projectId}\`**: ${view.sentInWindow} of ${limitOf(state)} sends used in the last ${windowName}` +
       (view.nextSlotAt ? `; next slot ${view.nextSlotAt}` : '') +
       ` (${state.limitOverride === null ? "the workers' default" : 'set for this project'})` +
-      (waiting > 0
-        ? `; **${waiting} follow-up${waiting === 1 ? '' : 's'} waiting for the budget** (to send sooner: ` +
-          `\`agent-followup budget set --project ${state.projectId} --sends-per-hour N\`, at most the vendor's 100).`
-        : '; no follow-up waiting for the budget.'),
+      (waiting > 0 && view.refusal
+        ? `; **${waiting} follow-up${waiting === 1 ? '' : 's'} waiting for the probe to be accepted** (others used ` +
+          "the project's hour too; a larger budget would not help)."
+        : waiting > 0
+          ? `; **${waiting} follow-up${waiting === 1 ? '' : 's'} waiting for the budget** (to send sooner: ` +
+            `\`agent-followup budget set --project ${state.projectId} --sends-per-hour N\`, at most the vendor's 100).`
+          : '; no follow-up waiting for the budget.'),
     '',
     `- Jobs with a follow-up: ${view.lanes.length} (${view.lanes.reduce((sum, lane) => sum + lane.waiting.length, 0)} waiting behind another)`,
     '- Serves every follow-up to this project: one at a time per job, in start order, within the budget',

@@ -44,6 +44,11 @@ export interface CoordinationSettings {
   sendsPerHour: number;
   /** The window's length for coordinators this worker starts; only tests shorten it. */
   windowMs?: number;
+  /**
+   * Sends of a window that go at once before the coordinator awaits the API's answers (SENDS_AT_ONCE, 20); only tests
+   * of an API without a rate limit raise it, where awaiting answers would only slow a burst down.
+   */
+  sendsAtOnce?: number;
   /** Waits go through shared job watchers of this many shards (AGENT_WATCH_SHARDS; 0 or absent: each polls its own job). */
   watchShards?: number;
   /**
@@ -194,6 +199,7 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
                       projectId: request.projectId,
                       sendsPerHour,
                       ...(settings.windowMs ? { windowMs: settings.windowMs } : {}),
+                      ...(settings.sendsAtOnce ? { sendsAtOnce: settings.sendsAtOnce } : {}),
                     },
                   ],
                   staticSummary: `Project ${request.projectId}: send budget and one follow-up at a time per job`,

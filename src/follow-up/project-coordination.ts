@@ -148,6 +148,8 @@ export interface CoordinatorState {
   runs: number;
   /** Set from a 429 on any of the project's sends until a probe is accepted (null or absent: sends go). */
   refusal?: Refusal | null;
+  /** Sends of a window that go at once before answers are awaited (absent: SENDS_AT_ONCE); only tests change it. */
+  sendsAtOnce?: number;
   /**
    * The last slot each holder was granted, so an ask for it again (a check-in that crossed its grant, or retried
    * after the grant's answer was lost) is answered with that grant, never with a second slot or a refund.
@@ -378,7 +380,7 @@ function slotAvailability(state: CoordinatorState, nowMs: number): 'open' | 'pro
   if (state.slots.length >= limitOf(state)) return 'closed';
   const refusal = state.refusal;
   if (refusal) return refusal.probe === null && nowMs >= refusal.probeAtMs ? 'probe' : 'closed';
-  if (state.slots.length < SENDS_AT_ONCE) return 'open';
+  if (state.slots.length < (state.sendsAtOnce ?? SENDS_AT_ONCE)) return 'open';
   return awaitingAnswer(state, nowMs).length < SENDS_AWAITING_ANSWER ? 'open' : 'closed';
 }
 
@@ -646,7 +648,7 @@ export function grantAtCheckIn(state: CoordinatorState, workflowId: string, jobI
  */
 function grantSlot(state: CoordinatorState, { workflowId, key, told }: SlotRequest, nowMs: number): SendSlot {
   const slot = slotGranted(workflowId, key, nowMs, state.windowMs);
-  const tellAnswer = state.refusal ? true : state.slots.length >= SENDS_AT_ONCE;
+  const tellAnswer = state.refusal ? true : state.slots.length >= (state.sendsAtOnce ?? SENDS_AT_ONCE);
   if (tellAnswer) slot.awaitsAnswer = true;
   if (state.refusal) state.refusal.probe = { workflowId, key };
   state.slots.push(slot);

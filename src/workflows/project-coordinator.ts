@@ -105,6 +105,8 @@ export interface CoordinatorStart {
   sendsPerHour: number;
   /** The window's length: an hour, as the vendor counts; shorter only in tests. */
   windowMs?: number;
+  /** Sends of a window that go at once before answers are awaited (SENDS_AT_ONCE); higher only in tests. */
+  sendsAtOnce?: number;
 }
 
 /** Coordinates one project's follow-ups: its send budget and one lane per job. */
@@ -354,6 +356,9 @@ function admit(start: CoordinatorStart, continued: unknown[]): CoordinatorState 
     problems.push('sendsPerHour must be a number of at least 1');
   const windowMs = start?.windowMs ?? HOUR_MS;
   if (typeof windowMs !== 'number' || !(windowMs >= 1_000)) problems.push('windowMs must be at least 1000');
+  const atOnce = start?.sendsAtOnce;
+  if (atOnce !== undefined && !(Number.isSafeInteger(atOnce) && atOnce >= 1))
+    problems.push('sendsAtOnce must be a whole number of at least 1');
   if (problems.length === 0 && workflowInfo().workflowId !== coordinatorWorkflowId(start.projectId)) {
     // Only the coordinator's own id may hold it: never a follow-up's, never another project's.
     problems.push(`a project coordinator runs only under the id '${coordinatorWorkflowId(start.projectId)}'`);
@@ -374,5 +379,7 @@ function admit(start: CoordinatorStart, continued: unknown[]): CoordinatorState 
     });
   }
   if (isCoordinatorState(carried)) return carried;
-  return emptyCoordinator(start.projectId, perWindow(start.sendsPerHour, windowMs), windowMs);
+  const state = emptyCoordinator(start.projectId, perWindow(start.sendsPerHour, windowMs), windowMs);
+  if (atOnce !== undefined) state.sendsAtOnce = atOnce;
+  return state;
 }

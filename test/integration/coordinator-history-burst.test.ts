@@ -40,9 +40,14 @@ describe('a burst past the history limit', () => {
     h.simulator.setSendLimit(projectId, null);
     for (const job of jobs) h.simulator.addJob({ ...job, workMs: 300 });
     const taskQueue = h.taskQueue();
-    // All of them inside one window: the coordinator's messages, not the budget, are what is stressed.
+    // All of them inside one window, none awaiting the API's answer (it has no limit here): the coordinator's
+    // messages, not the budget, are what is stressed.
     const worker = await h.worker(taskQueue, undefined, {
-      coordination: { sendsPerHour: (FOLLOW_UPS * 3_600_000) / WINDOW_MS, windowMs: WINDOW_MS },
+      coordination: {
+        sendsPerHour: (FOLLOW_UPS * 3_600_000) / WINDOW_MS,
+        windowMs: WINDOW_MS,
+        sendsAtOnce: FOLLOW_UPS,
+      },
     });
     const followUps = h.followUps(taskQueue);
     const began = Date.now();

@@ -400,6 +400,15 @@ describe("others' uses of the project: the coordinator learns of them from the A
     expect(state).toEqual(paused);
   });
 
+  test('a coordinator set to send more at once (a test of an API without a limit) awaits no answer before that many', () => {
+    const state = emptyCoordinator('p', 80, HOUR);
+    state.sendsAtOnce = 80;
+    burst(state, 80, 0);
+    const round = schedule(state, 0);
+    expect(slotsOf(round)).toHaveLength(80);
+    expect(round.grants.some((grant) => grant.tellAnswer)).toBe(false);
+  });
+
   test('a refusal from a send among the first of a window pauses the project too', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     burst(state, 3, 0);

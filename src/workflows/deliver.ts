@@ -150,7 +150,11 @@ export async function deliver(
         throw run.gaveUpEarly(retryAfterMs, 'take the message');
       // A 429 paused the project's sends at its coordinator: the next slot comes with its accepted probe, and no
       // follow-up tries again on its own meanwhile.
-      if (refusedByRateLimit(error)) continue;
+      if (refusedByRateLimit(error)) {
+        // Each refused attempt adds events; a storm of them continues as new like any other retry.
+        await run.continueAsNewIfSuggested(undefined);
+        continue;
+      }
       waitMs = retryAfterMs ?? backoffMs;
     }
     // Nothing arrived (or, for `retry`, the Idempotency-Key covers a duplicate): try again after a pause.

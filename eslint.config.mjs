@@ -21,11 +21,9 @@ export default tseslint.config(
     },
   },
   {
-    // Workflow code and the pure modules it imports: everything here is evaluated in every cached workflow, so it
-    // stays free of Node built-ins and of heavy modules (zod is used at the edges only: follow-up/input.ts is the
-    // client's schema).
-    files: ['src/workflows/**/*.ts', 'src/follow-up/**/*.ts', 'src/agent-api/job.ts'],
-    ignores: ['src/follow-up/input.ts'],
+    // Workflow code and the kernel it imports: everything here is evaluated in every cached workflow, so it stays free
+    // of Node built-ins and of heavy modules (zod is used at the edges only: client/input.ts is the client's schema).
+    files: ['src/workflows/**/*.ts', 'src/kernel/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -37,25 +35,20 @@ export default tseslint.config(
               message:
                 'Keep zod out of the workflow bundle: validate at the edges, check with a small pure function here.',
             },
-            {
-              name: '../agent-api/schemas',
-              allowTypeImports: true,
-              message: 'The zod schemas stay out of the workflow bundle; use agent-api/job.',
-            },
-            {
-              name: './input',
-              allowTypeImports: true,
-              message: "The client's zod schema stays out of the workflow bundle; use request.ts.",
-            },
-            {
-              name: '../follow-up/input',
-              allowTypeImports: true,
-              message: "The client's zod schema stays out of the workflow bundle; use request.ts.",
-            },
           ],
           patterns: [
             {
-              group: ['../activities', '../activities/*'],
+              group: ['**/agent-api/*'],
+              allowTypeImports: true,
+              message: 'The HTTP client and the zod schemas stay out of the workflow bundle; use kernel/agent-job.',
+            },
+            {
+              group: ['**/client', '**/client/*', '**/config', '**/config/*'],
+              message:
+                "Client and worker settings stay out of the workflow bundle (the input's rules: kernel/request).",
+            },
+            {
+              group: ['**/activities', '**/activities/*'],
               allowTypeImports: true,
               message: 'Import activity types only (import type).',
             },
@@ -72,6 +65,25 @@ export default tseslint.config(
         { name: 'fetch', message: 'Workflow code must do I/O through activities.' },
         { name: 'setTimeout', message: 'Use sleep() from @temporalio/workflow.' },
         { name: 'setInterval', message: 'Use sleep() from @temporalio/workflow.' },
+      ],
+    },
+  },
+  {
+    // The CLI is a user of the library like any other: it takes what it needs from the public entry (src/index.ts)
+    // only, so whatever it can do, a service can do with the library too.
+    files: ['src/command-line/**/*.ts', 'src/cli.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex:
+                '^(\\.\\.?/)+(client|kernel|workflows|agent-api|config|activities|worker|observability|secrets|loopback|schedules|encryption|notify|simulator|peers)(/.*)?$',
+              message: "The CLI uses only the library's public API: import it from src/index.ts.",
+            },
+          ],
+        },
       ],
     },
   },

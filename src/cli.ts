@@ -4,7 +4,7 @@
  * Temporal environment variables and, on Ctrl-C while `send --wait` waits, says that the follow-up goes on and how to
  * look at it or cancel it.
  */
-import { FollowUpClient } from './client';
+import { FollowUpClient } from './index';
 import { ExitCode } from './command-line/io';
 import { runCli } from './command-line/program';
 import { colourFor } from './command-line/terminal';

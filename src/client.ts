@@ -1,6 +1,50 @@
 /**
  * The client, as the design card names it: start, follow and cancel follow-ups, read their progress, ask for a read
- * now, manage the projects' send budgets. Its parts live in client/ (errors, ids, outcomes, outage words); this module
- * is the one the library entry and the CLI import.
+ * now, manage the projects' send budgets. Its parts live in client/: the FollowUpClient (follow-up-client.ts), what its
+ * calls take and answer (calls.ts), the checks made before anything starts (checks.ts), its typed errors (errors.ts),
+ * ids, outcomes and the words for an outage. This module is the one the library entry and the CLI import.
  */
-export * from './client/index';
+export { FollowUpClient } from './client/follow-up-client';
+export * from './client/calls';
+export {
+  checkFollowUpInput,
+  checkFollowUpWorkflowId,
+  maxPromptLengthFromEnv,
+  type BudgetOptions,
+} from './client/checks';
+export {
+  FollowUpNotSentError,
+  InvalidFollowUpInputError,
+  NoWorkerAnsweredError,
+  ReservedWorkflowIdError,
+  WorkflowIdInUseError,
+} from './client/errors';
+export * from './kernel/types';
+export type { SharedWatchFigures, SharedWatchStatus } from './workflows/job-watcher/watch-figures';
+export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './kernel/send-budget-rule';
+export type { ProjectView } from './workflows/project-coordinator/project-coordination';
+export {
+  failedOutcome,
+  settleFollowUp,
+  type FollowUpDidNotEnd,
+  type FollowUpEnded,
+  type FollowUpFailureType,
+  type FollowUpOutcome,
+} from './client/outcome';
+export type { FollowUpInput, InputProblem } from './client/input';
+export type { WorkflowIdMismatch } from './workflows/follow-up/workflow-id-owner';
+export type { AgentJob } from './agent-api/schemas';
+
+export { NamespaceNotFoundError, NamespaceNotReadyError } from './client/namespace-errors';
+export { TemporalUnreachableError } from './client/temporal-outage';
+export { followUpWorkflowId, tupleDigest } from './client/ids';
+export { endedOutcome } from './client/outcome';
+export type { FollowUpRequest } from './client/input';
+export { DEFAULT_MAX_PROMPT_LENGTH, inspectFollowUpInput } from './kernel/request';
+export { optionDifferences } from './client/option-differences';
+export { NamespaceSetupError, setUpNamespace } from './client/namespace-setup';
+export { isTerminal } from './kernel/agent-job';
+export { plainWholeNumber, sendBudgetProblem, VENDOR_SENDS_PER_PROJECT_PER_HOUR } from './kernel/send-budget-rule';
+/** The words the Web UI shows a follow-up and a budget in, for a front end of one's own (the CLI is one). */
+export { budgetPastDeadline, queuedLine, refusalLine, roughDuration, utcClock } from './kernel/words';
+export { excerpt } from './workflows/follow-up/start-metadata';

@@ -7,8 +7,8 @@
 import './peers/worker-peer';
 export { createFollowUpWorker, FollowUpWorker, type FollowUpWorkerOptions } from './worker/follow-up-worker';
 export { AgentApiClient } from './agent-api/http-client';
-export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './follow-up/project-coordination';
-export { DEFAULT_COORDINATOR_TASK_QUEUE } from './follow-up/coordinator-id';
+export { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from './kernel/send-budget-rule';
+export { DEFAULT_COORDINATOR_TASK_QUEUE } from './kernel/workflow-ids';
 export { NativeConnection, DefaultLogger, type Logger, type LogLevel } from '@temporalio/worker';
 export { connectWorker, installQuietRuntime, type WorkerConnectionOptions } from './worker/connection';
 export { createLineLogger, type LineLoggerOptions } from './observability/logging';

@@ -13,7 +13,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, type LogLevel } from '@temporalio/worker';
 import { AgentApiClient } from './agent-api/http-client';
 import { FollowUpClient } from './client';
-import { FOLLOW_UP_SEARCH_ATTRIBUTES } from './follow-up/search-attributes';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from './kernel/search-attributes';
 import { createFollowUpWorker, type FollowUpWorker } from './worker/follow-up-worker';
 import { AgentApiSimulator, type SimulatedRequest, type SimulatorOptions } from './simulator/simulator';
 import { temporal } from '@temporalio/proto';

@@ -5,9 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { FollowUpClient, type FollowUpInput } from '../../src/client';
 import { AgentApiSimulator, type SimulatedRequest } from '../../src/simulator/simulator';
-import { FOLLOW_UP_WORKFLOW_TYPE } from '../../src/workflows/definitions';
 import { sleep, startDevServer, startWorker, stopChild, type DevServer, type WorkerProcess } from './processes';
 import { inBatches } from './stats';
+import { FOLLOW_UP_WORKFLOW_TYPE } from '../../src/kernel/workflow-ids';
 
 export const BENCH_API_KEY = 'mint_bench_not_a_real_key';
 

@@ -4,10 +4,10 @@
  * history events per follow-up, and the worker's and server's CPU until the last send).
  */
 import { followUpWorkflowId } from '../../src/client';
-import { PROJECT_COORDINATOR_WORKFLOW_TYPE } from '../../src/workflows/definitions';
 import { requestTimes, startBenchStack, type BenchStack } from './bench-stack';
 import { cpuMs, requestsBetween } from './processes';
 import { inBatches, mean, percentile } from './stats';
+import { PROJECT_COORDINATOR_WORKFLOW_TYPE } from '../../src/kernel/workflow-ids';
 
 export interface BurstRow {
   label: string;

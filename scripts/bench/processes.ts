@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { findTemporalCli } from '../stack/temporal-cli';
-import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/kernel/search-attributes';
 
 /** CPU time (user + system) a process has used so far, in ms. */
 export function cpuMs(pid: number): number {

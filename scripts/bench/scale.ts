@@ -3,7 +3,7 @@
  * vendor's 5 s loop. Scaled down by a time factor (job length, our polling and the vendor's interval alike), then
  * reported in real seconds: counts do not change with the scale, delays scale back exactly.
  */
-import { DEFAULT_POLLING } from '../../src/follow-up/request';
+import { DEFAULT_POLLING } from '../../src/kernel/request';
 import { startBenchStack, BENCH_API_KEY, requestTimes } from './bench-stack';
 import { mean } from './stats';
 import { vendorFollowUp } from './vendor-loop';

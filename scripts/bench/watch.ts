@@ -5,14 +5,14 @@
  * its own: a sample spread over one gap, to time how soon the read that saw the end wakes its follow-up without a
  * crowd of endings queued ahead of it; then the rest at once. Every follow-up's result must carry its own job's link.
  */
-import { DEFAULT_POLLING } from '../../src/follow-up/request';
-import { nextPollAt } from '../../src/follow-up/poll-schedule';
-import { watcherWorkflowId } from '../../src/follow-up/watch-registry';
-import { jobAnswerSignal } from '../../src/workflows/definitions';
+import { DEFAULT_POLLING } from '../../src/kernel/request';
+import { nextPollAt } from '../../src/kernel/poll-schedule';
 import { requestTimes, startBenchStack, startFollowUpsAndAwaitSends, type BenchStack } from './bench-stack';
 import { eventMs, fetchHistories, type HistoryEvent } from './history';
 import { cpuOverWindow, peakRssMiB, rssMiB, sleep } from './processes';
 import { HOUR_MS, inBatches, percentile } from './stats';
+import { jobAnswerSignal } from '../../src/workflows/follow-up/messages';
+import { watcherWorkflowId } from '../../src/kernel/workflow-ids';
 
 export interface WatchRowOptions {
   n: number;

@@ -9,12 +9,11 @@ import { join } from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { checkFollowUpInput } from '../../src/client';
 import { startLocalStack, type LocalStack } from '../stack/local-stack';
-import { coordinatorWorkflowId } from '../../src/follow-up/coordinator-id';
-import { followUpStartMetadata } from '../../src/follow-up/start-metadata';
-import { watcherWorkflowId, watchShardOf } from '../../src/follow-up/watch-registry';
-import type { FollowUpInput } from '../../src/follow-up/input';
-import type { followUpWorkflow } from '../../src/workflows/follow-up';
-
+import { coordinatorWorkflowId, watcherWorkflowId } from '../../src/kernel/workflow-ids';
+import { followUpStartMetadata } from '../../src/workflows/follow-up/start-metadata';
+import { watchShardOf } from '../../src/workflows/job-watcher/watch-registry';
+import type { FollowUpInput } from '../../src/client/input';
+import type { followUpWorkflow } from '../../src/workflows/follow-up/follow-up';
 const OUT_DIR = join(__dirname, '..', '..', '..', 'test', 'histories');
 /** Prefix of the files this version of the workflow writes; bump it when the workflow's history shape changes. */
 const HISTORY_VERSION = 'baseline';

@@ -18,7 +18,7 @@ import { FollowUpClient, followUpWorkflowId, type FollowUpResult } from '../../s
 import { AgentApiSimulator, type FaultRule, type SimulatedOutcome } from '../../src/simulator/simulator';
 import { mulberry32 } from '../../src/simulator/prng';
 import { findTemporalCli } from '../stack/temporal-cli';
-import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/kernel/search-attributes';
 
 /** Obviously fake, and only ever sent to the in-process simulator. */
 export const CHAOS_API_KEY = 'mint_chaos_test_key_0001';

@@ -9,7 +9,7 @@ import { FollowUpClient } from '../../src/client';
 import { AgentApiSimulator, type SimulatorOptions } from '../../src/simulator/simulator';
 import { createFollowUpWorker, type FollowUpWorker } from '../../src/worker/follow-up-worker';
 import { findTemporalCli } from './temporal-cli';
-import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/kernel/search-attributes';
 
 /** Obviously fake, and only ever sent to the local simulator. */
 export const LOCAL_API_KEY = 'mint_local_demo_key';

@@ -6,10 +6,10 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { DefaultLogger, Runtime, type Logger } from '@temporalio/worker';
 import { demoteRoutineLines, relevel } from '../../src/observability/logging';
-import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../../src/follow-up/project-coordination';
 import { ensureTemporalCli } from './temporal-cli';
 import { startLocalStack } from './local-stack';
 import { columnsConsoleSnippet, followUpListUrl } from './web-ui-view';
+import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../../src/kernel/send-budget-rule';
 
 interface StackOptions {
   temporalPort: number;

@@ -4,6 +4,7 @@
  * may refuse for now, which is back-pressure), finding the follow-ups to the same job started before it and what earlier
  * runs of the follow-up did with the message, and, for the coordinator, asking whether a follow-up still runs.
  */
+import type { ProjectCoordinatorWorkflow } from '../workflows/project-coordinator/messages';
 import { setTimeout as delay } from 'node:timers/promises';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
@@ -19,23 +20,23 @@ import {
   coordinatorWorkflowId,
   DEFAULT_BUDGET_MEMO_KEY,
   DEFAULT_COORDINATOR_TASK_QUEUE,
-} from '../follow-up/coordinator-id';
+  PROJECT_COORDINATOR_WORKFLOW_TYPE,
+} from '../kernel/workflow-ids';
 import {
-  DEFAULT_SENDS_PER_PROJECT_PER_HOUR,
   HOUR_MS,
   recheckAfterMs,
   type CheckInAnswer,
   type EnterRequest,
   type QueueNotice,
   type TurnGrant,
-} from '../follow-up/project-coordination';
-import { CHECK_IN_REFUSED, COORDINATOR_BUSY, FollowUpErrorType, type DeliveryRecord } from '../follow-up/types';
-import { enterUpdate, PROJECT_COORDINATOR_WORKFLOW_TYPE } from '../workflows/definitions';
-import type { projectCoordinatorWorkflow } from '../workflows/project-coordinator';
-import { DEFAULT_WATCH_MIN_INTERVAL_MS, DEFAULT_WATCH_SHARDS } from '../follow-up/watch-defaults';
+} from '../workflows/project-coordinator/project-coordination';
+import { CHECK_IN_REFUSED, COORDINATOR_BUSY, FollowUpErrorType, type DeliveryRecord } from '../kernel/types';
+import { DEFAULT_WATCH_MIN_INTERVAL_MS, DEFAULT_WATCH_SHARDS } from '../config/watch-defaults';
 import { createFindEarlierDelivery } from './earlier-delivery';
 import { createFindEarlierFollowUps } from './earlier-follow-ups';
 import { KeyedGate } from './keyed-gate';
+import { enterUpdate } from '../workflows/project-coordinator/messages';
+import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../kernel/send-budget-rule';
 
 export interface CoordinationSettings {
   /** Where coordinators run: one queue for the namespace, so follow-ups of every task queue share them. */
@@ -188,7 +189,7 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
             client.workflow.executeUpdateWithStart(enterUpdate, {
               args: [enter],
               updateId: `check-in/${request.runId}/${request.sequence ?? 0}`,
-              startWorkflowOperation: new WithStartWorkflowOperation<typeof projectCoordinatorWorkflow>(
+              startWorkflowOperation: new WithStartWorkflowOperation<ProjectCoordinatorWorkflow>(
                 PROJECT_COORDINATOR_WORKFLOW_TYPE,
                 {
                   workflowId: coordinatorId,

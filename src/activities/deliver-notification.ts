@@ -1,11 +1,11 @@
 /**
  * The callback's one POST per attempt: the notification's JSON, signed afresh (each attempt has its own timestamp),
  * with the same delivery id on every attempt. Temporal retries a non-2xx answer or a failed connection with backoff
- * for up to 24 h (workflows/notify.ts); a missing secret or a refused URL is final at once.
+ * for up to 24 h (workflows/notify/notify.ts); a missing secret or a refused URL is final at once.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { NotificationDelivered, NotificationDelivery } from '../follow-up/types';
-import { isLoopbackHost } from '../config';
+import type { NotificationDelivered, NotificationDelivery } from '../kernel/types';
+import { isLoopbackHost } from '../loopback';
 import { DELIVERY_HEADER, SIGNATURE_HEADER, signNotification, TIMESTAMP_HEADER } from '../notify/signature';
 
 export interface NotifySettings {

@@ -8,7 +8,7 @@
  */
 import { ServiceError, type Client } from '@temporalio/client';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { DELIVERY_MEMO_KEY, type DeliveryRecord } from '../follow-up/types';
+import { DELIVERY_MEMO_KEY, type DeliveryRecord } from '../kernel/types';
 
 export interface EarlierDeliveryQuery {
   workflowId: string;

@@ -5,9 +5,9 @@
  * follow-up started within its lag before this one may be missing (docs/HOW-IT-WORKS.md says when order holds).
  */
 import type { Client } from '@temporalio/client';
-import { MAX_BEFORE } from '../follow-up/coordinator-messages';
-import { FOLLOW_UP_WORKFLOW_TYPE } from '../workflows/definitions';
+import { MAX_BEFORE } from '../workflows/project-coordinator/coordinator-messages';
 import { hasNoVisibility, quote } from './earlier-delivery';
+import { FOLLOW_UP_WORKFLOW_TYPE } from '../kernel/workflow-ids';
 
 export interface EarlierFollowUpsQuery {
   projectId: string;

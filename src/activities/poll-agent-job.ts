@@ -12,20 +12,20 @@
  */
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
-import { sleepUnlessAborted } from './abort-signals';
+import { sleepUnlessAborted } from '../agent-api/abort-signals';
 import { attemptClock } from './attempt-clock';
 import { AgentApiErrorType, type ApiFailureDetails } from '../agent-api/errors';
 import type { AgentApiClient, JobRef } from '../agent-api/http-client';
-import { isKnownStatus, type AgentJob, type JobState } from '../agent-api/job';
-import { readCheckpoint, type PollCheckpoint } from '../follow-up/poll-checkpoint';
-import { isAnswer } from '../follow-up/watch-book';
-import { FREQUENT_POLL_LIMIT_MS, nextPollAt, type PollSchedule } from '../follow-up/poll-schedule';
+import { isKnownStatus, type AgentJob, type JobState } from '../kernel/agent-job';
+import { readCheckpoint, type PollCheckpoint } from '../workflows/follow-up/poll-checkpoint';
+import { isAnswer } from '../workflows/job-watcher/watch-book';
+import { FREQUENT_POLL_LIMIT_MS, nextPollAt, type PollSchedule } from '../kernel/poll-schedule';
 import {
   FollowUpErrorType,
   RETRY_AFTER_PAST_DEADLINE,
   type ReadTrouble,
   type RetryAfterPastDeadlineDetails,
-} from '../follow-up/types';
+} from '../kernel/types';
 import { apiCounters, countedApiCall } from './api-metrics';
 
 /** Consecutive job bodies that break the contract before the follow-up gives up on the API. */
@@ -55,7 +55,7 @@ export interface PollResult {
   sawActive: boolean;
 }
 
-export { readCheckpoint, checkpointOfFailure, type PollCheckpoint } from '../follow-up/poll-checkpoint';
+export { readCheckpoint, checkpointOfFailure, type PollCheckpoint } from '../workflows/follow-up/poll-checkpoint';
 
 /** Tells the follow-up that runs this activity that reading its job began to fail, or (null) succeeds again. */
 export type ReportReadTrouble = (

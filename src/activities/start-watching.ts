@@ -6,9 +6,9 @@
  */
 import { ApplicationFailure, log } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { WATCHER_ID_TAKEN, type WatchRegistration } from '../follow-up/watch-registry';
-import { JOB_WATCHER_WORKFLOW_TYPE, watchJobSignal } from '../workflows/definitions';
-import type { jobWatcherWorkflow } from '../workflows/job-watcher';
+import type { JobWatcherWorkflow } from '../workflows/job-watcher/messages';
+import { JOB_WATCHER_WORKFLOW_TYPE, WATCHER_ID_TAKEN } from '../kernel/workflow-ids';
+import { watchJobSignal, type WatchRegistration } from '../workflows/job-watcher/messages';
 
 export interface WatcherAddress {
   watcherId: string;
@@ -27,7 +27,7 @@ export function createStartWatching(temporal: Client, bookLimitBytes: number | u
   const ours = new Set<string>();
   const reportedForeign = new Set<string>();
   return async ({ watcherId, taskQueue }, registration) => {
-    const handle = await temporal.workflow.signalWithStart<typeof jobWatcherWorkflow, [WatchRegistration]>(
+    const handle = await temporal.workflow.signalWithStart<JobWatcherWorkflow, [WatchRegistration]>(
       JOB_WATCHER_WORKFLOW_TYPE,
       {
         workflowId: watcherId,

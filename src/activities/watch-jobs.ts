@@ -11,16 +11,15 @@ import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { AgentApiErrorType, type ApiFailureDetails } from '../agent-api/errors';
 import type { AgentApiClient } from '../agent-api/http-client';
-import { FollowUpErrorType, RETRY_AFTER_PAST_DEADLINE, type RetryAfterPastDeadlineDetails } from '../follow-up/types';
-import type { WatchAnswer } from '../follow-up/watch-answer';
-import { readFailed, readSucceeded, reportOf, WatchBook, type WatchedWait } from '../follow-up/watch-book';
-import type { WatchRefusal } from '../follow-up/watch-registry';
-import { jobAnswerSignal, readTroubleSignal, unwatchJobSignal, watchChangesQuery } from '../workflows/definitions';
-import { sleepUnlessAborted } from './abort-signals';
+import { FollowUpErrorType, RETRY_AFTER_PAST_DEADLINE, type RetryAfterPastDeadlineDetails } from '../kernel/types';
+import type { WatchAnswer } from '../workflows/follow-up/watch-answer';
+import { readFailed, readSucceeded, reportOf, WatchBook, type WatchedWait } from '../workflows/job-watcher/watch-book';
+import { sleepUnlessAborted } from '../agent-api/abort-signals';
 import type { StartWatching } from './start-watching';
 import { apiCounters, countedApiCall } from './api-metrics';
 import { MAX_INVALID_RESPONSES } from './poll-agent-job';
-
+import { jobAnswerSignal, readTroubleSignal } from '../workflows/follow-up/messages';
+import { unwatchJobSignal, watchChangesQuery, type WatchRefusal } from '../workflows/job-watcher/messages';
 /**
  * How often the book is brought up to date: a new wait (or a read asked for) is read within about this. Each refresh is
  * a query, a workflow task on some worker: refreshing more often made the queries a large share of the CPU per read

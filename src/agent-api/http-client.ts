@@ -13,14 +13,15 @@ import {
   type ApiFailureDetails,
   type RequestContext,
 } from './errors';
-import { boundedSignal } from '../activities/abort-signals';
+import { boundedSignal } from './abort-signals';
 import { apiKeySecrets, REDACTED, scrubSecrets, secretDetector } from '../secrets';
 import { parseRetryAfter } from './retry-after';
-import { formatMs } from '../follow-up/duration';
+import { formatMs } from '../kernel/duration';
 import { KeepAliveGet, type GetAnswer } from './keep-alive-get';
-import type { AgentJob } from './job';
+import type { AgentJob, JobRef } from '../kernel/agent-job';
 import { AgentJobSchema, describeSchemaProblem, ErrorBodySchema, toAgentJob } from './schemas';
 
+export type { JobRef } from '../kernel/agent-job';
 export const DEFAULT_SEND_PATH = '/v2/agent/{projectId}/job/{id}/message';
 /** The vendor's description of the send does not show get-job (docs/VENDOR-CONTRACT.md); this is the vendor's public path, configurable in case it differs. */
 export const DEFAULT_GET_JOB_PATH = '/v2/agent/{projectId}/job/{id}';
@@ -33,11 +34,6 @@ export interface AgentApiClientConfig {
   requestTimeoutMs: number;
   sendPath?: string;
   getJobPath?: string;
-}
-
-export interface JobRef {
-  projectId: string;
-  jobId: string;
 }
 
 export interface MessageRequest extends JobRef {

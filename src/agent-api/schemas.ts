@@ -1,13 +1,13 @@
 /**
  * The agent service's published contract (docs/VENDOR-CONTRACT.md) as zod schemas: the single source of truth
  * for reading a job body and writing a message body, used by the HTTP client and the simulator. Never imported by
- * workflow code (zod would be evaluated in every cached workflow); the workflow gets the trimmed `AgentJob` of job.ts.
+ * workflow code (zod would be evaluated in every cached workflow); the workflow gets the trimmed `AgentJob` of kernel/agent-job.ts.
  */
 import { z } from 'zod';
-import type { AgentJob } from './job';
+import type { AgentJob } from '../kernel/agent-job';
 
-export { isKnownStatus, isTerminal, KNOWN_JOB_STATUSES, TERMINAL_JOB_STATUSES } from './job';
-export type { AgentJob, KnownJobStatus, TerminalJobStatus } from './job';
+export { isKnownStatus, isTerminal, KNOWN_JOB_STATUSES, TERMINAL_JOB_STATUSES } from '../kernel/agent-job';
+export type { AgentJob, KnownJobStatus, TerminalJobStatus } from '../kernel/agent-job';
 
 /** Longer decision values are not ids, statuses or links: they break the contract. */
 const MAX_DECISION_LENGTH = 2_048;

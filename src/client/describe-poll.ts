@@ -7,8 +7,8 @@
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import type { LoadedDataConverter, Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { checkpointOfFailure, readCheckpoint, type PollCheckpoint } from '../follow-up/poll-checkpoint';
-import type { PollActivityProgress } from '../follow-up/types';
+import { checkpointOfFailure, readCheckpoint, type PollCheckpoint } from '../workflows/follow-up/poll-checkpoint';
+import type { PollActivityProgress } from '../kernel/types';
 
 const POLL_ACTIVITY = 'pollAgentJob';
 

@@ -5,8 +5,8 @@
  */
 import { isGrpcCancelledError, isGrpcDeadlineError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { z } from 'zod';
-import { watchFiguresOf, type SharedWatchStatus } from '../follow-up/watch-figures';
-import { watchedWaitQuery } from '../workflows/definitions';
+import { watchFiguresOf, type SharedWatchStatus } from '../workflows/job-watcher/watch-figures';
+import { watchedWaitQuery } from '../workflows/job-watcher/messages';
 
 const WatchedWaitViewSchema = z.object({
   registration: z.looseObject({

@@ -1,11 +1,12 @@
 /**
  * The default ids of follow-ups and schedules: the same (project, job, prompt) always maps to the same id, so a
  * retried call attaches instead of sending twice. `/` separates the parts because no project or job id may contain
- * one (follow-up/request.ts), so two different jobs never share an id (`acme` + `web-X` and `acme-web` + `X` would
+ * one (kernel/request.ts), so two different jobs never share an id (`acme` + `web-X` and `acme-web` + `X` would
  * with `-`); the digest covers the whole tuple too.
  */
 import { createHash } from 'node:crypto';
-import type { FollowUpRequest } from '../follow-up/request';
+import type { FollowUpRequest } from '../kernel/request';
+import { FOLLOW_UP_ID_PREFIX, SCHEDULE_ID_PREFIX } from '../kernel/workflow-ids';
 
 type Tuple = Pick<FollowUpRequest, 'projectId' | 'jobId' | 'prompt'>;
 
@@ -19,10 +20,10 @@ export function tupleDigest(input: Tuple): string {
 
 /** The default workflow id of a follow-up. */
 export function followUpWorkflowId(input: Tuple): string {
-  return `followup/${input.projectId}/${input.jobId}/${tupleDigest(input)}`;
+  return `${FOLLOW_UP_ID_PREFIX}${input.projectId}/${input.jobId}/${tupleDigest(input)}`;
 }
 
 /** The default schedule id: one schedule per (project, job, prompt), unambiguous like the follow-up's own id. */
 export function followUpScheduleId(input: Tuple): string {
-  return `followup-schedule/${input.projectId}/${input.jobId}/${tupleDigest(input)}`;
+  return `${SCHEDULE_ID_PREFIX}${input.projectId}/${input.jobId}/${tupleDigest(input)}`;
 }

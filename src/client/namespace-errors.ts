@@ -1,5 +1,5 @@
 /** What a namespace may lack, as errors a caller can tell apart; thrown by the library and by a starting worker. */
-import { searchAttributeFix } from '../worker/search-attribute-check';
+import { searchAttributeFix } from './namespace-setup';
 
 /**
  * The namespace lacks the follow-up's search attributes (a worker would fail every follow-up's workflow task, and the

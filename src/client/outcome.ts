@@ -6,9 +6,9 @@
  */
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
-import { failureKind, type DidNotEndKind, type EndedKind } from '../follow-up/outcome-kind';
+import { failureKind, type DidNotEndKind, type EndedKind } from '../kernel/outcome-kind';
 import type { AgentApiErrorType } from '../agent-api/errors';
-import type { FollowUpErrorType, FollowUpResult } from '../follow-up/types';
+import type { FollowUpErrorType, FollowUpResult } from '../kernel/types';
 
 /**
  * The follow-up ran to the job's end: the job's final status says how the agent did. One member per kind, so a check

@@ -1,8 +1,14 @@
 /** `agent-followup budget show | set`: a project's send budget (sends in any rolling hour), kept by its coordinator. */
 import type { Command } from 'commander';
-import type { ProjectView } from '../client';
-import { refusalLine, roughDuration, utcClock } from '../follow-up/progress-details';
-import { plainWholeNumber, sendBudgetProblem, VENDOR_SENDS_PER_PROJECT_PER_HOUR } from '../follow-up/send-budget-rule';
+import type { ProjectView } from '../index';
+import {
+  refusalLine,
+  roughDuration,
+  utcClock,
+  plainWholeNumber,
+  sendBudgetProblem,
+  VENDOR_SENDS_PER_PROJECT_PER_HOUR,
+} from '../index';
 import { ExitCode, UsageError, type CliContext, type CliIo } from './io';
 
 export function registerBudget(program: Command, ctx: CliContext): void {

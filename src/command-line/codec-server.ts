@@ -1,6 +1,6 @@
 /** `agent-followup codec-server`: the Web UI's and the Temporal CLI's way to see encrypted payloads in clear. */
 import type { Command } from 'commander';
-import { payloadCodecFromEnvironment, PAYLOAD_KEYS_VARIABLE, startCodecServer } from '../encryption';
+import { payloadCodecFromEnvironment, PAYLOAD_KEYS_VARIABLE, startCodecServer } from '../index';
 import { ExitCode, UsageError, type CliContext } from './io';
 
 /** The token variable: a secret, so never an option (it would show in `ps` and shell history). */

@@ -1,8 +1,8 @@
 /** The options that make a follow-up's input, shared by `send` and `schedule create`, and the input they build. */
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { FollowUpInput } from '../follow-up/input';
-import { DEFAULT_MAX_PROMPT_LENGTH } from '../follow-up/request';
+import type { FollowUpInput } from '../index';
+import { DEFAULT_MAX_PROMPT_LENGTH } from '../index';
 import { UsageError } from './io';
 
 export interface FollowUpInputOptions {

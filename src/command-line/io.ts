@@ -1,5 +1,5 @@
 /** What every command shares: the exit codes, the process it talks to (CliIo), and the error for bad usage. */
-import type { FollowUpClient } from '../client';
+import type { FollowUpClient } from '../index';
 
 /** Process exit codes; documented in the README and stable. */
 export const ExitCode = {

@@ -6,9 +6,7 @@
  * the documented shape cannot drift from the printed one.
  */
 import { z } from 'zod';
-import type { FollowUpStatus, StartedFollowUp } from '../client';
-import type { FollowUpProgress, FollowUpResult, SendAnswer } from '../follow-up/types';
-
+import type { FollowUpStatus, StartedFollowUp, FollowUpProgress, FollowUpResult, SendAnswer } from '../index';
 const JobSchema = z.looseObject({
   id: z.string(),
   status: z.string().describe('completed, archived or failed once ended; anything the API says while it works'),

@@ -1,7 +1,6 @@
 /** Exit codes by how a follow-up ended: the same words as `outcome()` and the AgentFollowUpOutcome attribute. */
-import type { FollowUpOutcome } from '../client/outcome';
-import { endedOutcome, failedOutcome } from '../client/outcome';
-import type { FollowUpResult } from '../follow-up/types';
+import type { FollowUpOutcome, FollowUpResult } from '../index';
+import { endedOutcome, failedOutcome } from '../index';
 import { ExitCode } from './io';
 
 const EXIT_CODES: Record<FollowUpOutcome['kind'], number> = {

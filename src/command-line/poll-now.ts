@@ -1,7 +1,6 @@
 /** `agent-followup poll-now`: have a follow-up read its job now, for whoever knows the job just changed. */
 import type { Command } from 'commander';
-import { NoWorkerAnsweredError } from '../client';
-import { utcClock } from '../follow-up/progress-details';
+import { NoWorkerAnsweredError, utcClock } from '../index';
 import { checkWorkflowIdArgument, ExitCode, UsageError, type CliContext, type CliIo } from './io';
 
 export function registerPollNow(program: Command, ctx: CliContext): void {

@@ -7,9 +7,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
-import { InvalidFollowUpInputError, ReservedWorkflowIdError, WorkflowIdInUseError } from '../client';
-import { PayloadKeysError } from '../encryption';
-import { InvalidScheduleError } from '../schedules';
+import {
+  InvalidFollowUpInputError,
+  ReservedWorkflowIdError,
+  WorkflowIdInUseError,
+  PayloadKeysError,
+  InvalidScheduleError,
+} from '../index';
 import { registerBudget } from './budget';
 import { registerCancel } from './cancel';
 import { registerCodecServer } from './codec-server';

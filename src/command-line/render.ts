@@ -1,11 +1,15 @@
 /** How the commands print follow-ups, their progress and schedules as text. */
-import type { FollowUpStatus } from '../client';
-import { isTerminal } from '../agent-api/job';
-import { budgetPastDeadline, queuedLine, roughDuration, utcClock } from '../follow-up/progress-details';
-import type { FollowUpProgress, FollowUpResult } from '../follow-up/types';
-import type { SharedWatchFigures, SharedWatchStatus } from '../follow-up/watch-figures';
-import type { FollowUpOutcome } from '../client/outcome';
-import type { FollowUpScheduleSpecView, ScheduledFollowUpRun } from '../schedules';
+import type {
+  FollowUpStatus,
+  FollowUpProgress,
+  FollowUpResult,
+  SharedWatchFigures,
+  SharedWatchStatus,
+  FollowUpOutcome,
+  FollowUpScheduleSpecView,
+  ScheduledFollowUpRun,
+} from '../index';
+import { isTerminal, budgetPastDeadline, queuedLine, roughDuration, utcClock } from '../index';
 
 export function describeResult(result: FollowUpResult): string {
   const lines = [

@@ -11,11 +11,11 @@ import {
   PROGRESS_QUERY_DEADLINE_MS,
   type StartedFollowUp,
   TemporalUnreachableError,
-} from '../client';
-import { roughDuration } from '../follow-up/progress-details';
-import { inspectFollowUpInput } from '../follow-up/request';
-import { optionDifferences } from '../follow-up/option-differences';
-import type { FollowUpRequest } from '../follow-up/request';
+  roughDuration,
+  inspectFollowUpInput,
+  optionDifferences,
+} from '../index';
+import type { FollowUpRequest } from '../index';
 import {
   addFollowUpInputOptions,
   buildInput,

@@ -1,6 +1,6 @@
 /** `agent-followup setup`: registers what a namespace needs before the first worker runs. Safe to run again. */
 import type { Command } from 'commander';
-import { NamespaceSetupError, setUpNamespace } from '../worker/search-attribute-check';
+import { NamespaceSetupError, setUpNamespace } from '../index';
 import { ExitCode, type CliContext, type CliIo } from './io';
 
 export function registerSetup(program: Command, ctx: CliContext): void {

@@ -1,5 +1,5 @@
 /** Whether a worker polls the task queue: without one, a follow-up waits silently, so the CLI says so. */
-import type { FollowUpClient } from '../client';
+import type { FollowUpClient } from '../index';
 
 /** The warning to print when no worker polls the task queue, or null when one does. */
 export async function noWorkerWarning(followUps: FollowUpClient): Promise<string | null> {

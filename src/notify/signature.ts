@@ -4,7 +4,7 @@
  * callback from a forgery and a replay from a fresh one.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { FollowUpNotification } from '../follow-up/types';
+import type { FollowUpNotification } from '../kernel/types';
 
 /** `v1=<hex HMAC-SHA256 of "<timestamp>.<body>">`. */
 export const SIGNATURE_HEADER = 'x-agent-followup-signature';

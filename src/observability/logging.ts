@@ -8,12 +8,11 @@
  */
 import { DefaultLogger, type LogEntry, type LogLevel, type Logger } from '@temporalio/worker';
 import { secretDetector, secretRedactor } from '../secrets';
+import type { LogFormat } from '../config/log-settings';
 
 export { apiKeySecrets, REDACTED, secretRedactor } from '../secrets';
 
-export { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './log-settings';
-import type { LogFormat } from './log-settings';
-
+export { LOG_FORMATS, LOG_LEVELS, type LogFormat } from '../config/log-settings';
 /** What is logged instead of a line that held the API key in an encoded form. */
 export const WITHHELD_LINE = 'A log line was withheld: it held the API key in an encoded form';
 

@@ -9,7 +9,7 @@
  * docs/OBSERVABILITY.md lists them as they appear.
  */
 import type { LogLevel, Logger, RuntimeOptions } from '@temporalio/worker';
-import { FollowUpMetric } from '../workflows/metrics';
+import { FollowUpMetric } from '../workflows/follow-up/metrics';
 import type { ObservabilitySettings } from '../config';
 
 /**

@@ -8,11 +8,10 @@ import {
   type ScheduleSummary,
 } from '@temporalio/client';
 import type { FollowUpClient, FollowUpClientOptions } from '../client';
-import { DEFAULT_MAX_PROMPT_LENGTH, formatMs } from '../follow-up/input';
-import { AgentJobId, AgentProjectId } from '../follow-up/search-attributes';
-import type { FollowUpResult } from '../follow-up/types';
-import { FOLLOW_UP_WORKFLOW_TYPE } from '../workflows/definitions';
-import type { followUpWorkflow } from '../workflows/follow-up';
+import { DEFAULT_MAX_PROMPT_LENGTH, formatMs } from '../client/input';
+import { AgentJobId, AgentProjectId } from '../kernel/search-attributes';
+import type { FollowUpResult } from '../kernel/types';
+import type { followUpWorkflow } from '../workflows/follow-up/follow-up';
 import { listQuery, type ListSchedulesFilter } from './list-filter';
 import { buildScheduleOptions } from './options';
 import {
@@ -35,6 +34,7 @@ import {
   type FollowUpScheduleView,
   type ScheduledFollowUpRun,
 } from './views';
+import { FOLLOW_UP_WORKFLOW_TYPE } from '../kernel/workflow-ids';
 
 /** Creates and manages recurring follow-ups; every method validates before it calls Temporal. */
 export class FollowUpSchedules {

@@ -1,6 +1,6 @@
 /** The filter `list` takes, turned into a visibility query on the schedules' search attributes. */
-import { identifierProblem } from '../follow-up/request';
-import { AgentJobId, AgentProjectId } from '../follow-up/search-attributes';
+import { identifierProblem } from '../kernel/request';
+import { AgentJobId, AgentProjectId } from '../kernel/search-attributes';
 import { InvalidScheduleError } from './request';
 
 /** What `list` may be narrowed to. */

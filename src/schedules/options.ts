@@ -8,12 +8,12 @@ import {
   type ScheduleOptionsStartWorkflowAction,
 } from '@temporalio/client';
 import { followUpWorkflowId } from '../client';
-import { formatMs } from '../follow-up/input';
-import { AgentJobId, AgentProjectId } from '../follow-up/search-attributes';
-import { followUpStartMetadata } from '../follow-up/start-metadata';
-import { FOLLOW_UP_WORKFLOW_TYPE } from '../workflows/definitions';
-import type { followUpWorkflow } from '../workflows/follow-up';
+import { formatMs } from '../client/input';
+import { AgentJobId, AgentProjectId } from '../kernel/search-attributes';
+import { followUpStartMetadata } from '../workflows/follow-up/start-metadata';
+import type { followUpWorkflow } from '../workflows/follow-up/follow-up';
 import type { CheckedScheduleRequest, ScheduleOverlapChoice } from './request';
+import { FOLLOW_UP_WORKFLOW_TYPE } from '../kernel/workflow-ids';
 
 /** The Temporal policy behind each overlap choice (SCHEDULE_OVERLAP_CHOICES says why only these two). */
 const OVERLAP_POLICIES: Record<ScheduleOverlapChoice, ScheduleOverlapPolicy> = {
@@ -55,7 +55,7 @@ export function buildScheduleOptions(request: CheckedScheduleRequest, taskQueue:
       workflowType: FOLLOW_UP_WORKFLOW_TYPE,
       taskQueue,
       // A prefix: Temporal appends each run's scheduled time ("-2025-01-31T09:00:00Z"), so every run has its own id,
-      // and `WorkflowId STARTS_WITH "followup/{project}/{job}/"` finds scheduled runs beside the ones sent by hand.
+      // and `WorkflowId STARTS_WITH "agent-followup/{project}/{job}/"` finds scheduled runs beside the ones sent by hand.
       // Two schedules of the same follow-up due at the same second share an id, so only one of them sends.
       workflowId: followUpWorkflowId(parsedInput),
       // The caller's input as given, like FollowUpClient.start, so the Web UI shows what was asked for.

@@ -9,9 +9,10 @@ import {
   formatMs,
   type FollowUpInput,
   type FollowUpRequest,
-} from '../follow-up/input';
-import { parseDuration } from '../follow-up/duration';
+} from '../client/input';
+import { parseDuration } from '../kernel/duration';
 import { cronPolicyProblems } from './cron';
+import { followUpScheduleId } from '../client/ids';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Defaults, and why
@@ -58,7 +59,7 @@ export class InvalidScheduleError extends Error {
 
 /** What a caller asks for. Exactly one of `cron` and `every`. */
 export interface FollowUpScheduleRequest {
-  /** Defaults to `followup-schedule/{projectId}/{jobId}/{hash of the three}`. */
+  /** Defaults to `agent-followup-schedule/{projectId}/{jobId}/{hash of the three}`. */
   scheduleId?: string;
   /** The follow-up each run sends, exactly as `FollowUpClient.start` takes it. */
   input: FollowUpInput;
@@ -94,8 +95,6 @@ export interface CheckedScheduleRequest {
   catchupWindowMs: number;
   pauseOnFailure: boolean;
 }
-
-import { followUpScheduleId } from '../client/ids';
 
 export { followUpScheduleId } from '../client/ids';
 

@@ -10,7 +10,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TerminalJobStatus } from '../agent-api/schemas';
-import { FollowUpInputSchema, formatMs, type FollowUpInput } from '../follow-up/input';
+import { FollowUpInputSchema, formatMs, type FollowUpInput } from '../client/input';
 import { NOTE_MEMO_KEY, SPEC_MEMO_KEY, type SpecMemo } from './options';
 
 /** What `create` returns. */

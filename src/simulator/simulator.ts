@@ -8,50 +8,24 @@
  * dropped before or after the request was processed, bodies that are not JSON or not a job, and stale reads from a
  * lagging replica. It honours an `Idempotency-Key` header on sends, so a client that sends one can retry safely.
  */
-import { VENDOR_SENDS_PER_PROJECT_PER_HOUR } from '../follow-up/send-budget-rule';
+import { VENDOR_SENDS_PER_PROJECT_PER_HOUR } from '../kernel/send-budget-rule';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import { nonAdminKeyKind } from '../agent-api/key-kinds';
-import { FollowUpMessageSchema, describeSchemaProblem, type AgentJob, type KnownJobStatus } from '../agent-api/schemas';
-import { OutsideUsesSchema, SimulatedFaultsSchema, SimulatedJobSpecSchema } from './control-schemas';
-import { FaultRulesSchema, describeIssues, parseFaultRules, type FaultRule } from './faults';
+import { FollowUpMessageSchema, describeSchemaProblem, type AgentJob } from '../agent-api/schemas';
+import {
+  OutsideUsesSchema,
+  SimulatedFaultsSchema,
+  SimulatedJobSpecSchema,
+  type SimulatedFault,
+  type SimulatedJobSpec,
+} from './control-schemas';
 import { DEFAULT_SEED, mulberry32 } from './prng';
+import { FaultRulesSchema, describeIssues, parseFaultRules, type FaultRule } from './faults';
 
+export type { SimulatedFault, SimulatedJobSpec, SimulatedOutcome } from './control-schemas';
 export type { FaultKind, FaultOperation, FaultRule } from './faults';
-
-/** What the agent's work on a follow-up ends in. `no-changes` is `completed` with a null `prLink`. */
-export type SimulatedOutcome = 'completed' | 'no-changes' | 'failed' | 'archived';
-
-export interface SimulatedJobSpec {
-  projectId: string;
-  jobId: string;
-  /** Status before any follow-up (default `completed`: a job that finished its first run). */
-  status?: KnownJobStatus;
-  prLink?: string | null;
-  /** Where the next follow-ups lead (default `completed`, with a pull request). */
-  outcome?: SimulatedOutcome;
-  /** How long the agent works on each follow-up (default: the simulator's `defaultWorkMs`). */
-  workMs?: number;
-  /** The job is busy with earlier work for this long when added (`active`), then ends as `outcome` says. */
-  busyForMs?: number;
-  /** The branch in `source.ref`; the vendor documents it as nullable (default `main`). */
-  ref?: string | null;
-  /** Extra fields to add to every response, e.g. to test tolerance of unknown fields or statuses. */
-  extraFields?: Record<string, unknown>;
-  /** Fault rules for this job's requests, tried before the global ones. */
-  faults?: FaultRule[];
-}
-
-/** A scripted answer that replaces the next matching request(s). The request is not processed. */
-export interface SimulatedFault {
-  operation: 'send' | 'get';
-  status: number;
-  retryAfter?: string;
-  body?: string;
-  /** How many requests it answers (default 1). */
-  times?: number;
-}
 
 export interface JobCounts {
   /**

@@ -23,9 +23,9 @@ import {
 import { DEFAULT_COORDINATION } from '../activities/coordination';
 import type { AgentApiClient } from '../agent-api/http-client';
 import { NamespaceNotReadyError } from '../client/namespace-errors';
-import { watcherTaskQueue } from '../follow-up/watch-registry';
-import { checkSearchAttributes } from './search-attribute-check';
-import { pollLoopLimit, WORKER_DEFAULTS } from './worker-defaults';
+import { checkSearchAttributes } from '../client/namespace-setup';
+import { pollLoopLimit, WORKER_DEFAULTS } from '../config/worker-defaults';
+import { watcherTaskQueue } from '../kernel/workflow-ids';
 
 export interface FollowUpWorkerOptions {
   connection: NativeConnection;

@@ -8,7 +8,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { ExitCode, runCli, type CliIo } from '../../src/cli';
 import { FollowUpClient, InvalidFollowUpInputError, type FollowUpInput } from '../../src/client';
-import { FollowUpErrorType } from '../../src/follow-up/types';
+import { FollowUpErrorType } from '../../src/kernel/types';
 import { startBuiltScript } from '../support/processes';
 import { createHarness, uniqueJob, type Harness } from '../support/harness';
 

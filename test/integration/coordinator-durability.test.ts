@@ -11,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { FollowUpClient } from '../../src/client';
 import { findTemporalCli } from '../../scripts/stack/temporal-cli';
-import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/kernel/search-attributes';
 import { AgentApiSimulator } from '../../src/simulator/simulator';
 import { budgetedWorkerEnv, freePort, startBuiltScript, type StartedScript } from '../support/processes';
 import { FAST_POLLING, TEST_API_KEY, waitFor } from '../support/harness';

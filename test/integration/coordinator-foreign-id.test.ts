@@ -6,7 +6,7 @@
  */
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { FollowUpErrorType } from '../../src/follow-up/types';
+import { FollowUpErrorType } from '../../src/kernel/types';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 
 jest.setTimeout(10 * 60_000);

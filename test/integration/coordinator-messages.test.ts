@@ -4,16 +4,10 @@
  * the job's order and the project's count as they were.
  */
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
-import { coordinatorWorkflowId } from '../../src/follow-up/coordinator-id';
-import {
-  enterUpdate,
-  leaveSignal,
-  PROJECT_COORDINATOR_WORKFLOW_TYPE,
-  projectQuery,
-} from '../../src/workflows/definitions';
+import { coordinatorWorkflowId, PROJECT_COORDINATOR_WORKFLOW_TYPE } from '../../src/kernel/workflow-ids';
 import { createHarness, FAST_POLLING, waitFor, type Harness } from '../support/harness';
-import type { projectCoordinatorWorkflow } from '../../src/workflows/project-coordinator';
-
+import type { projectCoordinatorWorkflow } from '../../src/workflows/project-coordinator/project-coordinator';
+import { enterUpdate, leaveSignal, projectQuery } from '../../src/workflows/project-coordinator/messages';
 jest.setTimeout(240_000);
 
 let h: Harness;

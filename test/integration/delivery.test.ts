@@ -5,7 +5,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { AgentApiClient } from '../../src/agent-api/http-client';
-import { FollowUpErrorType, type FollowUpDeliveryUnknownDetails } from '../../src/follow-up/types';
+import { FollowUpErrorType, type FollowUpDeliveryUnknownDetails } from '../../src/kernel/types';
 import { AgentApiSimulator } from '../../src/simulator/simulator';
 import { createHarness, FAST_POLLING, TEST_API_KEY, uniqueJob, waitFor, type Harness } from '../support/harness';
 

@@ -1,7 +1,7 @@
 import { CancelledFailure, WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { followUpWorkflowId, InvalidFollowUpInputError } from '../../src/client';
-import { FollowUpErrorType } from '../../src/follow-up/types';
+import { FollowUpErrorType } from '../../src/kernel/types';
 import {
   createHarness,
   FAST_POLLING,

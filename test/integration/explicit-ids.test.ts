@@ -8,8 +8,8 @@ import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { ExitCode } from '../../src/cli';
 import { ReservedWorkflowIdError, WorkflowIdInUseError, type FollowUpInput } from '../../src/client';
-import { COORDINATOR_ID_PREFIX } from '../../src/follow-up/coordinator-id';
-import { FollowUpErrorType } from '../../src/follow-up/types';
+import { COORDINATOR_ID_PREFIX } from '../../src/kernel/workflow-ids';
+import { FollowUpErrorType } from '../../src/kernel/types';
 import { runCliOn as cli } from '../support/cli-runner';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 

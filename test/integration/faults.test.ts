@@ -5,8 +5,8 @@
 import { type WorkflowFailedError } from '@temporalio/client';
 import { type ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { followUpWorkflowId } from '../../src/client';
-import type { FollowUpCheckpoint } from '../../src/follow-up/checkpoint';
-import { FollowUpErrorType, type FollowUpTimeoutDetails } from '../../src/follow-up/types';
+import type { FollowUpCheckpoint } from '../../src/workflows/follow-up/checkpoint';
+import { FollowUpErrorType, type FollowUpTimeoutDetails } from '../../src/kernel/types';
 import type { FaultRule } from '../../src/simulator/simulator';
 import {
   createHarness,

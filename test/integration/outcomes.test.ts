@@ -1,6 +1,6 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { FollowUpErrorType, type FollowUpTimeoutDetails } from '../../src/follow-up/types';
+import { FollowUpErrorType, type FollowUpTimeoutDetails } from '../../src/kernel/types';
 import { createHarness, FAST_POLLING, uniqueJob, type Harness } from '../support/harness';
 
 let h: Harness;

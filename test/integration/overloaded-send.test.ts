@@ -6,9 +6,9 @@
  */
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
-import { coordinatorWorkflowId } from '../../src/follow-up/coordinator-id';
-import { projectQuery } from '../../src/workflows/definitions';
+import { coordinatorWorkflowId } from '../../src/kernel/workflow-ids';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
+import { projectQuery } from '../../src/workflows/project-coordinator/messages';
 
 let h: Harness;
 /** POSTs the simulator received, per job. */

@@ -4,7 +4,7 @@
  * test, then run against the run's dev server: the two library snippets with a worker of ours serving their follow-ups,
  * the jest test with its own embedded worker and simulator from the package's `worker` and `testing` entries.
  */
-import { DEFAULT_COORDINATOR_TASK_QUEUE } from '../../src/follow-up/coordinator-id';
+import { DEFAULT_COORDINATOR_TASK_QUEUE } from '../../src/kernel/workflow-ids';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { Worker } from '@temporalio/worker';
-import { coordinatorWorkflowId } from '../../src/follow-up/coordinator-id';
+import { coordinatorWorkflowId } from '../../src/kernel/workflow-ids';
 import { installQuietRuntime } from '../support/quiet-runtime';
 
 installQuietRuntime();

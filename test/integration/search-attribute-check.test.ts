@@ -7,7 +7,7 @@ import { FollowUpClient } from '../../src/client';
 import { AgentApiClient } from '../../src/agent-api/http-client';
 import { createFollowUpWorker } from '../../src/worker/follow-up-worker';
 import { NamespaceNotReadyError } from '../../src/client/namespace-errors';
-import { checkSearchAttributes } from '../../src/worker/search-attribute-check';
+import { checkSearchAttributes } from '../../src/client/namespace-setup';
 import { startBuiltScript } from '../support/processes';
 import { createHarness, TEST_API_KEY, waitFor, type Harness } from '../support/harness';
 

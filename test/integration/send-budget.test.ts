@@ -7,14 +7,14 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { FollowUpClient } from '../../src/client';
-import { coordinatorWorkflowId } from '../../src/follow-up/coordinator-id';
-import type { ProjectView } from '../../src/follow-up/project-coordination';
-import { FollowUpErrorType } from '../../src/follow-up/types';
+import { coordinatorWorkflowId } from '../../src/kernel/workflow-ids';
+import type { ProjectView } from '../../src/workflows/project-coordinator/project-coordination';
+import { FollowUpErrorType } from '../../src/kernel/types';
 import { describeProgress } from '../../src/command-line/render';
-import { projectQuery } from '../../src/workflows/definitions';
 import { createHarness, FAST_POLLING, TEST_API_KEY, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { startBuiltScript } from '../support/processes';
 import { maxInAnyWindow } from '../support/windows';
+import { projectQuery } from '../../src/workflows/project-coordinator/messages';
 
 jest.setTimeout(300_000);
 

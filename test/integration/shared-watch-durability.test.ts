@@ -7,13 +7,14 @@
 import { randomUUID } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { findTemporalCli } from '../../scripts/stack/temporal-cli';
-import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/kernel/search-attributes';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FollowUpOutcome } from '../../src/client';
-import { watcherWorkflowId, watchShardOf } from '../../src/follow-up/watch-registry';
+import { watchShardOf } from '../../src/workflows/job-watcher/watch-registry';
 import type { SimulatedRequest } from '../../src/simulator/simulator';
 import { createHarness, FAST_POLLING, TEST_API_KEY, waitFor, type Harness } from '../support/harness';
 import { startBuiltScript, type StartedScript } from '../support/processes';
+import { watcherWorkflowId } from '../../src/kernel/workflow-ids';
 
 /** Arrival times of every GET of every job (simulator clock), in order. */
 const gets = new Map<string, number[]>();

@@ -8,11 +8,12 @@ import { Worker } from '@temporalio/worker';
 import { ExitCode } from '../../src/cli';
 import type { FollowUpInput, FollowUpStatus } from '../../src/client';
 import { FollowUpReportSchema } from '../../src/command-line/json-output';
-import { watcherTaskQueue, watcherWorkflowId, watchShardOf } from '../../src/follow-up/watch-registry';
-import { watchChangesQuery } from '../../src/workflows/definitions';
+import { watchShardOf } from '../../src/workflows/job-watcher/watch-registry';
 import { runCliOn } from '../support/cli-runner';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { heldWaits, startWatchingWorker, type WatchingWorker } from '../support/shard-watchers';
+import { watchChangesQuery } from '../../src/workflows/job-watcher/messages';
+import { watcherTaskQueue, watcherWorkflowId } from '../../src/kernel/workflow-ids';
 
 const SHARDS = 2;
 let h: Harness;

@@ -6,14 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import type { FollowUpWorker } from '../../src/worker/follow-up-worker';
-import { MAX_SUMMARY_BYTES, utf8Length } from '../../src/follow-up/start-metadata';
-import {
-  AgentFollowUpOutcome,
-  AgentJobStatus,
-  AgentPrLink,
-  AgentProjectId,
-} from '../../src/follow-up/search-attributes';
-import type { followUpWorkflow } from '../../src/workflows/follow-up';
+import { MAX_SUMMARY_BYTES, utf8Length } from '../../src/workflows/follow-up/start-metadata';
+import { AgentFollowUpOutcome, AgentJobStatus, AgentPrLink, AgentProjectId } from '../../src/kernel/search-attributes';
+import type { followUpWorkflow } from '../../src/workflows/follow-up/follow-up';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 
 let h: Harness;

@@ -4,12 +4,11 @@
  * flood of `pollNow` asks is admitted a few at a time, the rest refused without a word written to history.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import { ASKED_READ_GAP } from '../../src/follow-up/asked-reads';
-import type { WatchRegistration } from '../../src/follow-up/watch-registry';
-import { jobAnswerSignal, readTroubleSignal, unwatchJobSignal, watchJobSignal } from '../../src/workflows/definitions';
+import { ASKED_READ_GAP } from '../../src/workflows/follow-up/asked-reads';
 import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { heldWaits, startWatchingWorker, type HeldWait, type WatchingWorker } from '../support/shard-watchers';
-
+import { jobAnswerSignal, readTroubleSignal } from '../../src/workflows/follow-up/messages';
+import { unwatchJobSignal, watchJobSignal, type WatchRegistration } from '../../src/workflows/job-watcher/messages';
 const SHARDS = 2;
 let h: Harness;
 let watching: WatchingWorker;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { ensureTemporalCli } from '../../scripts/stack/temporal-cli';
-import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/kernel/search-attributes';
 import { TEST_SERVER_CONTINUE_AS_NEW_AFTER, TEST_SERVER_HISTORY_LIMIT } from './server-limits';
 
 export default async function globalSetup(): Promise<void> {

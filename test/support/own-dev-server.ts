@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { findTemporalCli } from '../../scripts/stack/temporal-cli';
-import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/kernel/search-attributes';
 import { freePort } from './processes';
 
 export interface OwnDevServer {

@@ -1,9 +1,9 @@
 /** A worker that watches with shard watchers, and what those watchers hold: for the shared-watching test files. */
 import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
-import { watcherWorkflowId, type WatchRegistration } from '../../src/follow-up/watch-registry';
 import type { FollowUpWorker } from '../../src/worker/follow-up-worker';
-import { watchChangesQuery } from '../../src/workflows/definitions';
 import type { Harness } from './harness';
+import { watchChangesQuery, type WatchRegistration } from '../../src/workflows/job-watcher/messages';
+import { watcherWorkflowId } from '../../src/kernel/workflow-ids';
 
 export interface WatchingWorker {
   taskQueue: string;

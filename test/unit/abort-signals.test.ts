@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { boundedSignal, sleepUnlessAborted } from '../../src/activities/abort-signals';
+import { boundedSignal, sleepUnlessAborted } from '../../src/agent-api/abort-signals';
 
 describe('boundedSignal', () => {
   test('aborts with a TimeoutError once the timeout passes, and says it timed out', async () => {

@@ -1,4 +1,10 @@
-import { admitAsk, ASKED_READ_GAP, beginRead, NO_ASKED_READS, type AskedReads } from '../../src/follow-up/asked-reads';
+import {
+  admitAsk,
+  ASKED_READ_GAP,
+  beginRead,
+  NO_ASKED_READS,
+  type AskedReads,
+} from '../../src/workflows/follow-up/asked-reads';
 
 /** Admits an ask, failing the test if it was refused. */
 function admitted(state: AskedReads, nowMs: number): AskedReads {

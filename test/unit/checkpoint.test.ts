@@ -1,4 +1,4 @@
-import { isCheckpoint, type FollowUpCheckpoint } from '../../src/follow-up/checkpoint';
+import { isCheckpoint, type FollowUpCheckpoint } from '../../src/workflows/follow-up/checkpoint';
 
 const idle = { status: 'completed', prLink: null, archivedAt: null };
 const minimal: FollowUpCheckpoint = { deadlineMs: 1_000, runs: 1, polls: 0, sendAttempts: 0, lastJob: null };

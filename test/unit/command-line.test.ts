@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readPromptFile } from '../../src/command-line/follow-up-options';
 import { UsageError } from '../../src/command-line/io';
-import { DEFAULT_POLLING, inspectFollowUpInput, type FollowUpRequest } from '../../src/follow-up/request';
-import { optionDifferences } from '../../src/follow-up/option-differences';
+import { DEFAULT_POLLING, inspectFollowUpInput, type FollowUpRequest } from '../../src/kernel/request';
+import { optionDifferences } from '../../src/client/option-differences';
 import { packageVersion } from '../../src/command-line/program';
 import { alignedTable, describeProgress, failingLine, timeIn } from '../../src/command-line/render';
-import type { FollowUpProgress } from '../../src/follow-up/types';
+import type { FollowUpProgress } from '../../src/kernel/types';
 
 function request(input: Record<string, unknown>): FollowUpRequest {
   const checked = inspectFollowUpInput({ projectId: 'p', jobId: 'j', prompt: 'x', ...input });

@@ -7,7 +7,7 @@ import {
   checkSetBudget,
   checkTurn,
   MAX_BEFORE,
-} from '../../src/follow-up/coordinator-messages';
+} from '../../src/workflows/project-coordinator/coordinator-messages';
 
 const valid = {
   workflowId: 'f',

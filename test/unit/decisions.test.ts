@@ -7,7 +7,7 @@ import {
   TimeoutFailure,
   TimeoutType,
 } from '@temporalio/common';
-import type { JobState } from '../../src/agent-api/job';
+import type { JobState } from '../../src/kernel/agent-job';
 import {
   classifySendFailure,
   decideDelivery,
@@ -16,7 +16,7 @@ import {
   requestStartOf,
   watchAfter,
   type ResultWatch,
-} from '../../src/follow-up/decisions';
+} from '../../src/workflows/follow-up/decisions';
 
 /** A failed send as the workflow sees it: Temporal's ActivityFailure around the activity's own failure. */
 function sendFailed(cause: Error): ActivityFailure {

@@ -1,4 +1,4 @@
-import { formatMs, parseDuration } from '../../src/follow-up/duration';
+import { formatMs, parseDuration } from '../../src/kernel/duration';
 
 describe('parseDuration: Temporal spellings or milliseconds', () => {
   test.each<[unknown, number | undefined]>([

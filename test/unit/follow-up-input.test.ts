@@ -1,7 +1,7 @@
 /** The client's zod schema over the input rules: its output, its issue paths and its one-line problem text. */
 import { z } from 'zod';
 import { checkFollowUpInput, InvalidFollowUpInputError } from '../../src/client';
-import { createFollowUpInputSchema, fixFor, formatInputProblems } from '../../src/follow-up/input';
+import { createFollowUpInputSchema, fixFor, formatInputProblems } from '../../src/client/input';
 
 const valid = { projectId: 'proj-1', jobId: 'job-1', prompt: 'Please also update the changelog.' };
 

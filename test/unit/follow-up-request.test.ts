@@ -1,15 +1,15 @@
 /**
- * The follow-up's input rules (src/follow-up/request.ts): what the workflow itself checks, with no zod, and what the
- * client's zod schema (src/follow-up/input.ts) checks through the very same functions. The agreement test at the end
+ * The follow-up's input rules (src/kernel/request.ts): what the workflow itself checks, with no zod, and what the
+ * client's zod schema (src/client/input.ts) checks through the very same functions. The agreement test at the end
  * runs every row through both.
  */
-import { createFollowUpInputSchema } from '../../src/follow-up/input';
+import { createFollowUpInputSchema } from '../../src/client/input';
 import {
   inspectFollowUpInput,
   DEFAULT_POLLING,
   describeProblems,
   type FollowUpRequest,
-} from '../../src/follow-up/request';
+} from '../../src/kernel/request';
 
 const valid = { projectId: 'proj-1', jobId: 'job-1', prompt: 'Please also update the changelog.' };
 

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FollowUpReportSchema, followUpReport, jsonSchemas } from '../../src/command-line/json-output';
-import type { FollowUpProgress } from '../../src/follow-up/types';
+import type { FollowUpProgress } from '../../src/kernel/types';
 
 test('docs/json holds exactly the schemas the code defines (regenerate with npm run json-schemas)', () => {
   for (const [name, schema] of Object.entries(jsonSchemas())) {

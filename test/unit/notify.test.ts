@@ -1,4 +1,4 @@
-import { notifyProblem, inspectFollowUpInput } from '../../src/follow-up/request';
+import { notifyProblem, inspectFollowUpInput } from '../../src/kernel/request';
 import {
   DELIVERY_HEADER,
   NotificationSignatureError,

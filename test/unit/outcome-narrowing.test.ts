@@ -5,7 +5,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, RetryState } from '@temporalio/common';
 import { endedOutcome, failedOutcome, type FollowUpFailureType, type FollowUpOutcome } from '../../src/client/outcome';
-import type { FollowUpResult } from '../../src/follow-up/types';
+import type { FollowUpResult } from '../../src/kernel/types';
 
 function say(outcome: FollowUpOutcome): string {
   if (outcome.kind === 'completed') return `completed: ${outcome.result.prLink ?? 'no pull request'}`;

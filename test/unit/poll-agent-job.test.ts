@@ -11,8 +11,8 @@ import {
   RETRY_AFTER_PAST_DEADLINE,
   type ReadTrouble,
   type RetryAfterPastDeadlineDetails,
-} from '../../src/follow-up/types';
-import { jobState } from '../../src/agent-api/job';
+} from '../../src/kernel/types';
+import { jobState } from '../../src/kernel/agent-job';
 import { failureOf } from '../support/failures';
 import type { AgentApiSimulator } from '../../src/simulator/simulator';
 import { loopbackApi } from '../support/loopback-api';

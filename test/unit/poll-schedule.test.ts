@@ -4,7 +4,7 @@ import {
   nextPollAt,
   pollHeartbeatTimeoutMs,
   type PollSchedule,
-} from '../../src/follow-up/poll-schedule';
+} from '../../src/kernel/poll-schedule';
 
 const schedule: PollSchedule = {
   startedAtMs: 1_000,

@@ -1,5 +1,6 @@
-import { budgetPastDeadline, queuedLine, renderProgressDetails } from '../../src/follow-up/progress-details';
-import type { FollowUpProgress } from '../../src/follow-up/types';
+import { renderProgressDetails } from '../../src/workflows/follow-up/progress-details';
+import type { FollowUpProgress } from '../../src/kernel/types';
+import { budgetPastDeadline, queuedLine } from '../../src/kernel/words';
 
 const base: FollowUpProgress = {
   phase: 'waiting',

@@ -1,4 +1,4 @@
-import { coordinatorWorkflowId, isCoordinatorWorkflowId } from '../../src/follow-up/coordinator-id';
+import { coordinatorWorkflowId, isCoordinatorWorkflowId } from '../../src/kernel/workflow-ids';
 import {
   ARRIVAL_MARGIN_MS,
   emptyCoordinator,
@@ -25,7 +25,7 @@ import {
   type QueueNotice,
   type Schedule,
   type TurnGrant,
-} from '../../src/follow-up/project-coordination';
+} from '../../src/workflows/project-coordinator/project-coordination';
 
 const HOUR = 3_600_000;
 /** Follow-ups start in the order the tests check them in, unless a test says otherwise. */

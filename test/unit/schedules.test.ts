@@ -1,7 +1,7 @@
-import { DEFAULT_POLLING } from '../../src/follow-up/request';
+import { DEFAULT_POLLING } from '../../src/kernel/request';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { followUpWorkflowId } from '../../src/client';
-import { followUpStartMetadata } from '../../src/follow-up/start-metadata';
+import { followUpStartMetadata } from '../../src/workflows/follow-up/start-metadata';
 import {
   buildScheduleOptions,
   checkScheduleRequest,
@@ -13,7 +13,7 @@ import {
   type CheckedScheduleRequest,
 } from '../../src/schedules';
 import { noteOf, pauseReason } from '../../src/schedules/views';
-import { FOLLOW_UP_WORKFLOW_TYPE } from '../../src/workflows/definitions';
+import { FOLLOW_UP_WORKFLOW_TYPE } from '../../src/kernel/workflow-ids';
 
 const input = { projectId: 'proj-1', jobId: 'job-7', prompt: 'Bump the dependencies' };
 
@@ -178,7 +178,7 @@ describe('isKnownTimeZone', () => {
 describe('followUpScheduleId', () => {
   test('is the same for the same project, job and prompt, and differs for another prompt', () => {
     expect(followUpScheduleId(input)).toBe(followUpScheduleId({ ...input }));
-    expect(followUpScheduleId(input)).toMatch(/^followup-schedule\/proj-1\/job-7\/[0-9a-f]{16}$/);
+    expect(followUpScheduleId(input)).toMatch(/^agent-followup-schedule\/proj-1\/job-7\/[0-9a-f]{16}$/);
     expect(followUpScheduleId({ ...input, prompt: 'Something else' })).not.toBe(followUpScheduleId(input));
   });
 
@@ -187,7 +187,7 @@ describe('followUpScheduleId', () => {
     const other = { projectId: 'acme-web', jobId: 'X', prompt: 'Same prompt' };
     expect(followUpScheduleId(one)).not.toBe(followUpScheduleId(other));
     expect(followUpWorkflowId(one)).not.toBe(followUpWorkflowId(other));
-    expect(followUpWorkflowId(one)).toMatch(/^followup\/acme\/web-X\/[0-9a-f]{16}$/);
+    expect(followUpWorkflowId(one)).toMatch(/^agent-followup\/acme\/web-X\/[0-9a-f]{16}$/);
     expect(followUpWorkflowId(one)).toBe(followUpWorkflowId({ ...one }));
   });
 });

@@ -1,4 +1,4 @@
-import { compareSearchAttributes, searchAttributeFix } from '../../src/worker/search-attribute-check';
+import { compareSearchAttributes, searchAttributeFix } from '../../src/client/namespace-setup';
 
 const KEYWORD = 2;
 const TEXT = 1;

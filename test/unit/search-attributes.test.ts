@@ -1,6 +1,6 @@
-import type { AgentJob } from '../../src/agent-api/job';
-import { failureKind } from '../../src/follow-up/outcome-kind';
-import { endingAttributeUpdates, jobAttributeUpdates, MAX_KEYWORD_LENGTH } from '../../src/follow-up/search-attributes';
+import type { AgentJob } from '../../src/kernel/agent-job';
+import { failureKind } from '../../src/kernel/outcome-kind';
+import { endingAttributeUpdates, jobAttributeUpdates, MAX_KEYWORD_LENGTH } from '../../src/kernel/search-attributes';
 
 const ref = { projectId: 'proj-1', jobId: 'job-7' };
 const job = (status: string, prLink: string | null = null): AgentJob => ({

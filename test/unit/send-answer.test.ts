@@ -1,5 +1,5 @@
-import { sendAnswerOf } from '../../src/follow-up/send-answer';
-import type { FollowUpProgress } from '../../src/follow-up/types';
+import { sendAnswerOf } from '../../src/workflows/follow-up/send-answer';
+import type { FollowUpProgress } from '../../src/kernel/types';
 
 const base: Pick<FollowUpProgress, 'phase' | 'queue' | 'sentAt'> = { phase: 'starting', queue: null, sentAt: null };
 const job = { id: 'j', status: 'active' } as never;

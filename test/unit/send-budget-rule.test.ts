@@ -2,7 +2,7 @@ import {
   plainWholeNumber,
   sendBudgetProblem,
   VENDOR_SENDS_PER_PROJECT_PER_HOUR,
-} from '../../src/follow-up/send-budget-rule';
+} from '../../src/kernel/send-budget-rule';
 
 test.each(['80', '1', '100', '007'])('%j is a whole number in plain digits', (raw) => {
   expect(plainWholeNumber(raw)).toBe(Number(raw));

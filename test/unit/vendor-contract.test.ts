@@ -5,7 +5,7 @@
  */
 import { apiKeyProblem } from '../../src/config';
 import { AgentJobSchema, ErrorBodySchema, FollowUpMessageSchema, toAgentJob } from '../../src/agent-api/schemas';
-import { KNOWN_JOB_STATUSES, TERMINAL_JOB_STATUSES } from '../../src/agent-api/job';
+import { KNOWN_JOB_STATUSES, TERMINAL_JOB_STATUSES } from '../../src/kernel/agent-job';
 import { AgentApiSimulator } from '../../src/simulator/simulator';
 
 const KEY = 'mint_contract-test-key';

@@ -1,9 +1,10 @@
-import type { AgentJob } from '../../src/agent-api/job';
-import { isAnswerTo, isEarlierAnswer } from '../../src/follow-up/watch-answer';
-import { readFailed, readSucceeded, WatchBook } from '../../src/follow-up/watch-book';
-import { watchShardOf, WatchRegistry, type WatchRegistration } from '../../src/follow-up/watch-registry';
-import { reservedWorkflowIdProblem } from '../../src/follow-up/workflow-id-owner';
+import type { AgentJob } from '../../src/kernel/agent-job';
+import { isAnswerTo, isEarlierAnswer } from '../../src/workflows/follow-up/watch-answer';
+import { readFailed, readSucceeded, WatchBook } from '../../src/workflows/job-watcher/watch-book';
+import { watchShardOf, WatchRegistry } from '../../src/workflows/job-watcher/watch-registry';
+import { reservedWorkflowIdProblem } from '../../src/workflows/follow-up/workflow-id-owner';
 import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';
+import { type WatchRegistration } from '../../src/workflows/job-watcher/messages';
 
 const T0 = 1_800_000_000_000;
 const schedule = defaultSchedule(T0);

@@ -1,10 +1,11 @@
 import { describeWatchLine, failingLine } from '../../src/command-line/render';
 import { followUpReport, FollowUpReportSchema } from '../../src/command-line/json-output';
-import type { FollowUpProgress } from '../../src/follow-up/types';
-import { readFailed, readSucceeded, reportOf, WatchBook } from '../../src/follow-up/watch-book';
-import { nextReadAtMs, watchFiguresOf, type WatchedWaitFacts } from '../../src/follow-up/watch-figures';
-import { WatchRegistry, type WatchRegistration } from '../../src/follow-up/watch-registry';
+import type { FollowUpProgress } from '../../src/kernel/types';
+import { readFailed, readSucceeded, reportOf, WatchBook } from '../../src/workflows/job-watcher/watch-book';
+import { nextReadAtMs, watchFiguresOf, type WatchedWaitFacts } from '../../src/workflows/job-watcher/watch-figures';
+import { WatchRegistry } from '../../src/workflows/job-watcher/watch-registry';
 import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';
+import { type WatchRegistration } from '../../src/workflows/job-watcher/messages';
 
 const T0 = Date.parse('2026-11-25T12:00:00.000Z');
 // Points at T0 + 5 s, 15 s, 35 s, 75 s, then every 60 s.

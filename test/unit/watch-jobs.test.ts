@@ -9,12 +9,15 @@ import { type MockActivityEnvironment } from '@temporalio/testing';
 import { quietActivityEnvironment } from '../support/quiet-activity-environment';
 import type { StartWatching, WatcherAddress } from '../../src/activities/start-watching';
 import { createWatchJobs } from '../../src/activities/watch-jobs';
-import { jobState } from '../../src/agent-api/job';
-import type { WatchAnswer } from '../../src/follow-up/watch-answer';
-import type { WaitReadReport } from '../../src/follow-up/watch-figures';
-import type { WatchChanges, WatchRefusal, WatchRegistration } from '../../src/follow-up/watch-registry';
+import { jobState } from '../../src/kernel/agent-job';
+import type { WatchAnswer } from '../../src/workflows/follow-up/watch-answer';
 import { loopbackApi } from '../support/loopback-api';
-
+import {
+  type WatchChanges,
+  type WatchRefusal,
+  type WatchRegistration,
+  type WaitReadReport,
+} from '../../src/workflows/job-watcher/messages';
 const API_KEY = 'mint_test_watch_key_0001';
 const loopback = loopbackApi(API_KEY);
 

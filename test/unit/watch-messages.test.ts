@@ -1,4 +1,9 @@
-import { checkReadTrouble, checkRegistration, checkReports, checkUnwatch } from '../../src/follow-up/watch-messages';
+import {
+  checkReadTrouble,
+  checkRegistration,
+  checkReports,
+  checkUnwatch,
+} from '../../src/workflows/job-watcher/watch-messages';
 import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';
 
 const registration = watchRegistration(defaultSchedule(1_800_000_000_000));

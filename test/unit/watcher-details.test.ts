@@ -1,5 +1,5 @@
-import { renderWatcherDetails } from '../../src/follow-up/watcher-details';
-import { servedTaskQueue, watcherTaskQueue } from '../../src/follow-up/watch-registry';
+import { renderWatcherDetails } from '../../src/workflows/job-watcher/watcher-details';
+import { servedTaskQueue, watcherTaskQueue } from '../../src/kernel/workflow-ids';
 
 const base = { taskQueue: 'agent-followup', waits: 10, bookBytes: 5_000, limitBytes: 1_000_000, refused: 0 };
 

@@ -7,7 +7,7 @@ import {
   columnsStorageValue,
   followUpListUrl,
 } from '../../scripts/stack/web-ui-view';
-import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/follow-up/search-attributes';
+import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/kernel/search-attributes';
 
 describe('the saved view of follow-ups in the Web UI', () => {
   test('has a column for every search attribute a follow-up carries', () => {

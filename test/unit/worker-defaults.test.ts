@@ -1,4 +1,4 @@
-import { pollLoopLimit } from '../../src/worker/worker-defaults';
+import { pollLoopLimit } from '../../src/config/worker-defaults';
 
 test('polling loops may take every activity slot but a reserve of a tenth, at least 10 and at most 200', () => {
   expect(pollLoopLimit(2_000)).toBe(1_800);

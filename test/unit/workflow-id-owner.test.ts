@@ -6,7 +6,7 @@ import {
   reservedWorkflowIdProblem,
   workflowIdMismatches,
   type ExistingWorkflow,
-} from '../../src/follow-up/workflow-id-owner';
+} from '../../src/workflows/follow-up/workflow-id-owner';
 
 const FOLLOW_UP = 'followUpWorkflow';
 const asked = { projectId: 'acme', jobId: 'job-1', prompt: 'Add tests' };

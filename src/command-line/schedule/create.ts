@@ -1,7 +1,12 @@
 /** `agent-followup schedule create`: a recurring follow-up on a Temporal Schedule. */
 import type { Command } from 'commander';
-import { maxPromptLengthFromEnv, type AgentJobCheckResult } from '../../client';
-import { checkScheduleRequest, type FollowUpScheduleRequest, type ScheduleOverlapChoice } from '../../schedules';
+import {
+  maxPromptLengthFromEnv,
+  type AgentJobCheckResult,
+  checkScheduleRequest,
+  type FollowUpScheduleRequest,
+  type ScheduleOverlapChoice,
+} from '../../index';
 import {
   addFollowUpInputOptions,
   buildInput,
@@ -45,7 +50,7 @@ export function registerCreate(schedule: Command, ctx: CliContext): void {
       '--note <text>',
       'a note shown by describe and in the Web UI; kept when the schedule is paused and unpaused',
     )
-    .option('--schedule-id <id>', 'use this id instead of followup-schedule/{project}/{job}/{hash}')
+    .option('--schedule-id <id>', 'use this id instead of agent-followup-schedule/{project}/{job}/{hash}')
     .option('--paused', 'create it paused (trigger still runs it)')
     .option('--overlap <policy>', 'skip (default) | buffer-one: when a run comes due while one is still going')
     .option(

@@ -1,6 +1,6 @@
 /** `agent-followup schedule describe`: a schedule's spec as written, state, policies, next times and recent runs. */
 import type { Command } from 'commander';
-import { excerpt } from '../../follow-up/start-metadata';
+import { excerpt } from '../../index';
 import { ExitCode, type CliContext, type CliIo } from '../io';
 import { describePolicies, describeRun, describeSpec, timeIn } from '../render';
 import { withSchedules } from './with-schedules';

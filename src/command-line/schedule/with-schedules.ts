@@ -1,5 +1,5 @@
-import { FollowUpSchedules } from '../../schedules';
-import type { FollowUpClient } from '../../client';
+import { FollowUpSchedules } from '../../index';
+import type { FollowUpClient } from '../../index';
 import type { CliIo } from '../io';
 
 /** Runs `work` with a schedules client on the connection `io.connect()` makes, and always closes that connection. */

@@ -1,0 +1,30 @@
+/**
+ * The messages a follow-up takes, as plain definitions its callers share without loading the workflow SDK (their
+ * checks: watch-answer.ts for its watcher's, project-coordinator/coordinator-messages.ts for its coordinator's).
+ */
+import { queryNamed, signalNamed, updateNamed } from '../../kernel/message-definitions';
+import type { AskedRead, FollowUpProgress, ReadTrouble, SendAnswer } from '../../kernel/types';
+import type { WatchAnswer } from './watch-answer';
+
+/** Where the follow-up stands: phase, last status, place in a queue, reads, last error. */
+export const progressQuery = queryNamed<FollowUpProgress>('progress');
+
+/**
+ * To a follow-up: read the job now (the caller knows it changed), instead of at the next point of the schedule. The
+ * answer says when the read is due. An update, not a signal: while a read asked for is still due, another ask is the
+ * same one, and the validator refuses it (POLL_NOW_COVERED, with that time) before anything is written to history.
+ */
+export const pollNowUpdate = updateNamed<AskedRead, []>('pollNow');
+
+/**
+ * To a follow-up: answer once the send is done or cannot be done now (sent, queued, reconciling), or fail with the
+ * follow-up's own failure when it ends before sending. `start(..., { waitFor: 'sent' })` sends it with the start
+ * (update-with-start). Takes no arguments; the validator refuses any.
+ */
+export const sendAnswerUpdate = updateNamed<SendAnswer, []>('sendAnswer');
+
+/** To a follow-up, from its poll activity: reading the job began to fail, or (null) succeeds again. */
+export const readTroubleSignal = signalNamed<[ReadTrouble | null]>('readTrouble');
+
+/** To a follow-up, from its watcher: the read that answers its wait, or why the wait cannot go on. */
+export const jobAnswerSignal = signalNamed<[WatchAnswer]>('jobAnswer');

@@ -1,0 +1,128 @@
+/**
+ * The follow-up's live state as Markdown for the Web UI's "Current details" (set from workflow code with
+ * `setCurrentDetails`, so it is served by the worker and adds nothing to history). Pure: workflow code imports it.
+ */
+import { isTerminal } from '../../kernel/agent-job';
+import { formatMs } from '../../kernel/duration';
+import type { FollowUpProgress } from '../../kernel/types';
+import { budgetPastDeadline, plural, queuedLine, utcClock } from '../../kernel/words';
+
+const PHASE_TITLES: Record<FollowUpProgress['phase'], string> = {
+  queued: 'Queued',
+  starting: 'Starting',
+  'waiting-for-idle': 'Waiting for the job to finish its earlier work before sending',
+  sending: 'Sending the follow-up',
+  reconciling: 'Checking whether an interrupted send arrived',
+  waiting: 'Waiting for the job to end',
+  finished: 'Finished',
+  'timed-out': 'Timed out',
+  cancelled: 'Cancelled',
+  failed: 'Failed',
+};
+
+const WAITING_FOR: Record<NonNullable<FollowUpProgress['waitingFor']>, string> = {
+  work: '',
+  settle: ' (not yet seen working on this message: waiting out the settle window)',
+  confirmation: ' (reading it once more: it looks exactly as before the send)',
+};
+
+export function renderProgressDetails(progress: FollowUpProgress): string {
+  if (progress.phase === 'queued') return renderQueued(progress);
+  const status = `\`${progress.lastStatus}\`${progress.lastStatusUnknown ? ' (undocumented)' : ''}`;
+  // Stopped (cancelled, timed out) on an ended job it had not yet confirmed as its own, inside the settle window: the
+  // job's ending and its pull request may be earlier work's, so they are not shown as this follow-up's result.
+  const unconfirmed =
+    (progress.phase === 'cancelled' || progress.phase === 'timed-out') &&
+    progress.lastStatus !== null &&
+    isTerminal(progress.lastStatus);
+  // Only reads after this follow-up's message are shown: before it, the job's status is that of earlier work.
+  const state =
+    progress.lastStatus !== null
+      ? unconfirmed
+        ? ` was last read as ${status}, not confirmed as this follow-up's result`
+        : ` is ${status}${awaitedConfirmation(progress)}`
+      : progress.sentAt === null
+        ? ", before this follow-up's message"
+        : ', not read since the message';
+  const job = `job \`${progress.jobId}\` in project \`${progress.projectId}\``;
+  // A failure's own reason is the headline; the job's last read follows.
+  const failedWithReason = progress.phase === 'failed' && progress.lastError !== null;
+  // Watched by a shared watcher, the follow-up has no pending activity to show failed attempts: failing reads are the
+  // headline, or a healthy wait would look the same as one the API fails.
+  const watchedAndFailing = progress.watcherId && progress.phase === 'waiting' && progress.lastError !== null;
+  // The UI shows this in a short fixed-height panel: what an operator acts on comes first, the read count last.
+  const lines = [
+    failedWithReason
+      ? `**Failed**: ${progress.lastError}\n\nThe ${job} ${progress.lastStatus === null ? (progress.sentAt === null ? 'was not sent the message' : 'was not read after the message') : `was last read as ${status}`}.`
+      : watchedAndFailing
+        ? `**Reading the job fails${progress.errorsSince ? ` since ${utcClock(progress.errorsSince)} UTC` : ''}${typeof progress.failedReads === 'number' ? `, ${progress.failedReads}+ reads failed` : ''}**: ${progress.lastError}\n\nStill waiting for the ${job} to end; last read as ${status}.`
+        : `**${PHASE_TITLES[progress.phase]}**: ${job}${state}.`,
+    '',
+  ];
+  if (progress.watcherId) {
+    lines.push(
+      `- Read by the job watcher \`${progress.watcherId}\` (no activity of its own); failed reads, last and next read: \`agent-followup status\``,
+    );
+  }
+  if (progress.lastError && !failedWithReason && !watchedAndFailing) {
+    // Errors as errors: an operator must tell "the API is failing" from "the agent is working" at a glance. The first
+    // bullet, in bold: the panel is short, and a paragraph of its own pushed the deadline and reads out of view.
+    lines.push(
+      `- **Calls to the agent API ${FINAL_PHASES.has(progress.phase) ? 'were' : 'are'} failing${progress.errorsSince ? ` since ${utcClock(progress.errorsSince)} UTC` : ''}**: ${progress.lastError}`,
+    );
+  }
+  if (progress.prLink) {
+    lines.push(
+      `- Pull request${unconfirmed ? " on the job (not confirmed as this follow-up's)" : ''}: ${progress.prLink}`,
+    );
+  }
+  if (progress.outcome) lines.push(`- Outcome: \`${progress.outcome}\` (search attribute AgentFollowUpOutcome)`);
+  if (progress.sentAt) {
+    lines.push(
+      `- Sent: ${progress.sentAt}${DELIVERY_NOTE[progress.delivery ?? 'response']}, ${plural(progress.sendAttempts, 'attempt')}`,
+    );
+  } else if (progress.sendAttempts > 0) {
+    lines.push(`- Send attempts so far: ${progress.sendAttempts}`);
+  }
+  if (progress.deadline && !FINAL_PHASES.has(progress.phase)) lines.push(`- Gives up at: ${progress.deadline}`);
+  // Where the reads that change nothing are counted: the pending poll activity, or the watcher (see `status`).
+  const where = progress.watcherId
+    ? 'reads that change nothing: `agent-followup status`'
+    : 'polls that change nothing: see Pending Activities';
+  lines.push(
+    `- Reads reported: ${progress.polls}${progress.runs > 1 ? `, over ${progress.runs} runs (continued as new)` : ''} (${where})`,
+  );
+  return lines.join('\n');
+}
+
+/** What an ended job still needs before it is this follow-up's result; nothing while the job is active. */
+function awaitedConfirmation(progress: FollowUpProgress): string {
+  return progress.waitingFor && progress.lastStatus !== null && isTerminal(progress.lastStatus)
+    ? WAITING_FOR[progress.waitingFor]
+    : '';
+}
+
+function renderQueued(progress: FollowUpProgress): string {
+  const why =
+    progress.queue?.reason === 'budget' && progress.queue.refusedSince !== undefined
+      ? "others' uses count in the vendor's 100 per project per hour too; after a 429 no send of the project goes until one probe is accepted, so the follow-ups waiting meet no 429 of their own."
+      : progress.queue?.reason === 'budget'
+        ? `at most ${progress.queue.limit} sends per project in any ${progress.queue.windowMs === 3_600_000 ? 'hour' : formatMs(progress.queue.windowMs)}; nothing is sent until a slot is free.`
+        : "one follow-up at a time per job, in the order they were started; nothing is sent until it is this one's turn.";
+  const tooLate = budgetPastDeadline(progress);
+  return [
+    `**${queuedLine(progress, Date.now())}** in project \`${progress.projectId}\`: ${why}`,
+    '',
+    ...(tooLate ? [`**Will time out first.** ${tooLate}`, ''] : []),
+    ...(progress.sendAttempts > 0 ? [`- Send attempts so far: ${progress.sendAttempts}`] : []),
+    ...(progress.deadline ? [`- Gives up at: ${progress.deadline}`] : []),
+  ].join('\n');
+}
+
+const FINAL_PHASES = new Set<FollowUpProgress['phase']>(['finished', 'timed-out', 'cancelled', 'failed']);
+
+const DELIVERY_NOTE: Record<NonNullable<FollowUpProgress['delivery']>, string> = {
+  response: '',
+  reconciled: ' (confirmed by reading the job)',
+  'earlier-run': ' (by an earlier run of this follow-up)',
+};

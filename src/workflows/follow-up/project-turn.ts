@@ -1,0 +1,309 @@
+/**
+ * A follow-up's side of its project's coordinator (project-coordinator.ts): check in (take a place in the job's lane,
+ * ask for a send slot, learn what earlier runs of this follow-up sent), wait for the job, get a slot before each send
+ * attempt, give back a slot no request left under, and leave. Leaving happens on every way out except
+ * continue-as-new, where the next run keeps the job.
+ */
+import {
+  CancellationScope,
+  condition,
+  ContinueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { coordinatorWorkflowId } from '../../kernel/workflow-ids';
+import { checkNotice, checkTurn } from '../project-coordinator/coordinator-messages';
+import { formatMs } from '../../kernel/duration';
+import { notifyProblem } from '../../kernel/request';
+import {
+  isSlotKeyOfRun,
+  RECHECK_GROWTH,
+  slotKey,
+  type QueueNotice,
+  type TurnGrant,
+} from '../project-coordinator/project-coordination';
+import type { DeliveryRecord } from '../../kernel/types';
+import type { CheckedIn } from '../../activities';
+import { checkIn } from './activity-proxies';
+import type { FollowUpRun } from './follow-up-run';
+import {
+  leaveSignal,
+  returnSlotSignal,
+  sendAnsweredSignal,
+  queueNoticeSignal,
+  turnSignal,
+} from '../project-coordinator/messages';
+/** A slot with less of its lease left than this is given back and a new one asked for: the request might not make it. */
+const LEASE_LEFT_MS = 1_000;
+/** Until the first check-in says otherwise (an hour's window): how long a waiting follow-up trusts silence. */
+const DEFAULT_RECHECK_AFTER_MS = 5 * 60_000;
+
+export interface SendSlot {
+  key: string;
+  sendByMs: number;
+  /** The coordinator waits for the API's answer to the send under it (`answered`). */
+  tellAnswer?: boolean;
+}
+
+/** The job and the send slots of one follow-up run. */
+export class ProjectTurn {
+  private holds: boolean;
+  private slot: SendSlot | null = null;
+  /** The slot asked for and not yet granted. */
+  private awaited: string | null = null;
+  private asked = 0;
+  /** What the coordinator last said about the budget, shown while this run waits for a slot. */
+  private budgetNotice: QueueNotice | null = null;
+  private waitingForSlot = false;
+  /** Every slot this run was granted, so a repeated grant is never mistaken for a stray one. */
+  private readonly granted = new Set<string>();
+  /** Slots granted for an attempt this run no longer waits for, being given back. */
+  private readonly strays: Array<Promise<void>> = [];
+  /** Counts what the coordinator said: silence is measured from the last word. */
+  private heard = 0;
+  private recheckAfterMs = DEFAULT_RECHECK_AFTER_MS;
+  private checkIns = 0;
+  /**
+   * The name of this follow-up's check-ins, which the coordinator's grants and notices carry back: the chain's first
+   * run id, the same across continue-as-new (the next run keeps the job) and new for a re-run under the same id, so a
+   * message meant for an earlier chain, or for nobody, changes nothing.
+   */
+  private readonly ticket = workflowInfo().firstExecutionRunId;
+  private readonly tickets = new Set([this.ticket]);
+
+  constructor(private readonly run: FollowUpRun) {
+    this.holds = run.holdsLane;
+    setHandler(turnSignal, (message) => {
+      const grant = checkTurn(message, workflowInfo().workflowId, this.tickets);
+      if (!grant) return void log.warn('Ignored a turn signal not meant for this follow-up', { ...this.run.ref });
+      this.heard += 1;
+      this.take(grant);
+    });
+    setHandler(queueNoticeSignal, (message, ticket) => {
+      const notice = checkNotice(message, ticket, this.tickets);
+      if (!notice) return void log.warn('Ignored a queue notice not meant for this follow-up', { ...this.run.ref });
+      this.heard += 1;
+      if (notice.reason === 'lane') {
+        if (!this.holds) run.queued(notice);
+        return;
+      }
+      this.budgetNotice = notice;
+      if (this.waitingForSlot) run.queued(notice);
+    });
+  }
+
+  /** The job is this run's, and maybe a slot with it: from the `turn` signal, or from a check-in that asked first. */
+  private take(grant: Pick<TurnGrant, 'slot' | 'sendByMs' | 'tellAnswer'>): void {
+    this.holds = true;
+    // Told twice (asked, then signalled): a slot counts once.
+    if (grant.slot === null || grant.sendByMs === null || this.granted.has(grant.slot)) return;
+    this.granted.add(grant.slot);
+    if (grant.slot === this.awaited) {
+      this.slot = { key: grant.slot, sendByMs: grant.sendByMs, ...(grant.tellAnswer ? { tellAnswer: true } : {}) };
+      this.awaited = null;
+    } else if (isSlotKeyOfRun(grant.slot, workflowInfo().runId)) {
+      // For an attempt given up on (a late, repeated check-in asked for it again): it must not count.
+      this.strays.push(this.returnSlot(grant.slot));
+    } else {
+      // Asked for by an earlier run of this chain, which may have sent under it before it continued as new (its
+      // grant also came in a check-in's answer): only that run knew, so the slot keeps counting.
+      log.info('Kept a send slot granted to an earlier run of this follow-up', { ...this.run.ref, slot: grant.slot });
+    }
+  }
+
+  /** Runs `work` holding the job; `work` gets what an earlier run under this workflow id did with the message. */
+  async hold<T>(work: (earlier: DeliveryRecord | null) => Promise<T>): Promise<T> {
+    try {
+      const earlier = await this.takeLane();
+      const result = await work(earlier);
+      await this.leave();
+      return result;
+    } catch (error) {
+      // The next run of a continued follow-up keeps the job; every other way out gives it up.
+      if (!(error instanceof ContinueAsNew)) await this.leave();
+      throw error;
+    }
+  }
+
+  /**
+   * A slot to send under now: the one that came with the turn while its lease lasts, else a new one. A grant whose
+   * lease ended before this run heard of it (its signal was slow, or its answer was repeated) is given back unused.
+   */
+  async sendSlot(): Promise<SendSlot> {
+    for (;;) {
+      const slot = this.slot;
+      if (slot && slot.sendByMs - Date.now() >= LEASE_LEFT_MS) {
+        this.budgetNotice = null;
+        this.run.gotSlot();
+        return slot;
+      }
+      await this.giveBack();
+      if (this.awaited === null) {
+        this.awaited = this.nextKey();
+        this.noteCheckIn(await checkIn(this.checkInRequest(this.awaited, false)));
+      }
+      if (this.slot === null) {
+        this.waitingForSlot = true;
+        if (this.budgetNotice) this.run.queued(this.budgetNotice);
+        const granted = await this.waitFor(
+          () => this.slot !== null,
+          `a send slot of project ${this.run.ref.projectId}`,
+        );
+        this.waitingForSlot = false;
+        if (!granted)
+          throw this.run.timedOut("the project's send budget had no free slot before the deadline; nothing was sent");
+      }
+    }
+  }
+
+  /** The slot was sent under, or may have been, and no answer came: it counts in the window. */
+  spent(): void {
+    this.slot = null;
+  }
+
+  /**
+   * The API answered the send under the slot. A 429 (`refused`) is always told: the coordinator takes the send out
+   * of the window and pauses the project's sends until a probe is accepted. Any other answer is told when the grant
+   * asked for it (past the window's first sends, or a probe): the coordinator waits for it before the next send.
+   */
+  async answered(refused: boolean, retryAfterMs: number | null): Promise<void> {
+    const slot = this.slot;
+    this.slot = null;
+    if (!slot || (!refused && slot.tellAnswer !== true)) return;
+    await this.tell((handle) =>
+      handle.signal(sendAnsweredSignal, {
+        workflowId: workflowInfo().workflowId,
+        slot: slot.key,
+        refused,
+        retryAfterMs,
+      }),
+    );
+  }
+
+  /** No request left under the slot: it must not count. */
+  async giveBack(): Promise<void> {
+    const slot = this.slot;
+    this.slot = null;
+    if (slot) await this.returnSlot(slot.key);
+  }
+
+  private returnSlot(key: string): Promise<void> {
+    // Forgotten once given back: the coordinator may grant the key again (a late, repeated check-in asked for it),
+    // and that grant, unused, must be given back too rather than taken for a repeat of the first.
+    this.granted.delete(key);
+    return this.tell((handle) => handle.signal(returnSlotSignal, { workflowId: workflowInfo().workflowId, slot: key }));
+  }
+
+  private async takeLane(): Promise<DeliveryRecord | null> {
+    if (this.holds) return null;
+    this.run.queued(null);
+    this.awaited = this.nextKey();
+    const checkedIn = await checkIn(this.checkInRequest(this.awaited, true));
+    this.noteCheckIn(checkedIn);
+    const { earlier } = checkedIn;
+    if (earlier?.state === 'delivered') this.awaited = null;
+    if (!(await this.waitFor(() => this.holds, `job ${this.run.ref.jobId}`))) {
+      throw this.run.timedOut('earlier follow-ups to the job were still running; nothing was sent');
+    }
+    this.run.tookLane();
+    return earlier;
+  }
+
+  private noteCheckIn(checkedIn: CheckedIn): void {
+    if (typeof checkedIn.recheckAfterMs === 'number' && checkedIn.recheckAfterMs > 0)
+      this.recheckAfterMs = checkedIn.recheckAfterMs;
+    if (typeof checkedIn.watchShards === 'number' && checkedIn.watchShards >= 1)
+      this.run.watchShards = Math.floor(checkedIn.watchShards);
+    if (typeof checkedIn.notifyUrl === 'string' && notifyProblem({ url: checkedIn.notifyUrl }) === undefined)
+      this.run.defaultNotifyUrl = checkedIn.notifyUrl;
+    const standing = checkedIn.standing ? checkTurn(checkedIn.standing, workflowInfo().workflowId, this.tickets) : null;
+    if (standing) this.take(standing);
+    const notice = checkedIn.notice ? checkNotice(checkedIn.notice, this.ticket, this.tickets) : null;
+    if (!notice) return;
+    if (notice.reason === 'lane') {
+      if (!this.holds) this.run.queued(notice);
+    } else {
+      this.budgetNotice = notice;
+    }
+  }
+
+  /**
+   * Waits until `ready` or the follow-up's deadline (false). After a silence from the coordinator it checks in again,
+   * which changes nothing while the coordinator knows of it, and puts it back in line if the coordinator lost it (it
+   * was terminated, or reset to before this follow-up checked in): no waiting follow-up is stranded.
+   */
+  private async waitFor(ready: () => boolean, what: string): Promise<boolean> {
+    // Each check-in that hears nothing new stretches the next silence (RECHECK_GROWTH): a long wait costs a few.
+    let silenceMs = this.recheckAfterMs;
+    for (;;) {
+      const leftMs = this.run.deadlineMs - Date.now();
+      if (ready()) return true;
+      if (leftMs <= 0) return false;
+      const heard = this.heard;
+      const waitMs = Math.min(leftMs, silenceMs);
+      const summary =
+        waitMs === leftMs
+          ? `wait for ${what} until the follow-up's deadline`
+          : `wait for ${what}; check in again after ${formatMs(waitMs)} of silence`;
+      if (await condition(() => ready() || this.heard !== heard, waitMs, { summary })) {
+        silenceMs = this.recheckAfterMs;
+        continue;
+      }
+      if (waitMs < leftMs) {
+        this.noteCheckIn(await checkIn(this.checkInRequest(this.awaited, false)));
+        silenceMs = Math.min(silenceMs * 2, this.recheckAfterMs * RECHECK_GROWTH);
+      }
+    }
+  }
+
+  private checkInRequest(slotFor: string | null, findEarlier: boolean) {
+    const { workflowId, runId, startTime } = workflowInfo();
+    const initialIntervalMs = this.run.request.polling.initialIntervalMs;
+    this.checkIns += 1;
+    const { ticket, checkIns: sequence } = this;
+    return {
+      ...this.run.ref,
+      workflowId,
+      runId,
+      ticket,
+      startedAtMs: startTime.getTime(),
+      deadlineMs: this.run.deadlineMs,
+      slotFor,
+      findEarlier,
+      initialIntervalMs,
+      sequence,
+    };
+  }
+
+  /** A name for the next slot asked for, unique over every run of this follow-up. */
+  private nextKey(): string {
+    this.asked += 1;
+    return slotKey(workflowInfo().runId, this.asked);
+  }
+
+  /** Tells the coordinator this follow-up is done with the job (or no longer waits), even while being cancelled. */
+  private async leave(): Promise<void> {
+    await this.giveBack();
+    await Promise.all(this.strays);
+    await this.tell((handle) =>
+      handle.signal(leaveSignal, { workflowId: workflowInfo().workflowId, ticket: this.ticket }),
+    );
+  }
+
+  private async tell(send: (handle: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>): Promise<void> {
+    const id = coordinatorWorkflowId(this.run.ref.projectId);
+    await CancellationScope.nonCancellable(async () => {
+      try {
+        await send(getExternalWorkflowHandle(id));
+      } catch (error) {
+        // The coordinator has ended (nothing left to keep) or was terminated: there is nothing to tell.
+        log.info('The project coordinator could not be told', {
+          coordinator: id,
+          reason: error instanceof Error ? error.message : String(error),
+        });
+      }
+    });
+  }
+}

@@ -1,0 +1,317 @@
+/**
+ * A follow-up's side of shared watching: it registers each wait with its shard's watcher (job-watcher.ts) and waits
+ * on a durable condition for the answer, with no activity of its own pending. The first wait after a send is
+ * registered by the send activity itself (FirstWait), which saves the follow-up a signal and a workflow task; the
+ * follow-up adopts it. It does not depend on the watcher alone: after a silence of sixty poll gaps it registers again
+ * (which starts the watcher if it is gone), its own deadline ends the wait whatever the watcher does, and a wait the
+ * watcher refused (its book full) is the follow-up's own to poll.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  getExternalWorkflowHandle,
+  log,
+  setHandler,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { sameJobState, type JobState } from '../../kernel/agent-job';
+import type { PollResult } from '../../activities';
+import { formatMs } from '../../kernel/duration';
+import type { PollSchedule } from '../../kernel/poll-schedule';
+import { isAnswerTo, isEarlierAnswer, type WatchAnswer } from './watch-answer';
+import { isAnswer } from '../job-watcher/watch-book';
+import { watchShardOf } from '../job-watcher/watch-registry';
+import { readAgentJobOnce, registerWatch } from './activity-proxies';
+import { Alarm } from './alarm';
+import type { FollowUpRun } from './follow-up-run';
+import { jobAnswerSignal } from './messages';
+import { unwatchJobSignal, type WatchRegistration } from '../job-watcher/messages';
+import { WATCHER_ID_TAKEN, watcherWorkflowId } from '../../kernel/workflow-ids';
+
+/**
+ * Silence, in poll gaps at the schedule's cap, after which a follow-up registers its wait again: an hour at the default
+ * schedule. It only covers a watcher lost together with its reader's worker (a reader puts back the waits of a watcher
+ * terminated under it; `pollNow` registers again at once), and each time costs every waiting follow-up two workflow
+ * tasks and a read: a shorter silence saturated a worker with 10,000 waiting (docs/BENCHMARKS.md).
+ */
+const SILENT_GAPS_BEFORE_REREGISTERING = 60;
+/** Room after the deadline for the watcher's last read, planned on the deadline itself, to arrive. */
+const LAST_READ_GRACE_MS = 5_000;
+
+/** The watcher's book was full: the follow-up polls for this wait itself, at once if the watcher was to read at once. */
+export interface RefusedWait {
+  refused: true;
+  readAtOnce: boolean;
+  /** Reads the watcher made for the wait this one replaced, which no answer counted. */
+  polls: number;
+  /** A read asked for in this wait found the job working (see `askedSawActive`). */
+  sawActive: boolean;
+}
+
+export interface WatchedRequest {
+  known: JobState | null;
+  acceptUnchangedFromMs: number | null;
+  schedule: PollSchedule;
+  readAtOnce: boolean;
+}
+
+/** The watcher of a follow-up's shard. */
+export function sharedWatcherId(ref: { projectId: string; jobId: string }, shards: number): string {
+  return watcherWorkflowId(workflowInfo().taskQueue, watchShardOf(ref.projectId, ref.jobId, shards));
+}
+
+export class SharedWatch {
+  private round = 0;
+  /** The current wait's name: only an answer that carries it is taken. */
+  private replyTo = '';
+  /** The name of the wait the watcher was last given: what leaving takes back (a read asked for may answer a newer one). */
+  private heldName = '';
+  /** Bounds every wait (the silence, the deadline); never cancelled, so an answered wait costs no timer event. */
+  private readonly alarm = new Alarm();
+  private answer: WatchAnswer | null = null;
+  private registered = false;
+  /** Another workflow holds the watcher's id: this run reads its jobs itself. */
+  private watcherTaken = false;
+  /** The first wait, registered by the send activity: taken as this follow-up's own if its first wait is the same. */
+  private registeredAtSend: WatchRegistration | null;
+  /**
+   * Whether a read asked for that was not an answer found the job working: that proves the agent took the message, and
+   * the follow-up learns it with the next answer (the read itself is counted and shown at once).
+   */
+  private askedSawActive = false;
+
+  constructor(
+    private readonly run: FollowUpRun,
+    private readonly shards: number,
+    registeredAtSend: WatchRegistration | null,
+  ) {
+    this.registeredAtSend = registeredAtSend;
+    // Before the handler is set: an answer to that wait that came first (buffered by the SDK) is this wait's.
+    if (registeredAtSend) {
+      this.round = registeredAtSend.round;
+      this.replyTo = registeredAtSend.replyTo;
+      this.heldName = registeredAtSend.replyTo;
+      this.registered = true;
+    }
+    setHandler(jobAnswerSignal, (answer) => {
+      // An answer to an earlier wait (a read asked for replaced it), or from anyone but the watcher, is not this wait's.
+      const to = { round: this.round, replyTo: this.replyTo };
+      if (!this.registered || !isAnswerTo(answer, to, this.run.ref.jobId)) {
+        if (isEarlierAnswer(answer, to) || (!this.registered && isAnswerTo(answer, to, this.run.ref.jobId))) {
+          log.info('Ignored a job answer to an earlier wait', { ...this.run.ref, round: this.round });
+        } else {
+          log.warn('Ignored a job answer not meant for this follow-up', { ...this.run.ref, round: this.round });
+        }
+        return;
+      }
+      this.answer = answer;
+      // The watcher forgets a wait it answered: nothing to take back when the follow-up ends.
+      this.registered = false;
+    });
+  }
+
+  /** The watcher of this follow-up's shard. */
+  get watcherId(): string {
+    return sharedWatcherId(this.run.ref, this.shards);
+  }
+
+  /**
+   * One wait: registered with the watcher, answered by it (or ended by the deadline). A read asked for is made here at
+   * once; only if it is not an answer (by the watcher's own rule) does the wait go to the watcher, from the schedule's
+   * next point.
+   */
+  async wait(request: WatchedRequest): Promise<PollResult | RefusedWait> {
+    const atSend = this.registeredAtSend;
+    this.registeredAtSend = null;
+    const round =
+      atSend && isSameWait(atSend, request) ? { registered: atSend, held: true } : await this.newRound(request);
+    if ('answered' in round) return round.answered;
+    let registration = round.registered;
+    if (!round.held) return this.readsItself(registration);
+    const silenceMs = SILENT_GAPS_BEFORE_REREGISTERING * request.schedule.maxIntervalMs;
+    let silentSinceMs = Date.now();
+    const endsAtMs = this.run.deadlineMs + LAST_READ_GRACE_MS;
+    while (this.answer === null) {
+      if (Date.now() >= endsAtMs) throw this.run.deadlinePassedWhileWaiting(this.run.failedReadsTold);
+      // Within a tenth of the silence counts as the silence: an alarm set by the wait before rings a little early.
+      if (Date.now() >= silentSinceMs + silenceMs * 0.9 && Date.now() < this.run.deadlineMs) {
+        log.info('No word from the job watcher; registering the wait again', {
+          watcherId: this.watcherId,
+          round: this.round,
+        });
+        registration = { ...registration, readAtOnce: true };
+        if (!(await this.register(registration))) return this.readsItself(registration);
+        silentSinceMs = Date.now();
+      }
+      const wakeAtMs = Math.min(endsAtMs, silentSinceMs + silenceMs);
+      this.alarm.setBy(
+        wakeAtMs,
+        wakeAtMs === endsAtMs
+          ? `wait for job ${this.run.ref.jobId}'s watcher until the follow-up's deadline`
+          : `wait for job ${this.run.ref.jobId}'s watcher; register again after ${formatMs(silenceMs)} of silence`,
+      );
+      await condition(() => this.answer !== null || this.alarm.rang);
+    }
+    const answer = this.answer as unknown as WatchAnswer;
+    if (answer.kind === 'refused') {
+      log.info('The job watcher’s book is full; polling this wait itself', {
+        watcherId: this.watcherId,
+        round: this.round,
+      });
+      return {
+        refused: true,
+        readAtOnce: registration.readAtOnce,
+        polls: answer.polls,
+        sawActive: this.takeAskedSawActive(),
+      };
+    }
+    if (answer.kind === 'failure') {
+      throw ApplicationFailure.create({
+        type: answer.type,
+        message: answer.message,
+        details: answer.details,
+        nonRetryable: true,
+      });
+    }
+    return this.withAskedSawActive({
+      job: answer.job,
+      readAtMs: answer.readAtMs,
+      polls: answer.polls,
+      sawActive: answer.sawActive,
+    });
+  }
+
+  /** No watcher of ours can hold the wait (another workflow holds its id): the follow-up reads for it itself. */
+  private readsItself(registration: WatchRegistration): RefusedWait {
+    return { refused: true, readAtOnce: registration.readAtOnce, polls: 0, sawActive: this.takeAskedSawActive() };
+  }
+
+  /** A read asked for may have been the one that saw the job working. */
+  private withAskedSawActive(result: PollResult): PollResult {
+    // The read itself was counted when it was made.
+    return withEarlierReads(result, { polls: 0, sawActive: this.takeAskedSawActive() });
+  }
+
+  private takeAskedSawActive(): boolean {
+    const sawActive = this.askedSawActive;
+    this.askedSawActive = false;
+    return sawActive;
+  }
+
+  /**
+   * Registers a new round of the wait, after making the read asked for, if any: a read that answers (by the watcher's
+   * own rule) is returned instead.
+   */
+  private async newRound(
+    request: WatchedRequest,
+  ): Promise<{ registered: WatchRegistration; held: boolean } | { answered: PollResult }> {
+    this.round += 1;
+    this.replyTo = uuid4();
+    this.answer = null;
+    const asked = request.readAtOnce ? await this.readAsked(request) : null;
+    if (asked && isAnswer(request, asked.job, asked.readAtMs)) return { answered: this.withAskedSawActive(asked) };
+    if (asked) {
+      // Counted and shown now, like any other read: `status` should not wait for the next answer to show it.
+      this.run.observe(asked.job, asked.polls);
+      this.askedSawActive ||= asked.sawActive;
+    }
+    const { workflowId, runId } = workflowInfo();
+    const registration: WatchRegistration = {
+      workflowId,
+      runId,
+      ...this.run.ref,
+      ...request,
+      readAtOnce: request.readAtOnce && asked === null,
+      round: this.round,
+      replyTo: this.replyTo,
+      ...(asked ? { readBefore: { atMs: asked.readAtMs, status: asked.job.status } } : {}),
+    };
+    return { registered: registration, held: await this.register(registration) };
+  }
+
+  /**
+   * The read asked for, by the follow-up itself: the watcher would make it only at its next look at its book. A failed
+   * read (null) goes to the watcher, which reads again at once and tells of the failure as it tells of any other.
+   */
+  private async readAsked(request: WatchedRequest): Promise<PollResult | null> {
+    try {
+      return await readAgentJobOnce(this.run.ref, request.schedule);
+    } catch (error) {
+      if (CancellationScope.current().consideredCancelled) throw error;
+      log.info('The read asked for failed; the job watcher reads the job at once instead', { error: String(error) });
+      return null;
+    }
+  }
+
+  /** The follow-up ends with a wait unanswered (cancelled, deadline): its watcher forgets it, even while cancelling. */
+  async leave(): Promise<void> {
+    if (!this.registered) return;
+    await CancellationScope.nonCancellable(async () => {
+      try {
+        await getExternalWorkflowHandle(this.watcherId).signal(unwatchJobSignal, {
+          workflowId: workflowInfo().workflowId,
+          runId: workflowInfo().runId,
+          replyTo: this.heldName,
+        });
+      } catch {
+        // The watcher has ended: nothing to forget.
+      }
+    });
+  }
+
+  /**
+   * Registers the wait through an activity, never by signalling the watcher's id from here: a workflow of another kind
+   * under that id would take the signal without a word. The activity starts a watcher if none runs and checks that the
+   * one that took the wait is ours; false if it is not (the follow-up then reads for itself, for the rest of this run).
+   */
+  private async register(registration: WatchRegistration): Promise<boolean> {
+    if (this.watcherTaken) return false;
+    this.registered = true;
+    this.heldName = registration.replyTo;
+    try {
+      await registerWatch({ watcherId: this.watcherId, registration }, this.run.deadlineMs);
+      return true;
+    } catch (error) {
+      if (!(
+        error instanceof ActivityFailure &&
+        error.cause instanceof ApplicationFailure &&
+        error.cause.type === WATCHER_ID_TAKEN
+      ))
+        throw error;
+      log.error('A foreign workflow holds this follow-up’s job watcher id; reading the job itself', {
+        ...this.run.ref,
+        watcherId: this.watcherId,
+        error: error.cause.message,
+      });
+      this.registered = false;
+      this.watcherTaken = true;
+      return false;
+    }
+  }
+}
+
+/** A poll's result, counting the reads of the same wait made before it (and whether one found the job working). */
+export function withEarlierReads(result: PollResult, earlier: { polls: number; sawActive: boolean }): PollResult {
+  return { ...result, polls: result.polls + earlier.polls, sawActive: result.sawActive || earlier.sawActive };
+}
+
+/** Whether the wait registered at the send is the one the follow-up now asks for (its schedule's start aside). */
+function isSameWait(registered: WatchRegistration, request: WatchedRequest): boolean {
+  const { schedule } = registered;
+  const sameKnown =
+    registered.known === null || request.known === null
+      ? registered.known === request.known
+      : sameJobState(registered.known, request.known);
+  return (
+    sameKnown &&
+    !request.readAtOnce &&
+    registered.acceptUnchangedFromMs === request.acceptUnchangedFromMs &&
+    schedule.initialIntervalMs === request.schedule.initialIntervalMs &&
+    schedule.backoffCoefficient === request.schedule.backoffCoefficient &&
+    schedule.maxIntervalMs === request.schedule.maxIntervalMs &&
+    schedule.deadlineMs === request.schedule.deadlineMs
+  );
+}

@@ -1,0 +1,86 @@
+/**
+ * Waiting: follows the job after the send until a read is this follow-up's own result (`judgeRead`). The poll
+ * activity comes back only when the job changed, or with the unchanged terminal read the verdict asked for, so the
+ * workflow wakes a handful of times per follow-up however long the agent works.
+ */
+import { jobState, type AgentJob } from '../../kernel/agent-job';
+import type { Delivered } from './checkpoint';
+import { judgeRead, watchAfter, type ReadVerdict, type ResultWatch } from './decisions';
+import { pollAgentJob } from './activity-proxies';
+import { scheduleFrom } from './deliver';
+import type { FollowUpRun } from './follow-up-run';
+import type { ReadNow } from './read-now';
+import { SharedWatch, withEarlierReads } from './shared-watch';
+
+const WAITING_FOR = { working: 'work', settling: 'settle', confirming: 'confirmation' } as const;
+
+/** Waits for the job as it ended after this follow-up's message. */
+export async function waitForResult(run: FollowUpRun, readNow: ReadNow, delivered: Delivered): Promise<AgentJob> {
+  // Where the workers watch jobs together (AGENT_WATCH_SHARDS), a watcher reads for this follow-up; else it polls.
+  const shared = run.watchShards !== null ? new SharedWatch(run, run.watchShards, run.takeFirstWaitRegistered()) : null;
+  // Named in the progress, so `status` knows which watcher to ask for the live figures.
+  if (shared) run.watchedBy(shared.watcherId);
+  try {
+    return await waitWith(run, readNow, delivered, shared);
+  } finally {
+    await shared?.leave();
+    if (shared) run.watchedBy(null);
+  }
+}
+
+async function waitWith(
+  run: FollowUpRun,
+  readNow: ReadNow,
+  delivered: Delivered,
+  shared: SharedWatch | null,
+): Promise<AgentJob> {
+  let state = delivered;
+  const watch = (): ResultWatch => ({ ...state, settleWindowMs: run.request.polling.settleWindowMs });
+  // Until a read says otherwise, what the follow-up knows is the send's answer (or the job before it).
+  let verdict: Extract<ReadVerdict, { kind: 'wait' }> = {
+    kind: 'wait',
+    known: state.known,
+    acceptUnchangedFromMs: state.sentAtMs + run.request.polling.settleWindowMs,
+    why: state.sawActive ? 'working' : 'settling',
+  };
+  for (;;) {
+    run.enter('waiting', WAITING_FOR[verdict.why]);
+    const { known, acceptUnchangedFromMs } = verdict;
+    const pollItself = (readAtOnce: boolean) =>
+      pollAgentJob(
+        { ...run.ref, known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce },
+        run.deadlineMs,
+        readAtOnce
+          ? `read job ${run.ref.jobId} now (asked for), then wait for it to change from ${known.status}`
+          : `wait for job ${run.ref.jobId} to change from ${known.status}`,
+      );
+    const { job, readAtMs, polls, sawActive } = await readNow.poll(async (readAtOnce) => {
+      if (!shared) return pollItself(readAtOnce);
+      const watched = await shared.wait({ known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce });
+      if (!('refused' in watched)) return watched;
+      // The watcher's book is full: this wait polls for itself, and the next registers with the watcher again.
+      run.watchedBy(null);
+      try {
+        return withEarlierReads(await pollItself(watched.readAtOnce), watched);
+      } finally {
+        run.watchedBy(shared.watcherId);
+      }
+    });
+    const recordedSawActive = state.sawActive;
+    // Reads that found the job `active` as already known still prove the agent took this message.
+    if (sawActive) state = { ...state, sawActive: true };
+    const read = jobState(job);
+    const next = judgeRead(watch(), read, readAtMs);
+    // The result is shown with the outcome (one upsert); any other read at once.
+    run.observe(job, polls, next.kind !== 'result');
+    // Not recorded for the result (a history event saved): this run ends at once, and a later run resuming from the
+    // record (after a failure) at worst waits out the rest of the settle window before taking the same result.
+    if (next.kind === 'result') return job;
+    const after = watchAfter(watch(), read);
+    state = { ...state, sawActive: after.sawActive, previous: after.previous, known: next.known };
+    // A later run of this follow-up must know the job was seen working on its message.
+    if (state.sawActive && !recordedSawActive) run.recordDelivered(state);
+    verdict = next;
+    await run.continueAsNewIfSuggested(state);
+  }
+}

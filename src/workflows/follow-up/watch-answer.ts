@@ -1,0 +1,69 @@
+/** What a job watcher tells a waiting follow-up (pure types and checks: workflow code imports them). */
+import { isAgentJobOf, type AgentJob } from '../../kernel/agent-job';
+
+/** What every answer names: the wait it answers (its round and the name the follow-up drew for it). */
+export interface AnswerTo {
+  round: number;
+  replyTo: string;
+}
+
+export type WatchAnswer = AnswerTo &
+  (
+    | {
+        kind: 'read';
+        job: AgentJob;
+        /** When the read was made (watcher's clock). */
+        readAtMs: number;
+        /** Reads this wait made. */
+        polls: number;
+        /** A read of this wait showed the job `active`. */
+        sawActive: boolean;
+      }
+    | {
+        /** The wait cannot go on: a definite failure (job not found, key refused, contract broken) or a Retry-After past the deadline. */
+        kind: 'failure';
+        type: string;
+        message: string;
+        details: unknown[];
+        polls: number;
+      }
+    | {
+        /** The watcher's book is full (WATCH_BOOK_LIMIT_BYTES): it keeps nothing of this wait, and the follow-up polls for itself. */
+        kind: 'refused';
+        polls: number;
+      }
+  );
+
+/**
+ * Whether `value` answers the wait `to` of the job `jobId`: the wait's round and name, and a well-formed answer whose
+ * read is of that job. Anything else (a late answer to an earlier wait, a signal from anyone but the watcher, another
+ * job's body, garbage) is not an answer and changes nothing.
+ */
+export function isAnswerTo(value: unknown, to: AnswerTo, jobId: string): value is WatchAnswer {
+  if (!isWatchAnswer(value) || value.round !== to.round || value.replyTo !== to.replyTo) return false;
+  return value.kind !== 'read' || isAgentJobOf(value.job, jobId);
+}
+
+/**
+ * Whether `value` is a well-formed answer to a wait before `to`: the expected leftover when a read asked for replaced
+ * that wait, worth a note in the log rather than a warning (which is kept for answers nobody should have sent).
+ */
+export function isEarlierAnswer(value: unknown, to: AnswerTo): boolean {
+  return isWatchAnswer(value) && value.round < to.round;
+}
+
+export function isWatchAnswer(value: unknown): value is WatchAnswer {
+  if (typeof value !== 'object' || value === null) return false;
+  const answer = value as Partial<WatchAnswer>;
+  if (typeof answer.round !== 'number' || typeof answer.replyTo !== 'string' || typeof answer.polls !== 'number')
+    return false;
+  if (answer.kind === 'read')
+    return (
+      typeof answer.job === 'object' &&
+      answer.job !== null &&
+      typeof answer.readAtMs === 'number' &&
+      typeof answer.sawActive === 'boolean'
+    );
+  if (answer.kind === 'refused') return true;
+  return answer.kind === 'failure' && typeof answer.type === 'string' && typeof answer.message === 'string';
+}

@@ -1,0 +1,137 @@
+/**
+ * jobWatcherWorkflow: reads the jobs of many waiting follow-ups for them (one watcher per shard of a task queue's
+ * jobs). Follow-ups register a wait by signal and hear back only when their job answered, or when reads of it begin
+ * or stop failing. The reading is one long activity (watchJobs) that asks this workflow for the changes to its book by
+ * query, so the book never passes through history; this workflow only keeps the book and keeps that activity running.
+ * It continues as new before its signals or history grow large, and ends when no wait is left for a while. Its book
+ * goes into the next run's input, which the server limits to 2 MB: a wait that would pass WATCH_BOOK_LIMIT_BYTES is
+ * refused (the reader tells its follow-up, which polls for itself).
+ */
+import {
+  ActivityCancellationType,
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { FollowUpActivities } from '../../activities';
+import { WATCH_BOOK_LIMIT_BYTES, WatchRegistry } from './watch-registry';
+import { checkRegistration, checkReports, checkUnwatch } from './watch-messages';
+import { renderWatcherDetails } from './watcher-details';
+import { unwatchJobSignal, watchChangesQuery, watchedWaitQuery, watchJobSignal, type WatcherStart } from './messages';
+import { servedTaskQueue } from '../../kernel/workflow-ids';
+
+/**
+ * A run continues as new after this many signals or events, so that replaying it stays short. A watcher that takes
+ * signals all the time is evicted at its continue-as-new (the server refuses the completion while a signal that came
+ * meanwhile is unhandled) and replays its whole run before its next task: a long run can outgrow the workflow task
+ * timeout on a busy worker, every retry with it, and its reading stays cancelled (docs/BENCHMARKS.md).
+ */
+const SIGNALS_PER_RUN = 1_000;
+const EVENTS_PER_RUN = 2_000;
+/** How long a watcher with nothing to watch stays, so a burst of follow-ups does not start it over and over. */
+const IDLE_FOR_MS = 10 * 60_000;
+
+const { watchJobs } = proxyActivities<FollowUpActivities>({
+  // One attempt runs for as long as the watcher: it heartbeats every few seconds, so a worker that dies is noticed
+  // within 5 s and the reading moves to another worker (the retry starts after 1 s).
+  startToCloseTimeout: '7 days',
+  heartbeatTimeout: '5s',
+  retry: { initialInterval: '1s', backoffCoefficient: 1.5, maximumInterval: '5s' },
+  // The attempt hears of its cancellation only at its next heartbeat (up to 4 s later): until then it still reads, so
+  // the next run's attempt must not start before it has stopped, or the two read the same jobs at once.
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  // Eager dispatch would hand the reading to the worker that ran this workflow's task, and a watcher's tasks stay on
+  // the worker that has it cached: every watcher started in one burst would then read on one worker. Through the
+  // task queue, each attempt goes to whichever worker polls for it, so the reading spreads over all of them.
+  allowEagerDispatch: false,
+  summary: 'read the watched jobs on their schedules, and tell their follow-ups when they answer',
+});
+
+export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void> {
+  const limitBytes =
+    typeof start.bookLimitBytes === 'number' && start.bookLimitBytes > 0
+      ? start.bookLimitBytes
+      : WATCH_BOOK_LIMIT_BYTES;
+  const registry = new WatchRegistry(start, Date.now(), limitBytes);
+  let signals = 0;
+  let refused = 0;
+  setHandler(watchJobSignal, (message) => {
+    signals += 1;
+    const registration = checkRegistration(message);
+    if (!registration) return void log.warn('Ignored a malformed watchJob registration');
+    if (registry.admit(registration, Date.now())) return;
+    refused += 1;
+    // Once a run: a full watcher refuses every new wait, and its details keep the count.
+    if (refused === 1) {
+      log.warn(
+        'The book is full: waits are refused and their follow-ups poll for themselves; more shards (AGENT_WATCH_SHARDS) give each watcher fewer',
+        {
+          waits: registry.size,
+          bookBytes: registry.bookBytes,
+          limitBytes,
+        },
+      );
+    }
+  });
+  setHandler(unwatchJobSignal, (message) => {
+    signals += 1;
+    const unwatch = checkUnwatch(message);
+    if (!unwatch) return void log.warn('Ignored a malformed unwatchJob signal');
+    registry.remove(unwatch.workflowId, unwatch.runId, unwatch.round, unwatch.replyTo);
+  });
+  setHandler(watchChangesQuery, (version, reports) => {
+    // The reader's reports only feed watchedWaitQuery: nothing the workflow decides reads them (see WatchRegistry).
+    registry.noteReports(checkReports(reports));
+    return registry.changesSince(typeof version === 'number' ? version : 0);
+  });
+  setHandler(watchedWaitQuery, (workflowId) => registry.view(String(workflowId)));
+
+  const reading = new CancellationScope();
+  const reader = reading
+    .run(() => watchJobs({ watcherId: workflowInfo().workflowId }))
+    .catch((error: unknown) => {
+      if (!isCancellation(error)) log.warn('The watch activity ended', { error: String(error) });
+    });
+  for (;;) {
+    setCurrentDetails(
+      renderWatcherDetails({
+        taskQueue: servedTaskQueue(workflowInfo().taskQueue),
+        waits: registry.size,
+        bookBytes: registry.bookBytes,
+        limitBytes,
+        refused,
+      }),
+    );
+    const shouldContinue = () =>
+      workflowInfo().continueAsNewSuggested ||
+      signals >= SIGNALS_PER_RUN ||
+      workflowInfo().historyLength >= EVENTS_PER_RUN;
+    const size = registry.size;
+    const refusedBefore = refused;
+    if (size === 0) {
+      const busy = await condition(() => registry.size > 0 || shouldContinue(), IDLE_FOR_MS);
+      if (!busy) break;
+    } else {
+      await condition(() => registry.size !== size || refused !== refusedBefore || shouldContinue());
+    }
+    if (shouldContinue()) {
+      const readerStoppedAtMs = Date.now();
+      reading.cancel();
+      await reader;
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof jobWatcherWorkflow>({
+        ...registry.carried(readerStoppedAtMs),
+        bookLimitBytes: limitBytes,
+      });
+    }
+  }
+  reading.cancel();
+  await reader;
+}

@@ -1,0 +1,125 @@
+/**
+ * The messages a job watcher takes (checked by watch-messages.ts), as plain definitions the follow-ups' activities
+ * and the client share without loading the workflow SDK.
+ */
+import { queryNamed, signalNamed } from '../../kernel/message-definitions';
+import type { JobState } from '../../kernel/agent-job';
+import type { PollSchedule } from '../../kernel/poll-schedule';
+
+/** To a job watcher: watch this wait of a follow-up (replacing its earlier one). */
+export const watchJobSignal = signalNamed<[WatchRegistration]>('watchJob');
+
+/** To a job watcher: the follow-up's wait `replyTo` is no longer needed (it left, or its `round` was answered). */
+export const unwatchJobSignal = signalNamed<[Unwatch]>('unwatchJob');
+
+/**
+ * A job watcher's changes since a version: its polling activity asks, so the book never goes through history. It
+ * passes its reports of the reads made since it last asked along (for `status`; a query's arguments are not in history).
+ */
+export const watchChangesQuery = queryNamed<WatchChanges, [number, WaitReadReport[]?]>('watchChanges');
+
+/** A job watcher's live figures for one follow-up (by workflow id): `status` asks; null when it holds no wait of it. */
+export const watchedWaitQuery = queryNamed<WatchedWaitView | null, [string]>('watchedWait');
+
+/** One wait of one follow-up, as it registers with its shard's watcher. */
+export interface WatchRegistration {
+  /** The follow-up that waits (its workflow id and run): where answers go. */
+  workflowId: string;
+  runId: string;
+  projectId: string;
+  jobId: string;
+  /** What the follow-up already knows; null: the first successful read answers. */
+  known: JobState | null;
+  /** A terminal read unchanged from `known` answers once this time has come (null: only a change answers). */
+  acceptUnchangedFromMs: number | null;
+  schedule: PollSchedule;
+  /** Read at once (a read asked for, or a re-registration after silence), rather than at the schedule's next point. */
+  readAtOnce: boolean;
+  /** Which wait of the follow-up this is: answers name it, so a late answer to an earlier wait is never taken. */
+  round: number;
+  /**
+   * The wait's own name, drawn by the follow-up for each wait and known only to it and its watcher: answers carry it
+   * back, and one without it (a signal from anyone else) changes nothing.
+   */
+  replyTo: string;
+  /**
+   * The read the follow-up made itself just before (a read asked for that was not its answer): `status` shows it as
+   * the last read until the watcher makes a later one.
+   */
+  readBefore?: { atMs: number; status: string };
+}
+
+/**
+ * A wait the book had no room for. The reader tells its follow-up (a client signal, as it tells answers: a signal
+ * from the watcher itself costs its history two events and the server delivers them one workflow task at a time),
+ * and the follow-up polls that wait for itself.
+ */
+export interface WatchRefusal {
+  workflowId: string;
+  runId: string;
+  round: number;
+  replyTo: string;
+  atMs: number;
+}
+
+/** A follow-up's wait it no longer needs (`runId` absent: whichever run's), or whose `round` was answered. */
+export interface Unwatch {
+  workflowId: string;
+  /** The wait's name: only the wait of that name goes. */
+  replyTo: string;
+  runId?: string;
+  round?: number;
+}
+
+/** What changed since a version: registrations added or replaced, the follow-ups that left, and waits refused. */
+export interface WatchChanges {
+  version: number;
+  /** True when `upserts` is the whole book (the asker's version was from before this run). */
+  full: boolean;
+  upserts: WatchRegistration[];
+  removed: string[];
+  refused: WatchRefusal[];
+}
+
+/** What the reading activity tells its watcher of one wait after reading it (passed with its book query). */
+export interface WaitReadReport {
+  workflowId: string;
+  runId: string;
+  round: number;
+  /** Reads the follow-up has not heard of yet: this round's, and those of its run's earlier rounds left unanswered. */
+  reads: number;
+  /** The last read: when, and the status it found (null: that read failed). */
+  lastRead: { atMs: number; status: string | null } | null;
+  failingSinceMs: number | null;
+  failedReads: number;
+  lastError: string | null;
+  /** When the reader plans the next read (null: none before the deadline). */
+  nextReadAtMs: number | null;
+}
+
+/** The watcher's answer about one follow-up: its wait as registered, since when, and its reader's last report. */
+export interface WatchedWaitView {
+  registration: WatchRegistration;
+  /** When this run of the follow-up first registered with this watcher run (or the run it continued from). */
+  watchedSinceMs: number;
+  /** Null: the reader has reported nothing since the watcher's worker took it in (a restart, a new watcher run). */
+  report: WaitReadReport | null;
+}
+
+/** What a watcher starts with: nothing, or what the run before carried (continue-as-new). */
+export interface WatcherStart extends CarriedBook {
+  /** The size the book keeps to (default WATCH_BOOK_LIMIT_BYTES): lower for a server with a lower payload limit. */
+  bookLimitBytes?: number;
+}
+
+/** What a watcher carries to its next run (continue-as-new). */
+export interface CarriedBook {
+  registrations?: WatchRegistration[];
+  /** When each wait was first registered, by workflow id. */
+  watchedSince?: Record<string, number>;
+  /** Refusals the reader may not have told yet. */
+  refusals?: WatchRefusal[];
+}
+
+/** The watcher's workflow as its starters see it (a follow-up's registration starts it with its first `watchJob`). */
+export type JobWatcherWorkflow = (start?: WatcherStart) => Promise<void>;

@@ -1,0 +1,113 @@
+/**
+ * The checks a job watcher and a waiting follow-up run on the messages they take (pure and workflow-safe, like
+ * coordinator-messages.ts): anyone who may signal a workflow in the namespace can send these by name, and a handler
+ * that throws on a malformed one fails the workflow task again on every retry, which would stop the watcher and every
+ * wait it holds. A malformed message changes nothing; a registration is kept only with the fields it documents, so
+ * no stray field grows the book.
+ */
+import type { JobState } from '../../kernel/agent-job';
+import { isFiniteNumber, isId, isObject, isTime, isWholeNumber } from '../../kernel/message-checks';
+import type { PollSchedule } from '../../kernel/poll-schedule';
+import type { ReadTrouble } from '../../kernel/types';
+import { type Unwatch, type WatchRegistration, type WaitReadReport } from './messages';
+
+/** A `watchJob` registration, as kept, or null. */
+export function checkRegistration(value: unknown): WatchRegistration | null {
+  if (!isObject(value)) return null;
+  const { workflowId, runId, projectId, jobId, known, acceptUnchangedFromMs, readAtOnce, round, replyTo, readBefore } =
+    value;
+  if (![workflowId, runId, projectId, jobId, replyTo].every(isId)) return null;
+  if (known !== null && !isJobState(known)) return null;
+  if (acceptUnchangedFromMs !== null && !isTime(acceptUnchangedFromMs)) return null;
+  if (typeof readAtOnce !== 'boolean' || !isWholeNumber(round) || round < 0) return null;
+  const schedule = checkSchedule(value.schedule);
+  if (!schedule) return null;
+  if (
+    readBefore !== undefined &&
+    !(isObject(readBefore) && isTime(readBefore.atMs) && typeof readBefore.status === 'string')
+  )
+    return null;
+  return {
+    workflowId: workflowId as string,
+    runId: runId as string,
+    projectId: projectId as string,
+    jobId: jobId as string,
+    known: known === null ? null : { status: known.status, prLink: known.prLink, archivedAt: known.archivedAt },
+    acceptUnchangedFromMs,
+    schedule,
+    readAtOnce,
+    round,
+    replyTo: replyTo as string,
+    ...(readBefore !== undefined
+      ? { readBefore: { atMs: readBefore.atMs as number, status: readBefore.status as string } }
+      : {}),
+  };
+}
+
+/** An `unwatchJob`: the follow-up and the name of its wait, and maybe its run and the round answered; or null. */
+export function checkUnwatch(value: unknown): Unwatch | null {
+  if (!isObject(value) || !isId(value.workflowId) || !isId(value.replyTo)) return null;
+  const { workflowId, replyTo, runId, round } = value;
+  if (runId !== undefined && !isId(runId)) return null;
+  if (round !== undefined && !(isWholeNumber(round) && round >= 0)) return null;
+  return { workflowId, replyTo, ...(runId !== undefined ? { runId } : {}), ...(round !== undefined ? { round } : {}) };
+}
+
+/** The well-formed reports among those a reader passes with its query; the rest are dropped. */
+export function checkReports(value: unknown): WaitReadReport[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter((report: unknown): report is WaitReadReport => {
+    if (!isObject(report) || !isId(report.workflowId) || !isId(report.runId) || !isWholeNumber(report.round))
+      return false;
+    const { reads, lastRead, failingSinceMs, failedReads, lastError, nextReadAtMs } = report;
+    if (!isWholeNumber(reads) || !isWholeNumber(failedReads)) return false;
+    if (
+      lastRead !== null &&
+      !(
+        isObject(lastRead) &&
+        isTime(lastRead.atMs) &&
+        (lastRead.status === null || typeof lastRead.status === 'string')
+      )
+    )
+      return false;
+    return (
+      (failingSinceMs === null || isTime(failingSinceMs)) &&
+      (lastError === null || typeof lastError === 'string') &&
+      (nextReadAtMs === null || isTime(nextReadAtMs))
+    );
+  });
+}
+
+/** A `readTrouble`: `{ trouble }` (null: reads succeed again), or null when malformed. */
+export function checkReadTrouble(value: unknown): { trouble: ReadTrouble | null } | null {
+  if (value === null) return { trouble: null };
+  if (!isObject(value) || typeof value.since !== 'string' || typeof value.lastError !== 'string') return null;
+  const { since, lastError, failedReads } = value;
+  if (failedReads !== undefined && !(isWholeNumber(failedReads) && failedReads >= 0)) return null;
+  return { trouble: { since, lastError, ...(failedReads !== undefined ? { failedReads } : {}) } };
+}
+
+function checkSchedule(value: unknown): PollSchedule | null {
+  if (!isObject(value)) return null;
+  const { startedAtMs, initialIntervalMs, backoffCoefficient, maxIntervalMs, deadlineMs } = value;
+  if (!isTime(startedAtMs) || !isTime(deadlineMs)) return null;
+  if (
+    !isFiniteNumber(initialIntervalMs) ||
+    initialIntervalMs <= 0 ||
+    !isFiniteNumber(maxIntervalMs) ||
+    maxIntervalMs <= 0
+  )
+    return null;
+  if (!isFiniteNumber(backoffCoefficient) || backoffCoefficient < 1) return null;
+  return { startedAtMs, initialIntervalMs, backoffCoefficient, maxIntervalMs, deadlineMs };
+}
+
+function isJobState(value: unknown): value is JobState {
+  if (!isObject(value)) return false;
+  const { status, prLink, archivedAt } = value;
+  return (
+    typeof status === 'string' &&
+    (prLink === null || typeof prLink === 'string') &&
+    (archivedAt === null || typeof archivedAt === 'string')
+  );
+}

@@ -1,0 +1,95 @@
+/**
+ * The checks a project coordinator and a follow-up run on every message they take from each other (docs/HOW-IT-WORKS.md,
+ * "Messages"). Anyone who may signal a workflow in the namespace can send these by name, so a message is used only
+ * after its shape is checked, and a grant or notice only when it carries the ticket of the follow-up's own check-in:
+ * a malformed, stale or foreign one changes nothing. Pure and workflow-safe (no zod in the workflow bundle).
+ */
+import { isCoordinatorWorkflowId } from '../../kernel/workflow-ids';
+import { isFiniteNumber, isId, isObject, isTime, isWholeNumber } from '../../kernel/message-checks';
+import type { EnterRequest, QueueNotice, SendAnswered, TurnGrant } from './project-coordination';
+
+/** More earlier follow-ups than a check-in lists (visibility's first page). */
+export const MAX_BEFORE = 100;
+
+/** The check-in, or what is wrong with it. */
+export function checkEnterRequest(value: unknown): EnterRequest | string {
+  if (!isObject(value)) return 'a check-in must be an object';
+  const { workflowId, ticket, jobId, startedAtMs, before, deadlineMs, slotFor, defaultLimit } = value;
+  if (!isId(workflowId) || isCoordinatorWorkflowId(workflowId)) return 'workflowId must be a follow-up workflow id';
+  if (!isId(ticket)) return 'ticket must be a non-empty string';
+  if (!isId(jobId)) return 'jobId must be a non-empty string';
+  if (!isTime(startedAtMs)) return 'startedAtMs must be a time in milliseconds';
+  if (!Array.isArray(before) || before.length > MAX_BEFORE || !before.every(isId))
+    return `before must list at most ${MAX_BEFORE} workflow ids`;
+  if (!isTime(deadlineMs)) return 'deadlineMs must be a time in milliseconds';
+  if (slotFor !== null && !isId(slotFor)) return 'slotFor must be an attempt key or null';
+  if (!isFiniteNumber(defaultLimit) || defaultLimit < 1) return 'defaultLimit must be a number of at least 1';
+  return { workflowId, ticket, jobId, startedAtMs, before: before as string[], deadlineMs, slotFor, defaultLimit };
+}
+
+/** A `leave`: the follow-up, and (from this version on) the ticket of its check-in. */
+export function checkLeave(value: unknown): { workflowId: string; ticket?: string } | null {
+  if (!isObject(value) || !isId(value.workflowId)) return null;
+  if (value.ticket !== undefined && !isId(value.ticket)) return null;
+  return { workflowId: value.workflowId, ...(value.ticket !== undefined ? { ticket: value.ticket } : {}) };
+}
+
+/** A `returnSlot`: the follow-up and the attempt key it was granted. */
+export function checkReturnSlot(value: unknown): { workflowId: string; slot: string } | null {
+  if (!isObject(value) || !isId(value.workflowId) || !isId(value.slot)) return null;
+  return { workflowId: value.workflowId, slot: value.slot };
+}
+
+/** A `sendAnswered`: the follow-up, the slot its request left under, whether it met a 429, and the Retry-After. */
+export function checkSendAnswered(value: unknown): SendAnswered | null {
+  if (!isObject(value) || !isId(value.workflowId) || !isId(value.slot) || typeof value.refused !== 'boolean')
+    return null;
+  const { retryAfterMs } = value;
+  if (retryAfterMs !== null && !(isTime(retryAfterMs) && value.refused)) return null;
+  return { workflowId: value.workflowId, slot: value.slot, refused: value.refused, retryAfterMs };
+}
+
+/** A `setBudget`: sends per hour, at least 1 (scaled to a test's short window, so not always whole), or null for the workers' default. */
+export function checkSetBudget(value: unknown): { sendsPerHour: number | null } | null {
+  if (!isObject(value)) return null;
+  const { sendsPerHour } = value;
+  if (sendsPerHour === null) return { sendsPerHour };
+  return isFiniteNumber(sendsPerHour) && sendsPerHour >= 1 ? { sendsPerHour } : null;
+}
+
+/**
+ * A `turn` for this follow-up's run: its ticket (unique to the follow-up's chain, so it names the follow-up too), and a
+ * slot with its lease or none.
+ */
+export function checkTurn(value: unknown, workflowId: string, tickets: ReadonlySet<string>): TurnGrant | null {
+  if (!isObject(value) || typeof value.ticket !== 'string' || !tickets.has(value.ticket)) return null;
+  const { slot, sendByMs, tellAnswer } = value;
+  if (slot === null && sendByMs === null) return { workflowId, ticket: value.ticket, slot, sendByMs };
+  if (!isId(slot) || !isTime(sendByMs)) return null;
+  if (tellAnswer !== undefined && typeof tellAnswer !== 'boolean') return null;
+  return { workflowId, ticket: value.ticket, slot, sendByMs, ...(tellAnswer ? { tellAnswer } : {}) };
+}
+
+/** A `queueNotice` for this follow-up's run: what it waits for, carried with its ticket. */
+export function checkNotice(value: unknown, ticket: unknown, tickets: ReadonlySet<string>): QueueNotice | null {
+  if (typeof ticket !== 'string' || !tickets.has(ticket) || !isObject(value)) return null;
+  if (value.reason === 'lane') {
+    return isId(value.jobId) && isWholeNumber(value.ahead) && value.ahead >= 0
+      ? { reason: 'lane', jobId: value.jobId, ahead: value.ahead }
+      : null;
+  }
+  if (value.reason !== 'budget') return null;
+  const { sentInWindow, limit, windowMs, nextSlotAtMs, ahead, refusedSinceMs } = value;
+  if (![sentInWindow, limit, windowMs, ahead].every((figure) => isWholeNumber(figure) && figure >= 0)) return null;
+  if (nextSlotAtMs !== null && !isTime(nextSlotAtMs)) return null;
+  if (refusedSinceMs !== undefined && !isTime(refusedSinceMs)) return null;
+  return {
+    reason: 'budget',
+    sentInWindow,
+    limit,
+    windowMs,
+    nextSlotAtMs,
+    ahead,
+    ...(refusedSinceMs !== undefined ? { refusedSinceMs } : {}),
+  } as QueueNotice;
+}

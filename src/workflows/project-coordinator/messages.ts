@@ -1,0 +1,61 @@
+/**
+ * The protocol between a project's coordinator and its follow-ups, both ways (every message is checked on arrival by
+ * coordinator-messages.ts), and how the coordinator is started: plain definitions the follow-ups, their activities
+ * and the client share without loading the workflow SDK.
+ */
+import { queryNamed, signalNamed, updateNamed } from '../../kernel/message-definitions';
+import type {
+  CheckInAnswer,
+  EnterRequest,
+  ProjectView,
+  QueueNotice,
+  SendAnswered,
+  TurnGrant,
+} from './project-coordination';
+
+/**
+ * To a project's coordinator, by update-with-start from the follow-up's check-in: take (or keep) the follow-up's place
+ * in its job's lane and ask for a send slot. The answer is its standing. An update, not a signal: the coordinator's
+ * validator refuses a malformed check-in, and one that would grow its run past what it keeps, before anything is
+ * written to history; the sender tries again later (back-pressure a signal cannot give).
+ */
+export const enterUpdate = updateNamed<CheckInAnswer, [EnterRequest]>('enter');
+
+/** To a coordinator: a follow-up is done with its job, or gives up waiting (with its check-in's ticket). */
+export const leaveSignal = signalNamed<[{ workflowId: string; ticket?: string }]>('leave');
+
+/** To a coordinator: a slot under which no request left (the job was busy, the lease ran out), so it does not count. */
+export const returnSlotSignal = signalNamed<[{ workflowId: string; slot: string }]>('returnSlot');
+
+/**
+ * To a coordinator: how the API answered a send (a 429 always; any answer when the grant asked for it), so a refusal
+ * pauses every send of the project and an accepted probe ends the pause.
+ */
+export const sendAnsweredSignal = signalNamed<[SendAnswered]>('sendAnswered');
+
+/** To a coordinator: the project's own budget (sends per hour), or null to follow the workers' default again. */
+export const setBudgetSignal = signalNamed<[{ sendsPerHour: number | null }]>('setBudget');
+
+// The messages a coordinator sends its follow-ups (checked by the follow-up with coordinator-messages.ts):
+
+/** To a follow-up: the job is yours, and maybe a send slot with it (with the ticket of its check-in). */
+export const turnSignal = signalNamed<[TurnGrant]>('turn');
+
+/** To a follow-up that waits: for whom or for what, and the ticket of its check-in. */
+export const queueNoticeSignal = signalNamed<[QueueNotice, string]>('queueNotice');
+
+/** The coordinator as it stands: budget, use of the window, lanes. */
+export const projectQuery = queryNamed<ProjectView>('project');
+
+export interface CoordinatorStart {
+  projectId: string;
+  /** Sends per window until a worker or `budget set` says otherwise. */
+  sendsPerHour: number;
+  /** The window's length: an hour, as the vendor counts; shorter only in tests. */
+  windowMs?: number;
+  /** Sends of a window that go at once before answers are awaited (SENDS_AT_ONCE); higher only in tests. */
+  sendsAtOnce?: number;
+}
+
+/** The coordinator's workflow as its starters see it (the check-in starts it with its first `enter`). */
+export type ProjectCoordinatorWorkflow = (start: CoordinatorStart, ...continued: unknown[]) => Promise<ProjectView>;

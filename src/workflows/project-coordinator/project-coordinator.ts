@@ -1,0 +1,375 @@
+/**
+ * projectCoordinatorWorkflow: one project's send budget and its jobs' lanes, in one workflow per project (a "virtual
+ * object"). Follow-ups check in by update-with-start; the coordinator hands each job to one follow-up at a time, in the
+ * order the follow-ups were started, and grants send slots so that at most N sends leave in any rolling window, all at
+ * once while the window has room (the way the vendor counts "100 uses per project per hour"). What a check-in can
+ * have at once rides on its answer; the rest goes out as signals in bounded rounds. The decisions are pure functions
+ * in workflows/project-coordinator/project-coordination.ts; every message is checked by workflows/project-coordinator/coordinator-messages.ts.
+ *
+ * It is keyed by project only, so every worker, task queue and service on the namespace shares it. It outlives worker
+ * and server restarts like any workflow, keeps its history bounded with continue-as-new (its update validator refuses
+ * check-ins, without writing history, once a run has taken what it keeps), and ends only when nothing is left to
+ * keep: no lane, no request, no send still in its window and no budget of its own.
+ */
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { FollowUpActivities } from '../../activities';
+import { coordinatorWorkflowId } from '../../kernel/workflow-ids';
+import { formatMs } from '../../kernel/duration';
+import {
+  checkEnterRequest,
+  checkLeave,
+  checkReturnSlot,
+  checkSendAnswered,
+  checkSetBudget,
+} from './coordinator-messages';
+import {
+  awaitedToCheck,
+  emptyCoordinator,
+  enter,
+  forgetAwaited,
+  grantAtCheckIn,
+  holdersToCheck,
+  HOUR_MS,
+  isCoordinatorState,
+  isIdle,
+  leave,
+  limitOf,
+  markAwaitedChecked,
+  markChecked,
+  nextAwaitedCheckAtMs,
+  nextHolderCheckAtMs,
+  noticeAtCheckIn,
+  returnSlot,
+  schedule,
+  sendAnswered,
+  standingOf,
+  viewOf,
+  windowEmptiesAtMs,
+  type CoordinatorState,
+  type ProjectView,
+  type QueueNotice,
+  type TurnGrant,
+} from './project-coordination';
+import { identifierProblem } from '../../kernel/request';
+import { CHECK_IN_REFUSED, COORDINATOR_BUSY, FollowUpErrorType } from '../../kernel/types';
+import {
+  enterUpdate,
+  leaveSignal,
+  projectQuery,
+  returnSlotSignal,
+  sendAnsweredSignal,
+  setBudgetSignal,
+  type CoordinatorStart,
+  queueNoticeSignal,
+  turnSignal,
+} from './messages';
+import { refusalLine } from '../../kernel/words';
+/** Signals a run takes before it continues as new, far below Temporal's 10,000 per run. */
+const SIGNALS_PER_RUN = 4_000;
+/** Check-ins (updates) a run takes before it refuses more and continues as new, below Temporal's 2,000 per run. */
+const CHECK_INS_PER_RUN = 1_000;
+/**
+ * Follow-ups a coordinator keeps in its lanes and queue at once: its state goes whole through continue-as-new, whose
+ * input the server caps at 2 MB. Check-ins past it are refused and tried again later by their senders.
+ */
+const MAX_FOLLOW_UPS_KEPT = 3_000;
+/** Events a run grows to before it continues as new, far below Temporal's 51,200 (a server may suggest it sooner). */
+const EVENTS_PER_RUN = 10_000;
+/**
+ * Grants and notices signalled per round (two events each). A burst is told in rounds, with a chance to continue as
+ * new between them, so no burst can grow one run past the server's history limit: a coordinator the server
+ * terminated would strand every follow-up waiting on it until it checks in again.
+ */
+const MESSAGES_PER_ROUND = 50;
+
+const { followUpIsRunning } = proxyActivities<FollowUpActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', maximumInterval: '30s' },
+  summary: 'check that the follow-up holding a job still runs',
+});
+
+/** Coordinates one project's follow-ups: its send budget and one lane per job. */
+export async function projectCoordinatorWorkflow(
+  start: CoordinatorStart,
+  ...continued: unknown[]
+): Promise<ProjectView> {
+  const state = admit(start, continued);
+  let changed = true;
+  let signals = 0;
+  let checkIns = 0;
+  const heard = () => {
+    signals += 1;
+    changed = true;
+  };
+  const closing = () => {
+    const info = workflowInfo();
+    return (
+      info.continueAsNewSuggested ||
+      signals >= SIGNALS_PER_RUN ||
+      checkIns >= CHECK_INS_PER_RUN ||
+      info.historyLength >= EVENTS_PER_RUN
+    );
+  };
+  setHandler(
+    enterUpdate,
+    (request) => {
+      checkIns += 1;
+      changed = true;
+      const now = Date.now();
+      enter(state, { ...request, defaultLimit: perWindow(request.defaultLimit, state.windowMs) }, now);
+      grantAtCheckIn(state, request.workflowId, request.jobId, now);
+      return {
+        standing: standingOf(state, request.workflowId, request.slotFor),
+        notice: noticeAtCheckIn(state, request.workflowId, request.jobId, now),
+      };
+    },
+    {
+      // Runs before anything is written: a refused check-in leaves no trace, and its sender tries again.
+      validator: (request) => {
+        const checked = checkEnterRequest(request);
+        if (typeof checked === 'string')
+          throw ApplicationFailure.create({
+            type: CHECK_IN_REFUSED,
+            message: `Invalid check-in: ${checked}`,
+            nonRetryable: true,
+          });
+        if (closing())
+          throw ApplicationFailure.create({
+            type: COORDINATOR_BUSY,
+            message: 'The coordinator is continuing as new; check in again shortly',
+          });
+        if (followUpsKept(state) >= MAX_FOLLOW_UPS_KEPT && !knows(state, checked.workflowId)) {
+          throw ApplicationFailure.create({
+            type: COORDINATOR_BUSY,
+            message: `The coordinator keeps ${MAX_FOLLOW_UPS_KEPT} follow-ups already; check in again later`,
+          });
+        }
+      },
+    },
+  );
+  setHandler(leaveSignal, (message) => {
+    const checked = checkLeave(message);
+    if (!checked) return void log.warn('Ignored a malformed leave signal', { projectId: state.projectId });
+    leave(state, checked.workflowId, checked.ticket);
+    heard();
+  });
+  setHandler(returnSlotSignal, (message) => {
+    const checked = checkReturnSlot(message);
+    if (!checked) return void log.warn('Ignored a malformed returnSlot signal', { projectId: state.projectId });
+    returnSlot(state, checked.workflowId, checked.slot);
+    heard();
+  });
+  setHandler(sendAnsweredSignal, (message) => {
+    const checked = checkSendAnswered(message);
+    if (!checked) return void log.warn('Ignored a malformed sendAnswered signal', { projectId: state.projectId });
+    const refusedBefore = state.refusal?.sinceMs;
+    // A slot this coordinator does not hold (stale, or not this project's) changes nothing.
+    if (!sendAnswered(state, checked, Date.now())) return void heard();
+    if (checked.refused && refusedBefore === undefined)
+      log.warn("The agent API refused a send (429): the project's sends pause until a probe is accepted", {
+        projectId: state.projectId,
+        nextProbeAt: state.refusal ? new Date(state.refusal.probeAtMs).toISOString() : null,
+      });
+    if (refusedBefore !== undefined && !state.refusal)
+      log.info('The agent API took the probe: the project sends again', { projectId: state.projectId });
+    // Said at once: the main loop may be busy telling a burst its grants.
+    if (state.refusal?.sinceMs !== refusedBefore) setCurrentDetails(describe(state));
+    heard();
+  });
+  setHandler(setBudgetSignal, (message) => {
+    const checked = checkSetBudget(message);
+    if (!checked) return void log.warn('Ignored a malformed setBudget signal', { projectId: state.projectId });
+    state.limitOverride = checked.sendsPerHour === null ? null : perWindow(checked.sendsPerHour, state.windowMs);
+    heard();
+  });
+  setHandler(projectQuery, () => viewOf(state, Date.now()));
+
+  for (;;) {
+    changed = false;
+    const { grants, notices, wakeAtMs, more } = schedule(state, Date.now(), MESSAGES_PER_ROUND);
+    await tell(state, grants, notices);
+    await checkHolders(state);
+    await checkAwaited(state);
+    setCurrentDetails(describe(state));
+    if (closing()) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof projectCoordinatorWorkflow>(start, { ...state, runs: state.runs + 1 });
+    }
+    if (changed || more) continue;
+    if (isIdle(state, Date.now())) return viewOf(state, Date.now());
+    const wakes = [wakeAtMs, nextHolderCheckAtMs(state), nextAwaitedCheckAtMs(state), windowEmptiesAtMs(state)].filter(
+      (time): time is number => time !== null,
+    );
+    const wakeIn = wakes.length > 0 ? Math.max(Math.min(...wakes) - Date.now(), 1_000) : undefined;
+    // A run that starts refusing check-ins (the server suggests continue-as-new) must not wait for a change that the
+    // refusals keep from coming: it wakes and continues as new.
+    if (wakeIn === undefined) await condition(() => changed || closing());
+    else await condition(() => changed || closing(), wakeIn, { summary: wakeSummary(state, wakeAtMs) });
+  }
+}
+
+/** Signals the grants and notices at once; a follow-up that cannot be reached is gone, and loses its place. */
+async function tell(
+  state: CoordinatorState,
+  grants: TurnGrant[],
+  notices: Array<{ workflowId: string; ticket: string; notice: QueueNotice }>,
+): Promise<void> {
+  const sends = [
+    ...grants.map((grant) => ({
+      workflowId: grant.workflowId,
+      send: () => getExternalWorkflowHandle(grant.workflowId).signal(turnSignal, grant),
+    })),
+    ...notices.map(({ workflowId, ticket, notice }) => ({
+      workflowId,
+      send: () => getExternalWorkflowHandle(workflowId).signal(queueNoticeSignal, notice, ticket),
+    })),
+  ];
+  const gone = await Promise.all(
+    sends.map(async ({ workflowId, send }) => {
+      try {
+        await send();
+        return null;
+      } catch (error) {
+        // A slot granted to it still counts: the follow-up may have learned of the grant from a check-in's answer
+        // (which repeats a standing grant), sent under it and ended before this signal arrived. Only the follow-up
+        // knows that no request left under a slot (`returnSlot`).
+        log.info('A follow-up is gone; dropping it', {
+          projectId: state.projectId,
+          workflowId,
+          reason: error instanceof Error ? error.message : String(error),
+        });
+        return workflowId;
+      }
+    }),
+  );
+  for (const workflowId of new Set(gone)) if (workflowId !== null) leave(state, workflowId);
+}
+
+/** Frees the jobs of holders that no longer run (terminated, or reset without leaving). */
+async function checkHolders(state: CoordinatorState): Promise<void> {
+  const due = holdersToCheck(state, Date.now());
+  if (due.length === 0) return;
+  const running = await Promise.all(due.map((workflowId) => followUpIsRunning(workflowId)));
+  due.forEach((workflowId, index) => {
+    markChecked(state, workflowId, Date.now());
+    if (!running[index]) {
+      log.warn('The follow-up holding a job is no longer running; the next one may go', {
+        projectId: state.projectId,
+        holder: workflowId,
+      });
+      leave(state, workflowId);
+    }
+  });
+}
+
+/**
+ * Follow-ups started before a lane's first waiter that never checked in: one that no longer runs is forgotten, so the
+ * lane goes on; one that runs is waited for (it has yet to check in, or held the job before the coordinator was reset).
+ */
+async function checkAwaited(state: CoordinatorState): Promise<void> {
+  const due = awaitedToCheck(state, Date.now());
+  if (due.length === 0) return;
+  const running = await Promise.all(due.map((workflowId) => followUpIsRunning(workflowId)));
+  due.forEach((workflowId, index) => {
+    if (running[index]) markAwaitedChecked(state, workflowId, Date.now());
+    else forgetAwaited(state, workflowId);
+  });
+}
+
+/** How many follow-ups the state holds: its lanes' holders and waiters (slot requests are holders'). */
+function followUpsKept(state: CoordinatorState): number {
+  return Object.values(state.lanes).reduce((sum, lane) => sum + lane.waiting.length + (lane.holder ? 1 : 0), 0);
+}
+
+function knows(state: CoordinatorState, workflowId: string): boolean {
+  return Object.values(state.lanes).some(
+    (lane) => lane.holder?.workflowId === workflowId || lane.waiting.some((entry) => entry.workflowId === workflowId),
+  );
+}
+
+/** A budget per hour as a budget per window (the same unless a test shortened the window). */
+function perWindow(sendsPerHour: number, windowMs: number): number {
+  return windowMs === HOUR_MS ? sendsPerHour : Math.max(1, Math.round((sendsPerHour * windowMs) / HOUR_MS));
+}
+
+function wakeSummary(state: CoordinatorState, wakeAtMs: number | null): string {
+  if (state.refusal && state.slotRequests.length > 0)
+    return `next probe send of project ${state.projectId} after a 429`;
+  if (state.slotRequests.length > 0 && wakeAtMs !== null) return `next send slot of project ${state.projectId}`;
+  if (Object.keys(state.lanes).length > 0) return 'check on the follow-ups holding jobs';
+  return `keep the send window until its last send leaves it`;
+}
+
+/** The Web UI shows this in a short fixed-height panel: the budget and who waits for it first, what it is last. */
+function describe(state: CoordinatorState): string {
+  const now = Date.now();
+  const view = viewOf(state, now);
+  const windowName = state.windowMs === HOUR_MS ? 'hour' : formatMs(state.windowMs);
+  const waiting = view.waitingForBudget.length;
+  const lines = [
+    ...(view.refusal ? [`**${refusalLine(state.projectId, view.refusal, now)}**`, ''] : []),
+    `**Project \`${state.projectId}\`**: ${view.sentInWindow} of ${limitOf(state)} sends used in the last ${windowName}` +
+      (view.nextSlotAt ? `; next slot ${view.nextSlotAt}` : '') +
+      ` (${state.limitOverride === null ? "the workers' default" : 'set for this project'})` +
+      (waiting > 0 && view.refusal
+        ? `; **${waiting} follow-up${waiting === 1 ? '' : 's'} waiting for the probe to be accepted** (others used ` +
+          "the project's hour too; a larger budget would not help)."
+        : waiting > 0
+          ? `; **${waiting} follow-up${waiting === 1 ? '' : 's'} waiting for the budget** (to send sooner: ` +
+            `\`agent-followup budget set --project ${state.projectId} --sends-per-hour N\`, at most the vendor's 100).`
+          : '; no follow-up waiting for the budget.'),
+    '',
+    `- Jobs with a follow-up: ${view.lanes.length} (${view.lanes.reduce((sum, lane) => sum + lane.waiting.length, 0)} waiting behind another)`,
+    '- Serves every follow-up to this project: one at a time per job, in start order, within the budget',
+    '- Ends by itself; do not terminate it (a new one would start with an empty window)',
+    `- Over its life: ${state.totals.granted} sends granted, ${state.totals.served} follow-ups served`,
+  ];
+  return lines.join('\n');
+}
+
+function admit(start: CoordinatorStart, continued: unknown[]): CoordinatorState {
+  const problems = [identifierProblem('projectId', start?.projectId)].filter(
+    (problem): problem is string => problem !== undefined,
+  );
+  if (typeof start?.sendsPerHour !== 'number' || !(start.sendsPerHour >= 1))
+    problems.push('sendsPerHour must be a number of at least 1');
+  const windowMs = start?.windowMs ?? HOUR_MS;
+  if (typeof windowMs !== 'number' || !(windowMs >= 1_000)) problems.push('windowMs must be at least 1000');
+  const atOnce = start?.sendsAtOnce;
+  if (atOnce !== undefined && !(Number.isSafeInteger(atOnce) && atOnce >= 1))
+    problems.push('sendsAtOnce must be a whole number of at least 1');
+  if (problems.length === 0 && workflowInfo().workflowId !== coordinatorWorkflowId(start.projectId)) {
+    // Only the coordinator's own id may hold it: never a follow-up's, never another project's.
+    problems.push(`a project coordinator runs only under the id '${coordinatorWorkflowId(start.projectId)}'`);
+  }
+  const carried = continued[0];
+  if (
+    continued.length > 1 ||
+    (continued.length === 1 &&
+      (workflowInfo().continuedFromExecutionRunId === undefined || !isCoordinatorState(carried)))
+  ) {
+    problems.push('the coordinator takes one argument, { projectId, sendsPerHour }');
+  }
+  if (problems.length > 0) {
+    throw ApplicationFailure.create({
+      type: FollowUpErrorType.InvalidInput,
+      message: `Invalid project coordinator input: ${problems.join('; ')}`,
+      nonRetryable: true,
+    });
+  }
+  if (isCoordinatorState(carried)) return carried;
+  const state = emptyCoordinator(start.projectId, perWindow(start.sendsPerHour, windowMs), windowMs);
+  if (atOnce !== undefined) state.sendsAtOnce = atOnce;
+  return state;
+}

@@ -14,36 +14,24 @@ import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { sleepUnlessAborted } from '../agent-api/abort-signals';
 import { attemptClock } from './attempt-clock';
-import { AgentApiErrorType, type ApiFailureDetails } from '../agent-api/errors';
 import type { AgentApiClient, JobRef } from '../agent-api/http-client';
-import { isKnownStatus, type AgentJob, type JobState } from '../kernel/agent-job';
+import { isKnownStatus, type AgentJob } from '../kernel/agent-job';
 import { readCheckpoint, type PollCheckpoint } from '../workflows/follow-up/poll-checkpoint';
 import { isAnswer } from '../workflows/job-watcher/watch-book';
-import { FREQUENT_POLL_LIMIT_MS, nextPollAt, type PollSchedule } from '../kernel/poll-schedule';
-import {
-  FollowUpErrorType,
-  RETRY_AFTER_PAST_DEADLINE,
-  type ReadTrouble,
-  type RetryAfterPastDeadlineDetails,
-} from '../kernel/types';
+import { FREQUENT_POLL_LIMIT_MS, nextPollAt, type WaitRequest } from '../kernel/poll-schedule';
+import type { ReadTrouble } from '../kernel/types';
 import { apiCounters, countedApiCall } from './api-metrics';
+import { judgeFailedRead, retryAfterPastDeadline } from './read-rules';
 
-/** Consecutive job bodies that break the contract before the follow-up gives up on the API. */
-export const MAX_INVALID_RESPONSES = 3;
+export { MAX_INVALID_RESPONSES } from './read-rules';
+
 /** Failure type of "the job has not changed yet": expected, so BENIGN (no error logs or failure metrics). */
 export const JOB_UNCHANGED = 'AgentJobUnchanged';
 /** Failure type of "this worker is stopping": the wait moves to another worker at once. */
 export const WORKER_STOPPING = 'WorkerStopping';
 
-export interface PollRequest extends JobRef {
-  /** What the workflow already knows; null returns the first successful read. */
-  known: JobState | null;
-  /** Return a terminal read even if unchanged once this time has come (null: only a change returns). */
-  acceptUnchangedFromMs: number | null;
-  schedule: PollSchedule;
-  /** Read at once on the first attempt (a read), rather than at the schedule's first point (a wait). */
-  readAtOnce: boolean;
-}
+/** A wait of the follow-up's own, on its job. */
+export interface PollRequest extends JobRef, WaitRequest {}
 
 export interface PollResult {
   job: AgentJob;
@@ -160,7 +148,7 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops, re
         const asked = now() + waitMs;
         // The API asks to wait past the deadline: no read can come in time, so say so now rather than at the deadline.
         if (waitMs > 0 && asked >= request.schedule.deadlineMs)
-          throw retryAfterPastDeadline(error, waitMs, request, checkpoint);
+          throw retryAfterPastDeadlineFailure(error, waitMs, request, checkpoint);
         // No poll left before the deadline: a retry delay past it makes Temporal end the wait as timed out.
         if (planned === null) throw withRetryDelay(error, ONE_DAY_MS, checkpoint);
         dueAtMs = Math.max(planned, now() + waitMs);
@@ -195,9 +183,8 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops, re
 }
 
 /**
- * Decides about a failed read: definite failures end the wait (the workflow decides), a third body in a row that breaks
- * the contract ends it as a contract violation, anything else waits for the next planned poll (or longer, if the API
- * asked with Retry-After). Returns the least time to wait.
+ * Decides about a failed read by the readers' rules (read-rules.ts): a failure that ends the wait is thrown, anything
+ * else waits for the next planned poll (or longer, if the API asked with Retry-After). Returns the least time to wait.
  */
 async function afterReadFailure(
   error: unknown,
@@ -207,23 +194,18 @@ async function afterReadFailure(
   readAtMs: number,
 ): Promise<number> {
   if (context.cancellationSignal.aborted) throw error;
-  if (!(error instanceof ApplicationFailure) || error.nonRetryable) throw error;
-  checkpoint.lastError = `${error.type ?? 'Error'}: ${error.message}`;
+  const judged = judgeFailedRead(error, checkpoint.invalidInARow, request);
+  if (judged.ends) {
+    // A definite failure goes to the workflow as it came; only the readers' own verdicts are made here.
+    if (judged.definite) throw error;
+    throw ApplicationFailure.create({ ...judged.failure, nonRetryable: true });
+  }
+  checkpoint.lastError = judged.lastError;
   checkpoint.failingSinceMs ??= readAtMs;
   checkpoint.failedReads = (checkpoint.failedReads ?? 0) + 1;
-  if (error.type === AgentApiErrorType.InvalidResponse) {
-    checkpoint.invalidInARow += 1;
-    if (checkpoint.invalidInARow >= MAX_INVALID_RESPONSES) {
-      throw ApplicationFailure.create({
-        type: FollowUpErrorType.ContractViolation,
-        message: `get-job answered ${checkpoint.invalidInARow} times in a row with a body that breaks the job contract for project '${request.projectId}', job '${request.jobId}': ${error.message}`,
-        nonRetryable: true,
-      });
-    }
-  }
+  if (judged.invalid) checkpoint.invalidInARow += 1;
   log.warn('Reading the agent job failed; trying again at the next planned poll', { error: checkpoint.lastError });
-  const retryAfterMs = (error.details?.[0] as ApiFailureDetails | undefined)?.retryAfterMs;
-  return typeof retryAfterMs === 'number' ? retryAfterMs : 0;
+  return judged.retryAfterMs;
 }
 
 /** A slow request must not outlast the heartbeat timeout unnoticed; a fast one (the usual) sends no heartbeat. */
@@ -282,25 +264,20 @@ function stoppingFailure(checkpoint: PollCheckpoint): ApplicationFailure {
   });
 }
 
-function retryAfterPastDeadline(
+function retryAfterPastDeadlineFailure(
   error: unknown,
   waitMs: number,
   request: PollRequest,
   checkpoint: PollCheckpoint,
 ): ApplicationFailure {
   const failure = error as ApplicationFailure;
-  const details: RetryAfterPastDeadlineDetails = {
+  const ending = retryAfterPastDeadline(request, {
     retryAfterMs: waitMs,
     failingSinceMs: checkpoint.failingSinceMs ?? null,
     failedReads: checkpoint.failedReads ?? 0,
     lastError: `${failure.type ?? 'Error'}: ${failure.message}`,
-  };
-  return ApplicationFailure.create({
-    type: RETRY_AFTER_PAST_DEADLINE,
-    message: `The agent API asked (Retry-After) not to read job '${request.jobId}' again for ${Math.round(waitMs / 1000)}s, past the follow-up's deadline; last error: ${details.lastError}`,
-    nonRetryable: true,
-    details: [details],
   });
+  return ApplicationFailure.create({ ...ending, nonRetryable: true });
 }
 
 /** The read's own failure, retried by Temporal at the next planned poll. */

@@ -9,15 +9,13 @@
 import { setMaxListeners } from 'node:events';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { AgentApiErrorType, type ApiFailureDetails } from '../agent-api/errors';
 import type { AgentApiClient } from '../agent-api/http-client';
-import { FollowUpErrorType, RETRY_AFTER_PAST_DEADLINE, type RetryAfterPastDeadlineDetails } from '../kernel/types';
 import type { WatchAnswer } from '../workflows/follow-up/watch-answer';
 import { readFailed, readSucceeded, reportOf, WatchBook, type WatchedWait } from '../workflows/job-watcher/watch-book';
 import { sleepUnlessAborted } from '../agent-api/abort-signals';
 import type { StartWatching } from './start-watching';
 import { apiCounters, countedApiCall } from './api-metrics';
-import { MAX_INVALID_RESPONSES } from './poll-agent-job';
+import { judgeFailedRead, retryAfterPastDeadline, type WaitFailure } from './read-rules';
 import { jobAnswerSignal, readTroubleSignal } from '../workflows/follow-up/messages';
 import { unwatchJobSignal, watchChangesQuery, type WatchRefusal } from '../workflows/job-watcher/messages';
 /**
@@ -258,35 +256,23 @@ export function createWatchJobs(
         }
       } catch (error) {
         if (aborted()) return;
-        if (!(error instanceof ApplicationFailure) || error.nonRetryable)
-          return void (await fail(wait, failureOf(error)));
-        const message = `${error.type ?? 'Error'}: ${error.message}`;
-        if (error.type === AgentApiErrorType.InvalidResponse) {
-          const count = (invalidInARow.get(registration.workflowId) ?? 0) + 1;
-          invalidInARow.set(registration.workflowId, count);
-          if (count >= MAX_INVALID_RESPONSES) {
-            return void (await fail(wait, {
-              type: FollowUpErrorType.ContractViolation,
-              message: `get-job answered ${count} times in a row with a body that breaks the job contract for project '${registration.projectId}', job '${registration.jobId}': ${error.message}`,
-              details: [],
-            }));
-          }
-        }
-        const retryAfter = (error.details?.[0] as ApiFailureDetails | undefined)?.retryAfterMs;
-        const retryAfterMs = typeof retryAfter === 'number' ? retryAfter : 0;
+        const judged = judgeFailedRead(error, invalidInARow.get(registration.workflowId) ?? 0, registration);
+        if (judged.ends) return void (await fail(wait, judged.failure));
+        const message = judged.lastError;
+        if (judged.invalid)
+          invalidInARow.set(registration.workflowId, (invalidInARow.get(registration.workflowId) ?? 0) + 1);
+        const { retryAfterMs } = judged;
         const { pastDeadline } = readFailed(wait, message, readAtMs, Date.now(), retryAfterMs);
         if (pastDeadline) {
-          const details: RetryAfterPastDeadlineDetails = {
-            retryAfterMs,
-            failingSinceMs: wait.failingSinceMs,
-            failedReads: wait.failedReads,
-            lastError: message,
-          };
-          return void (await fail(wait, {
-            type: RETRY_AFTER_PAST_DEADLINE,
-            message: `The API asked to wait ${retryAfterMs} ms, past the follow-up's deadline`,
-            details: [details],
-          }));
+          return void (await fail(
+            wait,
+            retryAfterPastDeadline(registration, {
+              retryAfterMs,
+              failingSinceMs: wait.failingSinceMs,
+              failedReads: wait.failedReads,
+              lastError: message,
+            }),
+          ));
         }
         // Told when failing begins and again each time the count doubles: the follow-up's count is never off by more than
         // half, and a day of failures costs it about a dozen signals.
@@ -308,10 +294,7 @@ export function createWatchJobs(
       }
     };
 
-    const fail = async (
-      wait: WatchedWait,
-      failure: { type: string; message: string; details: unknown[] },
-    ): Promise<void> => {
+    const fail = async (wait: WatchedWait, failure: WaitFailure): Promise<void> => {
       wait.answered = true;
       const told = await answer(wait, {
         round: wait.registration.round,
@@ -427,11 +410,4 @@ function cancellationReason(reason: unknown): string | undefined {
 
 function isPowerOfTwo(count: number): boolean {
   return count > 0 && (count & (count - 1)) === 0;
-}
-
-/** A definite failure as the follow-up shows it: its own type and message. */
-function failureOf(error: unknown): { type: string; message: string; details: unknown[] } {
-  if (error instanceof ApplicationFailure)
-    return { type: error.type ?? 'Error', message: error.message, details: [...(error.details ?? [])] };
-  return { type: 'Error', message: error instanceof Error ? error.message : String(error), details: [] };
 }

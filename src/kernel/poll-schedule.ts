@@ -3,6 +3,7 @@
  * the last one on the deadline. Points, not gaps, so any attempt of the wait activity (a retry, or a new worker after
  * a crash) knows the next poll from the clock alone. Pure: the workflow and the activity share it.
  */
+import type { JobState } from './agent-job';
 
 /**
  * Polls closer together than this run in a loop inside one activity attempt (frequent polling: one task, many polls);
@@ -63,4 +64,18 @@ export function lastPollAtOrBefore(schedule: PollSchedule, atMs: number): number
   const steps = Math.floor((atMs - at) / interval);
   const last = at + Math.max(steps, 0) * interval;
   return last === schedule.startedAtMs ? null : last;
+}
+
+/**
+ * What one wait asks of whoever reads the job for it (its own poll, or its watcher): the reads' schedule, and which
+ * read answers. The one shape behind a poll's request and a watcher's registration.
+ */
+export interface WaitRequest {
+  /** What the follow-up already knows; null: the first successful read answers. */
+  known: JobState | null;
+  /** A terminal read unchanged from `known` answers once this time has come (null: only a change answers). */
+  acceptUnchangedFromMs: number | null;
+  schedule: PollSchedule;
+  /** Read at once (a read asked for, or a re-registration after silence), rather than at the schedule's next point. */
+  readAtOnce: boolean;
 }

@@ -57,8 +57,19 @@ test('forged, stale and malformed messages to a coordinator and to its follow-up
     await coordinator.signal('leave', 'garbage');
     await coordinator.signal('leave', { workflowId: first.workflowId, ticket: 'an-earlier-run' });
     await coordinator.signal('leave', null);
-    await coordinator.signal('returnSlot', { workflowId: first.workflowId, slot: 'never-granted#1' });
-    await coordinator.signal('returnSlot', 42);
+    await coordinator.signal('slotOutcome', {
+      workflowId: first.workflowId,
+      slot: 'never-granted#1',
+      outcome: 'unsent',
+      retryAfterMs: null,
+    });
+    await coordinator.signal('slotOutcome', {
+      workflowId: first.workflowId,
+      slot: 'never-granted#1',
+      outcome: 'refused',
+      retryAfterMs: 3_600_000,
+    });
+    await coordinator.signal('slotOutcome', 42);
     await coordinator.signal('setBudget', { sendsPerHour: 'lots' });
     await coordinator.signal('setBudget', { sendsPerHour: -3 });
     // To the waiting follow-up: a forged turn (another run's ticket, and none at all) and garbage notices.

@@ -7,7 +7,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { FollowUpClient } from '../../src/client';
-import { coordinatorWorkflowId } from '../../src/kernel/workflow-ids';
+import { BUDGET_DEFAULTS_WORKFLOW_ID, coordinatorWorkflowId } from '../../src/kernel/workflow-ids';
 import type { ProjectView } from '../../src/workflows/project-coordinator/project-coordination';
 import { FollowUpErrorType } from '../../src/kernel/types';
 import { describeProgress } from '../../src/command-line/render';
@@ -382,6 +382,20 @@ test("a default budget for every project, kept durably, holds a project without 
     await followUps.setDefaultBudget(1);
     try {
       await waitFor(async () => (await followUps.defaultBudget()) === 1, 'the default to be kept');
+      // Forged or malformed changes by name change nothing: the default stays, and its workflow runs on.
+      const defaults = h.client.workflow.getHandle(BUDGET_DEFAULTS_WORKFLOW_ID);
+      for (const forged of [{ sendsPerHour: 'lots' }, { sendsPerHour: 0 }, 42, {}])
+        await defaults.signal('setDefaultBudget', forged);
+      await waitFor(async () => {
+        const events = (await defaults.fetchHistory()).events ?? [];
+        const signals = events.filter((event) => event.workflowExecutionSignaledEventAttributes).length;
+        const lastSignal = events
+          .map((event) => Boolean(event.workflowExecutionSignaledEventAttributes))
+          .lastIndexOf(true);
+        return signals >= 4 && events.slice(lastSignal).some((event) => event.workflowTaskCompletedEventAttributes);
+      }, 'the forged signals to be handled');
+      expect((await defaults.describe()).status.name).toBe('RUNNING');
+      expect(await followUps.defaultBudget()).toBe(1);
       const ids = await startAll(followUps, jobs);
       await waitFor(
         async () => (await followUps.projectBudget(projectId))?.waitingForBudget.length === 1,

@@ -2,8 +2,7 @@ import {
   checkEnterRequest,
   checkLeave,
   checkNotice,
-  checkReturnSlot,
-  checkSendAnswered,
+  checkSlotOutcome,
   checkSetBudget,
   checkTurn,
   MAX_BEFORE,
@@ -44,35 +43,37 @@ describe('a coordinator takes a check-in only when every field is what it must b
   });
 });
 
-test('leave, returnSlot and setBudget take only their own shapes', () => {
+test('leave and setBudget take only their own shapes', () => {
   expect(checkLeave({ workflowId: 'f', ticket: 't' })).toEqual({ workflowId: 'f', ticket: 't' });
   expect(checkLeave({ workflowId: 'f' })).toEqual({ workflowId: 'f' });
   for (const bad of [null, 'f', { workflowId: 3 }, { workflowId: 'f', ticket: 4 }]) expect(checkLeave(bad)).toBeNull();
-  expect(checkReturnSlot({ workflowId: 'f', slot: 'r#1' })).toEqual({ workflowId: 'f', slot: 'r#1' });
-  for (const bad of [null, { workflowId: 'f' }, { workflowId: 'f', slot: '' }]) expect(checkReturnSlot(bad)).toBeNull();
   expect(checkSetBudget({ sendsPerHour: 10 })).toEqual({ sendsPerHour: 10 });
   expect(checkSetBudget({ sendsPerHour: null })).toEqual({ sendsPerHour: null });
   for (const bad of [null, {}, { sendsPerHour: 0 }, { sendsPerHour: Number.NaN }, { sendsPerHour: '10' }])
     expect(checkSetBudget(bad)).toBeNull();
 });
 
-test('sendAnswered takes a slot, whether it met a 429, and a Retry-After only with a 429', () => {
-  const refused = { workflowId: 'f', slot: 'r#1', refused: true, retryAfterMs: 5_000 };
-  expect(checkSendAnswered(refused)).toEqual(refused);
-  expect(checkSendAnswered({ ...refused, refused: false, retryAfterMs: null })).toEqual({
-    ...refused,
-    refused: false,
-    retryAfterMs: null,
-  });
+test('slotOutcome takes a slot, what became of it, and a Retry-After only with a 429', () => {
+  const refused = { workflowId: 'f', slot: 'r#1', outcome: 'refused', retryAfterMs: 5_000 };
+  expect(checkSlotOutcome(refused)).toEqual(refused);
+  for (const outcome of ['accepted', 'unsent'])
+    expect(checkSlotOutcome({ ...refused, outcome, retryAfterMs: null })).toEqual({
+      ...refused,
+      outcome,
+      retryAfterMs: null,
+    });
   for (const bad of [
     null,
+    { workflowId: 'f' },
     { ...refused, slot: '' },
-    { ...refused, refused: 'yes' },
+    { ...refused, outcome: 'yes' },
+    { ...refused, outcome: true },
     { ...refused, retryAfterMs: -1 },
     { ...refused, retryAfterMs: undefined },
-    { ...refused, refused: false },
+    { ...refused, outcome: 'accepted' },
+    { ...refused, outcome: 'unsent' },
   ])
-    expect(checkSendAnswered(bad)).toBeNull();
+    expect(checkSlotOutcome(bad)).toBeNull();
 });
 
 describe("a follow-up takes a grant or notice only with its check-in's ticket", () => {

@@ -10,7 +10,7 @@ import {
   markAwaitedChecked,
   noticeAtCheckIn,
   returnSlot,
-  schedule,
+  planRound,
   sendLeaseMs,
   sentInWindow,
   standingOf,
@@ -34,7 +34,7 @@ describe('a job is handed to its follow-ups in the order the server started them
   test('one started earlier that checks in later waits ahead of those started after it', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     enter(state, request('a', 'j', 1), 0);
-    schedule(state, 0);
+    planRound(state, 0);
     enter(state, request('d', 'j', 4), 1);
     enter(state, request('c', 'j', 3), 2);
     enter(state, request('b', 'j', 2), 3);
@@ -46,7 +46,7 @@ describe('a job is handed to its follow-ups in the order the server started them
     enter(state, request('late', 'j', 5, ['early']), 0);
     grantAtCheckIn(state, 'late', 'j', 0);
     expect(standingOf(state, 'late', 'late#1')).toBeNull();
-    expect(schedule(state, 0).grants).toEqual([]);
+    expect(planRound(state, 0).grants).toEqual([]);
     enter(state, request('early', 'j', 1), 1);
     grantAtCheckIn(state, 'early', 'j', 1);
     expect(standingOf(state, 'early', 'early#1')).toEqual({
@@ -56,7 +56,7 @@ describe('a job is handed to its follow-ups in the order the server started them
       sendByMs: 1 + sendLeaseMs(HOUR),
     });
     leave(state, 'early', 't-early');
-    expect(schedule(state, 2).grants.map((grant) => grant.workflowId)).toEqual(['late']);
+    expect(planRound(state, 2).grants.map((grant) => grant.workflowId)).toEqual(['late']);
   });
 
   test('an awaited follow-up that never checks in is asked after, and forgotten once it no longer runs', () => {
@@ -67,34 +67,34 @@ describe('a job is handed to its follow-ups in the order the server started them
     forgetAwaited(state, 'gone');
     markAwaitedChecked(state, 'slow', AWAITED_CHECK.firstMs);
     expect(awaitedToCheck(state, AWAITED_CHECK.firstMs + 1)).toEqual([]);
-    expect(schedule(state, AWAITED_CHECK.firstMs + 1).grants).toEqual([]);
+    expect(planRound(state, AWAITED_CHECK.firstMs + 1).grants).toEqual([]);
     forgetAwaited(state, 'slow');
-    expect(schedule(state, AWAITED_CHECK.firstMs + 2).grants.map((grant) => grant.workflowId)).toEqual(['late']);
+    expect(planRound(state, AWAITED_CHECK.firstMs + 2).grants.map((grant) => grant.workflowId)).toEqual(['late']);
   });
 
   test('earlier follow-ups the lane has already served are not awaited', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     enter(state, request('a', 'j', 1), 0);
     enter(state, request('b', 'j', 2), 0);
-    schedule(state, 0);
+    planRound(state, 0);
     leave(state, 'a', 't-a');
-    schedule(state, 1);
+    planRound(state, 1);
     enter(state, request('c', 'j', 3, ['a', 'b']), 1);
     expect(viewOf(state, 1).lanes).toEqual([{ jobId: 'j', holder: 'b', waiting: ['c'] }]);
     expect(awaitedToCheck(state, AWAITED_CHECK.firstMs + 1)).toEqual([]);
     leave(state, 'b', 't-b');
-    expect(schedule(state, 2).grants.map((grant) => grant.workflowId)).toEqual(['c']);
+    expect(planRound(state, 2).grants.map((grant) => grant.workflowId)).toEqual(['c']);
   });
 
   test('a slot asked again after its lease was lost keeps its place before follow-ups started later', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     state.limitOverride = 1;
     for (const [index, id] of ['a', 'b', 'c'].entries()) enter(state, request(id, id, index + 1), 0);
-    schedule(state, 0);
+    planRound(state, 0);
     // a's lease ran out before its request left: it gives the slot back and asks again.
     returnSlot(state, 'a', 'a#1');
     enter(state, { ...request('a', 'a', 1), slotFor: 'a#2' }, 1);
-    expect(schedule(state, 1).grants).toEqual([
+    expect(planRound(state, 1).grants).toEqual([
       { workflowId: 'a', ticket: 't-a', slot: 'a#2', sendByMs: 1 + sendLeaseMs(HOUR) },
     ]);
   });
@@ -107,7 +107,7 @@ describe('a check-in takes at once what it may have without passing anyone', () 
     grantAtCheckIn(state, 'a', 'j', 0);
     expect(standingOf(state, 'a', 'a#1')).toMatchObject({ slot: 'a#1' });
     expect(noticeAtCheckIn(state, 'a', 'j', 0)).toBeNull();
-    expect(schedule(state, 0)).toMatchObject({ grants: [], notices: [] });
+    expect(planRound(state, 0)).toMatchObject({ grants: [], notices: [] });
   });
 
   test('behind a holder it is told its place in the answer, and that notice is not signalled again', () => {
@@ -118,7 +118,7 @@ describe('a check-in takes at once what it may have without passing anyone', () 
     grantAtCheckIn(state, 'b', 'j', 1);
     expect(standingOf(state, 'b', 'b#1')).toBeNull();
     expect(noticeAtCheckIn(state, 'b', 'j', 1)).toEqual({ reason: 'lane', jobId: 'j', ahead: 1 });
-    expect(schedule(state, 1).notices).toEqual([]);
+    expect(planRound(state, 1).notices).toEqual([]);
   });
 
   test('with the window full it holds the job and is told when its slot comes', () => {
@@ -157,7 +157,7 @@ describe('a leave changes only what its own check-in holds', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     enter(state, request('a', 'j', 1), 0);
     enter(state, request('b', 'j', 2), 0);
-    schedule(state, 0);
+    planRound(state, 0);
     expect(leave(state, 'a', 'ticket-of-an-earlier-run')).toBe('unknown');
     expect(viewOf(state, 1).lanes).toEqual([{ jobId: 'j', holder: 'a', waiting: ['b'] }]);
     expect(leave(state, 'a', 't-a')).toBe('released');
@@ -187,7 +187,7 @@ describe('a grant lost with a worker is not counted', () => {
     enter(state, request('a', 'j', 1), 0);
     grantAtCheckIn(state, 'a', 'j', 0);
     const later = sendLeaseMs(10_000) + ARRIVAL_MARGIN_MS + 10_000 + 1;
-    schedule(state, later);
+    planRound(state, later);
     enter(state, request('a', 'j', 1), later);
     grantAtCheckIn(state, 'a', 'j', later);
     expect(standingOf(state, 'a', 'a#1')).toMatchObject({ slot: 'a#1', sendByMs: sendLeaseMs(10_000) });

@@ -11,7 +11,7 @@ import {
   recheckAfterMs,
   PROBE_BACKOFF,
   returnSlot,
-  schedule,
+  planRound,
   sendAnswered,
   sendLeaseMs,
   SENDS_AT_ONCE,
@@ -23,7 +23,7 @@ import {
   type CoordinatorState,
   type EnterRequest,
   type QueueNotice,
-  type Schedule,
+  type RoundPlan,
   type TurnGrant,
 } from '../../src/workflows/project-coordinator/project-coordination';
 
@@ -66,13 +66,13 @@ function answer(
 }
 
 /**
- * Rounds of `schedule` at `nowMs`, each followed by the API's 2xx to every send whose answer the coordinator asked
+ * Rounds of `planRound` at `nowMs`, each followed by the API's 2xx to every send whose answer the coordinator asked
  * for, until a round grants none of those: what a burst comes to while the API takes every send.
  */
 function sendAll(state: CoordinatorState, nowMs: number, maxMessages?: number) {
-  const rounds: Schedule[] = [];
+  const rounds: RoundPlan[] = [];
   for (;;) {
-    const round = schedule(state, nowMs, maxMessages);
+    const round = planRound(state, nowMs, maxMessages);
     rounds.push(round);
     const awaited = round.grants.filter((grant) => grant.tellAnswer === true);
     for (const grant of awaited) answer(state, grant, nowMs);
@@ -86,7 +86,7 @@ function sendAll(state: CoordinatorState, nowMs: number, maxMessages?: number) {
 }
 
 /** The last thing each follow-up was told, by workflow id. */
-function lastNotices(notices: Schedule['notices']): Map<string, QueueNotice> {
+function lastNotices(notices: RoundPlan['notices']): Map<string, QueueNotice> {
   return new Map(notices.map(({ workflowId, notice }) => [workflowId, notice]));
 }
 
@@ -94,7 +94,7 @@ describe("a project's send budget counts the way the vendor does: at most N in a
   test('a burst up to the budget is granted at once, together with each job', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     burst(state, 20, 0);
-    const { grants, notices } = schedule(state, 0);
+    const { grants, notices } = planRound(state, 0);
     expect(grants).toHaveLength(20);
     expect(grants.every((grant) => grant.sendByMs === sendLeaseMs(HOUR))).toBe(true);
     expect(notices).toEqual([]);
@@ -120,7 +120,7 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     expect(told.get('f149')).toMatchObject({ nextSlotAtMs: expect.any(Number) });
     expect(first.rounds.at(-1)?.wakeAtMs).toBe(sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR);
     // Nothing frees before the oldest send has been counted for a whole hour.
-    expect(schedule(state, HOUR).grants).toHaveLength(0);
+    expect(planRound(state, HOUR).grants).toHaveLength(0);
     const second = sendAll(state, sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR);
     expect(second.grants).toHaveLength(70);
     expect(second.grants[0]?.workflowId).toBe('f80');
@@ -130,18 +130,18 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     const state = emptyCoordinator('p', 80, HOUR);
     state.limitOverride = 2;
     burst(state, 3, 0);
-    schedule(state, 0);
+    planRound(state, 0);
     expect(nextSlotAtMs(state, 0)).toBe(sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR);
     expect(returnSlot(state, 'f0', 'f0#1')).toBe(true);
-    expect(schedule(state, 1).grants.map((grant) => grant.workflowId)).toEqual(['f2']);
+    expect(planRound(state, 1).grants.map((grant) => grant.workflowId)).toEqual(['f2']);
   });
 
   test('a repeated ask for a granted attempt is answered with that grant: no second slot and no refund; the next attempt gets a slot of its own', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     enter(state, request('a', 'j'), 0);
-    schedule(state, 0);
+    planRound(state, 0);
     enter(state, request('a', 'j'), 1);
-    expect(schedule(state, 1).grants).toEqual([]);
+    expect(planRound(state, 1).grants).toEqual([]);
     expect(standingOf(state, 'a', 'a#1')).toEqual({
       workflowId: 'a',
       ticket: 't-a',
@@ -151,7 +151,7 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     expect(sentInWindow(state, 1)).toBe(1);
     expect(state.totals).toMatchObject({ granted: 1, returned: 0 });
     enter(state, request('a', 'j', 'a#2'), 2);
-    expect(schedule(state, 2).grants).toEqual([
+    expect(planRound(state, 2).grants).toEqual([
       { workflowId: 'a', ticket: 't-a', slot: 'a#2', sendByMs: 2 + sendLeaseMs(HOUR) },
     ]);
     expect(sentInWindow(state, 2)).toBe(2);
@@ -162,11 +162,11 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     state.limitOverride = 1;
     // b was started first but checks in after a took the only slot; a's grant is on its way when a checks in again.
     enter(state, { ...request('a', 'ja'), startedAtMs: 2 }, 0);
-    schedule(state, 0);
+    planRound(state, 0);
     enter(state, { ...request('b', 'jb'), startedAtMs: 1 }, 1);
-    schedule(state, 1);
+    planRound(state, 1);
     enter(state, { ...request('a', 'ja'), startedAtMs: 2 }, 2);
-    expect(schedule(state, 2).grants).toEqual([]);
+    expect(planRound(state, 2).grants).toEqual([]);
     expect(sentInWindow(state, 2)).toBe(1);
     expect(viewOf(state, 2).waitingForBudget).toEqual(['b']);
   });
@@ -175,7 +175,7 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     const state = emptyCoordinator('p', 80, 10_000);
     state.limitOverride = 1;
     burst(state, 2, 0);
-    const [grant] = schedule(state, 0).grants;
+    const [grant] = planRound(state, 0).grants;
     expect(grant?.sendByMs).toBe(sendLeaseMs(10_000));
     expect(nextSlotAtMs(state, 0)).toBe(sendLeaseMs(10_000) + ARRIVAL_MARGIN_MS + 10_000);
   });
@@ -185,10 +185,10 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     state.limitOverride = 1;
     enter(state, request('x', 'other'), 0);
     enter(state, request('a', 'j', 'run#1'), 0);
-    schedule(state, 0);
+    planRound(state, 0);
     enter(state, request('a', 'j', 'run#2'), 1);
     enter(state, request('a', 'j', 'run#1'), 2);
-    const later = schedule(state, sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR);
+    const later = planRound(state, sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR);
     expect(later.grants).toEqual([expect.objectContaining({ workflowId: 'a', ticket: 't-a', slot: 'run#2' })]);
   });
 
@@ -233,7 +233,7 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     const state = emptyCoordinator('p', 80, HOUR);
     state.limitOverride = 1;
     burst(state, 2, 0);
-    expect(schedule(state, 0).grants.filter((grant) => grant.slot !== null)).toHaveLength(1);
+    expect(planRound(state, 0).grants.filter((grant) => grant.slot !== null)).toHaveLength(1);
     expect(viewOf(state, 0)).toMatchObject({
       limit: 1,
       limitSetForProject: true,
@@ -250,7 +250,7 @@ describe("a project's send budget counts the way the vendor does: at most N in a
   test('the coordinator stays while a send is still in its window, so a new one can never let more through', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     enter(state, request('a', 'j'), 0);
-    schedule(state, 0);
+    planRound(state, 0);
     leave(state, 'a');
     expect(isIdle(state, HOUR)).toBe(false);
     expect(isIdle(state, HOUR + sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS)).toBe(true);
@@ -262,7 +262,7 @@ describe("others' uses of the project: the coordinator learns of them from the A
   function pastTheFirstSends(limit = 80): CoordinatorState {
     const state = emptyCoordinator('p', limit, HOUR);
     burst(state, SENDS_AT_ONCE, 0);
-    const first = schedule(state, 0);
+    const first = planRound(state, 0);
     expect(first.grants.filter((grant) => grant.slot !== null)).toHaveLength(SENDS_AT_ONCE);
     expect(first.grants.some((grant) => grant.tellAnswer)).toBe(false);
     return state;
@@ -272,31 +272,31 @@ describe("others' uses of the project: the coordinator learns of them from the A
     for (let index = from; index < from + count; index += 1) enter(state, request(`g${index}`, `job-g${index}`), nowMs);
   }
 
-  const slotsOf = (round: Schedule) => round.grants.filter((grant) => grant.slot !== null);
+  const slotsOf = (round: RoundPlan) => round.grants.filter((grant) => grant.slot !== null);
 
   test('past the first sends of a window, at most two await the API answer at once; each answer lets the next go', () => {
     const state = pastTheFirstSends();
     more(state, 0, 10, 1);
-    const round = schedule(state, 1);
+    const round = planRound(state, 1);
     expect(slotsOf(round).map((grant) => grant.workflowId)).toEqual(['g0', 'g1']);
     expect(slotsOf(round).every((grant) => grant.tellAnswer === true)).toBe(true);
     // The others are told they wait, with no time yet: the window has room.
     expect(lastNotices(round.notices).get('g2')).toMatchObject({ reason: 'budget', nextSlotAtMs: null, ahead: 0 });
     expect(SENDS_AWAITING_ANSWER).toBe(2);
-    expect(slotsOf(schedule(state, 2))).toEqual([]);
+    expect(slotsOf(planRound(state, 2))).toEqual([]);
     expect(answer(state, slotsOf(round)[0] as TurnGrant, 3)).toBe(true);
-    expect(slotsOf(schedule(state, 3)).map((grant) => grant.workflowId)).toEqual(['g2']);
+    expect(slotsOf(planRound(state, 3)).map((grant) => grant.workflowId)).toEqual(['g2']);
     // An answer that never comes holds the others up only until its lease ends.
-    const unanswered = schedule(state, 4);
+    const unanswered = planRound(state, 4);
     expect(slotsOf(unanswered)).toEqual([]);
     expect(unanswered.wakeAtMs).toBe(1 + sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS);
-    expect(slotsOf(schedule(state, 1 + sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS)).length).toBeGreaterThan(0);
+    expect(slotsOf(planRound(state, 1 + sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS)).length).toBeGreaterThan(0);
   });
 
   test('a 429 pauses the project: no slot until a probe, the first 60 s after it; a refused probe doubles the wait up to 15 min; an accepted one ends the pause', () => {
     const state = pastTheFirstSends();
     more(state, 0, 10, 1);
-    const [first, second] = slotsOf(schedule(state, 1)) as [TurnGrant, TurnGrant];
+    const [first, second] = slotsOf(planRound(state, 1)) as [TurnGrant, TurnGrant];
     expect(answer(state, first, 1_000, true)).toBe(true);
     // The refused send is out of the window: the vendor did not count it.
     expect(sentInWindow(state, 1_000)).toBe(SENDS_AT_ONCE + 1);
@@ -307,7 +307,7 @@ describe("others' uses of the project: the coordinator learns of them from the A
     // Both ask again; nobody gets a slot, and every waiting follow-up is told why and when the probe goes.
     enter(state, { ...request('g0', 'job-g0', 'g0#2'), startedAtMs: 0 }, 2_000);
     enter(state, { ...request('g1', 'job-g1', 'g1#2'), startedAtMs: 0 }, 2_000);
-    const paused = schedule(state, 2_000);
+    const paused = planRound(state, 2_000);
     expect(slotsOf(paused)).toEqual([]);
     expect(paused.wakeAtMs).toBe(1_000 + PROBE_BACKOFF.firstMs);
     expect(lastNotices(paused.notices).get('g5')).toMatchObject({
@@ -322,11 +322,11 @@ describe("others' uses of the project: the coordinator learns of them from the A
 
     // One probe, and only one, at the probe time.
     let now = 1_000 + PROBE_BACKOFF.firstMs;
-    const probe = slotsOf(schedule(state, now));
+    const probe = slotsOf(planRound(state, now));
     expect(probe).toHaveLength(1);
     expect(probe[0]).toMatchObject({ tellAnswer: true });
     expect(viewOf(state, now).refusal?.nextProbeAt).toBeNull();
-    expect(slotsOf(schedule(state, now + 1))).toEqual([]);
+    expect(slotsOf(planRound(state, now + 1))).toEqual([]);
 
     // Refused probes: 2, 4, 8 minutes, then 15 at most.
     const waits: number[] = [];
@@ -340,7 +340,7 @@ describe("others' uses of the project: the coordinator learns of them from the A
       );
       waits.push((state.refusal?.probeAtMs ?? 0) - now);
       now = state.refusal?.probeAtMs ?? 0;
-      const next = slotsOf(schedule(state, now));
+      const next = slotsOf(planRound(state, now));
       expect(next).toHaveLength(1);
       last = next[0] as TurnGrant;
     }
@@ -350,14 +350,14 @@ describe("others' uses of the project: the coordinator learns of them from the A
     // The probe is taken: the pause ends and sends go again, two awaiting answers at once.
     answer(state, last, now + 100);
     expect(state.refusal).toBeNull();
-    expect(slotsOf(schedule(state, now + 100))).toHaveLength(SENDS_AWAITING_ANSWER);
+    expect(slotsOf(planRound(state, now + 100))).toHaveLength(SENDS_AWAITING_ANSWER);
     expect(viewOf(state, now + 100).refusal).toBeNull();
   });
 
   test("the API's Retry-After sets the probe, sooner or later than a minute", () => {
     const state = pastTheFirstSends();
     more(state, 0, 3, 1);
-    const [first, second] = slotsOf(schedule(state, 1)) as [TurnGrant, TurnGrant];
+    const [first, second] = slotsOf(planRound(state, 1)) as [TurnGrant, TurnGrant];
     answer(state, first, 1_000, true, 5_000);
     expect(state.refusal?.probeAtMs).toBe(6_000);
     // A later Retry-After on a send that was in flight with it moves the probe later, never sooner.
@@ -368,15 +368,15 @@ describe("others' uses of the project: the coordinator learns of them from the A
   test('a probe given back (no request left) or unanswered past its lease is replaced by another at once', () => {
     const state = pastTheFirstSends();
     more(state, 0, 5, 1);
-    const [first] = slotsOf(schedule(state, 1)) as [TurnGrant];
+    const [first] = slotsOf(planRound(state, 1)) as [TurnGrant];
     answer(state, first, 10, true);
     const at = 10 + PROBE_BACKOFF.firstMs;
-    const [probe] = slotsOf(schedule(state, at)) as [TurnGrant];
+    const [probe] = slotsOf(planRound(state, at)) as [TurnGrant];
     expect(returnSlot(state, probe.workflowId, probe.slot as string)).toBe(true);
-    const [again] = slotsOf(schedule(state, at + 1)) as [TurnGrant];
+    const [again] = slotsOf(planRound(state, at + 1)) as [TurnGrant];
     expect(again.workflowId).not.toBe(probe.workflowId);
-    expect(slotsOf(schedule(state, at + 2))).toEqual([]);
-    const [third] = slotsOf(schedule(state, (again.sendByMs as number) + ARRIVAL_MARGIN_MS)) as [TurnGrant];
+    expect(slotsOf(planRound(state, at + 2))).toEqual([]);
+    const [third] = slotsOf(planRound(state, (again.sendByMs as number) + ARRIVAL_MARGIN_MS)) as [TurnGrant];
     expect(third).toMatchObject({ tellAnswer: true });
     expect(state.refusal).not.toBeNull();
   });
@@ -384,7 +384,7 @@ describe("others' uses of the project: the coordinator learns of them from the A
   test('an answer for a slot the coordinator does not hold changes nothing: stale, foreign or made up', () => {
     const state = pastTheFirstSends();
     more(state, 0, 3, 1);
-    const [first] = slotsOf(schedule(state, 1)) as [TurnGrant];
+    const [first] = slotsOf(planRound(state, 1)) as [TurnGrant];
     const before = structuredClone(state);
     expect(sendAnswered(state, { workflowId: 'stranger', slot: 'x#1', refused: true, retryAfterMs: null }, 5)).toBe(
       false,
@@ -404,7 +404,7 @@ describe("others' uses of the project: the coordinator learns of them from the A
     const state = emptyCoordinator('p', 80, HOUR);
     state.sendsAtOnce = 80;
     burst(state, 80, 0);
-    const round = schedule(state, 0);
+    const round = planRound(state, 0);
     expect(slotsOf(round)).toHaveLength(80);
     expect(round.grants.some((grant) => grant.tellAnswer)).toBe(false);
   });
@@ -412,11 +412,11 @@ describe("others' uses of the project: the coordinator learns of them from the A
   test('a refusal from a send among the first of a window pauses the project too', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     burst(state, 3, 0);
-    const [first] = slotsOf(schedule(state, 0)) as [TurnGrant];
+    const [first] = slotsOf(planRound(state, 0)) as [TurnGrant];
     expect(first.tellAnswer).toBeUndefined();
     expect(answer(state, first, 50, true)).toBe(true);
     enter(state, request('late', 'job-late'), 60);
-    expect(slotsOf(schedule(state, 60))).toEqual([]);
+    expect(slotsOf(planRound(state, 60))).toEqual([]);
   });
 });
 
@@ -424,22 +424,22 @@ test("the workers' default comes with each check-in: the latest one counts", () 
   const state = emptyCoordinator('p', 80, HOUR);
   enter(state, { ...request('a', 'j'), defaultLimit: 1 }, 0);
   enter(state, { ...request('b', 'k'), defaultLimit: 1 }, 0);
-  expect(schedule(state, 0).grants.filter((grant) => grant.slot !== null)).toHaveLength(1);
+  expect(planRound(state, 0).grants.filter((grant) => grant.slot !== null)).toHaveLength(1);
 });
 
 describe("a job's lane: one follow-up at a time, the others in arrival order", () => {
   test('the first gets the job; the next wait in arrival order and are told their place, then told again as it changes', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     for (const id of ['a', 'b', 'c']) enter(state, request(id, 'j'), 0);
-    const first = schedule(state, 0);
+    const first = planRound(state, 0);
     expect(first.grants.map((grant) => grant.workflowId)).toEqual(['a']);
     expect(first.notices).toEqual([
       { workflowId: 'b', ticket: 't-b', notice: { reason: 'lane', jobId: 'j', ahead: 1 } },
       { workflowId: 'c', ticket: 't-c', notice: { reason: 'lane', jobId: 'j', ahead: 2 } },
     ]);
-    expect(schedule(state, 1).notices).toEqual([]);
+    expect(planRound(state, 1).notices).toEqual([]);
     leave(state, 'a');
-    const second = schedule(state, 2);
+    const second = planRound(state, 2);
     expect(second.grants.map((grant) => grant.workflowId)).toEqual(['b']);
     expect(second.notices).toEqual([
       { workflowId: 'c', ticket: 't-c', notice: { reason: 'lane', jobId: 'j', ahead: 1 } },
@@ -451,19 +451,19 @@ describe("a job's lane: one follow-up at a time, the others in arrival order", (
     enter(state, request('a', 'j'), 0);
     enter(state, request('b', 'j', 'b#1', 5_000), 0);
     enter(state, request('c', 'j'), 0);
-    expect(schedule(state, 0).wakeAtMs).toBe(5_000);
+    expect(planRound(state, 0).wakeAtMs).toBe(5_000);
     leave(state, 'a');
-    expect(schedule(state, 6_000).grants.map((grant) => grant.workflowId)).toEqual(['c']);
+    expect(planRound(state, 6_000).grants.map((grant) => grant.workflowId)).toEqual(['c']);
   });
 
   test('a re-run under the same workflow id keeps the place of the run before it', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     enter(state, request('a', 'j'), 0);
     enter(state, request('b', 'j'), 0);
-    schedule(state, 0);
+    planRound(state, 0);
     enter(state, request('a', 'j', 'run2#1'), 1);
     enter(state, request('b', 'j', 'run2#1'), 1);
-    const next = schedule(state, 1);
+    const next = planRound(state, 1);
     expect(next.grants).toEqual([{ workflowId: 'a', ticket: 't-a', slot: 'run2#1', sendByMs: 1 + sendLeaseMs(HOUR) }]);
     expect(viewOf(state, 1).lanes).toEqual([{ jobId: 'j', holder: 'a', waiting: ['b'] }]);
   });
@@ -471,7 +471,7 @@ describe("a job's lane: one follow-up at a time, the others in arrival order", (
   test('a re-run whose message an earlier run delivered gets the job without a slot', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     enter(state, request('a', 'j', null), 0);
-    expect(schedule(state, 0).grants).toEqual([{ workflowId: 'a', ticket: 't-a', slot: null, sendByMs: null }]);
+    expect(planRound(state, 0).grants).toEqual([{ workflowId: 'a', ticket: 't-a', slot: null, sendByMs: null }]);
     expect(sentInWindow(state, 0)).toBe(0);
   });
 
@@ -482,7 +482,7 @@ describe("a job's lane: one follow-up at a time, the others in arrival order", (
     enter(state, request('b', 'j'), 0);
     enter(state, request('c', 'k'), 0);
     expect(standingOf(state, 'a', 'a#1')).toBeNull();
-    const { grants } = schedule(state, 0);
+    const { grants } = planRound(state, 0);
     // Each standing equals the grant signalled: a has the job and the project's only slot, c the job without a slot.
     for (const grant of grants) expect(standingOf(state, grant.workflowId, `${grant.workflowId}#1`)).toEqual(grant);
     expect(grants.map((grant) => [grant.workflowId, grant.slot])).toEqual([
@@ -499,12 +499,12 @@ describe("a job's lane: one follow-up at a time, the others in arrival order", (
   test('holders are checked when others wait behind them, and when they outstay their own deadline', () => {
     const state = emptyCoordinator('p', 80, HOUR);
     enter(state, request('a', 'j', 'a#1', 10 * 60_000), 0);
-    schedule(state, 0);
+    planRound(state, 0);
     expect(holdersToCheck(state, 4 * 60_000)).toEqual([]);
     expect(holdersToCheck(state, 11 * 60_000 + 1)).toEqual(['a']);
     enter(state, request('x', 'k'), 0);
     enter(state, request('y', 'k'), 0);
-    schedule(state, 0);
+    planRound(state, 0);
     expect(holdersToCheck(state, 5 * 60_000)).toEqual(['x']);
   });
 });

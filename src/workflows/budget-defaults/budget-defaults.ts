@@ -1,19 +1,20 @@
 /**
  * budgetDefaultsWorkflow: the namespace's default send budget per project, set with `budget set --sends-per-hour N`
  * (no `--project`) and kept durably: one workflow, id `agent-followup-project/*`, that holds the number and shows it
- * in its memo, where workers read it (cached briefly) when a follow-up checks in. A project's own budget wins over
+ * in its memo, where workers and `budget show` read it (cached briefly) when a follow-up checks in. A project's own budget wins over
  * it; without it, the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR applies. It runs until the default is cleared.
  */
 import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  log,
   setHandler,
   upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
 import { DEFAULT_BUDGET_MEMO_KEY } from '../../kernel/workflow-ids';
-import { defaultBudgetQuery, setDefaultBudgetSignal } from './messages';
+import { setDefaultBudgetSignal } from './messages';
 
 /** Keeps the default budget; ends when it is set back to null (the workers' setting). */
 export async function budgetDefaultsWorkflow(
@@ -22,10 +23,13 @@ export async function budgetDefaultsWorkflow(
   let sendsPerHour = validOrNull(start?.sendsPerHour);
   let changed = true;
   setHandler(setDefaultBudgetSignal, (update) => {
-    sendsPerHour = validOrNull(update?.sendsPerHour);
+    // Only a budget or an explicit null changes it: a malformed signal must not clear the namespace's default.
+    const value = (update as { sendsPerHour?: unknown } | null)?.sendsPerHour;
+    if (value !== null && validOrNull(value) === null)
+      return void log.warn('Ignored a malformed setDefaultBudget signal');
+    sendsPerHour = validOrNull(value);
     changed = true;
   });
-  setHandler(defaultBudgetQuery, () => ({ sendsPerHour }));
   for (;;) {
     if (changed) {
       changed = false;

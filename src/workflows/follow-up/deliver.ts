@@ -30,7 +30,7 @@ import { sharedWatcherId } from './shared-watch';
 import type { FollowUpRun } from './follow-up-run';
 import { describeFailure } from './run-failures';
 import type { ProjectTurn } from './project-turn';
-import type { ReadNow } from './read-now';
+import type { PollNow } from './poll-now';
 
 /** Wait before reading the job after an ambiguous send, so a request still being processed can show its effect. */
 const RECONCILE_DELAY_MS = 2_000;
@@ -49,7 +49,7 @@ interface OpenAttempt {
 export async function deliver(
   run: FollowUpRun,
   turn: ProjectTurn,
-  readNow: ReadNow,
+  pollNow: PollNow,
   earlier: DeliveryRecord | null,
 ): Promise<Delivered> {
   if (earlier?.state === 'delivered' && earlier.sentAtMs !== undefined) {
@@ -77,7 +77,7 @@ export async function deliver(
     }
     // A message sent after the deadline would start work nobody waits for.
     if (Date.now() >= run.deadlineMs) throw run.timedOut('the follow-up message could not be sent');
-    const baseline = await readIdleJob(run, turn, readNow);
+    const baseline = await readIdleJob(run, turn, pollNow);
     const slot = await turn.sendSlot();
     // The earliest the request can have left; the activity says when it really did.
     const scheduledAtMs = Date.now();
@@ -107,6 +107,7 @@ export async function deliver(
       await turn.answered(false, null);
       return delivered;
     } catch (error) {
+      const refused = refusedByRateLimit(error);
       if (!requestLeft(error)) {
         // Certainly nothing went out (no request is made before the server has its record): the slot does not
         // count, a later run has nothing open to settle, and sending again is safe.
@@ -114,7 +115,7 @@ export async function deliver(
         run.notSent();
         if (isCancellation(error)) throw error;
         if (isSlotExpired(error)) continue;
-      } else if (refusedByRateLimit(error)) {
+      } else if (refused) {
         await turn.answered(true, retryAfterOf(error) ?? null);
       } else if (answeredByApi(error)) {
         await turn.answered(false, null);
@@ -148,7 +149,7 @@ export async function deliver(
         throw run.gaveUpEarly(retryAfterMs, 'take the message');
       // A 429 paused the project's sends at its coordinator: the next slot comes with its accepted probe, and no
       // follow-up tries again on its own meanwhile.
-      if (refusedByRateLimit(error)) {
+      if (refused) {
         // Each refused attempt adds events; a storm of them continues as new like any other retry.
         await run.continueAsNewIfSuggested(undefined);
         continue;
@@ -169,7 +170,7 @@ export async function deliver(
  * Reads the job and, while it is working on something else, waits until it is idle: a message sent to a busy job
  * would leave this follow-up unable to tell its own result from the earlier work's.
  */
-async function readIdleJob(run: FollowUpRun, turn: ProjectTurn, readNow: ReadNow): Promise<AgentJob> {
+async function readIdleJob(run: FollowUpRun, turn: ProjectTurn, pollNow: PollNow): Promise<AgentJob> {
   run.enter('starting');
   let read = await pollAgentJob(
     { ...run.ref, known: null, acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce: true },
@@ -182,7 +183,7 @@ async function readIdleJob(run: FollowUpRun, turn: ProjectTurn, readNow: ReadNow
   while (!isTerminal(read.job.status)) {
     run.enter('waiting-for-idle');
     const busy = read.job;
-    read = await readNow.poll((readAtOnce) =>
+    read = await pollNow.poll((readAtOnce) =>
       pollAgentJob(
         { ...run.ref, known: jobState(busy), acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce },
         run.deadlineMs,
@@ -260,20 +261,21 @@ function scheduleShape(run: FollowUpRun): Omit<PollSchedule, 'startedAtMs'> {
   return { initialIntervalMs, backoffCoefficient, maxIntervalMs, deadlineMs: run.deadlineMs };
 }
 
+/** What the API said of a failed send (its status, its Retry-After), when it answered at all. */
+function apiAnswerOf(error: unknown): ApiFailureDetails | undefined {
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof ApplicationFailure ? (cause.details?.[0] as ApiFailureDetails | undefined) : undefined;
+}
+
 /** Whether the API answered the failed send with a status (not a timeout or a broken connection). */
 function answeredByApi(error: unknown): boolean {
-  const cause = (error as { cause?: unknown }).cause;
-  if (!(cause instanceof ApplicationFailure)) return false;
-  const details = cause.details?.[0] as ApiFailureDetails | undefined;
-  return typeof details?.status === 'number';
+  return typeof apiAnswerOf(error)?.status === 'number';
 }
 
 /** The API's Retry-After, when the failure carries one. */
 function retryAfterOf(error: unknown): number | undefined {
-  const cause = (error as { cause?: unknown }).cause;
-  if (!(cause instanceof ApplicationFailure)) return undefined;
-  const details = cause.details?.[0] as ApiFailureDetails | undefined;
-  return typeof details?.retryAfterMs === 'number' ? details.retryAfterMs : undefined;
+  const retryAfterMs = apiAnswerOf(error)?.retryAfterMs;
+  return typeof retryAfterMs === 'number' ? retryAfterMs : undefined;
 }
 
 function deliveryUnknown(

@@ -29,7 +29,7 @@ import { deliver } from './deliver';
 import { FollowUpRun } from './follow-up-run';
 import { withoutStack } from './run-failures';
 import { ProjectTurn } from './project-turn';
-import { ReadNow } from './read-now';
+import { PollNow } from './poll-now';
 import { waitForResult } from './wait';
 import { FOLLOW_UP_NOTIFY_WORKFLOW_TYPE, notifyWorkflowId } from '../../kernel/workflow-ids';
 
@@ -38,12 +38,12 @@ export async function followUpWorkflow(input: FollowUpInput, ...continued: unkno
   const { request, checkpoint } = admit(input, continued);
   const run = new FollowUpRun(request, input, checkpoint);
   const turn = new ProjectTurn(run);
-  const readNow = new ReadNow();
+  const pollNow = new PollNow();
   let result: FollowUpResult;
   try {
     result = await turn.hold(async (earlier) => {
-      const delivered = checkpoint?.delivered ?? (await deliver(run, turn, readNow, earlier));
-      const job = await waitForResult(run, readNow, delivered);
+      const delivered = checkpoint?.delivered ?? (await deliver(run, turn, pollNow, earlier));
+      const job = await waitForResult(run, pollNow, delivered);
       return run.finish(job, delivered);
     });
   } catch (error) {

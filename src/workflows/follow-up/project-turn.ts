@@ -28,19 +28,15 @@ import type { DeliveryRecord } from '../../kernel/types';
 import type { CheckedIn } from '../../activities';
 import { checkIn } from './activity-proxies';
 import type { FollowUpRun } from './follow-up-run';
-import {
-  leaveSignal,
-  returnSlotSignal,
-  sendAnsweredSignal,
-  queueNoticeSignal,
-  turnSignal,
-} from '../project-coordinator/messages';
+import { leaveSignal, slotOutcomeSignal, queueNoticeSignal, turnSignal } from '../project-coordinator/messages';
+
 /** A slot with less of its lease left than this is given back and a new one asked for: the request might not make it. */
 const LEASE_LEFT_MS = 1_000;
 /** Until the first check-in says otherwise (an hour's window): how long a waiting follow-up trusts silence. */
 const DEFAULT_RECHECK_AFTER_MS = 5 * 60_000;
 
-export interface SendSlot {
+/** A send slot as the follow-up holds it: its key, until when its request may leave, whether its answer is awaited. */
+export interface HeldSlot {
   key: string;
   sendByMs: number;
   /** The coordinator waits for the API's answer to the send under it (`answered`). */
@@ -50,7 +46,7 @@ export interface SendSlot {
 /** The job and the send slots of one follow-up run. */
 export class ProjectTurn {
   private holds: boolean;
-  private slot: SendSlot | null = null;
+  private slot: HeldSlot | null = null;
   /** The slot asked for and not yet granted. */
   private awaited: string | null = null;
   private asked = 0;
@@ -131,7 +127,7 @@ export class ProjectTurn {
    * A slot to send under now: the one that came with the turn while its lease lasts, else a new one. A grant whose
    * lease ended before this run heard of it (its signal was slow, or its answer was repeated) is given back unused.
    */
-  async sendSlot(): Promise<SendSlot> {
+  async sendSlot(): Promise<HeldSlot> {
     for (;;) {
       const slot = this.slot;
       if (slot && slot.sendByMs - Date.now() >= LEASE_LEFT_MS) {
@@ -173,10 +169,10 @@ export class ProjectTurn {
     this.slot = null;
     if (!slot || (!refused && slot.tellAnswer !== true)) return;
     await this.tell((handle) =>
-      handle.signal(sendAnsweredSignal, {
+      handle.signal(slotOutcomeSignal, {
         workflowId: workflowInfo().workflowId,
         slot: slot.key,
-        refused,
+        outcome: refused ? 'refused' : 'accepted',
         retryAfterMs,
       }),
     );
@@ -193,7 +189,14 @@ export class ProjectTurn {
     // Forgotten once given back: the coordinator may grant the key again (a late, repeated check-in asked for it),
     // and that grant, unused, must be given back too rather than taken for a repeat of the first.
     this.granted.delete(key);
-    return this.tell((handle) => handle.signal(returnSlotSignal, { workflowId: workflowInfo().workflowId, slot: key }));
+    return this.tell((handle) =>
+      handle.signal(slotOutcomeSignal, {
+        workflowId: workflowInfo().workflowId,
+        slot: key,
+        outcome: 'unsent',
+        retryAfterMs: null,
+      }),
+    );
   }
 
   private async takeLane(): Promise<DeliveryRecord | null> {

@@ -17,10 +17,10 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import { sameJobState, type JobState } from '../../kernel/agent-job';
+import { sameJobState } from '../../kernel/agent-job';
 import type { PollResult } from '../../activities';
 import { formatMs } from '../../kernel/duration';
-import type { PollSchedule } from '../../kernel/poll-schedule';
+import type { WaitRequest } from '../../kernel/poll-schedule';
 import { isAnswerTo, isEarlierAnswer, type WatchAnswer } from './watch-answer';
 import { isAnswer } from '../job-watcher/watch-book';
 import { watchShardOf } from '../job-watcher/watch-registry';
@@ -51,12 +51,7 @@ export interface RefusedWait {
   sawActive: boolean;
 }
 
-export interface WatchedRequest {
-  known: JobState | null;
-  acceptUnchangedFromMs: number | null;
-  schedule: PollSchedule;
-  readAtOnce: boolean;
-}
+export type WatchedRequest = WaitRequest;
 
 /** The watcher of a follow-up's shard. */
 export function sharedWatcherId(ref: { projectId: string; jobId: string }, shards: number): string {

@@ -9,19 +9,19 @@ import { judgeRead, watchAfter, type ReadVerdict, type ResultWatch } from './dec
 import { pollAgentJob } from './activity-proxies';
 import { scheduleFrom } from './deliver';
 import type { FollowUpRun } from './follow-up-run';
-import type { ReadNow } from './read-now';
+import type { PollNow } from './poll-now';
 import { SharedWatch, withEarlierReads } from './shared-watch';
 
 const WAITING_FOR = { working: 'work', settling: 'settle', confirming: 'confirmation' } as const;
 
 /** Waits for the job as it ended after this follow-up's message. */
-export async function waitForResult(run: FollowUpRun, readNow: ReadNow, delivered: Delivered): Promise<AgentJob> {
+export async function waitForResult(run: FollowUpRun, pollNow: PollNow, delivered: Delivered): Promise<AgentJob> {
   // Where the workers watch jobs together (AGENT_WATCH_SHARDS), a watcher reads for this follow-up; else it polls.
   const shared = run.watchShards !== null ? new SharedWatch(run, run.watchShards, run.takeFirstWaitRegistered()) : null;
   // Named in the progress, so `status` knows which watcher to ask for the live figures.
   if (shared) run.watchedBy(shared.watcherId);
   try {
-    return await waitWith(run, readNow, delivered, shared);
+    return await waitWith(run, pollNow, delivered, shared);
   } finally {
     await shared?.leave();
     if (shared) run.watchedBy(null);
@@ -30,7 +30,7 @@ export async function waitForResult(run: FollowUpRun, readNow: ReadNow, delivere
 
 async function waitWith(
   run: FollowUpRun,
-  readNow: ReadNow,
+  pollNow: PollNow,
   delivered: Delivered,
   shared: SharedWatch | null,
 ): Promise<AgentJob> {
@@ -54,7 +54,7 @@ async function waitWith(
           ? `read job ${run.ref.jobId} now (asked for), then wait for it to change from ${known.status}`
           : `wait for job ${run.ref.jobId} to change from ${known.status}`,
       );
-    const { job, readAtMs, polls, sawActive } = await readNow.poll(async (readAtOnce) => {
+    const { job, readAtMs, polls, sawActive } = await pollNow.poll(async (readAtOnce) => {
       if (!shared) return pollItself(readAtOnce);
       const watched = await shared.wait({ known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce });
       if (!('refused' in watched)) return watched;

@@ -3,8 +3,7 @@
  * and the client share without loading the workflow SDK.
  */
 import { queryNamed, signalNamed } from '../../kernel/message-definitions';
-import type { JobState } from '../../kernel/agent-job';
-import type { PollSchedule } from '../../kernel/poll-schedule';
+import type { WaitRequest } from '../../kernel/poll-schedule';
 
 /** To a job watcher: watch this wait of a follow-up (replacing its earlier one). */
 export const watchJobSignal = signalNamed<[WatchRegistration]>('watchJob');
@@ -22,19 +21,12 @@ export const watchChangesQuery = queryNamed<WatchChanges, [number, WaitReadRepor
 export const watchedWaitQuery = queryNamed<WatchedWaitView | null, [string]>('watchedWait');
 
 /** One wait of one follow-up, as it registers with its shard's watcher. */
-export interface WatchRegistration {
+export interface WatchRegistration extends WaitRequest {
   /** The follow-up that waits (its workflow id and run): where answers go. */
   workflowId: string;
   runId: string;
   projectId: string;
   jobId: string;
-  /** What the follow-up already knows; null: the first successful read answers. */
-  known: JobState | null;
-  /** A terminal read unchanged from `known` answers once this time has come (null: only a change answers). */
-  acceptUnchangedFromMs: number | null;
-  schedule: PollSchedule;
-  /** Read at once (a read asked for, or a re-registration after silence), rather than at the schedule's next point. */
-  readAtOnce: boolean;
   /** Which wait of the follow-up this is: answers name it, so a late answer to an earlier wait is never taken. */
   round: number;
   /**

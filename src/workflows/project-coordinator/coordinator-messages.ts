@@ -6,7 +6,7 @@
  */
 import { isCoordinatorWorkflowId } from '../../kernel/workflow-ids';
 import { isFiniteNumber, isId, isObject, isTime, isWholeNumber } from '../../kernel/message-checks';
-import type { EnterRequest, QueueNotice, SendAnswered, TurnGrant } from './project-coordination';
+import type { EnterRequest, QueueNotice, SlotOutcome, TurnGrant } from './project-coordination';
 
 /** More earlier follow-ups than a check-in lists (visibility's first page). */
 export const MAX_BEFORE = 100;
@@ -34,19 +34,16 @@ export function checkLeave(value: unknown): { workflowId: string; ticket?: strin
   return { workflowId: value.workflowId, ...(value.ticket !== undefined ? { ticket: value.ticket } : {}) };
 }
 
-/** A `returnSlot`: the follow-up and the attempt key it was granted. */
-export function checkReturnSlot(value: unknown): { workflowId: string; slot: string } | null {
+/**
+ * A `slotOutcome`: the follow-up, the slot it was granted, what became of it, and the API's Retry-After (only with a
+ * 429).
+ */
+export function checkSlotOutcome(value: unknown): SlotOutcome | null {
   if (!isObject(value) || !isId(value.workflowId) || !isId(value.slot)) return null;
-  return { workflowId: value.workflowId, slot: value.slot };
-}
-
-/** A `sendAnswered`: the follow-up, the slot its request left under, whether it met a 429, and the Retry-After. */
-export function checkSendAnswered(value: unknown): SendAnswered | null {
-  if (!isObject(value) || !isId(value.workflowId) || !isId(value.slot) || typeof value.refused !== 'boolean')
-    return null;
-  const { retryAfterMs } = value;
-  if (retryAfterMs !== null && !(isTime(retryAfterMs) && value.refused)) return null;
-  return { workflowId: value.workflowId, slot: value.slot, refused: value.refused, retryAfterMs };
+  const { outcome, retryAfterMs } = value;
+  if (outcome !== 'unsent' && outcome !== 'accepted' && outcome !== 'refused') return null;
+  if (retryAfterMs !== null && !(isTime(retryAfterMs) && outcome === 'refused')) return null;
+  return { workflowId: value.workflowId, slot: value.slot, outcome, retryAfterMs };
 }
 
 /** A `setBudget`: sends per hour, at least 1 (scaled to a test's short window, so not always whole), or null for the workers' default. */

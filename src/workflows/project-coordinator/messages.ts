@@ -9,7 +9,7 @@ import type {
   EnterRequest,
   ProjectView,
   QueueNotice,
-  SendAnswered,
+  SlotOutcome,
   TurnGrant,
 } from './project-coordination';
 
@@ -24,14 +24,12 @@ export const enterUpdate = updateNamed<CheckInAnswer, [EnterRequest]>('enter');
 /** To a coordinator: a follow-up is done with its job, or gives up waiting (with its check-in's ticket). */
 export const leaveSignal = signalNamed<[{ workflowId: string; ticket?: string }]>('leave');
 
-/** To a coordinator: a slot under which no request left (the job was busy, the lease ran out), so it does not count. */
-export const returnSlotSignal = signalNamed<[{ workflowId: string; slot: string }]>('returnSlot');
-
 /**
- * To a coordinator: how the API answered a send (a 429 always; any answer when the grant asked for it), so a refusal
- * pauses every send of the project and an accepted probe ends the pause.
+ * To a coordinator: what became of a slot it granted. Unsent, it does not count; a 429 takes it out of the window and
+ * pauses every send of the project until a probe is accepted; an accepted probe ends the pause, and an accepted send
+ * the grant asked to hear of (past the window's first sends) lets the next one go.
  */
-export const sendAnsweredSignal = signalNamed<[SendAnswered]>('sendAnswered');
+export const slotOutcomeSignal = signalNamed<[SlotOutcome]>('slotOutcome');
 
 /** To a coordinator: the project's own budget (sends per hour), or null to follow the workers' default again. */
 export const setBudgetSignal = signalNamed<[{ sendsPerHour: number | null }]>('setBudget');

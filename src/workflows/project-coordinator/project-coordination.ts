@@ -2,7 +2,7 @@
  * A project's coordination, as pure state and changes: its send budget (at most N sends in any rolling window, the
  * way the vendor counts "100 uses per project per hour") and its jobs' lanes (one follow-up at a time per job, the
  * others in the order they were started). The coordinator workflow (workflows/project-coordinator/project-coordinator.ts) holds one such state per
- * project and turns what `schedule` decides into signals; everything here is unit-tested without a server.
+ * project and turns what `planRound` decides into signals; everything here is unit-tested without a server.
  * Pure: workflow code imports it.
  */
 
@@ -70,7 +70,7 @@ export interface SendSlot {
   key: string;
   sendByMs: number;
   countsFromMs: number;
-  /** The follow-up tells the API's answer to this send (`sendAnswered`); set until it has, or its lease ended. */
+  /** The follow-up tells the API's answer to this send (`slotOutcome`); set until it has, or its lease ended. */
   awaitsAnswer?: boolean;
 }
 
@@ -182,11 +182,23 @@ export interface TurnGrant {
   /** The attempt the slot is for (null: the turn comes without a slot). */
   slot: string | null;
   sendByMs: number | null;
-  /** The coordinator waits for the API's answer to this send: the follow-up tells it (`sendAnswered`), 2xx or not. */
+  /** The coordinator waits for the API's answer to this send: the follow-up tells it (`slotOutcome`), 2xx or not. */
   tellAnswer?: boolean;
 }
 
 /** A follow-up tells its coordinator how the API answered a send: always a 429, and any answer it was asked for. */
+/**
+ * What became of a granted slot, as its follow-up tells it: no request left under it (`unsent`: it does not count),
+ * or the API answered the send (`accepted`, or `refused` with 429 and maybe a Retry-After).
+ */
+export interface SlotOutcome {
+  workflowId: string;
+  slot: string;
+  outcome: 'unsent' | 'accepted' | 'refused';
+  /** The API's Retry-After with a 429, when it gave one. */
+  retryAfterMs: number | null;
+}
+
 export interface SendAnswered {
   workflowId: string;
   /** The slot the request left under. */
@@ -217,7 +229,7 @@ export type QueueNotice =
       refusedSinceMs?: number;
     };
 
-export interface Schedule {
+export interface RoundPlan {
   grants: TurnGrant[];
   notices: Array<{ workflowId: string; ticket: string; notice: QueueNotice }>;
   /** When the state next changes by itself (a slot leaves the window, a waiting follow-up's deadline), if ever. */
@@ -332,7 +344,7 @@ function forget(entry: LaneEntry, workflowId: string): void {
  * Queues a slot request in start order; a repeated ask updates it. An ask for an attempt already granted changes
  * nothing: the grant stands, and the check-in's answer repeats it (`standingOf`). The ask proves nothing about the
  * grant: it may have crossed the grant's signal, and the follow-up may be sending under it now. Only the follow-up
- * knows that no request left under a slot, and it alone gives one back (`returnSlot`), also one whose lease ran out
+ * knows that no request left under a slot, and it alone gives one back (`slotOutcome` unsent), also one whose lease ran out
  * before it heard of it.
  */
 function askForSlot(state: CoordinatorState, request: SlotRequest): void {
@@ -507,9 +519,9 @@ export function forgetAwaited(state: CoordinatorState, workflowId: string): void
  * its line, grants send slots in the order they were asked for while the window has room, and says what each
  * waiting follow-up should be told. Changes the state; the caller signals the grants and notices.
  */
-export function schedule(state: CoordinatorState, nowMs: number, maxMessages = Number.POSITIVE_INFINITY): Schedule {
+export function planRound(state: CoordinatorState, nowMs: number, maxMessages = Number.POSITIVE_INFINITY): RoundPlan {
   const grants: TurnGrant[] = [];
-  const notices: Schedule['notices'] = [];
+  const notices: RoundPlan['notices'] = [];
   // Every grant and notice is a signal, two events in the coordinator's history: a round says at most `maxMessages`
   // and leaves the rest for the next, so the coordinator can continue as new between rounds, however big a burst.
   let messages = 0;
@@ -616,7 +628,7 @@ export function schedule(state: CoordinatorState, nowMs: number, maxMessages = N
 /**
  * What a check-in may take at once without passing anyone: its job, if free and it is first in line with no earlier
  * follow-up awaited; then a slot, if the window has room and no holder asked before it. Everything else is left to
- * `schedule`, whose grants go out as signals in bounded rounds; these ride on the check-in's answer.
+ * `planRound`, whose grants go out as signals in bounded rounds; these ride on the check-in's answer.
  */
 export function grantAtCheckIn(state: CoordinatorState, workflowId: string, jobId: string, nowMs: number): void {
   const lane = state.lanes[jobId];
@@ -702,7 +714,7 @@ function holderIds(state: CoordinatorState): Set<string> {
 }
 
 /**
- * A follow-up's standing as `schedule` left it: the turn it holds (with the slot granted for `key`, if any), or null
+ * A follow-up's standing as `planRound` left it: the turn it holds (with the slot granted for `key`, if any), or null
  * while it waits in line. What the `turn` signal says, for a check-in that asks rather than waits for the signal.
  * A slot granted for `key` is repeated with its own lease, even one that has ended (the follow-up then gives it back
  * and asks for another).

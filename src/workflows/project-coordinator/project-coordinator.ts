@@ -26,13 +26,7 @@ import {
 import type { FollowUpActivities } from '../../activities';
 import { coordinatorWorkflowId } from '../../kernel/workflow-ids';
 import { formatMs } from '../../kernel/duration';
-import {
-  checkEnterRequest,
-  checkLeave,
-  checkReturnSlot,
-  checkSendAnswered,
-  checkSetBudget,
-} from './coordinator-messages';
+import { checkEnterRequest, checkLeave, checkSlotOutcome, checkSetBudget } from './coordinator-messages';
 import {
   awaitedToCheck,
   emptyCoordinator,
@@ -51,7 +45,7 @@ import {
   nextHolderCheckAtMs,
   noticeAtCheckIn,
   returnSlot,
-  schedule,
+  planRound,
   sendAnswered,
   standingOf,
   viewOf,
@@ -67,8 +61,7 @@ import {
   enterUpdate,
   leaveSignal,
   projectQuery,
-  returnSlotSignal,
-  sendAnsweredSignal,
+  slotOutcomeSignal,
   setBudgetSignal,
   type CoordinatorStart,
   queueNoticeSignal,
@@ -164,19 +157,19 @@ export async function projectCoordinatorWorkflow(
     leave(state, checked.workflowId, checked.ticket);
     heard();
   });
-  setHandler(returnSlotSignal, (message) => {
-    const checked = checkReturnSlot(message);
-    if (!checked) return void log.warn('Ignored a malformed returnSlot signal', { projectId: state.projectId });
-    returnSlot(state, checked.workflowId, checked.slot);
-    heard();
-  });
-  setHandler(sendAnsweredSignal, (message) => {
-    const checked = checkSendAnswered(message);
-    if (!checked) return void log.warn('Ignored a malformed sendAnswered signal', { projectId: state.projectId });
+  setHandler(slotOutcomeSignal, (message) => {
+    const checked = checkSlotOutcome(message);
+    if (!checked) return void log.warn('Ignored a malformed slotOutcome signal', { projectId: state.projectId });
+    if (checked.outcome === 'unsent') {
+      returnSlot(state, checked.workflowId, checked.slot);
+      return void heard();
+    }
+    const refused = checked.outcome === 'refused';
     const refusedBefore = state.refusal?.sinceMs;
     // A slot this coordinator does not hold (stale, or not this project's) changes nothing.
-    if (!sendAnswered(state, checked, Date.now())) return void heard();
-    if (checked.refused && refusedBefore === undefined)
+    const answer = { workflowId: checked.workflowId, slot: checked.slot, refused, retryAfterMs: checked.retryAfterMs };
+    if (!sendAnswered(state, answer, Date.now())) return void heard();
+    if (refused && refusedBefore === undefined)
       log.warn("The agent API refused a send (429): the project's sends pause until a probe is accepted", {
         projectId: state.projectId,
         nextProbeAt: state.refusal ? new Date(state.refusal.probeAtMs).toISOString() : null,
@@ -197,7 +190,7 @@ export async function projectCoordinatorWorkflow(
 
   for (;;) {
     changed = false;
-    const { grants, notices, wakeAtMs, more } = schedule(state, Date.now(), MESSAGES_PER_ROUND);
+    const { grants, notices, wakeAtMs, more } = planRound(state, Date.now(), MESSAGES_PER_ROUND);
     await tell(state, grants, notices);
     await checkHolders(state);
     await checkAwaited(state);
@@ -243,7 +236,7 @@ async function tell(
       } catch (error) {
         // A slot granted to it still counts: the follow-up may have learned of the grant from a check-in's answer
         // (which repeats a standing grant), sent under it and ended before this signal arrived. Only the follow-up
-        // knows that no request left under a slot (`returnSlot`).
+        // knows that no request left under a slot (`slotOutcome` unsent).
         log.info('A follow-up is gone; dropping it', {
           projectId: state.projectId,
           workflowId,

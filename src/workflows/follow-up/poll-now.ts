@@ -11,7 +11,7 @@ import { admitAsk, beginRead, NO_ASKED_READS, type AskedReads } from './asked-re
 import { POLL_NOW_COVERED, type AskedRead } from '../../kernel/types';
 import { pollNowUpdate } from './messages';
 
-export class ReadNow {
+export class PollNow {
   private state: AskedReads = NO_ASKED_READS;
   /** Asks admitted: a wait under way is interrupted when one comes due. */
   private admitted = 0;

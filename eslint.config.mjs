@@ -49,8 +49,7 @@ export default tseslint.config(
             },
             {
               group: ['**/activities', '**/activities/*'],
-              allowTypeImports: true,
-              message: 'Import activity types only (import type).',
+              message: 'Workflows know activities by their contract: import from workflows/activity-contract.ts.',
             },
             {
               group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity'],

@@ -4,6 +4,7 @@
  * may refuse for now, which is back-pressure), finding the follow-ups to the same job started before it and what earlier
  * runs of the follow-up did with the message, and, for the coordinator, asking whether a follow-up still runs.
  */
+import type { CheckedIn, CheckInRequest } from '../workflows/activity-contract';
 import type { ProjectCoordinatorWorkflow } from '../workflows/project-coordinator/messages';
 import { setTimeout as delay } from 'node:timers/promises';
 import { status as GrpcStatus } from '@grpc/grpc-js';
@@ -27,10 +28,8 @@ import {
   recheckAfterMs,
   type CheckInAnswer,
   type EnterRequest,
-  type QueueNotice,
-  type TurnGrant,
 } from '../workflows/project-coordinator/project-coordination';
-import { CHECK_IN_REFUSED, COORDINATOR_BUSY, FollowUpErrorType, type DeliveryRecord } from '../kernel/types';
+import { CHECK_IN_REFUSED, COORDINATOR_BUSY, FollowUpErrorType } from '../kernel/types';
 import { DEFAULT_WATCH_MIN_INTERVAL_MS, DEFAULT_WATCH_SHARDS } from '../config/watch-defaults';
 import { createFindEarlierDelivery } from './earlier-delivery';
 import { createFindEarlierFollowUps } from './earlier-follow-ups';
@@ -71,42 +70,6 @@ export const DEFAULT_COORDINATION: CoordinationSettings = {
   watchShards: DEFAULT_WATCH_SHARDS,
   watchMinIntervalMs: DEFAULT_WATCH_MIN_INTERVAL_MS,
 };
-
-export interface CheckInRequest {
-  projectId: string;
-  jobId: string;
-  /** The follow-up checking in. */
-  workflowId: string;
-  runId: string;
-  /** The run's name for its check-ins: the coordinator's grants and notices carry it back. */
-  ticket: string;
-  /** When the server started the follow-up's chain: its place in its job's lane. */
-  startedAtMs: number;
-  deadlineMs: number;
-  /** The send attempt to ask a slot for, unless an earlier run delivered the message. */
-  slotFor: string | null;
-  /** Look up what earlier runs under this workflow id did (the first check-in of a run). */
-  findEarlier: boolean;
-  /** The follow-up's first poll gap (`polling.initialInterval`): whether its waits may go through the watchers. */
-  initialIntervalMs?: number;
-  /** Which check-in of the run this is: with the run id, the update's id, so a retried attempt is taken once. */
-  sequence?: number;
-}
-
-export interface CheckedIn {
-  /** What an earlier run under this workflow id did with the message (null: none sent it). */
-  earlier: DeliveryRecord | null;
-  /** How long the follow-up may first hear nothing from the coordinator while it waits before it checks in again. */
-  recheckAfterMs: number;
-  /** This follow-up waits through shared watchers of this many shards (absent: it polls its own job). */
-  watchShards?: number;
-  /** The worker's callback URL (AGENT_NOTIFY_URL), for a follow-up without a `notify` of its own. */
-  notifyUrl?: string;
-  /** Its turn (and slot) if the coordinator gave them at once; null: it waits for the `turn` signal. */
-  standing?: TurnGrant | null;
-  /** What it waits for, when it waits. */
-  notice?: QueueNotice | null;
-}
 
 /** How long one check-in may wait for the coordinator's answer before the holder of its id is looked at. */
 const CHECK_IN_ANSWER_MS = 10_000;

@@ -2,28 +2,28 @@
  * The follow-up's activities, built by a factory so the worker passes its configured API client and Temporal client
  * (and tests ones pointed at the simulator); activities never read the environment.
  */
+import type { FirstWait, FollowUpActivities, SendRequest, SentMessage } from '../workflows/activity-contract';
 import { attemptClock } from './attempt-clock';
 import { ApplicationFailure, CancelledFailure, Context, log } from '@temporalio/activity';
 import { ensureApplicationFailure } from '@temporalio/common';
 import { ActivityCancelledError, type Client } from '@temporalio/client';
 import type { ActivityInterceptors } from '@temporalio/worker';
-import type { AgentApiClient, JobRef, MessageRequest, SendResult } from '../agent-api/http-client';
+import type { AgentApiClient, JobRef, MessageRequest } from '../agent-api/http-client';
 import { SEND_NOT_RECORDED, SEND_SLOT_EXPIRED, type SendFailureDetails } from '../kernel/types';
 import { countedApiCall } from './api-metrics';
 import { createCoordinationActivities, type CoordinationSettings } from './coordination';
 import { createPollAgentJob } from './poll-agent-job';
 import { createWatchJobs } from './watch-jobs';
 import { jobState, type JobState } from '../kernel/agent-job';
-import type { PollSchedule } from '../kernel/poll-schedule';
 import { createStartWatching } from './start-watching';
 import { createDeliverNotification, type NotifySettings } from './deliver-notification';
 import { readTroubleSignal } from '../workflows/follow-up/messages';
 import { type WatchRegistration } from '../workflows/job-watcher/messages';
 import { watcherTaskQueue } from '../kernel/workflow-ids';
 
-export type { PollRequest, PollResult, PollCheckpoint } from './poll-agent-job';
-export type { CheckedIn, CheckInRequest, CoordinationSettings } from './coordination';
-export type { WatchJobsRequest } from './watch-jobs';
+export type { PollCheckpoint } from './poll-agent-job';
+export type { CoordinationSettings } from './coordination';
+export type * from '../workflows/activity-contract';
 export type { NotifySettings } from './deliver-notification';
 export { ApiMetric, UNEXPECTED_API_ERROR } from './api-metrics';
 
@@ -41,35 +41,6 @@ export interface ActivityDependencies {
   notify?: NotifySettings;
 }
 
-/** A send under a slot of the project's budget: the request may leave only before `sendByMs`. */
-export interface SendRequest extends MessageRequest {
-  sendByMs: number;
-  /** With shared watching: the follow-up's first wait, registered with its watcher as soon as the message is taken. */
-  watch?: FirstWait;
-}
-
-/**
- * The first wait after a send, as the follow-up would register it: what it knows is the send's answer (or, without a
- * job in it, the job before), a terminal read unchanged from that answers after the settle window, and the schedule
- * starts with the answer. Registered here it costs the follow-up no signal and no workflow task of its own.
- */
-export interface FirstWait {
-  watcherId: string;
-  /** The job before the send. */
-  baseline: JobState;
-  settleWindowMs: number;
-  schedule: Omit<PollSchedule, 'startedAtMs'>;
-  /** The name the follow-up drew for the wait (WatchRegistration.replyTo). */
-  replyTo: string;
-}
-
-/** The API's answer, and when the request left. */
-export interface SentMessage extends SendResult {
-  requestStartedAtMs: number;
-  /** The first wait as registered with its watcher; null: registering it failed, and the follow-up does it itself. */
-  watching?: WatchRegistration | null;
-}
-
 /** How long registering the first wait may hold up a send's answer: past it the follow-up registers it itself. */
 const FIRST_WAIT_REGISTRATION_MS = 5_000;
 
@@ -81,7 +52,7 @@ export function createActivities({
   maxPollLoops = Number.POSITIVE_INFINITY,
   coordination,
   notify = {},
-}: ActivityDependencies) {
+}: ActivityDependencies): FollowUpActivities {
   const startWatching = createStartWatching(temporal, coordination.watchBookLimitBytes);
   /** The watcher's address as a follow-up of this activity's task queue registers with it. */
   const watcherFor = (watcherId: string) => ({
@@ -209,8 +180,6 @@ export function createActivities({
     }
   }
 }
-
-export type FollowUpActivities = ReturnType<typeof createActivities>;
 
 /**
  * Adds the job's `projectId` and `jobId` to every log line of our activities, the SDK's own ones included

@@ -10,15 +10,16 @@
  * The schedule is fixed points from the wait's start (poll-schedule.ts), so every attempt knows the next poll from
  * the clock; the heartbeat details carry only counters.
  */
+import type { PollRequest, PollResult } from '../workflows/activity-contract';
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { sleepUnlessAborted } from '../agent-api/abort-signals';
 import { attemptClock } from './attempt-clock';
-import type { AgentApiClient, JobRef } from '../agent-api/http-client';
+import type { AgentApiClient } from '../agent-api/http-client';
 import { isKnownStatus, type AgentJob } from '../kernel/agent-job';
 import { readCheckpoint, type PollCheckpoint } from '../workflows/follow-up/poll-checkpoint';
 import { isAnswer } from '../workflows/job-watcher/watch-book';
-import { FREQUENT_POLL_LIMIT_MS, nextPollAt, type WaitRequest } from '../kernel/poll-schedule';
+import { FREQUENT_POLL_LIMIT_MS, nextPollAt } from '../kernel/poll-schedule';
 import type { ReadTrouble } from '../kernel/types';
 import { apiCounters, countedApiCall } from './api-metrics';
 import { judgeFailedRead, retryAfterPastDeadline } from './read-rules';
@@ -29,19 +30,6 @@ export { MAX_INVALID_RESPONSES } from './read-rules';
 export const JOB_UNCHANGED = 'AgentJobUnchanged';
 /** Failure type of "this worker is stopping": the wait moves to another worker at once. */
 export const WORKER_STOPPING = 'WorkerStopping';
-
-/** A wait of the follow-up's own, on its job. */
-export interface PollRequest extends JobRef, WaitRequest {}
-
-export interface PollResult {
-  job: AgentJob;
-  /** When the returned read was made (worker clock). */
-  readAtMs: number;
-  /** Reads this wait made, all attempts together (approximate after a worker crash). */
-  polls: number;
-  /** A read of this wait showed the job `active`, even if the workflow already knew it so (proof of work). */
-  sawActive: boolean;
-}
 
 export { readCheckpoint, checkpointOfFailure, type PollCheckpoint } from '../workflows/follow-up/poll-checkpoint';
 

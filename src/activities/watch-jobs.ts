@@ -6,6 +6,7 @@
  * timeout is 5 s), so after a worker dies another one takes the reading over within seconds; the book is rebuilt from
  * the workflow, and every job whose read fell due since the last heartbeat of the attempt before is read at once.
  */
+import type { WatchJobsRequest } from '../workflows/activity-contract';
 import { setMaxListeners } from 'node:events';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
@@ -72,11 +73,6 @@ function refusalsToldBefore(details: unknown): number | null {
   if (typeof details !== 'object' || details === null) return null;
   const told = (details as Partial<ReaderProgress>).refusalsToldBeforeMs;
   return typeof told === 'number' && Number.isFinite(told) ? told : null;
-}
-
-export interface WatchJobsRequest {
-  /** The watcher workflow this activity reads for. */
-  watcherId: string;
 }
 
 export function createWatchJobs(

@@ -5,7 +5,7 @@
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { type MockActivityEnvironment } from '@temporalio/testing';
 import { quietActivityEnvironment } from '../support/quiet-activity-environment';
-import type { PollCheckpoint, PollRequest, PollResult } from '../../src/activities/poll-agent-job';
+import type { PollCheckpoint } from '../../src/activities/poll-agent-job';
 import { createPollAgentJob, JOB_UNCHANGED, WORKER_STOPPING } from '../../src/activities/poll-agent-job';
 import {
   RETRY_AFTER_PAST_DEADLINE,
@@ -16,6 +16,7 @@ import { jobState } from '../../src/kernel/agent-job';
 import { failureOf } from '../support/failures';
 import type { AgentApiSimulator } from '../../src/simulator/simulator';
 import { loopbackApi } from '../support/loopback-api';
+import { type PollRequest, type PollResult } from '../../src/workflows/activity-contract';
 
 const API_KEY = 'mint_test_poll_key_0001';
 const loopback = loopbackApi(API_KEY);

@@ -1,4 +1,5 @@
-import { DEFAULT_COORDINATION, watchesFor, type CheckInRequest } from '../../src/activities/coordination';
+import { DEFAULT_COORDINATION, watchesFor } from '../../src/activities/coordination';
+import { type CheckInRequest } from '../../src/workflows/activity-contract';
 
 const request = (initialIntervalMs?: number): CheckInRequest => ({
   projectId: 'p',

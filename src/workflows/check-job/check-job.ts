@@ -5,8 +5,8 @@
  * activity and sends nothing.
  */
 import { proxyActivities } from '@temporalio/workflow';
-import type { FollowUpActivities } from '../../activities';
 import type { JobRef } from '../../kernel/agent-job';
+import { type FollowUpActivities } from '../activity-contract';
 
 /** What a check found: the job's status as the API answered it. */
 export interface AgentJobCheck {

@@ -3,19 +3,19 @@
  * module: its code (HTTP, zod) never enters the workflow bundle.
  */
 import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
-import type {
-  CheckedIn,
-  CheckInRequest,
-  FollowUpActivities,
-  PollRequest,
-  PollResult,
-  SendRequest,
-  SentMessage,
-} from '../../activities';
 import { pollHeartbeatTimeoutMs } from '../../kernel/poll-schedule';
 import type { PollSchedule } from '../../kernel/poll-schedule';
 import type { JobRef } from '../../kernel/agent-job';
 import { type WatchRegistration } from '../job-watcher/messages';
+import {
+  type CheckedIn,
+  type CheckInRequest,
+  type FollowUpActivities,
+  type PollRequest,
+  type PollResult,
+  type SendRequest,
+  type SentMessage,
+} from '../activity-contract';
 
 /** Room after the deadline for the last poll, planned on the deadline itself, to finish. */
 const LAST_POLL_GRACE_MS = 30_000;

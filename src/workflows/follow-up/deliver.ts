@@ -23,7 +23,6 @@ import type { ApiFailureDetails } from '../../agent-api/errors';
 import { isTerminal, jobState, type AgentJob, type JobState } from '../../kernel/agent-job';
 import type { Delivered } from './checkpoint';
 import { classifySendFailure, decideDelivery, refusedByRateLimit, requestLeft, requestStartOf } from './decisions';
-import type { FirstWait } from '../../activities';
 import type { PollSchedule } from '../../kernel/poll-schedule';
 import { pollAgentJob, sendFollowUpMessage } from './activity-proxies';
 import { sharedWatcherId } from './shared-watch';
@@ -31,6 +30,7 @@ import type { FollowUpRun } from './follow-up-run';
 import { describeFailure } from './run-failures';
 import type { ProjectTurn } from './project-turn';
 import type { PollNow } from './poll-now';
+import { type FirstWait } from '../activity-contract';
 
 /** Wait before reading the job after an ambiguous send, so a request still being processed can show its effect. */
 const RECONCILE_DELAY_MS = 2_000;

@@ -25,10 +25,10 @@ import {
   type TurnGrant,
 } from '../project-coordinator/project-coordination';
 import type { DeliveryRecord } from '../../kernel/types';
-import type { CheckedIn } from '../../activities';
 import { checkIn } from './activity-proxies';
 import type { FollowUpRun } from './follow-up-run';
 import { leaveSignal, slotOutcomeSignal, queueNoticeSignal, turnSignal } from '../project-coordinator/messages';
+import { type CheckedIn } from '../activity-contract';
 
 /** A slot with less of its lease left than this is given back and a new one asked for: the request might not make it. */
 const LEASE_LEFT_MS = 1_000;

@@ -18,7 +18,6 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { sameJobState } from '../../kernel/agent-job';
-import type { PollResult } from '../../activities';
 import { formatMs } from '../../kernel/duration';
 import type { WaitRequest } from '../../kernel/poll-schedule';
 import { isAnswerTo, isEarlierAnswer, type WatchAnswer } from './watch-answer';
@@ -30,6 +29,7 @@ import type { FollowUpRun } from './follow-up-run';
 import { jobAnswerSignal } from './messages';
 import { unwatchJobSignal, type WatchRegistration } from '../job-watcher/messages';
 import { WATCHER_ID_TAKEN, watcherWorkflowId } from '../../kernel/workflow-ids';
+import { type PollResult } from '../activity-contract';
 
 /**
  * Silence, in poll gaps at the schedule's cap, after which a follow-up registers its wait again: an hour at the default

@@ -20,12 +20,12 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { FollowUpActivities } from '../../activities';
 import { WATCH_BOOK_LIMIT_BYTES, WatchRegistry } from './watch-registry';
 import { checkRegistration, checkReports, checkUnwatch } from './watch-messages';
 import { renderWatcherDetails } from './watcher-details';
 import { unwatchJobSignal, watchChangesQuery, watchedWaitQuery, watchJobSignal, type WatcherStart } from './messages';
 import { servedTaskQueue } from '../../kernel/workflow-ids';
+import { type FollowUpActivities } from '../activity-contract';
 
 /**
  * A run continues as new after this many signals or events, so that replaying it stays short. A watcher that takes

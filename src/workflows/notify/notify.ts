@@ -6,9 +6,9 @@
  * `status` shows of the callback.
  */
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
-import type { FollowUpActivities } from '../../activities';
 import type { NotificationDelivered, NotificationDelivery } from '../../kernel/types';
 import { notifyProblem } from '../../kernel/request';
+import { type FollowUpActivities } from '../activity-contract';
 
 /** How long a callback is retried. */
 export const NOTIFY_RETRY_HOURS = 24;

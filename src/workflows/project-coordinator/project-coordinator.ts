@@ -23,7 +23,6 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { FollowUpActivities } from '../../activities';
 import { coordinatorWorkflowId } from '../../kernel/workflow-ids';
 import { formatMs } from '../../kernel/duration';
 import { checkEnterRequest, checkLeave, checkSlotOutcome, checkSetBudget } from './coordinator-messages';
@@ -68,6 +67,8 @@ import {
   turnSignal,
 } from './messages';
 import { refusalLine } from '../../kernel/words';
+import { type FollowUpActivities } from '../activity-contract';
+
 /** Signals a run takes before it continues as new, far below Temporal's 10,000 per run. */
 const SIGNALS_PER_RUN = 4_000;
 /** Check-ins (updates) a run takes before it refuses more and continues as new, below Temporal's 2,000 per run. */

@@ -1,0 +1,111 @@
+/**
+ * What our workflows ask of the world, as they see it: every activity's name, what it takes and what it answers.
+ * src/activities/ implements this contract (createActivities is typed by it), so workflow code knows the activities
+ * by their types alone and no workflow imports the activities' code or its folder.
+ */
+import type { MessageRequest, SendResult } from '../agent-api/http-client';
+import type { AgentJob, JobRef, JobState } from '../kernel/agent-job';
+import type { PollSchedule, WaitRequest } from '../kernel/poll-schedule';
+import type { DeliveryRecord, NotificationDelivered, NotificationDelivery } from '../kernel/types';
+import type { WatchRegistration } from './job-watcher/messages';
+import type { QueueNotice, TurnGrant } from './project-coordinator/project-coordination';
+
+export interface FollowUpActivities {
+  /** One send of the follow-up message, under a slot of the project's budget (one attempt; the workflow decides more). */
+  sendFollowUpMessage(request: SendRequest): Promise<SentMessage>;
+  /** Reads the job on the wait's schedule until a read answers the wait. */
+  pollAgentJob(request: PollRequest): Promise<PollResult>;
+  /** Checks in with the project's coordinator (update-with-start): the job's lane, a send slot, earlier runs. */
+  checkIn(request: CheckInRequest): Promise<CheckedIn>;
+  /** Whether the follow-up holding a job still runs (for its coordinator). */
+  followUpIsRunning(workflowId: string): Promise<boolean>;
+  /** The watcher's reader: reads the watched jobs on their schedules for as long as the watcher runs. */
+  watchJobs(request: WatchJobsRequest): Promise<void>;
+  /** Registers a wait with its shard's watcher, starting the watcher if need be. */
+  registerWatch(request: { watcherId: string; registration: WatchRegistration }): Promise<void>;
+  /** One signed POST of a follow-up's callback. */
+  deliverNotification(delivery: NotificationDelivery): Promise<NotificationDelivered>;
+}
+
+/** A send under a slot of the project's budget: the request may leave only before `sendByMs`. */
+export interface SendRequest extends MessageRequest {
+  sendByMs: number;
+  /** With shared watching: the follow-up's first wait, registered with its watcher as soon as the message is taken. */
+  watch?: FirstWait;
+}
+
+/**
+ * The first wait after a send, as the follow-up would register it: what it knows is the send's answer (or, without a
+ * job in it, the job before), a terminal read unchanged from that answers after the settle window, and the schedule
+ * starts with the answer. Registered here it costs the follow-up no signal and no workflow task of its own.
+ */
+export interface FirstWait {
+  watcherId: string;
+  /** The job before the send. */
+  baseline: JobState;
+  settleWindowMs: number;
+  schedule: Omit<PollSchedule, 'startedAtMs'>;
+  /** The name the follow-up drew for the wait (WatchRegistration.replyTo). */
+  replyTo: string;
+}
+
+/** The API's answer, and when the request left. */
+export interface SentMessage extends SendResult {
+  requestStartedAtMs: number;
+  /** The first wait as registered with its watcher; null: registering it failed, and the follow-up does it itself. */
+  watching?: WatchRegistration | null;
+}
+
+/** A wait of the follow-up's own, on its job. */
+export interface PollRequest extends JobRef, WaitRequest {}
+
+export interface PollResult {
+  job: AgentJob;
+  /** When the returned read was made (worker clock). */
+  readAtMs: number;
+  /** Reads this wait made, all attempts together (approximate after a worker crash). */
+  polls: number;
+  /** A read of this wait showed the job `active`, even if the workflow already knew it so (proof of work). */
+  sawActive: boolean;
+}
+
+export interface CheckInRequest {
+  projectId: string;
+  jobId: string;
+  /** The follow-up checking in. */
+  workflowId: string;
+  runId: string;
+  /** The run's name for its check-ins: the coordinator's grants and notices carry it back. */
+  ticket: string;
+  /** When the server started the follow-up's chain: its place in its job's lane. */
+  startedAtMs: number;
+  deadlineMs: number;
+  /** The send attempt to ask a slot for, unless an earlier run delivered the message. */
+  slotFor: string | null;
+  /** Look up what earlier runs under this workflow id did (the first check-in of a run). */
+  findEarlier: boolean;
+  /** The follow-up's first poll gap (`polling.initialInterval`): whether its waits may go through the watchers. */
+  initialIntervalMs?: number;
+  /** Which check-in of the run this is: with the run id, the update's id, so a retried attempt is taken once. */
+  sequence?: number;
+}
+
+export interface CheckedIn {
+  /** What an earlier run under this workflow id did with the message (null: none sent it). */
+  earlier: DeliveryRecord | null;
+  /** How long the follow-up may first hear nothing from the coordinator while it waits before it checks in again. */
+  recheckAfterMs: number;
+  /** This follow-up waits through shared watchers of this many shards (absent: it polls its own job). */
+  watchShards?: number;
+  /** The worker's callback URL (AGENT_NOTIFY_URL), for a follow-up without a `notify` of its own. */
+  notifyUrl?: string;
+  /** Its turn (and slot) if the coordinator gave them at once; null: it waits for the `turn` signal. */
+  standing?: TurnGrant | null;
+  /** What it waits for, when it waits. */
+  notice?: QueueNotice | null;
+}
+
+export interface WatchJobsRequest {
+  /** The watcher workflow this activity reads for. */
+  watcherId: string;
+}

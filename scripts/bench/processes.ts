@@ -1,11 +1,9 @@
 /** The processes a benchmark runs and measures: a Temporal dev server and worker processes, read from /proc. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { findTemporalCli } from '../stack/temporal-cli';
-import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/kernel/search-attributes';
+import { startDevServer as startSharedDevServer } from '../stack/dev-server';
 
 /** CPU time (user + system) a process has used so far, in ms. */
 export function cpuMs(pid: number): number {
@@ -47,17 +45,6 @@ export function peakRssMiB(pid: number): number {
   return match ? Number(match[1]) / 1024 : Number.NaN;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export interface DevServer {
   pid: number;
   address: string;
@@ -70,48 +57,18 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-/** `temporal server start-dev` with our search attributes, in memory, as a child whose CPU can be read. */
+/** A dev server in memory (scripts/stack/dev-server.ts), with a client and its request counts, for a bench's figures. */
 export async function startDevServer(extraArgs: string[] = []): Promise<DevServer> {
-  const cli = findTemporalCli();
-  if (!cli) throw new Error('no Temporal CLI: run scripts/install/install-temporal-cli.sh or set TEMPORAL_CLI_PATH');
-  const port = await freePort();
-  const metricsPort = await freePort();
-  const args = [
-    'server',
-    'start-dev',
-    '--headless',
-    '--ip',
-    '127.0.0.1',
-    '--port',
-    String(port),
-    '--metrics-port',
-    String(metricsPort),
-    '--log-level',
-    'error',
-    ...extraArgs,
-  ];
-  for (const key of FOLLOW_UP_SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
-  const child = spawn(cli, args, { stdio: 'ignore' });
-  const address = `127.0.0.1:${port}`;
-  let connection: Connection | undefined;
-  for (let tries = 0; !connection; tries += 1) {
-    try {
-      connection = await Connection.connect({ address });
-      await connection.workflowService.getSystemInfo({});
-    } catch (error) {
-      connection = undefined;
-      if (tries > 100) throw error;
-      await sleep(200);
-    }
-  }
+  const server = await startSharedDevServer({ extraArgs, metrics: true });
+  const connection = await Connection.connect({ address: server.address });
   return {
-    pid: child.pid as number,
-    address,
+    pid: server.pid() as number,
+    address: server.address,
     client: new Client({ connection, namespace: 'default' }),
-    serviceRequests: () => frontendRequests(`http://127.0.0.1:${metricsPort}/metrics`),
+    serviceRequests: () => frontendRequests(server.metricsUrl as string),
     async stop() {
-      await connection?.close();
-      await stopChild(child);
+      await connection.close();
+      await server.close();
     },
   };
 }
@@ -181,3 +138,5 @@ export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'S
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+export { freePort } from '../stack/dev-server';

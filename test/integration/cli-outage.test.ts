@@ -7,12 +7,12 @@ import { ExitCode } from '../../src/cli';
 import { TemporalUnreachableError } from '../../src/client';
 import { startCliOn } from '../support/cli-runner';
 import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
-import { startOwnDevServer, type OwnDevServer } from '../support/own-dev-server';
+import { startDevServer, type DevServer } from '../../scripts/stack/dev-server';
 
-let server: OwnDevServer;
+let server: DevServer;
 let h: Harness;
 beforeAll(async () => {
-  server = await startOwnDevServer();
+  server = await startDevServer({ persistent: true });
   h = await createHarness({}, { address: server.address });
 });
 afterAll(async () => {

@@ -11,7 +11,7 @@ import { FollowUpClient, type FollowUpOutcome } from '../../src/client';
 import { AgentApiSimulator, type SimulatedRequest } from '../../src/simulator/simulator';
 import { startCpuHogs, type CpuHogs } from '../support/cpu-hogs';
 import { TEST_API_KEY } from '../support/harness';
-import { startOwnDevServer, type OwnDevServer } from '../support/own-dev-server';
+import { startDevServer, type DevServer } from '../../scripts/stack/dev-server';
 import { superviseWorker, type SupervisedWorker } from '../support/worker-supervisor';
 import { budgetedWorkerEnv } from '../support/processes';
 import { maxInAnyWindow } from '../support/windows';
@@ -54,7 +54,7 @@ interface Planned {
 
 describe('a coordinator under overload', () => {
   let hogs: CpuHogs | undefined;
-  let server: OwnDevServer | undefined;
+  let server: DevServer | undefined;
   let simulator: AgentApiSimulator | undefined;
   let worker: SupervisedWorker | undefined;
   let connection: Connection | undefined;
@@ -73,7 +73,7 @@ describe('a coordinator under overload', () => {
     const log = (line: string) =>
       process.stderr.write(`[overload +${Math.round((Date.now() - began) / 1000)}s] ${line}\n`);
     hogs = startCpuHogs(2);
-    server = await startOwnDevServer();
+    server = await startDevServer({ persistent: true });
     // Every POST the simulator received, rejected or not: the budget is ours to keep, so the vendor's limit is off.
     const posts: SimulatedRequest[] = [];
     simulator = await AgentApiSimulator.start({

@@ -1,6 +1,5 @@
 /** Runs the built entry points (dist/, which `npm test` builds first) as real child processes. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
 const DIST = join(__dirname, '..', '..', 'dist', 'src');
@@ -47,17 +46,7 @@ export function startBuiltScript(script: string, args: string[], env: Record<str
   return { child, exited, output: () => output };
 }
 
-/** A TCP port that was free a moment ago on loopback (for a child's listener, e.g. WORKER_METRICS_ADDRESS). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { freePort } from '../../scripts/stack/dev-server';
 
 /**
  * The environment of a worker process on `taskQueue` (coordinators on a queue of its own) that calls the simulator and

@@ -58,4 +58,4 @@ export {
 
 // The words the Web UI shows a follow-up and a budget in, for a front end of one's own (the CLI is one).
 export { budgetPastDeadline, queuedLine, refusalLine, roughDuration, utcClock } from './kernel/words';
-export { excerpt } from './workflows/follow-up/start-metadata';
+export { excerpt } from './client/start-metadata';

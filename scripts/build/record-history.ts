@@ -10,7 +10,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { checkFollowUpInput } from '../../src/client';
 import { startLocalStack, type LocalStack } from '../stack/local-stack';
 import { coordinatorWorkflowId, watcherWorkflowId } from '../../src/kernel/workflow-ids';
-import { followUpStartMetadata } from '../../src/workflows/follow-up/start-metadata';
+import { followUpStartMetadata } from '../../src/client/start-metadata';
 import { watchShardOf } from '../../src/workflows/job-watcher/watch-registry';
 import type { FollowUpInput } from '../../src/client/input';
 import type { followUpWorkflow } from '../../src/workflows/follow-up/follow-up';

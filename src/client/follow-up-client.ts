@@ -41,7 +41,7 @@ import { setDefaultBudgetSignal } from '../workflows/budget-defaults/messages';
 import type { checkAgentJobWorkflow } from '../workflows/check-job/check-job';
 import type { followUpWorkflow } from '../workflows/follow-up/follow-up';
 import { pollNowUpdate, progressQuery, sendAnswerUpdate } from '../workflows/follow-up/messages';
-import { followUpStartMetadata } from '../workflows/follow-up/start-metadata';
+import { followUpStartMetadata } from './start-metadata';
 import {
   describeWorkflowIdInUse,
   workflowIdMismatches,

@@ -10,7 +10,7 @@ import {
 import { followUpWorkflowId } from '../client';
 import { formatMs } from '../client/input';
 import { AgentJobId, AgentProjectId } from '../kernel/search-attributes';
-import { followUpStartMetadata } from '../workflows/follow-up/start-metadata';
+import { followUpStartMetadata } from '../client/start-metadata';
 import type { followUpWorkflow } from '../workflows/follow-up/follow-up';
 import type { CheckedScheduleRequest, ScheduleOverlapChoice } from './request';
 import { FOLLOW_UP_WORKFLOW_TYPE } from '../kernel/workflow-ids';

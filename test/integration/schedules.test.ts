@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError } from '@temporalio/client';
 import { ExitCode } from '../../src/cli';
 import { followUpWorkflowId } from '../../src/client';
-import { followUpSummary } from '../../src/workflows/follow-up/start-metadata';
+import { followUpSummary } from '../../src/client/start-metadata';
 import {
   FollowUpSchedules,
   followUpScheduleId,

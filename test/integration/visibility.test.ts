@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import type { FollowUpWorker } from '../../src/worker/follow-up-worker';
-import { MAX_SUMMARY_BYTES, utf8Length } from '../../src/workflows/follow-up/start-metadata';
+import { MAX_SUMMARY_BYTES, utf8Length } from '../../src/client/start-metadata';
 import { AgentFollowUpOutcome, AgentJobStatus, AgentPrLink, AgentProjectId } from '../../src/kernel/search-attributes';
 import type { followUpWorkflow } from '../../src/workflows/follow-up/follow-up';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';

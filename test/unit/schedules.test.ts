@@ -1,7 +1,7 @@
 import { DEFAULT_POLLING } from '../../src/kernel/request';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { followUpWorkflowId } from '../../src/client';
-import { followUpStartMetadata } from '../../src/workflows/follow-up/start-metadata';
+import { followUpStartMetadata } from '../../src/client/start-metadata';
 import {
   buildScheduleOptions,
   checkScheduleRequest,

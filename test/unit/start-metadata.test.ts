@@ -7,7 +7,7 @@ import {
   MAX_SUMMARY_BYTES,
   truncateUtf8,
   utf8Length,
-} from '../../src/workflows/follow-up/start-metadata';
+} from '../../src/client/start-metadata';
 
 const ref = { projectId: 'proj-1', jobId: 'job-7' };
 

@@ -1,12 +1,12 @@
 /**
  * What the Web UI shows about a follow-up before anyone opens its input: a one-line summary in the workflow list, a
- * Markdown details block in the overview, and the search attributes that let a list query find it. Pure: the client,
- * the schedules and workflow code use it alike.
+ * Markdown details block in the overview, and the search attributes that let a list query find it, set by
+ * whoever starts the follow-up (the client, and schedules for their runs).
  */
 import type { SearchAttributePair } from '@temporalio/common';
-import { formatMs } from '../../kernel/duration';
-import type { FollowUpRequest } from '../../kernel/request';
-import { AgentJobId, AgentProjectId } from '../../kernel/search-attributes';
+import { formatMs } from '../kernel/duration';
+import type { FollowUpRequest } from '../kernel/request';
+import { AgentJobId, AgentProjectId } from '../kernel/search-attributes';
 
 /** Temporal's limit for a static summary. */
 export const MAX_SUMMARY_BYTES = 200;

@@ -12,7 +12,13 @@ import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { AgentApiClient } from '../agent-api/http-client';
 import type { WatchAnswer } from '../workflows/follow-up/watch-answer';
-import { readFailed, readSucceeded, reportOf, WatchBook, type WatchedWait } from '../workflows/job-watcher/watch-book';
+import {
+  readFailed,
+  readSucceeded,
+  reportOf,
+  ReaderBook,
+  type WatchedWait,
+} from '../workflows/job-watcher/reader-book';
 import { sleepUnlessAborted } from '../agent-api/abort-signals';
 import type { StartWatching } from './start-watching';
 import { apiCounters, countedApiCall } from './api-metrics';
@@ -86,7 +92,7 @@ export function createWatchJobs(
     // Each read in flight listens for the attempt's cancellation.
     setMaxListeners(READS_AT_ONCE + 8, context.cancellationSignal);
     const watcher = temporal.workflow.getHandle(watcherId);
-    const book = new WatchBook();
+    const book = new ReaderBook();
     const invalidInARow = new Map<string, number>();
     /** Waits read since the last refresh: their figures go to the watcher with the next book query, for `status`. */
     const readSinceRefresh = new Set<string>();

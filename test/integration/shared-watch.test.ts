@@ -8,7 +8,7 @@ import { Worker } from '@temporalio/worker';
 import { ExitCode } from '../../src/cli';
 import type { FollowUpInput, FollowUpStatus } from '../../src/client';
 import { FollowUpReportSchema } from '../../src/command-line/json-output';
-import { watchShardOf } from '../../src/workflows/job-watcher/watch-registry';
+import { watchShardOf } from '../../src/workflows/job-watcher/watcher-book';
 import { runCliOn } from '../support/cli-runner';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { heldWaits, startWatchingWorker, type WatchingWorker } from '../support/shard-watchers';

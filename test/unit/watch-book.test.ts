@@ -1,7 +1,7 @@
 import type { AgentJob } from '../../src/kernel/agent-job';
 import { isAnswerTo, isEarlierAnswer } from '../../src/workflows/follow-up/watch-answer';
-import { readFailed, readSucceeded, WatchBook } from '../../src/workflows/job-watcher/watch-book';
-import { watchShardOf, WatchRegistry } from '../../src/workflows/job-watcher/watch-registry';
+import { readFailed, readSucceeded, ReaderBook } from '../../src/workflows/job-watcher/reader-book';
+import { watchShardOf, WatcherBook } from '../../src/workflows/job-watcher/watcher-book';
 import { reservedWorkflowIdProblem } from '../../src/workflows/follow-up/workflow-id-owner';
 import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';
 import { type WatchRegistration } from '../../src/workflows/job-watcher/messages';
@@ -12,9 +12,9 @@ const registration = (overrides: Partial<WatchRegistration> = {}) => watchRegist
 
 const job = (status: string, prLink: string | null = null): AgentJob => ({ id: 'j', status, prLink });
 
-describe('WatchRegistry', () => {
+describe('WatcherBook', () => {
   test('gives the changes since a version: new and replaced waits, and who left', () => {
-    const registry = new WatchRegistry();
+    const registry = new WatcherBook();
     registry.upsert(registration());
     registry.upsert(registration({ workflowId: 'b' }));
     const first = registry.changesSince(0);
@@ -33,7 +33,7 @@ describe('WatchRegistry', () => {
   });
 
   test('an earlier round of the same run never replaces a later one; another run of the workflow id does', () => {
-    const registry = new WatchRegistry({ registrations: [registration({ round: 3 })] });
+    const registry = new WatcherBook({ registrations: [registration({ round: 3 })] });
     registry.upsert(registration({ round: 2 }));
     expect(registry.all()[0]?.round).toBe(3);
     registry.upsert(registration({ runId: 'run-2', round: 1 }));
@@ -41,7 +41,7 @@ describe('WatchRegistry', () => {
   });
 
   test('an answer forgets only the round it answered, and only for its run', () => {
-    const registry = new WatchRegistry({ registrations: [registration({ round: 2 })] });
+    const registry = new WatcherBook({ registrations: [registration({ round: 2 })] });
     registry.remove('followup/p/j/1', 'run-1', 1);
     registry.remove('followup/p/j/1', 'run-0');
     expect(registry.size).toBe(1);
@@ -50,13 +50,13 @@ describe('WatchRegistry', () => {
   });
 
   test('a version this run never gave out gets the whole book', () => {
-    const registry = new WatchRegistry({ registrations: [registration()] });
+    const registry = new WatcherBook({ registrations: [registration()] });
     expect(registry.changesSince(99).full).toBe(true);
   });
 
   describe('its size, in bytes of the continue-as-new input (the server refuses more than 2 MB)', () => {
     /** The next run's input, as the payload converter stores it. */
-    const carriedBytes = (registry: WatchRegistry, nowMs = T0) =>
+    const carriedBytes = (registry: WatcherBook, nowMs = T0) =>
       Buffer.byteLength(JSON.stringify({ ...registry.carried(nowMs), bookLimitBytes: registry.limitBytes }));
     const nth = (i: number, overrides: Partial<WatchRegistration> = {}) =>
       registration({ workflowId: `followup/projé/job-${i}/🦜`, runId: `run-${i}`, jobId: `job-${i}`, ...overrides });
@@ -69,7 +69,7 @@ describe('WatchRegistry', () => {
     });
 
     test('takes waits in until the next would pass the limit; what it counts is what the input takes, UTF-8 counted', () => {
-      const registry = new WatchRegistry({}, T0, 5_000);
+      const registry = new WatcherBook({}, T0, 5_000);
       let admitted = 0;
       while (registry.admit(nth(admitted), T0)) admitted += 1;
       expect(admitted).toBeGreaterThan(5);
@@ -77,7 +77,7 @@ describe('WatchRegistry', () => {
       expect(registry.admit(nth(admitted + 1), T0)).toBe(false);
       expect(registry.size).toBe(admitted);
       // Never less than the input takes but for its frame, and at most a byte or two a wait more (two refusals kept).
-      const frame = carriedBytes(new WatchRegistry({}, T0, 5_000));
+      const frame = carriedBytes(new WatcherBook({}, T0, 5_000));
       const taken = carriedBytes(registry) - frame;
       expect(registry.carriedBytes).toBeGreaterThanOrEqual(taken);
       expect(registry.carriedBytes - taken).toBeLessThanOrEqual(2 * (admitted + 2));
@@ -85,7 +85,7 @@ describe('WatchRegistry', () => {
     });
 
     test('a full book still takes a new round of a wait it keeps (it replaces it), and a late repeat of an older round changes nothing', () => {
-      const registry = new WatchRegistry({}, T0, 5_000);
+      const registry = new WatcherBook({}, T0, 5_000);
       let admitted = 0;
       while (registry.admit(nth(admitted, { round: 5 }), T0)) admitted += 1;
       expect(registry.admit(nth(0, { round: 6 }), T0)).toBe(true);
@@ -95,7 +95,7 @@ describe('WatchRegistry', () => {
     });
 
     test('a wait refused goes to the reader as a refusal, and the follow-up’s earlier wait is forgotten; the room a wait left takes the next', () => {
-      const registry = new WatchRegistry({}, T0, 5_000);
+      const registry = new WatcherBook({}, T0, 5_000);
       let admitted = 0;
       while (registry.admit(nth(admitted), T0)) admitted += 1;
       const version = registry.changesSince(0).version;
@@ -114,21 +114,21 @@ describe('WatchRegistry', () => {
     });
 
     test('a refusal is kept until its follow-up registers again or leaves, or for two minutes, and carried over a continue-as-new', () => {
-      const registry = new WatchRegistry({ registrations: [nth(0)] }, T0, 100);
+      const registry = new WatcherBook({ registrations: [nth(0)] }, T0, 100);
       for (const i of [1, 2, 3]) expect(registry.admit(nth(i), T0)).toBe(false);
       registry.remove(nth(1).workflowId, nth(1).runId);
       registry.remove(nth(0).workflowId, nth(0).runId, 1);
-      const next = new WatchRegistry(registry.carried(T0 + 60_000), T0 + 60_000, 100);
+      const next = new WatcherBook(registry.carried(T0 + 60_000), T0 + 60_000, 100);
       expect(next.changesSince(0).refused).toEqual([refusalOf(nth(2)), refusalOf(nth(3))]);
       // The limit raised since: the follow-up registers again and is taken in.
-      const raised = new WatchRegistry(registry.carried(T0 + 60_000), T0 + 60_000, 5_000);
+      const raised = new WatcherBook(registry.carried(T0 + 60_000), T0 + 60_000, 5_000);
       expect(raised.admit(nth(2, { round: 2 }), T0 + 60_000)).toBe(true);
       expect(raised.changesSince(0).refused).toEqual([refusalOf(nth(3))]);
       expect(registry.carried(T0 + 2 * 60_000 + 1).refusals).toEqual([]);
     });
 
     test('a refusal made after the reader stopped is carried however long the run takes to wind down', () => {
-      const registry = new WatchRegistry({ registrations: [nth(0)] }, T0, 100);
+      const registry = new WatcherBook({ registrations: [nth(0)] }, T0, 100);
       const readerStoppedAtMs = T0;
       expect(registry.admit(nth(1), T0 + 1_000)).toBe(false);
       expect(registry.admit(nth(2), T0 + 6 * 60_000)).toBe(false);
@@ -139,7 +139,7 @@ describe('WatchRegistry', () => {
     });
 
     test('refusals keep to their own share of the input: the oldest go first', () => {
-      const registry = new WatchRegistry({}, T0, 0);
+      const registry = new WatcherBook({}, T0, 0);
       for (let i = 0; i < 3_000; i += 1) registry.admit(nth(i), T0);
       const { refused } = registry.changesSince(0);
       expect(refused.length).toBeGreaterThan(1_000);
@@ -149,7 +149,7 @@ describe('WatchRegistry', () => {
     });
 
     test('waits carried from the run before are all kept, even past a limit lowered since', () => {
-      const registry = new WatchRegistry({ registrations: [nth(0), nth(1), nth(2)] }, T0, 100);
+      const registry = new WatcherBook({ registrations: [nth(0), nth(1), nth(2)] }, T0, 100);
       expect(registry.size).toBe(3);
       expect(registry.admit(nth(3), T0)).toBe(false);
     });
@@ -162,7 +162,7 @@ describe('WatchRegistry', () => {
   });
 });
 
-describe('WatchBook', () => {
+describe('ReaderBook', () => {
   test('a reader taking over after a crash reads at once the waits whose read fell due while no one read, the most overdue first', () => {
     const waits = [
       registration({ workflowId: 'a' }), // reads at T0 + 5, 15, 35, 75 s
@@ -170,19 +170,19 @@ describe('WatchBook', () => {
       registration({ workflowId: 'c', schedule: defaultSchedule(T0 + 32_000) }), // 37, 47
       registration({ workflowId: 'e', schedule: defaultSchedule(T0 + 10_000) }), // 15, 25, 45: its last read came before the crash
     ];
-    const book = new WatchBook();
+    const book = new ReaderBook();
     book.apply({ version: 1, full: true, upserts: waits, removed: [], refused: [] }, T0 + 40_000, T0 + 30_000);
     expect(book.due(T0 + 40_000, 10).map((wait) => wait.registration.workflowId)).toEqual(['b', 'a', 'c']);
     expect(book.get('e')?.dueAtMs).toBe(T0 + 45_000);
     // A first reader (nothing missed) keeps to the schedule's next points.
-    const fresh = new WatchBook();
+    const fresh = new ReaderBook();
     fresh.apply({ version: 1, full: true, upserts: waits, removed: [], refused: [] }, T0 + 40_000);
     expect(fresh.due(T0 + 40_000, 10)).toEqual([]);
     expect(fresh.get('a')?.dueAtMs).toBe(T0 + 75_000);
   });
 
   test('a wait is due at its schedule’s next point, or at once when a read is asked for', () => {
-    const book = new WatchBook();
+    const book = new ReaderBook();
     book.apply(
       {
         version: 1,
@@ -200,7 +200,7 @@ describe('WatchBook', () => {
   });
 
   test('an unchanged read plans the next; a change answers and stops the reads until the next round', () => {
-    const book = new WatchBook();
+    const book = new ReaderBook();
     book.apply({ version: 1, full: true, upserts: [registration()], removed: [], refused: [] }, T0);
     const wait = book.get('followup/p/j/1')!;
     expect(readSucceeded(wait, job('active'), T0 + 5_000, T0 + 5_000)).toEqual({ answer: false, recovered: false });
@@ -229,7 +229,7 @@ describe('WatchBook', () => {
   });
 
   test('a round replaced before it was answered (a read asked for) keeps its reads: the follow-up never heard of them', () => {
-    const book = new WatchBook();
+    const book = new ReaderBook();
     book.apply({ version: 1, full: true, upserts: [registration()], removed: [], refused: [] }, T0);
     readSucceeded(book.get('followup/p/j/1')!, job('active'), T0 + 5_000, T0 + 5_000);
     readSucceeded(book.get('followup/p/j/1')!, job('active'), T0 + 15_000, T0 + 15_000);
@@ -247,7 +247,7 @@ describe('WatchBook', () => {
   });
 
   test('an unchanged terminal read answers once the settle window has passed', () => {
-    const book = new WatchBook();
+    const book = new ReaderBook();
     const known = { status: 'completed', prLink: null, archivedAt: null };
     book.apply(
       {
@@ -265,7 +265,7 @@ describe('WatchBook', () => {
   });
 
   test('failed reads are counted from the first; Retry-After moves the next read, or past the deadline says so', () => {
-    const book = new WatchBook();
+    const book = new ReaderBook();
     book.apply({ version: 1, full: true, upserts: [registration()], removed: [], refused: [] }, T0);
     const wait = book.get('followup/p/j/1')!;
     expect(readFailed(wait, 'AgentApiServerError: HTTP 500', T0 + 5_000, T0 + 5_000, 0)).toEqual({
@@ -288,7 +288,7 @@ describe('WatchBook', () => {
   });
 
   test('a later run of the workflow id is not dropped for an earlier run that ended', () => {
-    const book = new WatchBook();
+    const book = new ReaderBook();
     book.apply({ version: 1, full: true, upserts: [registration({ runId: 'run-2' })], removed: [], refused: [] }, T0);
     book.drop('followup/p/j/1', 'run-1');
     expect(book.size).toBe(1);
@@ -344,7 +344,7 @@ test('an answer to an earlier wait is told from one nobody should have sent, so 
 });
 
 test('an unwatch names its wait: one for another wait (an earlier one, or a guess) forgets nothing', () => {
-  const registry = new WatchRegistry({}, T0, 1_000_000);
+  const registry = new WatcherBook({}, T0, 1_000_000);
   registry.admit(registration({ round: 2, replyTo: 'second' }), T0);
   registry.remove('followup/p/j/1', 'run-1', undefined, 'first');
   registry.remove('followup/p/j/1', undefined, undefined, 'guess');

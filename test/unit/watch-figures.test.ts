@@ -1,9 +1,9 @@
 import { describeWatchLine, failingLine } from '../../src/command-line/render';
 import { followUpReport, FollowUpReportSchema } from '../../src/command-line/json-output';
 import type { FollowUpProgress } from '../../src/kernel/types';
-import { readFailed, readSucceeded, reportOf, WatchBook } from '../../src/workflows/job-watcher/watch-book';
+import { readFailed, readSucceeded, reportOf, ReaderBook } from '../../src/workflows/job-watcher/reader-book';
 import { nextReadAtMs, watchFiguresOf, type WatchedWaitFacts } from '../../src/workflows/job-watcher/watch-figures';
-import { WatchRegistry } from '../../src/workflows/job-watcher/watch-registry';
+import { WatcherBook } from '../../src/workflows/job-watcher/watcher-book';
 import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';
 import { type WatchRegistration } from '../../src/workflows/job-watcher/messages';
 
@@ -129,9 +129,9 @@ describe('watchFiguresOf', () => {
   });
 });
 
-describe('WatchRegistry keeps what status asks for', () => {
+describe('WatcherBook keeps what status asks for', () => {
   test('a run is watched since its first registration, across its rounds; another run starts over', () => {
-    const registry = new WatchRegistry();
+    const registry = new WatcherBook();
     registry.upsert(registration(), T0);
     registry.upsert(registration({ round: 2 }), T0 + 60_000);
     expect(registry.view('followup/p/j/1')).toMatchObject({ watchedSinceMs: T0, registration: { round: 2 } });
@@ -141,18 +141,18 @@ describe('WatchRegistry keeps what status asks for', () => {
   });
 
   test('carries since when over a continue-as-new', () => {
-    const registry = new WatchRegistry(
+    const registry = new WatcherBook(
       { registrations: [registration()], watchedSince: { 'followup/p/j/1': T0 - 5_000 } },
       T0,
     );
     expect(registry.carried(T0).watchedSince).toEqual({ 'followup/p/j/1': T0 - 5_000 });
     expect(
-      new WatchRegistry({ registrations: [registration({ workflowId: 'new' })] }, T0).view('new')?.watchedSinceMs,
+      new WatcherBook({ registrations: [registration({ workflowId: 'new' })] }, T0).view('new')?.watchedSinceMs,
     ).toBe(T0);
   });
 
   test("keeps the reader's report of a registered run, and forgets it when the wait leaves", () => {
-    const registry = new WatchRegistry({ registrations: [registration()] }, T0);
+    const registry = new WatcherBook({ registrations: [registration()] }, T0);
     const kept = { workflowId: 'followup/p/j/1', runId: 'run-1', ...report() };
     registry.noteReports([kept, { ...kept, workflowId: 'unknown' }, { ...kept, runId: 'run-0', reads: 99 }]);
     expect(registry.view('followup/p/j/1')?.report).toEqual(kept);
@@ -163,7 +163,7 @@ describe('WatchRegistry keeps what status asks for', () => {
 });
 
 test('the book reports a wait as it stands: its reads, the last one, failures and the next read', () => {
-  const book = new WatchBook();
+  const book = new ReaderBook();
   book.apply({ version: 1, full: true, upserts: [registration()], removed: [], refused: [] }, T0);
   const wait = book.get('followup/p/j/1')!;
   expect(reportOf(wait)).toMatchObject({ reads: 0, lastRead: null, nextReadAtMs: T0 + 5_000 });

@@ -20,7 +20,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { WATCH_BOOK_LIMIT_BYTES, WatchRegistry } from './watch-registry';
+import { WATCH_BOOK_LIMIT_BYTES, WatcherBook } from './watcher-book';
 import { checkRegistration, checkReports, checkUnwatch } from './watch-messages';
 import { renderWatcherDetails } from './watcher-details';
 import { unwatchJobSignal, watchChangesQuery, watchedWaitQuery, watchJobSignal, type WatcherStart } from './messages';
@@ -59,22 +59,22 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     typeof start.bookLimitBytes === 'number' && start.bookLimitBytes > 0
       ? start.bookLimitBytes
       : WATCH_BOOK_LIMIT_BYTES;
-  const registry = new WatchRegistry(start, Date.now(), limitBytes);
+  const book = new WatcherBook(start, Date.now(), limitBytes);
   let signals = 0;
   let refused = 0;
   setHandler(watchJobSignal, (message) => {
     signals += 1;
     const registration = checkRegistration(message);
     if (!registration) return void log.warn('Ignored a malformed watchJob registration');
-    if (registry.admit(registration, Date.now())) return;
+    if (book.admit(registration, Date.now())) return;
     refused += 1;
     // Once a run: a full watcher refuses every new wait, and its details keep the count.
     if (refused === 1) {
       log.warn(
         'The book is full: waits are refused and their follow-ups poll for themselves; more shards (AGENT_WATCH_SHARDS) give each watcher fewer',
         {
-          waits: registry.size,
-          bookBytes: registry.bookBytes,
+          waits: book.size,
+          bookBytes: book.bookBytes,
           limitBytes,
         },
       );
@@ -84,14 +84,14 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     signals += 1;
     const unwatch = checkUnwatch(message);
     if (!unwatch) return void log.warn('Ignored a malformed unwatchJob signal');
-    registry.remove(unwatch.workflowId, unwatch.runId, unwatch.round, unwatch.replyTo);
+    book.remove(unwatch.workflowId, unwatch.runId, unwatch.round, unwatch.replyTo);
   });
   setHandler(watchChangesQuery, (version, reports) => {
-    // The reader's reports only feed watchedWaitQuery: nothing the workflow decides reads them (see WatchRegistry).
-    registry.noteReports(checkReports(reports));
-    return registry.changesSince(typeof version === 'number' ? version : 0);
+    // The reader's reports only feed watchedWaitQuery: nothing the workflow decides reads them (see WatcherBook).
+    book.noteReports(checkReports(reports));
+    return book.changesSince(typeof version === 'number' ? version : 0);
   });
-  setHandler(watchedWaitQuery, (workflowId) => registry.view(String(workflowId)));
+  setHandler(watchedWaitQuery, (workflowId) => book.view(String(workflowId)));
 
   const reading = new CancellationScope();
   const reader = reading
@@ -103,8 +103,8 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     setCurrentDetails(
       renderWatcherDetails({
         taskQueue: servedTaskQueue(workflowInfo().taskQueue),
-        waits: registry.size,
-        bookBytes: registry.bookBytes,
+        waits: book.size,
+        bookBytes: book.bookBytes,
         limitBytes,
         refused,
       }),
@@ -113,13 +113,13 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       workflowInfo().continueAsNewSuggested ||
       signals >= SIGNALS_PER_RUN ||
       workflowInfo().historyLength >= EVENTS_PER_RUN;
-    const size = registry.size;
+    const size = book.size;
     const refusedBefore = refused;
     if (size === 0) {
-      const busy = await condition(() => registry.size > 0 || shouldContinue(), IDLE_FOR_MS);
+      const busy = await condition(() => book.size > 0 || shouldContinue(), IDLE_FOR_MS);
       if (!busy) break;
     } else {
-      await condition(() => registry.size !== size || refused !== refusedBefore || shouldContinue());
+      await condition(() => book.size !== size || refused !== refusedBefore || shouldContinue());
     }
     if (shouldContinue()) {
       const readerStoppedAtMs = Date.now();
@@ -127,7 +127,7 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       await reader;
       await condition(allHandlersFinished);
       await continueAsNew<typeof jobWatcherWorkflow>({
-        ...registry.carried(readerStoppedAtMs),
+        ...book.carried(readerStoppedAtMs),
         bookLimitBytes: limitBytes,
       });
     }

@@ -1,5 +1,5 @@
 /**
- * What a job watcher keeps (workflow side, pure): the waits registered with it, each under the id of the follow-up
+ * The watcher's book (workflow side, pure): the waits registered with it, each under the id of the follow-up
  * that waits, and a version for every change, so its polling activity asks for the changes since it last asked rather
  * than the whole book (a query's answer is a payload: 2 MB at most). The book goes whole into the next run's input at
  * continue-as-new, which the server refuses past 2 MB (and then terminates the watcher): so it keeps to a size in
@@ -29,7 +29,7 @@ const REFUSALS_LIMIT_BYTES = 200_000;
  */
 const REFUSALS_KEPT_MS = 2 * 60_000;
 
-export class WatchRegistry {
+export class WatcherBook {
   private readonly entries = new Map<
     string,
     { registration: WatchRegistration; version: number; sinceMs: number; bytes: number }

@@ -1,5 +1,5 @@
 /**
- * The book a watcher's polling activity keeps (pure): every registered wait with when it is next due, what its reads
+ * The reader's book (the watcher's polling activity keeps it; pure): every registered wait with when it is next due, what its reads
  * so far showed, and whether its follow-up heard of trouble. The rules are the per-follow-up poll's: the same schedule
  * (nextPollAt), the same "is this read an answer" (`isAnswer`), the same counting of failed reads.
  */
@@ -49,7 +49,7 @@ function firstDue(registration: WatchRegistration, nowMs: number, unreadSinceMs:
   return nextPollAt(registration.schedule, nowMs);
 }
 
-export class WatchBook {
+export class ReaderBook {
   private readonly waits = new Map<string, WatchedWait>();
   version = 0;
 

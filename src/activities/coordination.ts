@@ -62,6 +62,11 @@ export interface CoordinationSettings {
    * 2 MB payload limit): lower it for a server with a lower limit.blobSize.error. Tests lower it to fill a book.
    */
   watchBookLimitBytes?: number;
+  /**
+   * From how many waits a watcher this worker starts reads its book with one long activity rather than its own timers
+   * (default 200, see job-watcher.ts). Only tests set it, to exercise the long reader with a few waits.
+   */
+  watchLongReaderFrom?: number;
 }
 
 export const DEFAULT_COORDINATION: CoordinationSettings = {

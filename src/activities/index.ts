@@ -13,6 +13,7 @@ import { SEND_NOT_RECORDED, SEND_SLOT_EXPIRED, type SendFailureDetails } from '.
 import { countedApiCall } from './api-metrics';
 import { createCoordinationActivities, type CoordinationSettings } from './coordination';
 import { createPollAgentJob } from './poll-agent-job';
+import { createReadWatchedJobs } from './read-watched-jobs';
 import { createWatchJobs } from './watch-jobs';
 import { jobState, type JobState } from '../kernel/agent-job';
 import { createStartWatching } from './start-watching';
@@ -53,7 +54,10 @@ export function createActivities({
   coordination,
   notify = {},
 }: ActivityDependencies): FollowUpActivities {
-  const startWatching = createStartWatching(temporal, coordination.watchBookLimitBytes);
+  const startWatching = createStartWatching(temporal, {
+    ...(coordination.watchBookLimitBytes !== undefined ? { bookLimitBytes: coordination.watchBookLimitBytes } : {}),
+    ...(coordination.watchLongReaderFrom !== undefined ? { longReaderFrom: coordination.watchLongReaderFrom } : {}),
+  });
   /** The watcher's address as a follow-up of this activity's task queue registers with it. */
   const watcherFor = (watcherId: string) => ({
     watcherId,
@@ -120,6 +124,7 @@ export function createActivities({
     ...createCoordinationActivities(temporal, coordination, notify.defaultUrl),
 
     watchJobs: createWatchJobs(api, temporal, stopping, startWatching),
+    readWatchedJobs: createReadWatchedJobs(api, temporal, stopping),
     deliverNotification: createDeliverNotification(notify),
 
     /**

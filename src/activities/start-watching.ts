@@ -6,7 +6,7 @@
  */
 import { ApplicationFailure, log } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type { JobWatcherWorkflow } from '../workflows/job-watcher/messages';
+import type { JobWatcherWorkflow, WatcherStart } from '../workflows/job-watcher/messages';
 import { JOB_WATCHER_WORKFLOW_TYPE, WATCHER_ID_TAKEN } from '../kernel/workflow-ids';
 import { watchJobSignal, type WatchRegistration } from '../workflows/job-watcher/messages';
 
@@ -23,7 +23,7 @@ export type StartWatching = (address: WatcherAddress, registration: WatchRegistr
  * once per worker (one describe per watcher run; a watcher continues as new every few thousand signals): a foreign one
  * fails the registration with WatcherIdTaken, logged once per run as an error with the fix.
  */
-export function createStartWatching(temporal: Client, bookLimitBytes: number | undefined): StartWatching {
+export function createStartWatching(temporal: Client, start: WatcherStart): StartWatching {
   const ours = new Set<string>();
   const reportedForeign = new Set<string>();
   return async ({ watcherId, taskQueue }, registration) => {
@@ -32,7 +32,7 @@ export function createStartWatching(temporal: Client, bookLimitBytes: number | u
       {
         workflowId: watcherId,
         taskQueue,
-        args: [bookLimitBytes !== undefined ? { bookLimitBytes } : {}],
+        args: [start],
         signal: watchJobSignal,
         signalArgs: [registration],
         staticSummary: 'Reads the jobs of waiting follow-ups for them, and tells each when its job answered',

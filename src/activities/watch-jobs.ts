@@ -12,18 +12,11 @@ import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { AgentApiClient } from '../agent-api/http-client';
 import type { WatchAnswer } from '../workflows/follow-up/watch-answer';
-import {
-  readFailed,
-  readSucceeded,
-  reportOf,
-  ReaderBook,
-  type WatchedWait,
-} from '../workflows/job-watcher/reader-book';
+import { reportOf, ReaderBook } from '../workflows/job-watcher/reader-book';
 import { sleepUnlessAborted } from '../agent-api/abort-signals';
 import type { StartWatching } from './start-watching';
-import { apiCounters, countedApiCall } from './api-metrics';
-import { judgeFailedRead, retryAfterPastDeadline, type WaitFailure } from './read-rules';
-import { jobAnswerSignal, readTroubleSignal } from '../workflows/follow-up/messages';
+import { createWaitReader } from './wait-reader';
+import { jobAnswerSignal } from '../workflows/follow-up/messages';
 import { unwatchJobSignal, watchChangesQuery, type WatchRefusal } from '../workflows/job-watcher/messages';
 /**
  * How often the book is brought up to date: a new wait (or a read asked for) is read within about this. Each refresh is
@@ -93,7 +86,6 @@ export function createWatchJobs(
     setMaxListeners(READS_AT_ONCE + 8, context.cancellationSignal);
     const watcher = temporal.workflow.getHandle(watcherId);
     const book = new ReaderBook();
-    const invalidInARow = new Map<string, number>();
     /** Waits read since the last refresh: their figures go to the watcher with the next book query, for `status`. */
     const readSinceRefresh = new Set<string>();
     let inFlight = 0;
@@ -200,113 +192,17 @@ export function createWatchJobs(
       }
     };
 
-    const tell = async (wait: WatchedWait, send: () => Promise<void>): Promise<boolean> => {
-      try {
-        await send();
-        return true;
-      } catch (error) {
-        if (error instanceof WorkflowNotFoundError) {
-          // The follow-up ended (or was terminated) without leaving: forget its wait, here and in the book.
-          const { workflowId, runId, replyTo } = wait.registration;
-          book.drop(workflowId, runId);
-          await watcher.signal(unwatchJobSignal, { workflowId, runId, replyTo }).catch(() => undefined);
-          return false;
-        }
-        log.warn('Could not tell a follow-up what its watcher read; trying again at the next read', {
-          workflowId: wait.registration.workflowId,
-          error: String(error),
-        });
-        return false;
-      }
-    };
-    /** Answers the wait; the watcher then forgets it (the follow-up registers its next wait, if any): no signal back. */
-    const answer = async (wait: WatchedWait, message: WatchAnswer): Promise<boolean> => {
-      const { workflowId, runId, round, replyTo } = wait.registration;
-      const told = await tell(wait, () =>
-        temporal.workflow.getHandle(workflowId, runId).signal(jobAnswerSignal, message),
-      );
-      if (told) await watcher.signal(unwatchJobSignal, { workflowId, runId, round, replyTo }).catch(() => undefined);
-      return told;
-    };
-
-    const read = async (wait: WatchedWait): Promise<void> => {
-      const { registration } = wait;
-      const readAtMs = Date.now();
-      try {
-        const job = await countedApiCall('get_job', () => api.getAgentJob(registration, context.cancellationSignal));
-        invalidInARow.delete(registration.workflowId);
-        apiCounters(context).polls.add(1, { status: job.status });
-        const { answer: answers, recovered } = readSucceeded(wait, job, readAtMs, Date.now());
-        if (answers) {
-          const told = await answer(wait, {
-            round: registration.round,
-            replyTo: registration.replyTo,
-            kind: 'read',
-            job,
-            readAtMs,
-            polls: wait.polls,
-            sawActive: wait.sawActive,
-          });
-          if (!told) wait.answered = false;
-        } else if (recovered) {
-          if (
-            await tell(wait, () =>
-              temporal.workflow.getHandle(registration.workflowId, registration.runId).signal(readTroubleSignal, null),
-            )
-          )
-            wait.troubleTold = false;
-        }
-      } catch (error) {
-        if (aborted()) return;
-        const judged = judgeFailedRead(error, invalidInARow.get(registration.workflowId) ?? 0, registration);
-        if (judged.ends) return void (await fail(wait, judged.failure));
-        const message = judged.lastError;
-        if (judged.invalid)
-          invalidInARow.set(registration.workflowId, (invalidInARow.get(registration.workflowId) ?? 0) + 1);
-        const { retryAfterMs } = judged;
-        const { pastDeadline } = readFailed(wait, message, readAtMs, Date.now(), retryAfterMs);
-        if (pastDeadline) {
-          return void (await fail(
-            wait,
-            retryAfterPastDeadline(registration, {
-              retryAfterMs,
-              failingSinceMs: wait.failingSinceMs,
-              failedReads: wait.failedReads,
-              lastError: message,
-            }),
-          ));
-        }
-        // Told when failing begins and again each time the count doubles: the follow-up's count is never off by more than
-        // half, and a day of failures costs it about a dozen signals.
-        if (!wait.troubleTold || isPowerOfTwo(wait.failedReads)) {
-          const trouble = {
-            since: new Date(wait.failingSinceMs ?? readAtMs).toISOString(),
-            lastError: message,
-            failedReads: wait.failedReads,
-          };
-          if (
-            await tell(wait, () =>
-              temporal.workflow
-                .getHandle(registration.workflowId, registration.runId)
-                .signal(readTroubleSignal, trouble),
-            )
-          )
-            wait.troubleTold = true;
-        }
-      }
-    };
-
-    const fail = async (wait: WatchedWait, failure: WaitFailure): Promise<void> => {
-      wait.answered = true;
-      const told = await answer(wait, {
-        round: wait.registration.round,
-        replyTo: wait.registration.replyTo,
-        kind: 'failure',
-        ...failure,
-        polls: wait.polls,
-      });
-      if (!told) wait.answered = false;
-    };
+    const read = createWaitReader(api, temporal, context, aborted, {
+      // The watcher then forgets the wait (the follow-up registers its next wait, if any).
+      answered: async ({ registration: { workflowId, runId, round, replyTo } }) => {
+        await watcher.signal(unwatchJobSignal, { workflowId, runId, round, replyTo }).catch(() => undefined);
+      },
+      // The follow-up ended (or was terminated) without leaving: forget its wait, here and in the book.
+      gone: async ({ registration: { workflowId, runId, replyTo } }) => {
+        book.drop(workflowId, runId);
+        await watcher.signal(unwatchJobSignal, { workflowId, runId, replyTo }).catch(() => undefined);
+      },
+    });
 
     /**
      * The watcher's run closed under this attempt without stopping it first (it stops its reader before it continues
@@ -408,8 +304,4 @@ export function createWatchJobs(
 /** Why the attempt was cancelled: NOT_FOUND when its workflow run has closed (the SDK's CancelledFailure message). */
 function cancellationReason(reason: unknown): string | undefined {
   return reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : undefined;
-}
-
-function isPowerOfTwo(count: number): boolean {
-  return count > 0 && (count & (count - 1)) === 0;
 }

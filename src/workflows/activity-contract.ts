@@ -8,6 +8,7 @@ import type { AgentJob, JobRef, JobState } from '../kernel/agent-job';
 import type { PollSchedule, WaitRequest } from '../kernel/poll-schedule';
 import type { DeliveryRecord, NotificationDelivered, NotificationDelivery } from '../kernel/types';
 import type { WatchRegistration } from './job-watcher/messages';
+import type { WatchedWait } from './job-watcher/reader-book';
 import type { QueueNotice, TurnGrant } from './project-coordinator/project-coordination';
 
 export interface FollowUpActivities {
@@ -21,6 +22,8 @@ export interface FollowUpActivities {
   followUpIsRunning(workflowId: string): Promise<boolean>;
   /** The watcher's reader: reads the watched jobs on their schedules for as long as the watcher runs. */
   watchJobs(request: WatchJobsRequest): Promise<void>;
+  /** One turn of a watcher that reads by its own timers (a small book): reads the waits due, tells their follow-ups. */
+  readWatchedJobs(request: ReadWatchedJobsRequest): Promise<ReadWatchedJobsResult>;
   /** Registers a wait with its shard's watcher, starting the watcher if need be. */
   registerWatch(request: { watcherId: string; registration: WatchRegistration }): Promise<void>;
   /** One signed POST of a follow-up's callback. */
@@ -108,4 +111,14 @@ export interface CheckedIn {
 export interface WatchJobsRequest {
   /** The watcher workflow this activity reads for. */
   watcherId: string;
+}
+
+export interface ReadWatchedJobsRequest {
+  /** The waits to read now, as the watcher keeps them. */
+  waits: WatchedWait[];
+}
+
+export interface ReadWatchedJobsResult {
+  /** Each wait after its read (its answer told when `wait.answered`), in the request's order. */
+  waits: { wait: WatchedWait; gone: boolean }[];
 }

@@ -252,22 +252,25 @@ test('a read asked for that fails goes to the watcher: it reads again at once an
   await waitFor(async () => !(await watched()).includes(workflowId), 'the watcher to forget the cancelled wait');
 });
 
-test('a watcher terminated by an operator: its reader gives the waits it held to a new watcher at once, and they end right', async () => {
+/**
+ * Starts a follow-up on a working job, terminates the watchers of `queue` while it waits, then finishes the job: the
+ * follow-up's outcome and how many times it registered its wait itself after the terminate.
+ */
+async function terminateWatchersWhileWaiting(queue: string, gapMs: number): Promise<number> {
   const job = uniqueJob('orphan');
   h.simulator.addJob({ ...job, workMs: 60_000 });
-  const followUps = h.followUps(taskQueue);
-  // Reads 2 s apart: the follow-up would register again by itself only after 120 s of silence, past its deadline.
+  const followUps = h.followUps(queue);
   const polling = {
-    initialInterval: 2_000,
+    initialInterval: gapMs,
     backoffCoefficient: 1,
-    maxInterval: 2_000,
+    maxInterval: gapMs,
     timeout: '100s',
     settleWindow: '1s',
   } as const;
   const { workflowId } = await followUps.start({ ...job, prompt: 'Keep going', polling });
   // Held as working: no read answers until the job is finished below.
   const heldAsWorking = async () =>
-    (await heldWaits(h, taskQueue, SHARDS)).some(
+    (await heldWaits(h, queue, SHARDS)).some(
       ({ wait }) => wait.workflowId === workflowId && wait.known?.status === 'active',
     );
   await waitFor(heldAsWorking, 'the follow-up to register its wait on the working job');
@@ -278,19 +281,34 @@ test('a watcher terminated by an operator: its reader gives the waits it held to
   const registeredBefore = await registrations();
   const terminated: string[] = [];
   for (let shard = 0; shard < SHARDS; shard += 1) {
-    const handle = h.client.workflow.getHandle(watcherWorkflowId(taskQueue, shard));
+    const handle = h.client.workflow.getHandle(watcherWorkflowId(queue, shard));
     const description = await handle.describe().catch(() => null);
     if (description?.status.name !== 'RUNNING') continue;
     terminated.push(description.runId);
     await handle.terminate('operator test');
   }
   expect(terminated.length).toBeGreaterThan(0);
-  await waitFor(heldAsWorking, 'the wait to be held by a new watcher');
+  await waitFor(heldAsWorking, 'the wait to be held by a new watcher', 90_000);
   h.simulator.finishJob(job.projectId, job.jobId);
   const outcome = await followUps.outcome(workflowId);
   expect(outcome.kind).toBe('completed');
-  // The follow-up did not register again itself: the terminated watcher's reader did it for it.
-  expect(await registrations()).toBe(registeredBefore);
+  return (await registrations()) - registeredBefore;
+}
+
+test('a watcher terminated while its long reader reads: the reader gives the waits it held to a new watcher at once, and they end right', async () => {
+  const long = await startWatchingWorker(h, SHARDS, true);
+  try {
+    // Reads 2 s apart: the follow-up would register again by itself only after 120 s of silence, past its deadline.
+    // It did not: the terminated watcher's reader did it for it.
+    expect(await terminateWatchersWhileWaiting(long.taskQueue, 2_000)).toBe(0);
+  } finally {
+    await long.stop();
+  }
+});
+
+test('a watcher terminated while it reads by its timers: the follow-up registers again after its silence, and ends right', async () => {
+  // Reads 300 ms apart: a silence of sixty gaps is 18 s. Nothing runs between turns to notice the terminate.
+  expect(await terminateWatchersWhileWaiting(taskQueue, 300)).toBe(1);
 });
 
 test('a workflow of another kind under a watcher id: the follow-ups of its shard read their jobs themselves and end right', async () => {

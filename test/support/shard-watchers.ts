@@ -11,11 +11,14 @@ export interface WatchingWorker {
   stop(): Promise<void>;
 }
 
-/** A worker on a task queue of its own, watching with `shards` shard watchers that read as soon as a read is due. */
-export async function startWatchingWorker(h: Harness, shards: number): Promise<WatchingWorker> {
+/**
+ * A worker on a task queue of its own, watching with `shards` shard watchers that read as soon as a read is due; with
+ * `longReader`, its watchers read with their long activity however small their book.
+ */
+export async function startWatchingWorker(h: Harness, shards: number, longReader = false): Promise<WatchingWorker> {
   const taskQueue = h.taskQueue();
   const worker: FollowUpWorker = await h.worker(taskQueue, undefined, {
-    coordination: { watchShards: shards, watchMinIntervalMs: 0 },
+    coordination: { watchShards: shards, watchMinIntervalMs: 0, ...(longReader ? { watchLongReaderFrom: 0 } : {}) },
   });
   const running = worker.run();
   return {

@@ -199,6 +199,25 @@ describe('ReaderBook', () => {
     expect(book.due(T0 + 5_000, 1)).toHaveLength(1);
   });
 
+  test('a turn takes along the waits due within half their gap; one read early stands for its planned point', () => {
+    const book = new ReaderBook();
+    const later = registration({ workflowId: 'later', schedule: defaultSchedule(T0 + 20_000) });
+    book.apply({ version: 1, full: true, upserts: [registration(), later], removed: [], refused: [] }, T0 + 70_000);
+    // Planned: the first at T0+75 s (a 40 s gap), the other at T0+95 s (a 40 s gap from T0+55 s): 20 s early at most.
+    expect(book.due(T0 + 75_000, 10).map((wait) => wait.registration.workflowId)).toEqual(['followup/p/j/1']);
+    expect(book.due(T0 + 75_000, 10, true).map((wait) => wait.registration.workflowId)).toEqual([
+      'followup/p/j/1',
+      'later',
+    ]);
+    expect(book.due(T0 + 74_000, 10, true).map((wait) => wait.registration.workflowId)).toEqual(['followup/p/j/1']);
+    const early = book.get('later')!;
+    readSucceeded(early, job('active'), T0 + 75_000, T0 + 75_000);
+    // Not read again at T0+95 s: the next is the point after the one it stood for.
+    expect(early.dueAtMs).toBe(T0 + 155_000);
+    readFailed(early, 'timeout', T0 + 76_000, T0 + 76_000, 0);
+    expect(early.dueAtMs).toBe(T0 + 215_000);
+  });
+
   test('an unchanged read plans the next; a change answers and stops the reads until the next round', () => {
     const book = new ReaderBook();
     book.apply({ version: 1, full: true, upserts: [registration()], removed: [], refused: [] }, T0);

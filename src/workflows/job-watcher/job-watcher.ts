@@ -1,11 +1,12 @@
 /**
  * jobWatcherWorkflow: reads the jobs of many waiting follow-ups for them (one watcher per shard of a task queue's
  * jobs). Follow-ups register a wait by signal and hear back only when their job answered, or when reads of it begin
- * or stop failing. The reading is one long activity (watchJobs) that asks this workflow for the changes to its book by
- * query, so the book never passes through history; this workflow only keeps the book and keeps that activity running.
- * It continues as new before its signals or history grow large, and ends when no wait is left for a while. Its book
- * goes into the next run's input, which the server limits to 2 MB: a wait that would pass WATCH_BOOK_LIMIT_BYTES is
- * refused (the reader tells its follow-up, which polls for itself).
+ * or stop failing. While the book is small, this workflow's own timers wake short turns of reads (timed-reads.ts):
+ * nothing runs between reads. Once it is large, one long activity (watchJobs) reads it, asking this workflow for the
+ * changes to its book by query, so the book never passes through history. It continues as new before its signals or
+ * history grow large, and ends when no wait is left for a while. Its book goes into the next run's input, which the
+ * server limits to 2 MB: a wait that would pass WATCH_BOOK_LIMIT_BYTES is refused (the long reader tells its
+ * follow-up, which polls for itself).
  */
 import {
   ActivityCancellationType,
@@ -23,6 +24,7 @@ import {
 import { WATCH_BOOK_LIMIT_BYTES, WatcherBook } from './watcher-book';
 import { checkRegistration, checkReports, checkUnwatch } from './watch-messages';
 import { renderWatcherDetails } from './watcher-details';
+import { TimedReads } from './timed-reads';
 import { unwatchJobSignal, watchChangesQuery, watchedWaitQuery, watchJobSignal, type WatcherStart } from './messages';
 import { servedTaskQueue } from '../../kernel/workflow-ids';
 import { type FollowUpActivities } from '../activity-contract';
@@ -35,6 +37,12 @@ import { type FollowUpActivities } from '../activity-contract';
  */
 const SIGNALS_PER_RUN = 1_000;
 const EVENTS_PER_RUN = 2_000;
+/**
+ * From this many waits a long activity reads the book (watchJobs); below it, this workflow's own timers wake short
+ * turns of reads (TimedReads). A turn's input carries the waits it reads, about 600 bytes each: past a few hundred a
+ * turn's history outweighs the long reader's queries and heartbeats (docs/BENCHMARKS.md).
+ */
+const LONG_READER_FROM = 200;
 /** How long a watcher with nothing to watch stays, so a burst of follow-ups does not start it over and over. */
 const IDLE_FOR_MS = 10 * 60_000;
 
@@ -54,11 +62,51 @@ const { watchJobs } = proxyActivities<FollowUpActivities>({
   summary: 'read the watched jobs on their schedules, and tell their follow-ups when they answer',
 });
 
+/** A way of reading the book, stopped before the run continues as new or switches to the other. */
+interface Reading {
+  long: boolean;
+  /** Stops it, and says when it stopped. */
+  stop(): Promise<number>;
+}
+
+function readLong(): Reading {
+  const scope = new CancellationScope();
+  const reader = scope
+    .run(() => watchJobs({ watcherId: workflowInfo().workflowId }))
+    .catch((error: unknown) => {
+      if (!isCancellation(error)) log.warn('The watch activity ended', { error: String(error) });
+    });
+  return {
+    long: true,
+    stop: async () => {
+      const stoppedAtMs = Date.now();
+      scope.cancel();
+      await reader;
+      return stoppedAtMs;
+    },
+  };
+}
+
+function readByTimers(book: WatcherBook): Reading {
+  const reads = new TimedReads(book);
+  const running = reads.run();
+  return {
+    long: false,
+    stop: async () => {
+      reads.stop();
+      await running;
+      return Date.now();
+    },
+  };
+}
+
 export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void> {
   const limitBytes =
     typeof start.bookLimitBytes === 'number' && start.bookLimitBytes > 0
       ? start.bookLimitBytes
       : WATCH_BOOK_LIMIT_BYTES;
+  const longReaderFrom =
+    typeof start.longReaderFrom === 'number' && start.longReaderFrom >= 0 ? start.longReaderFrom : LONG_READER_FROM;
   const book = new WatcherBook(start, Date.now(), limitBytes);
   let signals = 0;
   let refused = 0;
@@ -93,12 +141,9 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   });
   setHandler(watchedWaitQuery, (workflowId) => book.view(String(workflowId)));
 
-  const reading = new CancellationScope();
-  const reader = reading
-    .run(() => watchJobs({ watcherId: workflowInfo().workflowId }))
-    .catch((error: unknown) => {
-      if (!isCancellation(error)) log.warn('The watch activity ended', { error: String(error) });
-    });
+  // The reading: by this workflow's own timers while the book is small, by one long activity once it is large (or
+  // has refusals to tell, which only the long reader does). Switched when the book crosses the line, with a margin.
+  let reading: Reading = book.size < longReaderFrom && book.refusalCount === 0 ? readByTimers(book) : readLong();
   for (;;) {
     setCurrentDetails(
       renderWatcherDetails({
@@ -113,6 +158,9 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       workflowInfo().continueAsNewSuggested ||
       signals >= SIGNALS_PER_RUN ||
       workflowInfo().historyLength >= EVENTS_PER_RUN;
+    const wantsLong = () => book.size >= longReaderFrom || refused > 0;
+    const wantsTimers = () => book.size < longReaderFrom / 2 && refused === 0 && book.refusalCount === 0;
+    const switchDue = () => (reading.long ? wantsTimers() : wantsLong());
     const size = book.size;
     const refusedBefore = refused;
     if (size === 0) {
@@ -122,16 +170,19 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       await condition(() => book.size !== size || refused !== refusedBefore || shouldContinue());
     }
     if (shouldContinue()) {
-      const readerStoppedAtMs = Date.now();
-      reading.cancel();
-      await reader;
+      const readerStoppedAtMs = await reading.stop();
       await condition(allHandlersFinished);
       await continueAsNew<typeof jobWatcherWorkflow>({
         ...book.carried(readerStoppedAtMs),
         bookLimitBytes: limitBytes,
+        ...(start.longReaderFrom !== undefined ? { longReaderFrom: start.longReaderFrom } : {}),
       });
     }
+    if (switchDue()) {
+      const long = !reading.long;
+      await reading.stop();
+      reading = long ? readLong() : readByTimers(book);
+    }
   }
-  reading.cancel();
-  await reader;
+  await reading.stop();
 }

@@ -102,6 +102,8 @@ export interface WatchedWaitView {
 export interface WatcherStart extends CarriedBook {
   /** The size the book keeps to (default WATCH_BOOK_LIMIT_BYTES): lower for a server with a lower payload limit. */
   bookLimitBytes?: number;
+  /** From how many waits a long activity reads the book rather than this workflow's timers (tests set 0: always). */
+  longReaderFrom?: number;
 }
 
 /** What a watcher carries to its next run (continue-as-new). */

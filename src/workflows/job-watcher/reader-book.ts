@@ -4,7 +4,7 @@
  * (nextPollAt), the same "is this read an answer" (`isAnswer`), the same counting of failed reads.
  */
 import { isTerminal, jobState, sameJobState, type AgentJob } from '../../kernel/agent-job';
-import { lastPollAtOrBefore, nextPollAt } from '../../kernel/poll-schedule';
+import { lastPollAtOrBefore, nextPollAt, type PollSchedule } from '../../kernel/poll-schedule';
 import { type WatchChanges, type WatchRegistration, type WaitReadReport } from './messages';
 
 export interface WatchedWait {
@@ -18,6 +18,8 @@ export interface WatchedWait {
   failingSinceMs: number | null;
   failedReads: number;
   lastError: string | null;
+  /** Bodies in a row that broke the job contract: a few more and the wait fails (read-rules.ts). */
+  invalidReads: number;
   /** The follow-up was told that reads fail (and not yet that they succeed again). */
   troubleTold: boolean;
   /** A read is in flight. */
@@ -89,6 +91,7 @@ export class ReaderBook {
         failingSinceMs: sameRun ? kept.failingSinceMs : null,
         failedReads: sameRun ? kept.failedReads : 0,
         lastError: sameRun ? kept.lastError : null,
+        invalidReads: sameRun ? kept.invalidReads : 0,
         troubleTold: sameRun ? kept.troubleTold : false,
         // A read of the earlier round still in flight answers that round, which the follow-up no longer takes.
         reading: false,
@@ -98,12 +101,17 @@ export class ReaderBook {
     this.version = changes.version;
   }
 
-  /** The waits due by `nowMs`, earliest first, at most `limit`. */
-  due(nowMs: number, limit: number): WatchedWait[] {
+  /**
+   * The waits due by `nowMs`, earliest first, at most `limit`. With `early`, also those due within half their gap: a
+   * read that goes out anyway (a timer woke the watcher) takes them along, so waits of different phases share one
+   * wake-up, and a read made early stands for its planned one (the next is the point after it).
+   */
+  due(nowMs: number, limit: number, early = false): WatchedWait[] {
     if (limit <= 0) return [];
     const due: WatchedWait[] = [];
     for (const wait of this.waits.values()) {
-      if (!wait.answered && !wait.reading && wait.dueAtMs !== null && wait.dueAtMs <= nowMs) due.push(wait);
+      if (wait.answered || wait.reading || wait.dueAtMs === null) continue;
+      if (wait.dueAtMs <= nowMs + (early ? earlyByMs(wait.registration.schedule, wait.dueAtMs) : 0)) due.push(wait);
     }
     return due.sort((a, b) => (a.dueAtMs as number) - (b.dueAtMs as number)).slice(0, limit);
   }
@@ -129,6 +137,17 @@ export class ReaderBook {
   }
 }
 
+/** Half the gap that ends at the planned point `atMs` (a read taken along early is at most this early). */
+function earlyByMs(schedule: PollSchedule, atMs: number): number {
+  const before = lastPollAtOrBefore(schedule, atMs - 1) ?? schedule.startedAtMs;
+  return Math.max(0, (atMs - before) / 2);
+}
+
+/** The planned read after this one: after now, and after the point this read stood for (it may have been early). */
+function nextAfter(wait: WatchedWait, nowMs: number): number | null {
+  return nextPollAt(wait.registration.schedule, Math.max(nowMs, wait.dueAtMs ?? nowMs));
+}
+
 /** A read came back: count it; whether it answers; when the next is due if not. */
 export function readSucceeded(
   wait: WatchedWait,
@@ -143,9 +162,10 @@ export function readSucceeded(
   wait.failingSinceMs = null;
   wait.failedReads = 0;
   wait.lastError = null;
+  wait.invalidReads = 0;
   const answer = isAnswer(wait.registration, job, readAtMs);
   if (answer) wait.answered = true;
-  else wait.dueAtMs = nextPollAt(wait.registration.schedule, nowMs);
+  else wait.dueAtMs = nextAfter(wait, nowMs);
   return { answer, recovered };
 }
 
@@ -166,7 +186,7 @@ export function readFailed(
   wait.failedReads += 1;
   wait.lastError = error;
   if (retryAfterMs > 0 && nowMs + retryAfterMs >= wait.registration.schedule.deadlineMs) return { pastDeadline: true };
-  const planned = nextPollAt(wait.registration.schedule, nowMs);
+  const planned = nextAfter(wait, nowMs);
   wait.dueAtMs = planned === null ? null : Math.max(planned, nowMs + retryAfterMs);
   return { pastDeadline: false };
 }

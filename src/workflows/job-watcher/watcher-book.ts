@@ -67,6 +67,16 @@ export class WatcherBook {
     return this.entries.size;
   }
 
+  /** Bumped by every change: a reader in the workflow (timed-reads.ts) takes the changes since the one it saw. */
+  get changeVersion(): number {
+    return this.version;
+  }
+
+  /** Refusals kept for a reader to tell. */
+  get refusalCount(): number {
+    return this.refusals.size;
+  }
+
   /** What the waits take in the continue-as-new input, in bytes: at most `limitBytes` but for waits carried. */
   get bookBytes(): number {
     return this.bytes;

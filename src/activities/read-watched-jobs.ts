@@ -1,0 +1,52 @@
+/**
+ * readWatchedJobs: one turn of a watcher that reads by its own durable timers (watcher-timed-reads.ts). It reads the
+ * waits the watcher found due, tells their follow-ups as the long reader would (wait-reader.ts), and hands every
+ * wait's new state back to the watcher, which keeps it in its history: nothing runs between turns, so a waiting
+ * follow-up costs a timer and an activity per turn, and turns are shared by every wait due together.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import type { AgentApiClient } from '../agent-api/http-client';
+import type { ReadWatchedJobsRequest, ReadWatchedJobsResult } from '../workflows/activity-contract';
+import type { WatchedWait } from '../workflows/job-watcher/reader-book';
+import { createWaitReader } from './wait-reader';
+
+/** Reads in flight at once, as the long reader's. */
+const READS_AT_ONCE = 16;
+/**
+ * A turn heartbeats only once it has run this long (a turn of a few reads ends well before): a heartbeat is an Action
+ * a Cloud user pays for, and the turn's heartbeat timeout (twice this) is what notices a worker that died mid-turn.
+ */
+const HEARTBEAT_AFTER_MS = 10_000;
+
+export function createReadWatchedJobs(api: AgentApiClient, temporal: Client, stopping: AbortSignal) {
+  return async function readWatchedJobs({ waits }: ReadWatchedJobsRequest): Promise<ReadWatchedJobsResult> {
+    const context = Context.current();
+    const aborted = () => context.cancellationSignal.aborted || stopping.aborted;
+    const gone = new Set<WatchedWait>();
+    const read = createWaitReader(api, temporal, context, aborted, {
+      answered: async () => undefined,
+      gone: async (wait) => void gone.add(wait),
+    });
+    const heartbeats = setInterval(() => context.heartbeat(), HEARTBEAT_AFTER_MS);
+    try {
+      const queue = [...waits];
+      await Promise.all(
+        Array.from({ length: Math.min(READS_AT_ONCE, queue.length) }, async () => {
+          for (let wait = queue.shift(); wait && !aborted(); wait = queue.shift()) await read(wait);
+        }),
+      );
+    } finally {
+      clearInterval(heartbeats);
+    }
+    if (aborted()) {
+      if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
+      // The next attempt, on whichever worker polls the queue, reads the turn again (a read twice changes nothing).
+      throw ApplicationFailure.create({
+        type: 'WorkerStopping',
+        message: "This worker is stopping; the watcher's turn is read again by whichever worker polls its task queue.",
+      });
+    }
+    return { waits: waits.map((wait) => ({ wait, gone: gone.has(wait) })) };
+  };
+}

@@ -3,6 +3,7 @@
  * ramp, and over a window what Temporal was asked (the dev server's `service_requests` by operation) and the CPU the
  * worker and the server used. N = 0 is the deployment with nothing waiting: its workers' own long polls.
  */
+import type { Client } from '@temporalio/client';
 import { startBenchStack } from './bench-stack';
 import { cpuMs, requestsBetween } from './processes';
 import { inBatches } from './stats';
@@ -22,10 +23,10 @@ export interface IdleCostRow {
 /**
  * Operations that are Actions, or stand for one: queries, heartbeats, signals, starts, updates, and an activity's
  * completion or failure (one per attempt). Timers our workflows set are Actions too, but are commands, not requests:
- * they show in the workflow tasks they complete, not here.
+ * they are counted from the histories (`TimerStarted` in the window) and added as `TimerStarted`.
  */
 const BILLABLE =
-  /^(QueryWorkflow|RecordActivityTaskHeartbeat(ById)?|SignalWorkflowExecution|SignalWithStartWorkflowExecution|StartWorkflowExecution|UpdateWorkflowExecution|ExecuteMultiOperation|RespondActivityTask(Completed|Failed|Canceled)(ById)?)$/;
+  /^(TimerStarted|QueryWorkflow|RecordActivityTaskHeartbeat(ById)?|SignalWorkflowExecution|SignalWithStartWorkflowExecution|StartWorkflowExecution|UpdateWorkflowExecution|ExecuteMultiOperation|RespondActivityTask(Completed|Failed|Canceled)(ById)?)$/;
 
 const POLLING_DEFAULTS = {} as const;
 
@@ -57,7 +58,9 @@ export async function runIdleCost(options: {
     const cpuBefore = pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
     const before = await stack.server.serviceRequests();
     await sleep(options.windowMs);
+    const windowEndMs = Date.now();
     const requests = requestsBetween(before, await stack.server.serviceRequests());
+    requests.TimerStarted = await timersStarted(stack.server.client, windowEndMs - options.windowMs, windowEndMs);
     const cpu = pids.reduce((sum, pid) => sum + cpuMs(pid), 0) - cpuBefore;
     const perHour = 3_600_000 / options.windowMs / Math.max(options.waiting, 1);
     const requestsPerHour = Object.fromEntries(
@@ -81,6 +84,20 @@ export async function runIdleCost(options: {
   } finally {
     await stack.stop();
   }
+}
+
+/** Timers our workflows started between two times, from every history in the namespace (runs continued included). */
+async function timersStarted(client: Client, fromMs: number, toMs: number): Promise<number> {
+  let timers = 0;
+  for await (const execution of client.workflow.list()) {
+    const { events } = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+    for (const event of events ?? []) {
+      if (!event.timerStartedEventAttributes) continue;
+      const atMs = Number(event.eventTime?.seconds ?? 0) * 1000 + Math.floor((event.eventTime?.nanos ?? 0) / 1e6);
+      if (atMs >= fromMs && atMs < toMs) timers += 1;
+    }
+  }
+  return timers;
 }
 
 /** The rows as a Markdown table, with every operation seen. */

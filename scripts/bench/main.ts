@@ -366,7 +366,7 @@ function render(figures: Figures): string {
       "N follow-ups on the defaults whose jobs never end, started together, measured past their schedule's ramp (settle " +
         "then window below): what Temporal's frontend was asked (the dev server's `service_requests`, namespace `default`) " +
         "per follow-up-hour, and the worker's and server's CPU. Billable: queries, heartbeats, signals, starts, updates and " +
-        'activity completions (one per attempt); timers are Actions too but are commands, not requests, so they are not in it.',
+        'activity completions (one per attempt), and the timers our workflows started in the window (`TimerStarted`, from their histories: commands, not requests).',
       '',
       ...renderIdleCost(figures.idle),
       '',

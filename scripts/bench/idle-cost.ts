@@ -18,6 +18,8 @@ export interface IdleCostRow {
   billablePerHour: number;
   /** Worker + server CPU in the window, per hour (÷ N for N ≥ 1), s. */
   cpuSPerHour: number;
+  /** The vendor's 5 s loop at the same N in the same run: its CPU per follow-up-hour, s (absent: not measured). */
+  vendorCpuSPerHour?: number;
 }
 
 /**
@@ -100,21 +102,38 @@ async function timersStarted(client: Client, fromMs: number, toMs: number): Prom
   return timers;
 }
 
-/** The rows as a Markdown table, with every operation seen. */
+/**
+ * The rows as a Markdown table, with every operation seen. CPU above the idle stack is the row's CPU less the N = 0
+ * row's (the same run), per follow-up-hour: what the waits add, beside the vendor's loop at the same N.
+ */
 export function renderIdleCost(rows: IdleCostRow[]): string[] {
+  const idle = rows.find((each) => each.waiting === 0);
   const row = (each: IdleCostRow) => {
     const operations = Object.entries(each.requestsPerHour)
       .filter(([, count]) => count >= 0.5)
       .sort(([, a], [, b]) => b - a)
       .map(([operation, count]) => `${operation} ${Math.round(count)}`)
       .join(', ');
-    return `| ${each.waiting} | ${each.label} | ${Math.round(each.billablePerHour)} | ${each.cpuSPerHour.toFixed(1)} | ${operations} |`;
+    const above =
+      idle && each.waiting > 0 ? (each.cpuSPerHour * each.waiting - idle.cpuSPerHour) / each.waiting : undefined;
+    const vendor = each.vendorCpuSPerHour;
+    const beside =
+      above !== undefined && vendor !== undefined
+        ? `${vendor.toFixed(2)} (ours ${(above / vendor).toFixed(2)}×)`
+        : vendor !== undefined
+          ? vendor.toFixed(2)
+          : '—';
+    return `| ${each.waiting} | ${each.label} | ${fmtCount(each.billablePerHour)} | ${each.cpuSPerHour.toFixed(1)} | ${above === undefined ? '—' : above.toFixed(2)} | ${beside} | ${operations} |`;
   };
   return [
-    '| waiting | setup | billable requests per follow-up-hour (N = 0: per hour) | CPU per follow-up-hour, worker + server (s) | every request per follow-up-hour, by operation |',
-    '|---|---|---|---|---|',
+    "| waiting | setup | billable requests per follow-up-hour (N = 0: per hour) | CPU per follow-up-hour, worker + server (s) | above the idle stack (s) | the vendor's 5 s loop, same N (s) | every request per follow-up-hour, by operation |",
+    '|---|---|---|---|---|---|---|',
     ...rows.map(row),
   ];
+}
+
+function fmtCount(count: number): string {
+  return count >= 10 ? String(Math.round(count)) : count.toFixed(1);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -24,7 +24,7 @@ import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { runRecovery, type RecoveryRow } from './recovery';
 import { runScale, type ScaleRow } from './scale';
-import { runSize, type SizeRow } from './sizes';
+import { measureVendor, runSize, type SizeRow } from './sizes';
 import { runLane, type LaneFigures } from './lane';
 import { runBurst, type BurstRow } from './burst';
 import { runImportTime, type ImportRow } from './import-time';
@@ -180,7 +180,10 @@ async function main(): Promise<void> {
     const settleMs = Number(values['idle-settle']) * 1000;
     const windowMs = Number(values['idle-window']) * 1000;
     for (const waiting of numbers(values['idle-n'])) {
-      figures.idle.push(await runIdleCost({ waiting, label: 'defaults (shared watching)', settleMs, windowMs, log }));
+      const ours = await runIdleCost({ waiting, label: 'defaults (shared watching)', settleMs, windowMs, log });
+      // The vendor's loop at the same N, for the CPU beside ours.
+      if (waiting > 0) ours.vendorCpuSPerHour = (await measureVendor({ n: waiting, windowMs, log })).cpuPerWaiterHourS;
+      figures.idle.push(ours);
       // The same follow-up polling for itself, the setting the README advises below a few dozen.
       if (waiting === 1)
         figures.idle.push(

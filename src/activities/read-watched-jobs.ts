@@ -4,6 +4,7 @@
  * wait's new state back to the watcher, which keeps it in its history: nothing runs between turns, so a waiting
  * follow-up costs a timer and an activity per turn, and turns are shared by every wait due together.
  */
+import { setMaxListeners } from 'node:events';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { AgentApiClient } from '../agent-api/http-client';
@@ -22,6 +23,8 @@ const HEARTBEAT_AFTER_MS = 10_000;
 export function createReadWatchedJobs(api: AgentApiClient, temporal: Client, stopping: AbortSignal) {
   return async function readWatchedJobs({ waits }: ReadWatchedJobsRequest): Promise<ReadWatchedJobsResult> {
     const context = Context.current();
+    // Each read in flight listens for the attempt's cancellation.
+    setMaxListeners(READS_AT_ONCE + 8, context.cancellationSignal);
     const aborted = () => context.cancellationSignal.aborted || stopping.aborted;
     const gone = new Set<WatchedWait>();
     const read = createWaitReader(api, temporal, context, aborted, {
@@ -47,6 +50,12 @@ export function createReadWatchedJobs(api: AgentApiClient, temporal: Client, sto
         message: "This worker is stopping; the watcher's turn is read again by whichever worker polls its task queue.",
       });
     }
-    return { waits: waits.map((wait) => ({ wait, gone: gone.has(wait) })) };
+    // Named by identity only: the watcher keeps each registration, and this result goes into its history.
+    return {
+      waits: waits.map((wait) => {
+        const { workflowId, runId, round, replyTo } = wait.registration;
+        return { wait: { ...wait, registration: { workflowId, runId, round, replyTo } }, gone: gone.has(wait) };
+      }),
+    };
   };
 }

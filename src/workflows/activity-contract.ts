@@ -120,5 +120,10 @@ export interface ReadWatchedJobsRequest {
 
 export interface ReadWatchedJobsResult {
   /** Each wait after its read (its answer told when `wait.answered`), in the request's order. */
-  waits: { wait: WatchedWait; gone: boolean }[];
+  waits: { wait: WaitAfterRead; gone: boolean }[];
 }
+
+/** A wait's state after a read, named by its identity only: the watcher has the rest of its registration. */
+export type WaitAfterRead = Omit<WatchedWait, 'registration'> & {
+  registration: Pick<WatchRegistration, 'workflowId' | 'runId' | 'round' | 'replyTo'>;
+};

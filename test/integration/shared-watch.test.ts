@@ -348,6 +348,62 @@ test('a workflow of another kind under a watcher id: the follow-ups of its shard
   }
 });
 
+test('a watcher reads by its timers while its book is small, with one long activity from `longReaderFrom` waits, and by timers again below half of it: every result right', async () => {
+  const queue = h.taskQueue();
+  const own = await h.worker(queue, undefined, {
+    coordination: { watchShards: 1, watchMinIntervalMs: 0, watchLongReaderFrom: 4 },
+  });
+  await own.runUntil(async () => {
+    const followUps = h.followUps(queue);
+    const watcher = h.client.workflow.getHandle(watcherWorkflowId(queue, 0));
+    // The first send starts the watcher: until then it has scheduled nothing.
+    const scheduled = async (): Promise<string[]> =>
+      ((await watcher.fetchHistory().catch(() => null))?.events ?? []).flatMap(
+        (event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+      );
+    const pending = async (): Promise<string[]> =>
+      ((await watcher.describe()).raw.pendingActivities ?? []).map((activity) => activity.activityType?.name ?? '');
+    const details = async () =>
+      (await watcher.query<{ currentDetails?: string }>('__temporal_workflow_metadata')).currentDetails ?? '';
+    const start = async (job: { projectId: string; jobId: string }) =>
+      (await followUps.start({ ...job, prompt: `Fix ${job.jobId}`, polling: FAST_POLLING })).workflowId;
+    const jobs = Array.from({ length: 5 }, () => uniqueJob('modes'));
+    for (const job of jobs) h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
+    const [first, ...rest] = jobs as [(typeof jobs)[number], ...typeof jobs];
+
+    const firstId = await start(first);
+    await waitFor(async () => (await scheduled()).filter((name) => name === 'readWatchedJobs').length >= 2, 'turns');
+    expect(await scheduled()).not.toContain('watchJobs');
+    expect(await details()).toContain('the reading: a timer and a turn of reads in the history');
+
+    const restIds = await Promise.all(rest.map(start));
+    await waitFor(async () => (await pending()).includes('watchJobs'), 'the long reader to read the book of five');
+    expect(await details()).toContain('the reading: Pending Activities (one long reader)');
+
+    for (const job of rest) h.simulator.finishJob(job.projectId, job.jobId);
+    await Promise.all(restIds.map((workflowId) => followUps.outcome(workflowId)));
+    // One wait left, below half of four: timers again, and the long reader stopped.
+    await waitFor(async () => {
+      const names = await scheduled();
+      return (
+        names.lastIndexOf('readWatchedJobs') > names.lastIndexOf('watchJobs') &&
+        !(await pending()).includes('watchJobs')
+      );
+    }, 'turns again after the long reader');
+
+    h.simulator.finishJob(first.projectId, first.jobId);
+    const outcomes = await Promise.all([firstId, ...restIds].map((workflowId) => followUps.outcome(workflowId)));
+    outcomes.forEach((outcome, i) => {
+      const job = jobs[i] as (typeof jobs)[number];
+      expect(outcome.kind).toBe('completed');
+      expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(
+        h.simulator.job(job.projectId, job.jobId).prLink,
+      );
+      expect(h.simulator.counts(job.projectId, job.jobId)).toMatchObject({ posts: 1 });
+    });
+  });
+});
+
 test('a watcher whose book is full refuses the next waits: their follow-ups poll for themselves, and every result is right', async () => {
   // A task queue of its own, its one watcher keeping a book of about two waits (a registration takes about 600 bytes).
   const queue = h.taskQueue();

@@ -152,6 +152,7 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
         bookBytes: book.bookBytes,
         limitBytes,
         refused,
+        readsByTimers: !reading.long,
       }),
     );
     const shouldContinue = () =>

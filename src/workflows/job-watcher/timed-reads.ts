@@ -6,7 +6,7 @@
  * this workflow's own (from its history), so `status` shows it without a query that changes anything.
  */
 import { condition, log, proxyActivities } from '@temporalio/workflow';
-import type { FollowUpActivities, ReadWatchedJobsResult } from '../activity-contract';
+import type { FollowUpActivities, ReadWatchedJobsResult, WaitAfterRead } from '../activity-contract';
 import { ReaderBook, reportOf, type WatchedWait } from './reader-book';
 import type { WatcherBook } from './watcher-book';
 
@@ -79,7 +79,7 @@ export class TimedReads {
       if (gone) this.book.remove(workflowId, runId, undefined, replyTo);
       const kept = this.reading.get(workflowId);
       if (!kept || !sameWait(kept, wait)) continue;
-      Object.assign(kept, wait, { reading: false });
+      Object.assign(kept, wait, { registration: kept.registration, reading: false });
       // Answered: the follow-up registers its next wait, if any.
       if (kept.answered) this.book.remove(workflowId, runId, round, replyTo);
       else this.book.noteReports([reportOf(kept)]);
@@ -87,7 +87,7 @@ export class TimedReads {
   }
 }
 
-function sameWait(a: WatchedWait, b: WatchedWait): boolean {
+function sameWait(a: WatchedWait, b: WaitAfterRead): boolean {
   return (
     a.registration.runId === b.registration.runId &&
     a.registration.round === b.registration.round &&

@@ -12,10 +12,12 @@ export interface WatcherFigures {
   limitBytes: number;
   /** Waits refused this run because the book was full. */
   refused: number;
+  /** It reads by its own timers (a small book); false: one long activity reads (absent: not said). */
+  readsByTimers?: boolean;
 }
 
 export function renderWatcherDetails(figures: WatcherFigures): string {
-  const { taskQueue, waits, bookBytes, limitBytes, refused } = figures;
+  const { taskQueue, waits, bookBytes, limitBytes, refused, readsByTimers } = figures;
   // Room in waits, from the average size of those held: what an operator sizes AGENT_WATCH_SHARDS by.
   const room = waits > 0 ? Math.max(0, Math.floor((limitBytes - bookBytes) / (bookBytes / waits))) : null;
   const watcher = `job watcher for task queue \`${taskQueue}\`: ${plural(waits, 'waiting follow-up')}`;
@@ -29,7 +31,9 @@ export function renderWatcherDetails(figures: WatcherFigures): string {
         : `**Healthy** ${watcher}, room for about ${room} more (${percent(bookBytes, limitBytes)} of its book used).`,
     '',
     '- Reads their jobs and wakes each only when its job changed; ends by itself',
-    "- A follow-up's reads: `agent-followup status <id>`; the reading: Pending Activities",
+    `- A follow-up's reads: \`agent-followup status <id>\`; the reading: ${
+      readsByTimers === false ? 'Pending Activities (one long reader)' : 'a timer and a turn of reads in the history'
+    }`,
   ].join('\n');
 }
 

@@ -13,6 +13,7 @@ import { SEND_NOT_RECORDED, SEND_SLOT_EXPIRED, type SendFailureDetails } from '.
 import { countedApiCall } from './api-metrics';
 import { createCoordinationActivities, type CoordinationSettings } from './coordination';
 import { createPollAgentJob } from './poll-agent-job';
+import { createAdoptBook } from './adopt-book';
 import { createReadWatchedJobs } from './read-watched-jobs';
 import { createWatchJobs } from './watch-jobs';
 import { jobState, type JobState } from '../kernel/agent-job';
@@ -125,6 +126,7 @@ export function createActivities({
 
     watchJobs: createWatchJobs(api, temporal, stopping, startWatching),
     readWatchedJobs: createReadWatchedJobs(api, temporal, stopping),
+    adoptBook: createAdoptBook(temporal),
     deliverNotification: createDeliverNotification(notify),
 
     /**

@@ -212,7 +212,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     coordination,
     ...(options.notify ? { notify: options.notify } : {}),
   });
-  const { followUpIsRunning, watchJobs, readWatchedJobs, ...followUpActivities } = activities;
+  const { followUpIsRunning, watchJobs, readWatchedJobs, adoptBook, ...followUpActivities } = activities;
   const common = {
     connection: options.connection,
     namespace: options.namespace,
@@ -247,7 +247,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     ? await Worker.create({
         ...common,
         taskQueue: watcherTaskQueue(options.taskQueue),
-        activities: { watchJobs, readWatchedJobs },
+        activities: { watchJobs, readWatchedJobs, adoptBook },
         ...workflowCode(options),
         maxCachedWorkflows: WATCHERS_CACHED,
         stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,

@@ -24,6 +24,8 @@ export interface FollowUpActivities {
   watchJobs(request: WatchJobsRequest): Promise<void>;
   /** One turn of a watcher that reads by its own timers (a small book): reads the waits due, tells their follow-ups. */
   readWatchedJobs(request: ReadWatchedJobsRequest): Promise<ReadWatchedJobsResult>;
+  /** For a watcher started afresh: the waits of the run before it under its id, if that run was terminated. */
+  adoptBook(request: AdoptBookRequest): Promise<WatchRegistration[]>;
   /** Registers a wait with its shard's watcher, starting the watcher if need be. */
   registerWatch(request: { watcherId: string; registration: WatchRegistration }): Promise<void>;
   /** One signed POST of a follow-up's callback. */
@@ -127,3 +129,9 @@ export interface ReadWatchedJobsResult {
 export type WaitAfterRead = Omit<WatchedWait, 'registration'> & {
   registration: Pick<WatchRegistration, 'workflowId' | 'runId' | 'round' | 'replyTo'>;
 };
+
+export interface AdoptBookRequest {
+  watcherId: string;
+  /** The watcher's own run: the run before it is any other. */
+  runId: string;
+}

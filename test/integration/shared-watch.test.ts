@@ -256,7 +256,11 @@ test('a read asked for that fails goes to the watcher: it reads again at once an
  * Starts a follow-up on a working job, terminates the watchers of `queue` while it waits, then finishes the job: the
  * follow-up's outcome and how many times it registered its wait itself after the terminate.
  */
-async function terminateWatchersWhileWaiting(queue: string, gapMs: number): Promise<number> {
+async function terminateWatchersWhileWaiting(
+  queue: string,
+  gapMs: number,
+  afterTerminate: (job: { projectId: string; jobId: string }) => Promise<void> = async () => undefined,
+): Promise<number> {
   const job = uniqueJob('orphan');
   h.simulator.addJob({ ...job, workMs: 60_000 });
   const followUps = h.followUps(queue);
@@ -288,6 +292,7 @@ async function terminateWatchersWhileWaiting(queue: string, gapMs: number): Prom
     await handle.terminate('operator test');
   }
   expect(terminated.length).toBeGreaterThan(0);
+  await afterTerminate(job);
   await waitFor(heldAsWorking, 'the wait to be held by a new watcher', 90_000);
   h.simulator.finishJob(job.projectId, job.jobId);
   const outcome = await followUps.outcome(workflowId);
@@ -306,9 +311,24 @@ test('a watcher terminated while its long reader reads: the reader gives the wai
   }
 });
 
-test('a watcher terminated while it reads by its timers: the follow-up registers again after its silence, and ends right', async () => {
+test('a watcher terminated while it reads by its timers, alone: the follow-up registers again after its silence, and ends right', async () => {
   // Reads 300 ms apart: a silence of sixty gaps is 18 s. Nothing runs between turns to notice the terminate.
   expect(await terminateWatchersWhileWaiting(taskQueue, 300)).toBe(1);
+});
+
+test("a watcher terminated while it reads by its timers: the next wait on its shard starts a watcher that takes over the terminated run's waits, and they end right", async () => {
+  const followUps = h.followUps(taskQueue);
+  const other: string[] = [];
+  // Reads 2 s apart: the follow-up would register again by itself only after 120 s of silence, past its deadline.
+  const registeredAgain = await terminateWatchersWhileWaiting(taskQueue, 2_000, async (orphan) => {
+    const shard = watchShardOf(orphan.projectId, orphan.jobId, SHARDS);
+    let job = uniqueJob('next-on-shard');
+    while (watchShardOf(job.projectId, job.jobId, SHARDS) !== shard) job = uniqueJob('next-on-shard');
+    h.simulator.addJob({ ...job, workMs: 500 });
+    other.push((await followUps.start({ ...job, prompt: 'Next one', polling: FAST_POLLING })).workflowId);
+  });
+  expect(registeredAgain).toBe(0);
+  expect((await followUps.outcome(other[0] as string)).kind).toBe('completed');
 });
 
 test('a workflow of another kind under a watcher id: the follow-ups of its shard read their jobs themselves and end right', async () => {

@@ -100,6 +100,12 @@ function readByTimers(book: WatcherBook): Reading {
   };
 }
 
+const { adoptBook } = proxyActivities<FollowUpActivities>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 3 },
+  summary: 'take over the waits of the run before this one, if it was terminated',
+});
+
 export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void> {
   const limitBytes =
     typeof start.bookLimitBytes === 'number' && start.bookLimitBytes > 0
@@ -141,6 +147,17 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   });
   setHandler(watchedWaitQuery, (workflowId) => book.view(String(workflowId)));
 
+  // Started afresh (not continued): a run before it terminated under its waits leaves them to this one.
+  const adopting =
+    workflowInfo().continuedFromExecutionRunId === undefined
+      ? adoptBook({ watcherId: workflowInfo().workflowId, runId: workflowInfo().runId }).then(
+          (registrations) => {
+            // Read at once: nobody read them since their watcher was terminated.
+            for (const registration of registrations) book.admit({ ...registration, readAtOnce: true }, Date.now());
+          },
+          (error: unknown) => log.warn('Could not take over the waits of the run before', { error: String(error) }),
+        )
+      : Promise.resolve();
   // The reading: by this workflow's own timers while the book is small, by one long activity once it is large (or
   // has refusals to tell, which only the long reader does). Switched when the book crosses the line, with a margin.
   let reading: Reading = book.size < longReaderFrom && book.refusalCount === 0 ? readByTimers(book) : readLong();
@@ -171,6 +188,7 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       await condition(() => book.size !== size || refused !== refusedBefore || shouldContinue());
     }
     if (shouldContinue()) {
+      await adopting;
       const readerStoppedAtMs = await reading.stop();
       await condition(allHandlersFinished);
       await continueAsNew<typeof jobWatcherWorkflow>({
@@ -185,5 +203,6 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       reading = long ? readLong() : readByTimers(book);
     }
   }
+  await adopting;
   await reading.stop();
 }

@@ -46,8 +46,10 @@ export async function runIdleCost(options: {
   });
   try {
     await stack.worker.ready;
+    // At most 80 follow-ups a project: within the vendor's 100 sends an hour, so none waits for the budget.
+    const projects = Math.max(10, Math.ceil(options.waiting / 80));
     const jobs = Array.from({ length: options.waiting }, (_, index) => ({
-      projectId: `idle-p${index % 10}`,
+      projectId: `idle-p${index % projects}`,
       jobId: `idle-${index}`,
     }));
     for (const job of jobs) stack.simulator.addJob(job);

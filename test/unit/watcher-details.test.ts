@@ -10,10 +10,8 @@ test('a healthy watcher says what it serves and its room in waits, not in bytes'
       'its book used).',
   );
   expect(lines[2]).toBe('- Reads their jobs and wakes each only when its job changed; ends by itself');
-  expect(lines[3]).toContain('the reading: a timer and a turn of reads in the history');
-  expect(renderWatcherDetails({ ...base, readsByTimers: false })).toContain(
-    'the reading: Pending Activities (one long reader)',
-  );
+  expect(lines[3]).toContain('the reading: turns in History');
+  expect(renderWatcherDetails({ ...base, readsByTimers: false })).toContain('the reading: Pending Activities');
   expect(servedTaskQueue(watcherTaskQueue('team-a/follow-ups'))).toBe('team-a/follow-ups');
   // 500 bytes a wait, 995,000 bytes left: 1,990 waits.
   expect(lines.join('\n')).not.toMatch(/KiB|book \d/);

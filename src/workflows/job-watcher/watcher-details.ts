@@ -31,9 +31,7 @@ export function renderWatcherDetails(figures: WatcherFigures): string {
         : `**Healthy** ${watcher}, room for about ${room} more (${percent(bookBytes, limitBytes)} of its book used).`,
     '',
     '- Reads their jobs and wakes each only when its job changed; ends by itself',
-    `- A follow-up's reads: \`agent-followup status <id>\`; the reading: ${
-      readsByTimers === false ? 'Pending Activities (one long reader)' : 'a timer and a turn of reads in the history'
-    }`,
+    `- A follow-up's reads: \`agent-followup status <id>\`; the reading: ${readsByTimers === false ? 'Pending Activities' : 'turns in History'}`,
   ].join('\n');
 }
 

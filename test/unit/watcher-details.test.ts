@@ -9,8 +9,8 @@ test('a healthy watcher says what it serves and its room in waits, not in bytes'
     '**Healthy** job watcher for task queue `agent-followup`: 10 waiting follow-ups, room for about 1990 more (1% of ' +
       'its book used).',
   );
-  expect(lines[2]).toBe('- Reads their jobs and wakes each only when its job changed; ends by itself');
-  expect(lines[3]).toContain('the reading: turns in History');
+  expect(lines[2]).toContain('the reading: turns in History');
+  expect(lines).toHaveLength(3);
   expect(renderWatcherDetails({ ...base, readsByTimers: false })).toContain('the reading: Pending Activities');
   expect(servedTaskQueue(watcherTaskQueue('team-a/follow-ups'))).toBe('team-a/follow-ups');
   // 500 bytes a wait, 995,000 bytes left: 1,990 waits.

@@ -21,7 +21,7 @@ export function renderWatcherDetails(figures: WatcherFigures): string {
   // Room in waits, from the average size of those held: what an operator sizes AGENT_WATCH_SHARDS by.
   const room = waits > 0 ? Math.max(0, Math.floor((limitBytes - bookBytes) / (bookBytes / waits))) : null;
   const watcher = `job watcher for task queue \`${taskQueue}\`: ${plural(waits, 'waiting follow-up')}`;
-  // The UI shows this in a short fixed-height panel: the health and what to do first, in few lines.
+  // The UI shows this in a short fixed-height panel (about four lines): the health and where to look, nothing more.
   return [
     refused > 0
       ? `**Full** ${watcher}; ${plural(refused, 'wait')} refused this run (those follow-ups poll their own jobs). ` +
@@ -30,7 +30,6 @@ export function renderWatcherDetails(figures: WatcherFigures): string {
         ? `**Idle** ${watcher}; it ends after 10 minutes without waits.`
         : `**Healthy** ${watcher}, room for about ${room} more (${percent(bookBytes, limitBytes)} of its book used).`,
     '',
-    '- Reads their jobs and wakes each only when its job changed; ends by itself',
     `- A follow-up's reads: \`agent-followup status <id>\`; the reading: ${readsByTimers === false ? 'Pending Activities' : 'turns in History'}`,
   ].join('\n');
 }

@@ -4,9 +4,8 @@
  * worker and the server used. N = 0 is the deployment with nothing waiting: its workers' own long polls.
  */
 import type { Client } from '@temporalio/client';
-import { startBenchStack } from './bench-stack';
-import { cpuMs, requestsBetween } from './processes';
-import { inBatches } from './stats';
+import { startBenchStack, startFollowUpsAndAwaitSends } from './bench-stack';
+import { cpuMs, peakRssMiB, requestsBetween, rssMiB } from './processes';
 
 export interface IdleCostRow {
   waiting: number;
@@ -18,6 +17,9 @@ export interface IdleCostRow {
   billablePerHour: number;
   /** Worker + server CPU in the window, per hour (÷ N for N ≥ 1), s. */
   cpuSPerHour: number;
+  /** The worker's resident memory at the window's end and its peak since it started (sending included), MiB. */
+  workerRssMiB: number;
+  workerPeakRssMiB: number;
   /** The vendor's 5 s loop at the same N in the same run: its CPU per follow-up-hour, s (absent: not measured). */
   vendorCpuSPerHour?: number;
 }
@@ -53,8 +55,12 @@ export async function runIdleCost(options: {
       jobId: `idle-${index}`,
     }));
     for (const job of jobs) stack.simulator.addJob(job);
-    await inBatches(jobs, 50, (job) =>
-      stack.followUps.start({ ...job, prompt: `Idle follow-up to ${job.jobId}`, polling: POLLING_DEFAULTS }),
+    // The settle counts from the last send: at 10,000 the sends alone take minutes, and they are not waiting.
+    await startFollowUpsAndAwaitSends(
+      stack,
+      jobs,
+      { prompt: 'Idle follow-up', polling: POLLING_DEFAULTS },
+      options.log,
     );
     options.log(`idle ${options.label}: ${options.waiting} waiting; settling ${options.settleMs / 1000}s`);
     await sleep(options.waiting === 0 ? 10_000 : options.settleMs);
@@ -63,9 +69,12 @@ export async function runIdleCost(options: {
     const before = await stack.server.serviceRequests();
     await sleep(options.windowMs);
     const windowEndMs = Date.now();
-    const requests = requestsBetween(before, await stack.server.serviceRequests());
-    requests.TimerStarted = await timersStarted(stack.server.client, windowEndMs - options.windowMs, windowEndMs);
     const cpu = pids.reduce((sum, pid) => sum + cpuMs(pid), 0) - cpuBefore;
+    const workerPid = stack.worker.child.pid as number;
+    const workerRss = rssMiB(workerPid);
+    const requests = requestsBetween(before, await stack.server.serviceRequests());
+    // After the CPU is read: fetching every history is the server's work for the bench, not for the waits.
+    requests.TimerStarted = await timersStarted(stack.server.client, windowEndMs - options.windowMs, windowEndMs);
     const perHour = 3_600_000 / options.windowMs / Math.max(options.waiting, 1);
     const requestsPerHour = Object.fromEntries(
       Object.entries(requests).map(([operation, count]) => [operation, count * perHour]),
@@ -84,6 +93,8 @@ export async function runIdleCost(options: {
       requestsPerHour,
       billablePerHour,
       cpuSPerHour: (cpu / 1000) * perHour,
+      workerRssMiB: workerRss,
+      workerPeakRssMiB: peakRssMiB(workerPid),
     };
   } finally {
     await stack.stop();
@@ -125,11 +136,12 @@ export function renderIdleCost(rows: IdleCostRow[]): string[] {
         : vendor !== undefined
           ? vendor.toFixed(2)
           : '—';
-    return `| ${each.waiting} | ${each.label} | ${fmtCount(each.billablePerHour)} | ${each.cpuSPerHour.toFixed(1)} | ${above === undefined ? '—' : above.toFixed(2)} | ${beside} | ${operations} |`;
+    const rss = `${Math.round(each.workerRssMiB)} / ${Math.round(each.workerPeakRssMiB)}`;
+    return `| ${each.waiting} | ${each.label} | ${fmtCount(each.billablePerHour)} | ${each.cpuSPerHour.toFixed(1)} | ${above === undefined ? '—' : above.toFixed(2)} | ${beside} | ${rss} | ${operations} |`;
   };
   return [
-    "| waiting | setup | billable requests per follow-up-hour (N = 0: per hour) | CPU per follow-up-hour, worker + server (s) | above the idle stack (s) | the vendor's 5 s loop, same N (s) | every request per follow-up-hour, by operation |",
-    '|---|---|---|---|---|---|---|',
+    "| waiting | setup | billable requests per follow-up-hour (N = 0: per hour) | CPU per follow-up-hour, worker + server (s) | above the idle stack (s) | the vendor's 5 s loop, same N (s) | worker RSS at the window's end / peak (MiB) | every request per follow-up-hour, by operation |",
+    '|---|---|---|---|---|---|---|---|',
     ...rows.map(row),
   ];
 }

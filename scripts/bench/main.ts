@@ -180,7 +180,10 @@ async function main(): Promise<void> {
     const settleMs = Number(values['idle-settle']) * 1000;
     const windowMs = Number(values['idle-window']) * 1000;
     for (const waiting of numbers(values['idle-n'])) {
-      const ours = await runIdleCost({ waiting, label: 'defaults (shared watching)', settleMs, windowMs, log });
+      const workerEnv = Object.fromEntries(values.env.map(envPair));
+      const label =
+        values.env.length > 0 ? values.env.map((pair) => `\`${pair}\``).join(' ') : 'defaults (shared watching)';
+      const ours = await runIdleCost({ waiting, label, settleMs, windowMs, workerEnv, log });
       // The vendor's loop at the same N, for the CPU beside ours.
       if (waiting > 0) ours.vendorCpuSPerHour = (await measureVendor({ n: waiting, windowMs, log })).cpuPerWaiterHourS;
       figures.idle.push(ours);
@@ -192,7 +195,7 @@ async function main(): Promise<void> {
             label: 'AGENT_WATCH_SHARDS=0',
             settleMs,
             windowMs,
-            workerEnv: { AGENT_WATCH_SHARDS: '0' },
+            workerEnv: { ...workerEnv, AGENT_WATCH_SHARDS: '0' },
             log,
           }),
         );

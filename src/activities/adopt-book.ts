@@ -1,9 +1,9 @@
 /**
  * adoptBook: a watcher started afresh (not continued as new) takes over the waits of the run before it under its id,
  * when that run was terminated (by an operator, or a reset) with waits in its book. Nothing else would read them:
- * a watcher reading by its timers has no reader left to put them back, and their follow-ups register again only
- * after their silence (sixty poll gaps). A closed run still answers queries (its history replayed), so its book is
- * read the way a reader reads it.
+ * a watcher reading by its timers has no reader left to put them back. The new run is started by the next wait on its
+ * shard or by a worker's guard (watcher-guard.ts). A closed run still answers queries (its history replayed), so its
+ * book is read the way a reader reads it.
  */
 import { log } from '@temporalio/activity';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';

@@ -17,7 +17,7 @@ import { createAdoptBook } from './adopt-book';
 import { createReadWatchedJobs } from './read-watched-jobs';
 import { createWatchJobs } from './watch-jobs';
 import { jobState, type JobState } from '../kernel/agent-job';
-import { createStartWatching } from './start-watching';
+import { createStartWatching, watcherStartOf } from './start-watching';
 import { createDeliverNotification, type NotifySettings } from './deliver-notification';
 import { readTroubleSignal } from '../workflows/follow-up/messages';
 import { type WatchRegistration } from '../workflows/job-watcher/messages';
@@ -55,10 +55,7 @@ export function createActivities({
   coordination,
   notify = {},
 }: ActivityDependencies): FollowUpActivities {
-  const startWatching = createStartWatching(temporal, {
-    ...(coordination.watchBookLimitBytes !== undefined ? { bookLimitBytes: coordination.watchBookLimitBytes } : {}),
-    ...(coordination.watchLongReaderFrom !== undefined ? { longReaderFrom: coordination.watchLongReaderFrom } : {}),
-  });
+  const startWatching = createStartWatching(temporal, watcherStartOf(coordination));
   /** The watcher's address as a follow-up of this activity's task queue registers with it. */
   const watcherFor = (watcherId: string) => ({
     watcherId,

@@ -9,6 +9,7 @@ import type { Client } from '@temporalio/client';
 import type { JobWatcherWorkflow, WatcherStart } from '../workflows/job-watcher/messages';
 import { JOB_WATCHER_WORKFLOW_TYPE, WATCHER_ID_TAKEN } from '../kernel/workflow-ids';
 import { watchJobSignal, type WatchRegistration } from '../workflows/job-watcher/messages';
+import type { CoordinationSettings } from './coordination';
 
 export interface WatcherAddress {
   watcherId: string;
@@ -17,6 +18,14 @@ export interface WatcherAddress {
 }
 
 export type StartWatching = (address: WatcherAddress, registration: WatchRegistration) => Promise<void>;
+
+/** What a watcher this worker starts is started with: the book's limits its settings give. */
+export function watcherStartOf(coordination: CoordinationSettings): WatcherStart {
+  return {
+    ...(coordination.watchBookLimitBytes !== undefined ? { bookLimitBytes: coordination.watchBookLimitBytes } : {}),
+    ...(coordination.watchLongReaderFrom !== undefined ? { longReaderFrom: coordination.watchLongReaderFrom } : {}),
+  };
+}
 
 /**
  * Signals `registration` to its watcher, starting the watcher if none runs. The run that took the signal is checked

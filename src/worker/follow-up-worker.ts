@@ -26,6 +26,8 @@ import { NamespaceNotReadyError } from '../client/namespace-errors';
 import { checkSearchAttributes } from '../client/namespace-setup';
 import { pollLoopLimit, WORKER_DEFAULTS } from '../config/worker-defaults';
 import { watcherTaskQueue } from '../kernel/workflow-ids';
+import { watcherStartOf } from '../activities/start-watching';
+import { startWatcherGuard } from './watcher-guard';
 
 export interface FollowUpWorkerOptions {
   connection: NativeConnection;
@@ -101,6 +103,8 @@ export class FollowUpWorker {
     /** Null without shared watching (AGENT_WATCH_SHARDS=0). */
     readonly watchers: Worker | null = null,
     private readonly release: () => void = () => undefined,
+    /** Watches over the shard watchers while the workers run (watcher-guard.ts); none without shared watching. */
+    private readonly guardWatchers: (() => { stop(): void }) | null = null,
   ) {}
 
   get options(): Worker['options'] {
@@ -141,6 +145,7 @@ export class FollowUpWorker {
   }
 
   private async together(runs: Promise<unknown>[]): Promise<unknown[]> {
+    const guard = this.guardWatchers?.();
     try {
       return await Promise.all(runs);
     } catch (error) {
@@ -148,6 +153,7 @@ export class FollowUpWorker {
       await Promise.allSettled(runs);
       throw error;
     } finally {
+      guard?.stop();
       this.release();
     }
   }
@@ -199,14 +205,15 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
   setMaxListeners(0, stopping.signal);
   const coordination: CoordinationSettings = { ...DEFAULT_COORDINATION, ...options.coordination };
   const maxConcurrentActivities = options.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities;
+  const temporal = new Client({
+    connection: options.connection,
+    namespace: options.namespace,
+    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+    ...(options.interceptors?.client ? { interceptors: options.interceptors.client } : {}),
+  });
   const activities = createActivities({
     api: options.api,
-    temporal: new Client({
-      connection: options.connection,
-      namespace: options.namespace,
-      ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
-      ...(options.interceptors?.client ? { interceptors: options.interceptors.client } : {}),
-    }),
+    temporal,
     stopping: stopping.signal,
     maxPollLoops: options.maxPollLoops ?? pollLoopLimit(maxConcurrentActivities),
     coordination,
@@ -263,7 +270,23 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     }
   }, 250);
   watch.unref();
-  return new FollowUpWorker(main, coordinators, watchers, () => {
-    if (coordinators) coordinatorQueuesPolled.delete(coordinatorsKey);
-  });
+  const guardWatchers = watchers
+    ? () =>
+        startWatcherGuard({
+          temporal,
+          taskQueue: options.taskQueue,
+          shards: coordination.watchShards ?? 0,
+          start: watcherStartOf(coordination),
+          log: Runtime.instance().logger,
+        })
+    : null;
+  return new FollowUpWorker(
+    main,
+    coordinators,
+    watchers,
+    () => {
+      if (coordinators) coordinatorQueuesPolled.delete(coordinatorsKey);
+    },
+    guardWatchers,
+  );
 }

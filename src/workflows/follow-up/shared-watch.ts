@@ -33,9 +33,10 @@ import { type PollResult } from '../activity-contract';
 
 /**
  * Silence, in poll gaps at the schedule's cap, after which a follow-up registers its wait again: an hour at the default
- * schedule. It only covers a watcher lost together with its reader's worker (a reader puts back the waits of a watcher
- * terminated under it; `pollNow` registers again at once), and each time costs every waiting follow-up two workflow
- * tasks and a read: a shorter silence saturated a worker with 10,000 waiting (docs/BENCHMARKS.md).
+ * schedule. It only covers a watcher lost while no worker ran (a reader puts back the waits of a watcher terminated
+ * under it, a worker's guard restarts one terminated between its timed turns; `pollNow` registers again at once), and
+ * each time costs every waiting follow-up two workflow tasks and a read: a shorter silence saturated a worker with
+ * 10,000 waiting (docs/BENCHMARKS.md).
  */
 const SILENT_GAPS_BEFORE_REREGISTERING = 60;
 /** Room after the deadline for the watcher's last read, planned on the deadline itself, to arrive. */

@@ -1,0 +1,106 @@
+/**
+ * Notices, from the worker, a job watcher terminated with waits in its book, and starts a new run that takes them
+ * over (its adoptBook). A watcher that reads by its own timers has nothing running between its turns that would
+ * notice: without this, its follow-ups would learn of it only after their silence (sixty poll gaps, an hour at the
+ * default schedule). A long reader notices for itself and puts its waits back (watch-jobs.ts); this finds that case
+ * already mended.
+ *
+ * It describes each shard's watcher id on a period: a describe is not a billed Action, so a deployment with nothing
+ * waiting pays nothing for it. A terminated run's book is read by query (a closed run still answers) only once per run.
+ */
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Logger } from '@temporalio/common';
+import type { WatcherStart } from '../workflows/job-watcher/messages';
+import { watchChangesQuery } from '../workflows/job-watcher/messages';
+import { JOB_WATCHER_WORKFLOW_TYPE, watcherTaskQueue, watcherWorkflowId } from '../kernel/workflow-ids';
+
+/**
+ * How often each shard's watcher is described. A lost watcher must cost a follow-up at most 30 s: this, plus a start
+ * and the new run's first reads, stays well inside it.
+ */
+export const WATCHER_CHECK_EVERY_MS = 10_000;
+/** A run terminated longer ago than this is left alone: its follow-ups have registered again by themselves, or ended. */
+const RESTART_CLOSED_WITHIN_MS = 60 * 60_000;
+
+export interface WatcherGuardOptions {
+  temporal: Client;
+  /** The follow-ups' task queue: its watchers are the ones guarded. */
+  taskQueue: string;
+  shards: number;
+  start: WatcherStart;
+  log: Logger;
+  everyMs?: number;
+}
+
+export interface WatcherGuard {
+  /** Runs one check of every shard now (the period runs them too). */
+  check(): Promise<void>;
+  stop(): void;
+}
+
+export function startWatcherGuard({
+  temporal,
+  taskQueue,
+  shards,
+  start,
+  log,
+  everyMs = WATCHER_CHECK_EVERY_MS,
+}: WatcherGuardOptions): WatcherGuard {
+  /** The terminated run each shard was last checked for: its book is read once. */
+  const seen = new Map<number, string>();
+  let checking: Promise<void> | null = null;
+
+  const checkShard = async (shard: number): Promise<void> => {
+    const watcherId = watcherWorkflowId(taskQueue, shard);
+    let description;
+    try {
+      description = await temporal.workflow.getHandle(watcherId).describe();
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return;
+      throw error;
+    }
+    const { status, type, runId, closeTime } = description;
+    if (status.name !== 'TERMINATED' || type !== JOB_WATCHER_WORKFLOW_TYPE || seen.get(shard) === runId) return;
+    seen.set(shard, runId);
+    if (!closeTime || Date.now() - closeTime.getTime() > RESTART_CLOSED_WITHIN_MS) return;
+    const book = await temporal.workflow.getHandle(watcherId, runId).query(watchChangesQuery, 0);
+    if (book.upserts.length === 0) return;
+    log.warn('A job watcher was terminated with waits in its book: starting a new one to take them over', {
+      watcherId,
+      terminatedRunId: runId,
+      waits: book.upserts.length,
+    });
+    try {
+      await temporal.workflow.start(JOB_WATCHER_WORKFLOW_TYPE, {
+        workflowId: watcherId,
+        taskQueue: watcherTaskQueue(taskQueue),
+        args: [start],
+        staticSummary: 'Reads the jobs of waiting follow-ups for them, and tells each when its job answered',
+      });
+    } catch (error) {
+      // Another worker, or a follow-up's registration, started one first: that run takes the waits over.
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+  };
+
+  const check = (): Promise<void> => {
+    checking ??= (async () => {
+      for (let shard = 0; shard < shards; shard += 1) {
+        try {
+          await checkShard(shard);
+        } catch (error) {
+          // The next period tries again: a server that is away now is the usual cause.
+          seen.delete(shard);
+          log.debug('Could not check a job watcher', { shard, error: String(error) });
+        }
+      }
+    })().finally(() => {
+      checking = null;
+    });
+    return checking;
+  };
+
+  const timer = setInterval(() => void check(), everyMs);
+  timer.unref();
+  return { check, stop: () => clearInterval(timer) };
+}

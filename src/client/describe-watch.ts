@@ -36,7 +36,7 @@ const WatchedWaitViewSchema = z.object({
 });
 
 const REGISTERS_AGAIN =
-  'the follow-up registers again after sixty poll gaps of silence (an hour at the default schedule), or at once on poll-now';
+  'a running worker starts a new watcher within about 10 s, which takes its waits over; with no worker, the follow-up registers again after sixty poll gaps of silence (an hour at the default schedule), or at once on poll-now';
 
 /** The watcher's live figures for `workflowId`, or why they are not available; answers within about `timeoutMs`. */
 export async function describeWatch(

@@ -72,6 +72,7 @@ import {
 } from './checks';
 import { describePollActivity } from './describe-poll';
 import { describeWatch } from './describe-watch';
+import type { SharedWatchStatus } from '../workflows/job-watcher/watch-figures';
 import {
   explainStartRefusal,
   FollowUpNotSentError,
@@ -291,6 +292,17 @@ export class FollowUpClient {
         throw new NoWorkerAnsweredError(workflowId, options.timeoutMs);
       throw error;
     }
+  }
+
+  /**
+   * The live figures a follow-up's shared job watcher keeps of its wait (its reads, the last read and its status, the
+   * next read), asked by query: nothing is written. `watcherId` is the follow-up's progress's; never throws for a
+   * watcher that cannot say (the figures are then unavailable, with the reason).
+   */
+  async watchFigures(workflowId: string, watcherId: string): Promise<SharedWatchStatus> {
+    return this.reaching(`asking job watcher ${watcherId} about follow-up ${workflowId}`, () =>
+      describeWatch(this.client, workflowId, watcherId, PROGRESS_QUERY_DEADLINE_MS),
+    );
   }
 
   /**

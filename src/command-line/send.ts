@@ -330,7 +330,12 @@ async function reportProgress(
         outage.back();
         if (unanswered) progressLine.say('A worker answers the follow-up again; it goes on.');
         unanswered = false;
-        const line = describeProgress(progress);
+        // A watched wait's reads are the watcher's to tell: the follow-up hears of them only when its job answers.
+        const watch =
+          progress.watcherId && progress.phase === 'waiting' && !json
+            ? await followUps.watchFigures(workflowId, progress.watcherId)
+            : undefined;
+        const line = describeProgress(progress, Date.now(), watch);
         // The failing line ("  ! reads failing for …") in red; on a terminal first, since a narrow one cuts the end off.
         const parts = line
           .split('\n')

@@ -10,7 +10,7 @@ import { ExitCode } from '../../src/cli';
 import type { FollowUpInput, FollowUpStatus } from '../../src/client';
 import { FollowUpReportSchema } from '../../src/command-line/json-output';
 import { watchShardOf } from '../../src/workflows/job-watcher/watcher-book';
-import { runCliOn } from '../support/cli-runner';
+import { runCliOn, startCliOn } from '../support/cli-runner';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { heldWaits, startWatchingWorker, type WatchingWorker } from '../support/shard-watchers';
 import { watchChangesQuery } from '../../src/workflows/job-watcher/messages';
@@ -547,6 +547,33 @@ describe('status asks the watcher for the live figures', () => {
     expect(added.filter(isMessageEvent)).toEqual([]);
     await followUps.cancel(workflowId);
     expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
+  });
+
+  test("send --wait's progress counts the watcher's reads as they are made, not only those the follow-up was told", async () => {
+    const job = uniqueJob('wait-progress');
+    h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
+    const args = ['send', '--project', job.projectId, '--job', job.jobId, '--prompt', 'Work on it', '--wait'];
+    const cli = startCliOn(
+      [...args, '--initial-interval', '200', '--max-interval', '300', '--settle-window', '1s'],
+      taskQueue,
+    );
+    // The job works on: the follow-up is told of no read until it ends, so only the watcher's figures can count these.
+    // Progress lines go to stderr (stdout keeps the result).
+    const readsShown = () =>
+      Math.max(0, ...[...cli.run.err.matchAll(/status active, (\d+) poll\(s\)/g)].map((m) => Number(m[1])));
+    try {
+      await waitFor(
+        async () => readsShown() >= 3 && h.simulator.counts(job.projectId, job.jobId).gets >= 3,
+        'three reads shown while the job works',
+      );
+      expect(readsShown()).toBeLessThanOrEqual(h.simulator.counts(job.projectId, job.jobId).gets);
+    } finally {
+      // Ends the command either way, so a failure here does not leave it waiting.
+      h.simulator.finishJob(job.projectId, job.jobId);
+    }
+    const done = await cli.done;
+    expect(done.code).toBe(ExitCode.Ok);
+    expect(done.out).toMatch(/ended completed after \d+ poll\(s\)/);
   });
 
   test("reads that fail: status gives the watcher's live count, since when, and the error", async () => {

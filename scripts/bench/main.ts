@@ -18,6 +18,7 @@
  *
  * `--only read-now`: from `pollNow` to its GET, 50 follow-ups one at a time, polling themselves and shared (read-now.ts).
  * `--only start-answer`: from `start(..., { waitFor: 'sent' })` to its answer, 100 one at a time, beside `start`.
+ * `--only lost-watcher`: every job watcher terminated while N wait, `--lost-n 20,200 --lost-settle 60` (lost-watcher.ts).
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -34,6 +35,7 @@ import { renderWatch, runWatchPart, type WatchFigures } from './watch-part';
 import { renderReadNow, runReadNow, type ReadNowRow } from './read-now';
 import { renderStartAnswer, runStartAnswer, type StartAnswerRow } from './start-answer';
 import { renderIdleCost, runIdleCost, type IdleCostRow } from './idle-cost';
+import { renderLostWatcher, runLostWatcher, type LostWatcherRow } from './lost-watcher';
 
 const PARTS = [
   'scale',
@@ -46,6 +48,7 @@ const PARTS = [
   'read-now',
   'idle',
   'start-answer',
+  'lost-watcher',
 ] as const;
 type Part = (typeof PARTS)[number];
 
@@ -62,6 +65,7 @@ interface Figures {
   readNow?: ReadNowRow[];
   startAnswer?: StartAnswerRow[];
   idle?: IdleCostRow[];
+  lostWatcher?: LostWatcherRow[];
 }
 
 async function main(): Promise<void> {
@@ -89,6 +93,9 @@ async function main(): Promise<void> {
       'idle-n': { type: 'string', default: '0,1,20' },
       'idle-settle': { type: 'string', default: '150' },
       'idle-window': { type: 'string', default: '120' },
+      // Every watcher terminated while N wait: by their own timers below 200, through the long reader from 200.
+      'lost-n': { type: 'string', default: '20,200' },
+      'lost-settle': { type: 'string', default: '60' },
       bursts: {
         type: 'string',
         default:
@@ -179,10 +186,10 @@ async function main(): Promise<void> {
     figures.idle = [];
     const settleMs = Number(values['idle-settle']) * 1000;
     const windowMs = Number(values['idle-window']) * 1000;
+    const workerEnv = Object.fromEntries(values.env.map(envPair));
+    const label =
+      values.env.length > 0 ? values.env.map((pair) => `\`${pair}\``).join(' ') : 'defaults (shared watching)';
     for (const waiting of numbers(values['idle-n'])) {
-      const workerEnv = Object.fromEntries(values.env.map(envPair));
-      const label =
-        values.env.length > 0 ? values.env.map((pair) => `\`${pair}\``).join(' ') : 'defaults (shared watching)';
       const ours = await runIdleCost({ waiting, label, settleMs, windowMs, workerEnv, log });
       // The vendor's loop at the same N, for the CPU beside ours.
       if (waiting > 0) ours.vendorCpuSPerHour = (await measureVendor({ n: waiting, windowMs, log })).cpuPerWaiterHourS;
@@ -200,6 +207,11 @@ async function main(): Promise<void> {
           }),
         );
     }
+  }
+  if (only.has('lost-watcher')) {
+    figures.lostWatcher = [];
+    for (const waiting of numbers(values['lost-n']))
+      figures.lostWatcher.push(await runLostWatcher({ waiting, settleMs: Number(values['lost-settle']) * 1000, log }));
   }
   if (only.has('lane')) figures.lane = await runLane({ followUps: 20, workMs: 2_000, log });
   if (only.has('import')) figures.imports = runImportTime({ runs: 21, log });
@@ -375,6 +387,17 @@ function render(figures: Figures): string {
         'activity completions (one per attempt), and the timers our workflows started in the window (`TimerStarted`, from their histories: commands, not requests).',
       '',
       ...renderIdleCost(figures.idle),
+      '',
+    );
+  }
+  if (figures.lostWatcher) {
+    lines.push(
+      '## What losing the job watchers costs',
+      '',
+      'N follow-ups wait on the defaults (jobs that never end); past a settle, every job watcher of their task queue is ' +
+        "terminated, as an operator would. Each follow-up's cost: from the terminate to its job's next read.",
+      '',
+      ...renderLostWatcher(figures.lostWatcher),
       '',
     );
   }

@@ -5,8 +5,8 @@
  * default schedule). A long reader notices for itself and puts its waits back (watch-jobs.ts); this finds that case
  * already mended.
  *
- * It describes each shard's watcher id on a period: a describe is not a billed Action, so a deployment with nothing
- * waiting pays nothing for it. A terminated run's book is read by query (a closed run still answers) only once per run.
+ * It describes each shard's watcher id on a period (a shard with no watcher running, every other period): a describe
+ * is not a billed Action, so a deployment with nothing waiting pays nothing billed for it. A terminated run's book is read by query (a closed run still answers) only once per run.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from '@temporalio/common';
@@ -15,10 +15,15 @@ import { watchChangesQuery } from '../workflows/job-watcher/messages';
 import { JOB_WATCHER_WORKFLOW_TYPE, watcherTaskQueue, watcherWorkflowId } from '../kernel/workflow-ids';
 
 /**
- * How often each shard's watcher is described. A lost watcher must cost a follow-up at most 30 s: this, plus a start
- * and the new run's first reads, stays well inside it.
+ * How often a shard whose watcher ran at the last look is described. A lost watcher must cost a follow-up at most 30 s:
+ * this, plus a start and the new run's first reads, stays well inside it.
  */
 export const WATCHER_CHECK_EVERY_MS = 10_000;
+/**
+ * A shard with no watcher running at the last look is described every this many periods: a watcher started and
+ * terminated in between is still found within 20 s, and a deployment with nothing waiting asks half as often.
+ */
+const IDLE_SHARD_EVERY_PERIODS = 2;
 /** A run terminated longer ago than this is left alone: its follow-ups have registered again by themselves, or ended. */
 const RESTART_CLOSED_WITHIN_MS = 60 * 60_000;
 
@@ -33,7 +38,7 @@ export interface WatcherGuardOptions {
 }
 
 export interface WatcherGuard {
-  /** Runs one check of every shard now (the period runs them too). */
+  /** Runs one check of every shard now (the period runs them too, an idle shard every other period). */
   check(): Promise<void>;
   stop(): void;
 }
@@ -48,6 +53,9 @@ export function startWatcherGuard({
 }: WatcherGuardOptions): WatcherGuard {
   /** The terminated run each shard was last checked for: its book is read once. */
   const seen = new Map<number, string>();
+  /** Shards whose watcher was not running at the last look. */
+  const idle = new Set<number>();
+  let periods = 0;
   let checking: Promise<void> | null = null;
 
   const checkShard = async (shard: number): Promise<void> => {
@@ -56,10 +64,12 @@ export function startWatcherGuard({
     try {
       description = await temporal.workflow.getHandle(watcherId).describe();
     } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return;
+      if (error instanceof WorkflowNotFoundError) return void idle.add(shard);
       throw error;
     }
     const { status, type, runId, closeTime } = description;
+    if (status.name === 'RUNNING') idle.delete(shard);
+    else idle.add(shard);
     if (status.name !== 'TERMINATED' || type !== JOB_WATCHER_WORKFLOW_TYPE || seen.get(shard) === runId) return;
     seen.set(shard, runId);
     if (!closeTime || Date.now() - closeTime.getTime() > RESTART_CLOSED_WITHIN_MS) return;
@@ -83,9 +93,10 @@ export function startWatcherGuard({
     }
   };
 
-  const check = (): Promise<void> => {
+  const check = (everyShard = true): Promise<void> => {
     checking ??= (async () => {
       for (let shard = 0; shard < shards; shard += 1) {
+        if (!everyShard && idle.has(shard) && periods % IDLE_SHARD_EVERY_PERIODS !== 0) continue;
         try {
           await checkShard(shard);
         } catch (error) {
@@ -100,7 +111,10 @@ export function startWatcherGuard({
     return checking;
   };
 
-  const timer = setInterval(() => void check(), everyMs);
+  const timer = setInterval(() => {
+    periods += 1;
+    void check(false);
+  }, everyMs);
   timer.unref();
   return { check, stop: () => clearInterval(timer) };
 }

@@ -34,3 +34,21 @@ test('an idle watcher says it will end by itself', () => {
     ': 1 waiting follow-up,',
   );
 });
+
+test('a watcher reading by its timers says its last turn: when, what the reads found, and when the next is due', () => {
+  const at = Date.UTC(2026, 10, 29, 16, 50, 12);
+  const lines = renderWatcherDetails({
+    ...base,
+    readsByTimers: true,
+    lastTurn: { atMs: at, found: { active: 18, failed: 2 } },
+    nextTurnAtMs: at + 60_000,
+  }).split('\n');
+  expect(lines[2]).toBe('- Last turn 16:50:12 UTC: 20 jobs read (18 active, 2 failed); next turn 16:51:12 UTC');
+  expect(lines[3]).toContain('the reading: turns in History');
+  // The long reader's reads are per follow-up: no turn line, whatever it was given.
+  const long = renderWatcherDetails({ ...base, readsByTimers: false, lastTurn: { atMs: at, found: { active: 1 } } });
+  expect(long).not.toContain('Last turn');
+  expect(
+    renderWatcherDetails({ ...base, lastTurn: { atMs: at, found: { completed: 1 } }, nextTurnAtMs: null }),
+  ).toContain('1 job read (1 completed); no next turn planned');
+});

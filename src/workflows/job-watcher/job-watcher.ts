@@ -65,6 +65,8 @@ const { watchJobs } = proxyActivities<FollowUpActivities>({
 /** A way of reading the book, stopped before the run continues as new or switches to the other. */
 interface Reading {
   long: boolean;
+  /** The reading by timers, whose last turn the details show. */
+  timed?: TimedReads;
   /** Stops it, and says when it stopped. */
   stop(): Promise<number>;
 }
@@ -87,11 +89,12 @@ function readLong(): Reading {
   };
 }
 
-function readByTimers(book: WatcherBook): Reading {
-  const reads = new TimedReads(book);
+function readByTimers(book: WatcherBook, onTurn: () => void): Reading {
+  const reads = new TimedReads(book, onTurn);
   const running = reads.run();
   return {
     long: false,
+    timed: reads,
     stop: async () => {
       reads.stop();
       await running;
@@ -160,8 +163,8 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       : Promise.resolve();
   // The reading: by this workflow's own timers while the book is small, by one long activity once it is large (or
   // has refusals to tell, which only the long reader does). Switched when the book crosses the line, with a margin.
-  let reading: Reading = book.size < longReaderFrom && book.refusalCount === 0 ? readByTimers(book) : readLong();
-  for (;;) {
+  // Set again after each turn by timers (not a command: no history), so the Web UI shows the last reads.
+  const showDetails = () =>
     setCurrentDetails(
       renderWatcherDetails({
         taskQueue: servedTaskQueue(workflowInfo().taskQueue),
@@ -170,8 +173,14 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
         limitBytes,
         refused,
         readsByTimers: !reading.long,
+        lastTurn: reading.timed?.lastTurn ?? null,
+        nextTurnAtMs: reading.timed?.nextTurnAtMs() ?? null,
       }),
     );
+  let reading: Reading =
+    book.size < longReaderFrom && book.refusalCount === 0 ? readByTimers(book, showDetails) : readLong();
+  for (;;) {
+    showDetails();
     const shouldContinue = () =>
       workflowInfo().continueAsNewSuggested ||
       signals >= SIGNALS_PER_RUN ||
@@ -200,7 +209,7 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     if (switchDue()) {
       const long = !reading.long;
       await reading.stop();
-      reading = long ? readLong() : readByTimers(book);
+      reading = long ? readLong() : readByTimers(book, showDetails);
     }
   }
   await adopting;

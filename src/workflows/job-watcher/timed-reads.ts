@@ -9,6 +9,7 @@ import { condition, log, proxyActivities } from '@temporalio/workflow';
 import type { FollowUpActivities, ReadWatchedJobsResult, WaitAfterRead } from '../activity-contract';
 import { ReaderBook, reportOf, type WatchedWait } from './reader-book';
 import type { WatcherBook } from './watcher-book';
+import type { TurnSummary } from './watcher-details';
 
 const { readWatchedJobs } = proxyActivities<FollowUpActivities>({
   // A turn's reads each end within the API client's own timeouts: this only bounds a turn that hangs.
@@ -23,8 +24,19 @@ export class TimedReads {
   private readonly reading = new ReaderBook();
   private turns = 0;
   private stopping = false;
+  /** The last turn that ended, for the watcher's details. */
+  lastTurn: TurnSummary | null = null;
 
-  constructor(private readonly book: WatcherBook) {}
+  /** `onTurn`: after each turn's reads were taken in (the watcher shows them in its details). */
+  constructor(
+    private readonly book: WatcherBook,
+    private readonly onTurn: () => void = () => undefined,
+  ) {}
+
+  /** When the next turn is due (null: no read is planned). */
+  nextTurnAtMs(): number | null {
+    return this.reading.nextDueAtMs();
+  }
 
   /** Reads on timers until `stop()`; resolves once the turns under way have ended. */
   async run(): Promise<void> {
@@ -74,6 +86,13 @@ export class TimedReads {
 
   /** Keeps each wait's new state, unless a newer wait of its follow-up replaced it meanwhile. */
   private takeTurn({ waits }: ReadWatchedJobsResult): void {
+    const found: Record<string, number> = {};
+    for (const { wait, gone } of waits) {
+      if (gone) continue;
+      const status = wait.lastRead?.status ?? 'failed';
+      found[status] = (found[status] ?? 0) + 1;
+    }
+    this.lastTurn = { atMs: Date.now(), found };
     for (const { wait, gone } of waits) {
       const { workflowId, runId, round, replyTo } = wait.registration;
       if (gone) this.book.remove(workflowId, runId, undefined, replyTo);
@@ -84,6 +103,7 @@ export class TimedReads {
       if (kept.answered) this.book.remove(workflowId, runId, round, replyTo);
       else this.book.noteReports([reportOf(kept)]);
     }
+    this.onTurn();
   }
 }
 

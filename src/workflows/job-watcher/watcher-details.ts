@@ -1,8 +1,8 @@
 /**
  * A job watcher's "Current details" in the Web UI, for an operator who opens it from the default list: what it serves,
- * how full it is and what to do when it is full. Pure: workflow code imports it. The watcher's own figures only; the
- * reads themselves (failing or not) are per follow-up, in `agent-followup status` and the reader's pending activity,
- * because the watcher is not woken by reads that change nothing.
+ * how full it is and what to do when it is full. Pure: workflow code imports it. A watcher that reads by its own timers
+ * also says its last turn of reads (they are its own state: setting the details writes no history); a long reader's
+ * reads are per follow-up, in `agent-followup status` and its pending activity.
  */
 export interface WatcherFigures {
   /** The follow-ups' task queue it serves (servedTaskQueue of the queue it runs on). */
@@ -14,6 +14,16 @@ export interface WatcherFigures {
   refused: number;
   /** It reads by its own timers (a small book); false: one long activity reads (absent: not said). */
   readsByTimers?: boolean;
+  /** Its last turn of reads by timers, and when the next one is due (null: none planned). */
+  lastTurn?: TurnSummary | null;
+  nextTurnAtMs?: number | null;
+}
+
+/** One turn of reads: when it ended, and what the reads found. */
+export interface TurnSummary {
+  atMs: number;
+  /** Reads by the status found; failed reads under `failed`. */
+  found: Record<string, number>;
 }
 
 export function renderWatcherDetails(figures: WatcherFigures): string {
@@ -30,8 +40,21 @@ export function renderWatcherDetails(figures: WatcherFigures): string {
         ? `**Idle** ${watcher}; it ends after 10 minutes without waits.`
         : `**Healthy** ${watcher}, room for about ${room} more (${percent(bookBytes, limitBytes)} of its book used).`,
     '',
+    ...(readsByTimers !== false && figures.lastTurn ? [turnLine(figures.lastTurn, figures.nextTurnAtMs ?? null)] : []),
     `- A follow-up's reads: \`agent-followup status <id>\`; the reading: ${readsByTimers === false ? 'Pending Activities' : 'turns in History'}`,
   ].join('\n');
+}
+
+function turnLine(turn: TurnSummary, nextAtMs: number | null): string {
+  const entries = Object.entries(turn.found);
+  const reads = entries.reduce((sum, [, count]) => sum + count, 0);
+  const found = entries.map(([status, count]) => `${count} ${status}`).join(', ');
+  const next = nextAtMs === null ? 'no next turn planned' : `next turn ${utcClock(nextAtMs)} UTC`;
+  return `- Last turn ${utcClock(turn.atMs)} UTC: ${plural(reads, 'job')} read (${found}); ${next}`;
+}
+
+function utcClock(ms: number): string {
+  return new Date(ms).toISOString().slice(11, 19);
 }
 
 function percent(part: number, whole: number): string {

@@ -43,12 +43,14 @@ test('a watcher reading by its timers says its last turn: when, what the reads f
     lastTurn: { atMs: at, found: { active: 18, failed: 2 } },
     nextTurnAtMs: at + 60_000,
   }).split('\n');
-  expect(lines[2]).toBe('- Last turn 16:50:12 UTC: 20 jobs read (18 active, 2 failed); next turn 16:51:12 UTC');
-  expect(lines[3]).toContain('the reading: turns in History');
+  // One paragraph, in place of the blank line and the list: the panel shows about four lines.
+  expect(lines[1]).toBe('Last turn 16:50:12 UTC: 20 jobs read (18 active, 2 failed); next 16:51:12 UTC.');
+  expect(lines[2]).toContain('the reading: turns in History');
+  expect(lines).toHaveLength(3);
   // The long reader's reads are per follow-up: no turn line, whatever it was given.
   const long = renderWatcherDetails({ ...base, readsByTimers: false, lastTurn: { atMs: at, found: { active: 1 } } });
   expect(long).not.toContain('Last turn');
   expect(
     renderWatcherDetails({ ...base, lastTurn: { atMs: at, found: { completed: 1 } }, nextTurnAtMs: null }),
-  ).toContain('1 job read (1 completed); no next turn planned');
+  ).toContain('1 job read (1 completed); none planned next.');
 });

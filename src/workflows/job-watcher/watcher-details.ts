@@ -32,25 +32,27 @@ export function renderWatcherDetails(figures: WatcherFigures): string {
   const room = waits > 0 ? Math.max(0, Math.floor((limitBytes - bookBytes) / (bookBytes / waits))) : null;
   const watcher = `job watcher for task queue \`${taskQueue}\`: ${plural(waits, 'waiting follow-up')}`;
   // The UI shows this in a short fixed-height panel (about four lines): the health and where to look, nothing more.
-  return [
+  const headline =
     refused > 0
       ? `**Full** ${watcher}; ${plural(refused, 'wait')} refused this run (those follow-ups poll their own jobs). ` +
         'To spread the waits, raise `AGENT_WATCH_SHARDS` on every worker of the queue.'
       : room === null
         ? `**Idle** ${watcher}; it ends after 10 minutes without waits.`
-        : `**Healthy** ${watcher}, room for about ${room} more (${percent(bookBytes, limitBytes)} of its book used).`,
-    '',
-    ...(readsByTimers !== false && figures.lastTurn ? [turnLine(figures.lastTurn, figures.nextTurnAtMs ?? null)] : []),
-    `- A follow-up's reads: \`agent-followup status <id>\`; the reading: ${readsByTimers === false ? 'Pending Activities' : 'turns in History'}`,
-  ].join('\n');
+        : `**Healthy** ${watcher}, room for about ${room} more (${percent(bookBytes, limitBytes)} of its book used).`;
+  const where = `A follow-up's reads: \`agent-followup status <id>\`; the reading: ${readsByTimers === false ? 'Pending Activities' : 'turns in History'}`;
+  // With a turn to tell, one paragraph of three sentences: the panel's renderer lets no list follow a paragraph
+  // directly, and a blank line more would push the last one out of the panel.
+  if (readsByTimers !== false && figures.lastTurn)
+    return [headline, turnLine(figures.lastTurn, figures.nextTurnAtMs ?? null), `${where}.`].join('\n');
+  return [headline, '', `- ${where}`].join('\n');
 }
 
 function turnLine(turn: TurnSummary, nextAtMs: number | null): string {
   const entries = Object.entries(turn.found);
   const reads = entries.reduce((sum, [, count]) => sum + count, 0);
   const found = entries.map(([status, count]) => `${count} ${status}`).join(', ');
-  const next = nextAtMs === null ? 'no next turn planned' : `next turn ${utcClock(nextAtMs)} UTC`;
-  return `- Last turn ${utcClock(turn.atMs)} UTC: ${plural(reads, 'job')} read (${found}); ${next}`;
+  const next = nextAtMs === null ? 'none planned next' : `next ${utcClock(nextAtMs)} UTC`;
+  return `Last turn ${utcClock(turn.atMs)} UTC: ${plural(reads, 'job')} read (${found}); ${next}.`;
 }
 
 function utcClock(ms: number): string {

@@ -99,6 +99,24 @@ export function requestTimes(stack: BenchStack, jobId: string, operation: Simula
     .map((request) => request.atMs);
 }
 
+/**
+ * `count` jobs on the stack's simulator, named `<prefix>-<n>`, spread over projects of at most 80 (within the vendor's
+ * 100 sends an hour, so none waits for the budget).
+ */
+export function addWaitingJobs(
+  stack: BenchStack,
+  prefix: string,
+  count: number,
+): Array<{ projectId: string; jobId: string }> {
+  const projects = Math.max(10, Math.ceil(count / 80));
+  const jobs = Array.from({ length: count }, (_, index) => ({
+    projectId: `${prefix}-p${index % projects}`,
+    jobId: `${prefix}-${index}`,
+  }));
+  for (const job of jobs) stack.simulator.addJob(job);
+  return jobs;
+}
+
 export interface StartedFollowUps {
   workflowIds: string[];
   /** When each job's start call was made (epoch ms), by job id. */

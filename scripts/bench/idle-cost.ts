@@ -4,7 +4,7 @@
  * worker and the server used. N = 0 is the deployment with nothing waiting: its workers' own long polls.
  */
 import type { Client } from '@temporalio/client';
-import { startBenchStack, startFollowUpsAndAwaitSends } from './bench-stack';
+import { addWaitingJobs, startBenchStack, startFollowUpsAndAwaitSends } from './bench-stack';
 import { cpuMs, peakRssMiB, requestsBetween, rssMiB } from './processes';
 
 export interface IdleCostRow {
@@ -48,13 +48,7 @@ export async function runIdleCost(options: {
   });
   try {
     await stack.worker.ready;
-    // At most 80 follow-ups a project: within the vendor's 100 sends an hour, so none waits for the budget.
-    const projects = Math.max(10, Math.ceil(options.waiting / 80));
-    const jobs = Array.from({ length: options.waiting }, (_, index) => ({
-      projectId: `idle-p${index % projects}`,
-      jobId: `idle-${index}`,
-    }));
-    for (const job of jobs) stack.simulator.addJob(job);
+    const jobs = addWaitingJobs(stack, 'idle', options.waiting);
     // The settle counts from the last send: at 10,000 the sends alone take minutes, and they are not waiting.
     await startFollowUpsAndAwaitSends(
       stack,

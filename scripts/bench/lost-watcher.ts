@@ -5,7 +5,7 @@
  * restarts it (src/worker/watcher-guard.ts); from 200 its long reader puts the waits back (watch-jobs.ts). Either way
  * the new run reads every adopted wait at once, so the delay is the loss's, not the schedule's.
  */
-import { startBenchStack, startFollowUpsAndAwaitSends } from './bench-stack';
+import { addWaitingJobs, startBenchStack, startFollowUpsAndAwaitSends } from './bench-stack';
 import { sleep } from './processes';
 import { percentile } from './stats';
 import { watcherWorkflowId } from '../../src/kernel/workflow-ids';
@@ -33,12 +33,7 @@ export async function runLostWatcher(options: {
   const stack = await startBenchStack({ workMs: 24 * 3_600_000 });
   try {
     await stack.worker.ready;
-    const projects = Math.max(10, Math.ceil(options.waiting / 80));
-    const jobs = Array.from({ length: options.waiting }, (_, index) => ({
-      projectId: `lost-p${index % projects}`,
-      jobId: `lost-${index}`,
-    }));
-    for (const job of jobs) stack.simulator.addJob(job);
+    const jobs = addWaitingJobs(stack, 'lost', options.waiting);
     await startFollowUpsAndAwaitSends(stack, jobs, { prompt: 'Lost watcher follow-up', polling: {} }, options.log);
     options.log(`lost watcher ${options.waiting}: settling ${options.settleMs / 1000}s`);
     await sleep(options.settleMs);

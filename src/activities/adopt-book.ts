@@ -15,7 +15,7 @@ import { watchChangesQuery, type WatchRegistration } from '../workflows/job-watc
  * A run closed longer ago than this is not adopted: its follow-ups have registered again by themselves at the
  * default schedule's silence (an hour), or ended.
  */
-const ADOPT_CLOSED_WITHIN_MS = 60 * 60_000;
+export const ADOPT_CLOSED_WITHIN_MS = 60 * 60_000;
 
 export function createAdoptBook(temporal: Client) {
   return async function adoptBook({ watcherId, runId }: AdoptBookRequest): Promise<WatchRegistration[]> {

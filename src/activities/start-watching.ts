@@ -19,6 +19,9 @@ export interface WatcherAddress {
 
 export type StartWatching = (address: WatcherAddress, registration: WatchRegistration) => Promise<void>;
 
+/** What a watcher's run says it does, in the Web UI's list and summary. */
+export const WATCHER_SUMMARY = 'Reads the jobs of waiting follow-ups for them, and tells each when its job answered';
+
 /** What a watcher this worker starts is started with: the book's limits its settings give. */
 export function watcherStartOf(coordination: CoordinationSettings): WatcherStart {
   return {
@@ -44,7 +47,7 @@ export function createStartWatching(temporal: Client, start: WatcherStart): Star
         args: [start],
         signal: watchJobSignal,
         signalArgs: [registration],
-        staticSummary: 'Reads the jobs of waiting follow-ups for them, and tells each when its job answered',
+        staticSummary: WATCHER_SUMMARY,
       },
     );
     const runId = handle.signaledRunId;

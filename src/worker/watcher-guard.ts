@@ -6,13 +6,16 @@
  * already mended.
  *
  * It describes each shard's watcher id on a period (a shard with no watcher running, every other period): a describe
- * is not a billed Action, so a deployment with nothing waiting pays nothing billed for it. A terminated run's book is read by query (a closed run still answers) only once per run.
+ * is not a billed Action, so a deployment with nothing waiting pays nothing billed for it. A terminated run's book is
+ * read by query (a closed run still answers) once per run, so that a run terminated with no waits is left alone.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from '@temporalio/common';
 import type { WatcherStart } from '../workflows/job-watcher/messages';
 import { watchChangesQuery } from '../workflows/job-watcher/messages';
 import { JOB_WATCHER_WORKFLOW_TYPE, watcherTaskQueue, watcherWorkflowId } from '../kernel/workflow-ids';
+import { ADOPT_CLOSED_WITHIN_MS } from '../activities/adopt-book';
+import { WATCHER_SUMMARY } from '../activities/start-watching';
 
 /**
  * How often a shard whose watcher ran at the last look is described. A lost watcher must cost a follow-up at most 30 s:
@@ -24,8 +27,6 @@ export const WATCHER_CHECK_EVERY_MS = 10_000;
  * terminated in between is still found within 20 s, and a deployment with nothing waiting asks half as often.
  */
 const IDLE_SHARD_EVERY_PERIODS = 2;
-/** A run terminated longer ago than this is left alone: its follow-ups have registered again by themselves, or ended. */
-const RESTART_CLOSED_WITHIN_MS = 60 * 60_000;
 
 export interface WatcherGuardOptions {
   temporal: Client;
@@ -72,7 +73,7 @@ export function startWatcherGuard({
     else idle.add(shard);
     if (status.name !== 'TERMINATED' || type !== JOB_WATCHER_WORKFLOW_TYPE || seen.get(shard) === runId) return;
     seen.set(shard, runId);
-    if (!closeTime || Date.now() - closeTime.getTime() > RESTART_CLOSED_WITHIN_MS) return;
+    if (!closeTime || Date.now() - closeTime.getTime() > ADOPT_CLOSED_WITHIN_MS) return;
     const book = await temporal.workflow.getHandle(watcherId, runId).query(watchChangesQuery, 0);
     if (book.upserts.length === 0) return;
     log.warn('A job watcher was terminated with waits in its book: starting a new one to take them over', {
@@ -85,7 +86,7 @@ export function startWatcherGuard({
         workflowId: watcherId,
         taskQueue: watcherTaskQueue(taskQueue),
         args: [start],
-        staticSummary: 'Reads the jobs of waiting follow-ups for them, and tells each when its job answered',
+        staticSummary: WATCHER_SUMMARY,
       });
     } catch (error) {
       // Another worker, or a follow-up's registration, started one first: that run takes the waits over.

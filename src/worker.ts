@@ -67,7 +67,6 @@ async function main(): Promise<void> {
         taskQueue: config.temporal.coordinatorTaskQueue,
         sendsPerHour: config.sendsPerProjectPerHour,
         watchShards: config.watchShards,
-        watchMinIntervalMs: config.watchMinIntervalMs,
         ...(config.sendWindowMs !== undefined ? { windowMs: config.sendWindowMs } : {}),
       },
     });

@@ -25,8 +25,8 @@ export interface BenchStack {
 }
 
 /**
- * The workers' environment for rows that measure each follow-up polling its own job (the path of schedules faster than
- * AGENT_WATCH_MIN_INTERVAL, and of AGENT_WATCH_SHARDS=0); the watch part measures the watchers.
+ * The workers' environment for rows that measure each follow-up polling its own job (AGENT_WATCH_SHARDS=0, a
+ * refused wait's path); the watch part measures the watchers.
  */
 export const PER_FOLLOW_UP_POLLING = { AGENT_WATCH_SHARDS: '0' } as const;
 

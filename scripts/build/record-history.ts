@@ -136,10 +136,8 @@ async function main(): Promise<void> {
             ],
           }
         : {}),
-      // Each scenario records one way of waiting: its follow-up polls for itself unless it names shards, and then the
-      // watchers read for it whatever its schedule.
+      // Each scenario records one way of waiting: its follow-up polls for itself unless it names shards.
       watchShards: scenario.watchShards ?? 0,
-      watchMinIntervalMs: 0,
     });
     try {
       await record(stack, scenario);

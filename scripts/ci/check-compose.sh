@@ -93,7 +93,6 @@ expect_json "every worker polls the coordinators' queue with the default send bu
   c.services.worker.environment.AGENT_COORDINATOR_TASK_QUEUE === "agent-followup-coordinators" &&
   c.services.worker.environment.AGENT_SENDS_PER_PROJECT_PER_HOUR === "80" &&
   c.services.worker.environment.AGENT_WATCH_SHARDS === "2" &&
-  c.services.worker.environment.AGENT_WATCH_MIN_INTERVAL === "5s" &&
   !("AGENT_SENDS_PER_PROJECT_PER_HOUR" in c.services["temporal-setup"].environment) &&
   !("TEMPORAL_TASK_QUEUE" in c.services["temporal-setup"].environment)'
 

@@ -42,8 +42,6 @@ export interface LocalStackOptions {
   sendsPerProjectPerHour?: number;
   /** Shared job watchers per task queue (AGENT_WATCH_SHARDS; default 2, 0: each follow-up polls its own job). */
   watchShards?: number;
-  /** Follow-ups polling faster than this poll their own job (AGENT_WATCH_MIN_INTERVAL; default 5 s). */
-  watchMinIntervalMs?: number;
 }
 
 /** Starts the dev server, the simulator and a worker; throws with a fix when no Temporal CLI can be found. */
@@ -80,7 +78,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       coordination: {
         ...(options.sendsPerProjectPerHour !== undefined ? { sendsPerHour: options.sendsPerProjectPerHour } : {}),
         ...(options.watchShards !== undefined ? { watchShards: options.watchShards } : {}),
-        ...(options.watchMinIntervalMs !== undefined ? { watchMinIntervalMs: options.watchMinIntervalMs } : {}),
       },
     });
   } catch (error) {

@@ -72,20 +72,20 @@ async function main(): Promise<void> {
     ui: true,
     uiPort: options.uiPort,
     sendsPerProjectPerHour: 3_600,
+    // Its follow-ups poll their own jobs (AGENT_WATCH_SHARDS=0), for the pages of that way of waiting.
+    watchShards: 0,
     simulator: { defaultWorkMs: 1_500 },
     serverArgs: ['--ui-codec-endpoint', codecServer.url],
   });
   // A second worker, as a deployment runs by default (AGENT_WATCH_SHARDS=2): its follow-ups wait through job watchers.
-  // The stack's own worker takes the others, whose 500 ms schedules are faster than AGENT_WATCH_MIN_INTERVAL: each
-  // polls its own job.
+  // The stack's own worker takes the others, each polling its own job.
   const sharedWorker = await createFollowUpWorker({
     connection: stack.env.nativeConnection,
     namespace: 'default',
     taskQueue: SHARED_TASK_QUEUE,
     api: new AgentApiClient({ baseUrl: stack.simulator.baseUrl, apiKey: LOCAL_API_KEY, requestTimeoutMs: 5_000 }),
     shutdownGraceTimeMs: 2_000,
-    // Its follow-ups poll every 500 ms (failed reads pile up in seconds), faster than the watchers take by default.
-    coordination: { sendsPerHour: 3_600, watchShards: 2, watchMinIntervalMs: 0 },
+    coordination: { sendsPerHour: 3_600, watchShards: 2 },
     notify: { secret: randomBytes(16).toString('hex') },
   });
   // A callback receiver that is down (503): the callback's page shows its attempts and the last error.

@@ -30,7 +30,7 @@ import {
   type EnterRequest,
 } from '../workflows/project-coordinator/project-coordination';
 import { CHECK_IN_REFUSED, COORDINATOR_BUSY, FollowUpErrorType } from '../kernel/types';
-import { DEFAULT_WATCH_MIN_INTERVAL_MS, DEFAULT_WATCH_SHARDS } from '../config/watch-defaults';
+import { DEFAULT_WATCH_SHARDS } from '../config/watch-defaults';
 import { createFindEarlierDelivery } from './earlier-delivery';
 import { createFindEarlierFollowUps } from './earlier-follow-ups';
 import { KeyedGate } from './keyed-gate';
@@ -52,12 +52,6 @@ export interface CoordinationSettings {
   /** Waits go through shared job watchers of this many shards (AGENT_WATCH_SHARDS; 0 or absent: each polls its own job). */
   watchShards?: number;
   /**
-   * Follow-ups whose polling starts faster than this (`initialInterval`) poll their own job even with watchers
-   * (AGENT_WATCH_MIN_INTERVAL): a watcher reads a new wait up to about 3 s after the send (see DEFAULT_WATCH_MIN_INTERVAL_MS).
-   * 0: every follow-up waits through the watchers.
-   */
-  watchMinIntervalMs?: number;
-  /**
    * The size in bytes a watcher this worker starts keeps its book to (default WATCH_BOOK_LIMIT_BYTES, from the server's
    * 2 MB payload limit): lower it for a server with a lower limit.blobSize.error. Tests lower it to fill a book.
    */
@@ -73,7 +67,6 @@ export const DEFAULT_COORDINATION: CoordinationSettings = {
   taskQueue: DEFAULT_COORDINATOR_TASK_QUEUE,
   sendsPerHour: DEFAULT_SENDS_PER_PROJECT_PER_HOUR,
   watchShards: DEFAULT_WATCH_SHARDS,
-  watchMinIntervalMs: DEFAULT_WATCH_MIN_INTERVAL_MS,
 };
 
 /** How long one check-in may wait for the coordinator's answer before the holder of its id is looked at. */
@@ -118,7 +111,8 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
       return {
         earlier,
         recheckAfterMs: recheckAfterMs(settings.windowMs ?? HOUR_MS),
-        ...(watchesFor(settings, request) ? { watchShards: settings.watchShards } : {}),
+        // Every wait goes through this worker's watchers, whatever its schedule, when it has some.
+        ...(settings.watchShards ? { watchShards: settings.watchShards } : {}),
         ...(notifyUrl !== undefined ? { notifyUrl } : {}),
         standing: answer.standing,
         notice: answer.notice,
@@ -264,12 +258,6 @@ function describe(error: unknown): string {
 /** Between half and all of `ms`. */
 function jittered(ms: number): number {
   return Math.round(ms / 2 + Math.random() * (ms / 2));
-}
-
-/** Whether this worker's watchers read for the follow-up: there are some, and its schedule is one they can keep. */
-export function watchesFor(settings: CoordinationSettings, request: CheckInRequest): boolean {
-  if (!settings.watchShards) return false;
-  return request.initialIntervalMs === undefined || request.initialIntervalMs >= (settings.watchMinIntervalMs ?? 0);
 }
 
 /** How long a worker trusts its last read of the namespace's default budget. */

@@ -18,6 +18,7 @@ import { createReadWatchedJobs } from './read-watched-jobs';
 import { createWatchJobs } from './watch-jobs';
 import { jobState, type JobState } from '../kernel/agent-job';
 import { createStartWatching, watcherStartOf } from './start-watching';
+import { ReaderWakeups } from './reader-wakeups';
 import { createDeliverNotification, type NotifySettings } from './deliver-notification';
 import { readTroubleSignal } from '../workflows/follow-up/messages';
 import { type WatchRegistration } from '../workflows/job-watcher/messages';
@@ -55,7 +56,9 @@ export function createActivities({
   coordination,
   notify = {},
 }: ActivityDependencies): FollowUpActivities {
-  const startWatching = createStartWatching(temporal, watcherStartOf(coordination));
+  // A registration made here wakes this worker's long reader of its watcher, if it has it (a fast first read).
+  const wakeups = new ReaderWakeups();
+  const startWatching = createStartWatching(temporal, watcherStartOf(coordination), wakeups);
   /** The watcher's address as a follow-up of this activity's task queue registers with it. */
   const watcherFor = (watcherId: string) => ({
     watcherId,
@@ -121,7 +124,7 @@ export function createActivities({
 
     ...createCoordinationActivities(temporal, coordination, notify.defaultUrl),
 
-    watchJobs: createWatchJobs(api, temporal, stopping, startWatching),
+    watchJobs: createWatchJobs(api, temporal, stopping, startWatching, wakeups),
     readWatchedJobs: createReadWatchedJobs(api, temporal, stopping),
     adoptBook: createAdoptBook(temporal),
     deliverNotification: createDeliverNotification(notify),

@@ -11,6 +11,7 @@ import type { AgentApiClient } from '../agent-api/http-client';
 import type { ReadWatchedJobsRequest, ReadWatchedJobsResult } from '../workflows/activity-contract';
 import type { WatchedWait } from '../workflows/job-watcher/reader-book';
 import { createWaitReader } from './wait-reader';
+import { sleepUnlessAborted } from '../agent-api/abort-signals';
 
 /** Reads in flight at once, as the long reader's. */
 const READS_AT_ONCE = 16;
@@ -21,7 +22,10 @@ const READS_AT_ONCE = 16;
 const HEARTBEAT_AFTER_MS = 10_000;
 
 export function createReadWatchedJobs(api: AgentApiClient, temporal: Client, stopping: AbortSignal) {
-  return async function readWatchedJobs({ waits }: ReadWatchedJobsRequest): Promise<ReadWatchedJobsResult> {
+  return async function readWatchedJobs({
+    waits,
+    notBeforeMs,
+  }: ReadWatchedJobsRequest): Promise<ReadWatchedJobsResult> {
     const context = Context.current();
     // Each read in flight listens for the attempt's cancellation.
     setMaxListeners(READS_AT_ONCE + 8, context.cancellationSignal);
@@ -33,6 +37,8 @@ export function createReadWatchedJobs(api: AgentApiClient, temporal: Client, sto
     });
     const heartbeats = setInterval(() => context.heartbeat(), HEARTBEAT_AFTER_MS);
     try {
+      if (notBeforeMs !== undefined)
+        await sleepUnlessAborted(notBeforeMs - Date.now(), [context.cancellationSignal, stopping]);
       const queue = [...waits];
       await Promise.all(
         Array.from({ length: Math.min(READS_AT_ONCE, queue.length) }, async () => {

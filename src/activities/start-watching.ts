@@ -10,6 +10,7 @@ import type { JobWatcherWorkflow, WatcherStart } from '../workflows/job-watcher/
 import { JOB_WATCHER_WORKFLOW_TYPE, WATCHER_ID_TAKEN } from '../kernel/workflow-ids';
 import { watchJobSignal, type WatchRegistration } from '../workflows/job-watcher/messages';
 import type { CoordinationSettings } from './coordination';
+import type { ReaderWakeups } from './reader-wakeups';
 
 export interface WatcherAddress {
   watcherId: string;
@@ -35,7 +36,7 @@ export function watcherStartOf(coordination: CoordinationSettings): WatcherStart
  * once per worker (one describe per watcher run; a watcher continues as new every few thousand signals): a foreign one
  * fails the registration with WatcherIdTaken, logged once per run as an error with the fix.
  */
-export function createStartWatching(temporal: Client, start: WatcherStart): StartWatching {
+export function createStartWatching(temporal: Client, start: WatcherStart, wakeups?: ReaderWakeups): StartWatching {
   const ours = new Set<string>();
   const reportedForeign = new Set<string>();
   return async ({ watcherId, taskQueue }, registration) => {
@@ -51,11 +52,11 @@ export function createStartWatching(temporal: Client, start: WatcherStart): Star
       },
     );
     const runId = handle.signaledRunId;
-    if (ours.has(runId)) return;
+    if (ours.has(runId)) return void wakeups?.wake(watcherId);
     const description = await temporal.workflow.getHandle(watcherId, runId).describe();
     if (description.type === JOB_WATCHER_WORKFLOW_TYPE && description.taskQueue === taskQueue) {
       ours.add(runId);
-      return;
+      return void wakeups?.wake(watcherId);
     }
     const terminate = `temporal workflow terminate --workflow-id '${watcherId}' --reason 'not a job watcher'`;
     const message =

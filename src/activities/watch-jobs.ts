@@ -16,6 +16,7 @@ import { reportOf, ReaderBook } from '../workflows/job-watcher/reader-book';
 import { sleepUnlessAborted } from '../agent-api/abort-signals';
 import type { StartWatching } from './start-watching';
 import { createWaitReader } from './wait-reader';
+import { ReaderWakeups } from './reader-wakeups';
 import { jobAnswerSignal } from '../workflows/follow-up/messages';
 import { unwatchJobSignal, watchChangesQuery, type WatchRefusal } from '../workflows/job-watcher/messages';
 /**
@@ -32,6 +33,11 @@ const READS_AT_ONCE = 16;
  * nothing on gaps of 5 to 60 s.
  */
 const TURN_MS = 1_000;
+/**
+ * A wait not read yet is read at its first due point, not at the next turn: on a fast schedule the first read must
+ * come within a second of the send, or a job done by then reads as unchanged. First reads due within this go together.
+ */
+const FIRST_READS_TOGETHER_MS = 200;
 /**
  * How often the attempt heartbeats (its timeout is 5 s). Every `heartbeat()` call is serialised and handed to the SDK's
  * core, which only then throttles what it sends: one call per read was a quarter of the worker's main thread.
@@ -79,6 +85,7 @@ export function createWatchJobs(
   temporal: Client,
   stopping: AbortSignal,
   startWatching: StartWatching,
+  wakeups = new ReaderWakeups(),
 ) {
   return async function watchJobs({ watcherId }: WatchJobsRequest): Promise<void> {
     const context = Context.current();
@@ -96,6 +103,14 @@ export function createWatchJobs(
     let refreshing: Promise<void> | null = null;
     /** What ends the attempt from a refresh: the watcher gone, or a book that could not be taken in. */
     let endWith: unknown = null;
+    /** A wait was registered from this worker since the last refresh began: look at the book at once. */
+    let refreshAsked = false;
+    /** Ends the loop's sleep early (a registration, or the refresh it asked for came back). */
+    let sleeping = new AbortController();
+    const stopListening = wakeups.listen(watcherId, () => {
+      refreshAsked = true;
+      sleeping.abort();
+    });
     const aborted = () => context.cancellationSignal.aborted || stopping.aborted;
     // Refusals the attempt before told (its last heartbeat says until when): a new attempt gets the whole book, and
     // telling its refusals again would cost each of their follow-ups a history event for nothing.
@@ -261,25 +276,38 @@ export function createWatchJobs(
         }
         // The watcher no longer exists: there is no book to read for.
         if (endWith !== null) throw endWith;
-        if (refreshing === null && Date.now() - refreshedAtMs >= BOOK_REFRESH_MS) {
+        if (refreshing === null && (refreshAsked || Date.now() - refreshedAtMs >= BOOK_REFRESH_MS)) {
+          const asked = refreshAsked;
+          refreshAsked = false;
           refreshing = refresh().finally(() => {
             refreshedAtMs = Date.now();
             refreshing = null;
+            // The new wait may be due before the next turn; a wait registered meanwhile asks for another refresh.
+            if (asked || refreshAsked) sleeping.abort();
           });
         }
         readDue();
         const next = book.nextDueAtMs();
-        const sleepMs = Math.max(
-          TURN_MS,
-          Math.min(BOOK_REFRESH_MS - (Date.now() - refreshedAtMs), next === null ? BOOK_REFRESH_MS : next - Date.now()),
+        const firstRead = book.nextDueAtMs(true);
+        const sleepMs = Math.min(
+          Math.max(
+            TURN_MS,
+            Math.min(
+              BOOK_REFRESH_MS - (Date.now() - refreshedAtMs),
+              next === null ? BOOK_REFRESH_MS : next - Date.now(),
+            ),
+          ),
+          firstRead === null ? Number.POSITIVE_INFINITY : Math.max(FIRST_READS_TOGETHER_MS, firstRead - Date.now()),
         );
-        await sleepUnlessAborted(sleepMs, [context.cancellationSignal, stopping]);
+        sleeping = new AbortController();
+        await sleepUnlessAborted(sleepMs, [context.cancellationSignal, stopping, sleeping.signal]);
       }
     } catch (error) {
       if (watcherRunClosed()) await putBackWaits();
       throw error;
     } finally {
       clearInterval(heartbeats);
+      stopListening();
     }
 
     function readDue(): void {

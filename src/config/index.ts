@@ -14,7 +14,7 @@ import { notifyProblem } from '../kernel/request';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './log-settings';
 import { DEFAULT_COORDINATOR_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../kernel/workflow-ids';
 import { plainWholeNumber, sendBudgetProblem, DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../kernel/send-budget-rule';
-import { DEFAULT_WATCH_MIN_INTERVAL_MS, DEFAULT_WATCH_SHARDS } from './watch-defaults';
+import { DEFAULT_WATCH_SHARDS } from './watch-defaults';
 import { WORKER_DEFAULTS } from './worker-defaults';
 import type { EncryptionKey } from '../encryption/aes-gcm-codec';
 import { parsePayloadKeys } from '../encryption/payload-keys';
@@ -201,8 +201,6 @@ const WorkerEnvFields = z.object({
     .min(0, { error: WATCH_SHARDS_PROBLEM })
     .max(1_024, { error: WATCH_SHARDS_PROBLEM })
     .default(DEFAULT_WATCH_SHARDS),
-  // Follow-ups whose polling starts faster than this poll their own job: a watcher reads a new wait ~3 s after the send.
-  AGENT_WATCH_MIN_INTERVAL: durationMs(DEFAULT_WATCH_MIN_INTERVAL_MS, 'every follow-up waits through the watchers'),
   // For tests only, and not in the README: the budget's window, shortened so a test sees it slide in seconds.
   AGENT_SEND_WINDOW_MS: z.coerce.number().int().min(1_000).optional(),
   WORKER_MAX_CACHED_WORKFLOWS: positiveWhole(WORKER_DEFAULTS.maxCachedWorkflows),
@@ -342,8 +340,6 @@ export interface WorkerConfig {
   sendsPerProjectPerHour: number;
   /** Shards of shared job watchers per task queue (0: each follow-up polls its own job). */
   watchShards: number;
-  /** Follow-ups whose `initialInterval` is shorter poll their own job even with watchers. */
-  watchMinIntervalMs: number;
   /** The budget's window for coordinators this worker starts (tests only; an hour otherwise). */
   sendWindowMs?: number;
   observability: ObservabilitySettings;
@@ -405,7 +401,6 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     maxConcurrentActivities: vars.WORKER_MAX_CONCURRENT_ACTIVITIES,
     sendsPerProjectPerHour: vars.AGENT_SENDS_PER_PROJECT_PER_HOUR,
     watchShards: vars.AGENT_WATCH_SHARDS,
-    watchMinIntervalMs: vars.AGENT_WATCH_MIN_INTERVAL,
     ...(vars.AGENT_SEND_WINDOW_MS !== undefined ? { sendWindowMs: vars.AGENT_SEND_WINDOW_MS } : {}),
     observability: {
       metricsAddress: vars.WORKER_METRICS_ADDRESS,

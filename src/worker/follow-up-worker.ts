@@ -45,8 +45,7 @@ export interface FollowUpWorkerOptions {
   /**
    * The project coordinators: the task queue they run on (the same for every worker of the namespace) and the budget
    * a project has unless `budget set` gave it its own (AGENT_SENDS_PER_PROJECT_PER_HOUR, 80 by default); and the
-   * shared job watchers (`watchShards`, 2 by default; 0: each follow-up polls its own job) with the shortest first poll
-   * gap they take (`watchMinIntervalMs`, 5 s by default).
+   * shared job watchers (`watchShards`, 2 by default; 0: each follow-up polls its own job).
    */
   coordination?: Partial<CoordinationSettings>;
   /**

@@ -89,8 +89,6 @@ export interface CheckInRequest {
   slotFor: string | null;
   /** Look up what earlier runs under this workflow id did (the first check-in of a run). */
   findEarlier: boolean;
-  /** The follow-up's first poll gap (`polling.initialInterval`): whether its waits may go through the watchers. */
-  initialIntervalMs?: number;
   /** Which check-in of the run this is: with the run id, the update's id, so a retried attempt is taken once. */
   sequence?: number;
 }
@@ -116,8 +114,10 @@ export interface WatchJobsRequest {
 }
 
 export interface ReadWatchedJobsRequest {
-  /** The waits to read now, as the watcher keeps them. */
+  /** The waits to read, as the watcher keeps them. */
   waits: WatchedWait[];
+  /** Read no sooner than this (the turn's planned time): the watcher starts a turn early, as its timer may fire late. */
+  notBeforeMs?: number;
 }
 
 export interface ReadWatchedJobsResult {

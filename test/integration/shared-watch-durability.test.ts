@@ -133,7 +133,7 @@ test('a watcher worker SIGKILLed while its watcher reads: a new worker reads aga
   const jobs = Array.from({ length: 6 }, (_, i) => ({ projectId: `kill-p${i % 2}-${run}`, jobId: `job-${i}` }));
   // Still working when the worker dies: each job ends only when the test finishes it.
   for (const job of jobs) h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
-  const env = { AGENT_WATCH_SHARDS: String(shards), AGENT_WATCH_MIN_INTERVAL: '0' };
+  const env = { AGENT_WATCH_SHARDS: String(shards) };
   const first = startWorker(taskQueue, `watch-kill-a-${run}`, env);
   let second: WorkerProcess | undefined;
   try {
@@ -250,7 +250,6 @@ test('1,000 follow-ups to 1,000 jobs of 10 projects on two worker processes: eve
   // 100 sends per project: the vendor's hourly limit, all at once, so no follow-up waits for the budget.
   const env = {
     AGENT_WATCH_SHARDS: String(shards),
-    AGENT_WATCH_MIN_INTERVAL: '0',
     AGENT_SENDS_PER_PROJECT_PER_HOUR: '100',
   };
   const workers = [

@@ -73,7 +73,7 @@ test('30 follow-ups to 30 jobs of 3 projects: every result right, each message s
 test("the send registers the first wait: the follow-up signals no registration of its own, and a shard's first follow-up starts its watcher without an activity of its own", async () => {
   // A task queue of its own, so that its watchers are not running yet.
   const queue = h.taskQueue();
-  const own = await h.worker(queue, undefined, { coordination: { watchShards: SHARDS, watchMinIntervalMs: 0 } });
+  const own = await h.worker(queue, undefined, { coordination: { watchShards: SHARDS } });
   await own.runUntil(async () => {
     const job = uniqueJob('first-wait');
     h.simulator.addJob({ ...job, workMs: 1_500 });
@@ -115,6 +115,36 @@ test("the send registers the first wait: the follow-up signals no registration o
     await waitFor(
       async () => (await watcher.query(watchChangesQuery, 0)).upserts.length === 0,
       'the watcher to forget the answered wait',
+    );
+  });
+});
+
+test('a fast schedule waits through the watchers too: a job done 0.5 s after the send is read working and its result taken without waiting out the settle window', async () => {
+  // A task queue of its own on the worker's defaults (no watcher running yet: the send starts it).
+  const queue = h.taskQueue();
+  const own = await h.worker(queue);
+  await own.runUntil(async () => {
+    const job = uniqueJob('fast-first-read');
+    h.simulator.addJob({ ...job, workMs: 500 });
+    const followUps = h.followUps(queue);
+    // A settle window far past the test's timeout: only a read that saw the job working ends the follow-up in time.
+    const { workflowId } = await followUps.start({
+      ...job,
+      prompt: 'Fix it fast',
+      polling: { initialInterval: 200, settleWindow: '1h' },
+    });
+    const outcome = await followUps.outcome(workflowId);
+    expect(outcome.kind).toBe('completed');
+    expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(
+      h.simulator.job(job.projectId, job.jobId).prLink,
+    );
+    // After the send, read by a watcher, never by a poll of its own (the read before the send is the follow-up's).
+    const events = (await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    const activities = events.flatMap((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+    expect(activities).toContain('sendFollowUpMessage');
+    expect(activities.slice(activities.indexOf('sendFollowUpMessage'))).not.toContain('pollAgentJob');
+    expect(events.some((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'jobAnswer')).toBe(
+      true,
     );
   });
 });
@@ -348,7 +378,7 @@ test("a watcher terminated while it reads by its timers: the next wait on its sh
 test('a workflow of another kind under a watcher id: the follow-ups of its shard read their jobs themselves and end right', async () => {
   // A task queue of its own, so that the shard's id is free for the foreign workflow to take first.
   const queue = h.taskQueue();
-  const own = await h.worker(queue, undefined, { coordination: { watchShards: 1, watchMinIntervalMs: 0 } });
+  const own = await h.worker(queue, undefined, { coordination: { watchShards: 1 } });
   const foreign = await h.client.workflow.start('someOtherWorkflow', {
     taskQueue: `nobody-${queue}`,
     workflowId: watcherWorkflowId(queue, 0),
@@ -385,7 +415,7 @@ test('a workflow of another kind under a watcher id: the follow-ups of its shard
 test('a watcher reads by its timers while its book is small, with one long activity from `longReaderFrom` waits, and by timers again below half of it: every result right', async () => {
   const queue = h.taskQueue();
   const own = await h.worker(queue, undefined, {
-    coordination: { watchShards: 1, watchMinIntervalMs: 0, watchLongReaderFrom: 4 },
+    coordination: { watchShards: 1, watchLongReaderFrom: 4 },
   });
   await own.runUntil(async () => {
     const followUps = h.followUps(queue);
@@ -444,7 +474,7 @@ test('a watcher whose book is full refuses the next waits: their follow-ups poll
   // A task queue of its own, its one watcher keeping a book of about two waits (a registration takes about 600 bytes).
   const queue = h.taskQueue();
   const own = await h.worker(queue, undefined, {
-    coordination: { watchShards: 1, watchMinIntervalMs: 0, watchBookLimitBytes: 1_500 },
+    coordination: { watchShards: 1, watchBookLimitBytes: 1_500 },
   });
   await own.runUntil(async () => {
     const followUps = h.followUps(queue);
@@ -634,7 +664,7 @@ describe('status asks the watcher for the live figures', () => {
     // A task queue of its own whose reader is stopped before the watcher is terminated: a running reader gives the
     // waits to a new watcher at once (the "terminated by an operator" test above), so "gone" would last a moment only.
     const queue = h.taskQueue();
-    const coordination = { watchShards: SHARDS, watchMinIntervalMs: 0 };
+    const coordination = { watchShards: SHARDS };
     const job = uniqueJob('gone');
     h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
     const followUps = h.followUps(queue);

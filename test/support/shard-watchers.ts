@@ -18,7 +18,7 @@ export interface WatchingWorker {
 export async function startWatchingWorker(h: Harness, shards: number, longReader = false): Promise<WatchingWorker> {
   const taskQueue = h.taskQueue();
   const worker: FollowUpWorker = await h.worker(taskQueue, undefined, {
-    coordination: { watchShards: shards, watchMinIntervalMs: 0, ...(longReader ? { watchLongReaderFrom: 0 } : {}) },
+    coordination: { watchShards: shards, ...(longReader ? { watchLongReaderFrom: 0 } : {}) },
   });
   const running = worker.run();
   return {

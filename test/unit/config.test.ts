@@ -156,7 +156,6 @@ describe('loadWorkerConfig', () => {
       maxConcurrentActivities: 2_000,
       sendsPerProjectPerHour: 80,
       watchShards: 2,
-      watchMinIntervalMs: 5_000,
       // Metrics are off unless an address is given: two workers on one host would otherwise fight over one port.
       observability: { metricsAddress: null, logFormat: 'text', logLevel: 'INFO' },
       notify: { allowInsecureHttp: false },
@@ -521,7 +520,7 @@ test("AGENT_NOTIFY_URL is every follow-up's callback unless it has its own: a UR
   );
 });
 
-describe('AGENT_WATCH_SHARDS and AGENT_WATCH_MIN_INTERVAL', () => {
+describe('AGENT_WATCH_SHARDS', () => {
   test('a whole number of shards sets shared watching (0 turns it off); a bad value says what to give', () => {
     expect(loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '8' }).watchShards).toBe(8);
     expect(loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '0' }).watchShards).toBe(0);
@@ -533,21 +532,6 @@ describe('AGENT_WATCH_SHARDS and AGENT_WATCH_MIN_INTERVAL', () => {
     );
     expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_SHARDS: '2.5' })).toThrow(
       /AGENT_WATCH_SHARDS must be a whole number of shards/,
-    );
-  });
-
-  test('the shortest first poll gap the watchers take is a duration; 0 gives them every follow-up', () => {
-    expect(
-      loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_MIN_INTERVAL: '10s' }).watchMinIntervalMs,
-    ).toBe(10_000);
-    expect(
-      loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_MIN_INTERVAL: '0' }).watchMinIntervalMs,
-    ).toBe(0);
-    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_MIN_INTERVAL: 'soon' })).toThrow(
-      /AGENT_WATCH_MIN_INTERVAL must be a duration such as "5s"/,
-    );
-    expect(() => loadWorkerConfig({ AGENT_API_KEY: 'mint_abcdefgh12', AGENT_WATCH_MIN_INTERVAL: '-5s' })).toThrow(
-      /AGENT_WATCH_MIN_INTERVAL/,
     );
   });
 });

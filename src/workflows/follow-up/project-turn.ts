@@ -263,7 +263,6 @@ export class ProjectTurn {
 
   private checkInRequest(slotFor: string | null, findEarlier: boolean) {
     const { workflowId, runId, startTime } = workflowInfo();
-    const initialIntervalMs = this.run.request.polling.initialIntervalMs;
     this.checkIns += 1;
     const { ticket, checkIns: sequence } = this;
     return {
@@ -275,7 +274,6 @@ export class ProjectTurn {
       deadlineMs: this.run.deadlineMs,
       slotFor,
       findEarlier,
-      initialIntervalMs,
       sequence,
     };
   }

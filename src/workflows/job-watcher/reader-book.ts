@@ -116,11 +116,12 @@ export class ReaderBook {
     return due.sort((a, b) => (a.dueAtMs as number) - (b.dueAtMs as number)).slice(0, limit);
   }
 
-  /** When the next read of any wait is due (null: none). */
-  nextDueAtMs(): number | null {
+  /** When the next read of any wait is due (null: none); with `firstOnly`, of the waits not read yet. */
+  nextDueAtMs(firstOnly = false): number | null {
     let next: number | null = null;
     for (const wait of this.waits.values()) {
       if (wait.answered || wait.reading || wait.dueAtMs === null) continue;
+      if (firstOnly && wait.polls > 0) continue;
       if (next === null || wait.dueAtMs < next) next = wait.dueAtMs;
     }
     return next;

@@ -11,6 +11,13 @@ import { ReaderBook, reportOf, type WatchedWait } from './reader-book';
 import type { WatcherBook } from './watcher-book';
 import type { TurnSummary } from './watcher-details';
 
+/**
+ * How long before its planned time a turn starts: a durable timer may fire up to about a second late (the dev server's
+ * timers did), so the turn's activity waits out the rest and reads on time. A first read 200 ms after the send must
+ * not come a second later, when a short job is already done and reads as before the message.
+ */
+const TIMER_SLACK_MS = 1_000;
+
 const { readWatchedJobs } = proxyActivities<FollowUpActivities>({
   // A turn's reads each end within the API client's own timeouts: this only bounds a turn that hangs.
   startToCloseTimeout: '10 minutes',
@@ -53,7 +60,7 @@ export class TimedReads {
         return next !== null && (target === null || next < target);
       };
       if (target === null) await condition(woken);
-      else await condition(woken, Math.max(1, target - Date.now()));
+      else await condition(woken, Math.max(1, target - TIMER_SLACK_MS - Date.now()));
     }
     await condition(() => this.turns === 0);
   }
@@ -68,11 +75,13 @@ export class TimedReads {
   }
 
   private startTurn(): void {
-    const due = this.reading.due(Date.now(), Number.POSITIVE_INFINITY, true);
+    const due = this.reading.due(Date.now() + TIMER_SLACK_MS, Number.POSITIVE_INFINITY, true);
     if (due.length === 0) return;
+    // The turn's planned time: the earliest of its waits' due points (the others it takes along read early).
+    const notBeforeMs = Math.min(...due.map((wait) => wait.dueAtMs ?? 0));
     for (const wait of due) wait.reading = true;
     this.turns += 1;
-    readWatchedJobs({ waits: due })
+    readWatchedJobs({ waits: due, ...(notBeforeMs > Date.now() ? { notBeforeMs } : {}) })
       .then(
         (result) => this.takeTurn(result),
         (error: unknown) => {

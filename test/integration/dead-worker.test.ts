@@ -19,7 +19,8 @@ test('status right after the only worker stopped answers from the server instead
   h.simulator.addJob({ ...ref, workMs: 60 * 60_000 });
   const taskQueue = h.taskQueue();
   const followUps = h.followUps(taskQueue);
-  const worker = await h.worker(taskQueue);
+  // Polling for itself (no watchers), so that the server keeps its running wait: the poll activity's last heartbeat.
+  const worker = await h.worker(taskQueue, undefined, { coordination: { watchShards: 0 } });
   const { workflowId } = await followUps.start({
     ...ref,
     prompt: 'Work for an hour',

@@ -6,6 +6,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { FollowUpClient, type FollowUpInput } from '../../src/client';
+import { watcherTaskQueue } from '../../src/kernel/workflow-ids';
 import { freePort, startBuiltScript } from '../support/processes';
 import { createHarness, FAST_POLLING, TEST_API_KEY, uniqueJob, waitFor, type Harness } from '../support/harness';
 
@@ -160,15 +161,28 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
     ),
     // The same words as the AgentFollowUpOutcome search attribute and the CLI: a 400 and a 404 are `rejected`.
   ).toEqual({ completed: 2, failed: 1, archived: 0, rejected: 2, 'timed-out': 0, cancelled: 0, error: 0 });
-  // Every read that returned a job is counted once, by the status it saw: as many as the successful get-job requests.
-  const pollsByStatus = ['active', 'completed', 'failed', 'archived', 'other'].map((status) =>
-    valueOf(samples, 'agent_followup_polls_total', { ...ours, status }),
-  );
-  expect(pollsByStatus.reduce((sum, value) => sum + value, 0)).toBe(
-    valueOf(samples, 'agent_followup_api_requests_total', { ...ours, operation: 'get_job', outcome: 'ok' }),
-  );
-  expect(valueOf(samples, 'agent_followup_polls_total', { ...ours, status: 'completed' })).toBeGreaterThanOrEqual(2);
-  expect(valueOf(samples, 'agent_followup_polls_total', { ...ours, status: 'failed' })).toBeGreaterThanOrEqual(1);
+  // Every read that returned a job is counted once, by the status it saw: as many as the successful get-job requests,
+  // on each queue (the reads before the send on the follow-ups', a watcher's on the watchers').
+  const polls = (status: string) =>
+    [taskQueue, watcherTaskQueue(taskQueue)].reduce(
+      (sum, queue) => sum + valueOf(samples, 'agent_followup_polls_total', { ...ours, taskQueue: queue, status }),
+      0,
+    );
+  for (const queue of [taskQueue, watcherTaskQueue(taskQueue)]) {
+    const pollsByStatus = ['active', 'completed', 'failed', 'archived', 'other'].map((status) =>
+      valueOf(samples, 'agent_followup_polls_total', { ...ours, taskQueue: queue, status }),
+    );
+    expect(pollsByStatus.reduce((sum, value) => sum + value, 0)).toBe(
+      valueOf(samples, 'agent_followup_api_requests_total', {
+        ...ours,
+        taskQueue: queue,
+        operation: 'get_job',
+        outcome: 'ok',
+      }),
+    );
+  }
+  expect(polls('completed')).toBeGreaterThanOrEqual(2);
+  expect(polls('failed')).toBeGreaterThanOrEqual(1);
   expect(valueOf(samples, 'agent_followup_time_to_terminal_seconds_count', { ...ours, outcome: 'completed' })).toBe(2);
   expect(valueOf(samples, 'agent_followup_time_to_terminal_seconds_count', { ...ours, outcome: 'failed' })).toBe(1);
   expect(
@@ -210,12 +224,19 @@ test('the worker serves Temporal and follow-up metrics on its metrics address an
     }),
     sendError: api('agent_followup_api_requests_total', { operation: 'send', outcome: 'error' }),
     getError: api('agent_followup_api_requests_total', { operation: 'get_job', outcome: 'error' }),
-    // The simulator counts every read of a known job, the two 503s included; the 404 was for an unknown job.
-    getOk: api('agent_followup_api_requests_total', {
-      operation: 'get_job',
-      outcome: 'ok',
-      activityType: 'pollAgentJob',
-    }),
+    // The simulator counts every read of a known job, the two 503s included; the 404 was for an unknown job. The reads
+    // before the send are on the follow-ups' queue, a watcher's on the watchers'.
+    getOk: [taskQueue, watcherTaskQueue(taskQueue)].reduce(
+      (sum, queue) =>
+        sum +
+        valueOf(samples, 'agent_followup_api_requests_total', {
+          ...ours,
+          taskQueue: queue,
+          operation: 'get_job',
+          outcome: 'ok',
+        }),
+      0,
+    ),
     badRequest: api('agent_followup_api_errors_total', { operation: 'send', type: 'AgentApiBadRequest' }),
     serverError: api('agent_followup_api_errors_total', { operation: 'get_job', type: 'AgentApiServerError' }),
     notFound: api('agent_followup_api_errors_total', { operation: 'get_job', type: 'AgentJobNotFound' }),

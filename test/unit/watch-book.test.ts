@@ -199,6 +199,20 @@ describe('ReaderBook', () => {
     expect(book.due(T0 + 5_000, 1)).toHaveLength(1);
   });
 
+  test('the next first read is known apart from the rest: the long reader reads a new wait at its point, not a turn later', () => {
+    const book = new ReaderBook();
+    const read = registration({ workflowId: 'read' });
+    const fresh = registration({ workflowId: 'fresh', schedule: defaultSchedule(T0 + 2_000) });
+    book.apply({ version: 1, full: true, upserts: [read], removed: [], refused: [] }, T0);
+    readSucceeded(book.get('read')!, job('active'), T0 + 5_000, T0 + 5_000);
+    expect(book.nextDueAtMs()).toBe(T0 + 15_000);
+    expect(book.nextDueAtMs(true)).toBeNull();
+    book.apply({ version: 2, full: false, upserts: [fresh], removed: [], refused: [] }, T0 + 5_000);
+    expect(book.nextDueAtMs(true)).toBe(T0 + 7_000);
+    readSucceeded(book.get('fresh')!, job('active'), T0 + 7_000, T0 + 7_000);
+    expect(book.nextDueAtMs(true)).toBeNull();
+  });
+
   test('a turn takes along the waits due within half their gap; one read early stands for its planned point', () => {
     const book = new ReaderBook();
     const later = registration({ workflowId: 'later', schedule: defaultSchedule(T0 + 20_000) });

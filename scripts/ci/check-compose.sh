@@ -89,10 +89,10 @@ expect_json "by default the worker uses the local Temporal and the simulator" '
   c.services.worker.environment.LOG_FORMAT === "json" &&
   !("TEMPORAL_API_KEY" in c.services.worker.environment && c.services.worker.environment.TEMPORAL_API_KEY !== null)'
 
-expect_json "every worker polls the coordinators' queue with the default send budget and watchers; the set-up sets no budget" '
+expect_json "every worker polls the coordinators' queue with the default send budget; no watcher setting to size; the set-up sets no budget" '
   c.services.worker.environment.AGENT_COORDINATOR_TASK_QUEUE === "agent-followup-coordinators" &&
   c.services.worker.environment.AGENT_SENDS_PER_PROJECT_PER_HOUR === "80" &&
-  c.services.worker.environment.AGENT_WATCH_SHARDS === "2" &&
+  !("AGENT_WATCH_SHARDS" in c.services.worker.environment) &&
   !("AGENT_SENDS_PER_PROJECT_PER_HOUR" in c.services["temporal-setup"].environment) &&
   !("TEMPORAL_TASK_QUEUE" in c.services["temporal-setup"].environment)'
 
@@ -108,12 +108,11 @@ expect_json "environment overrides reach the services (another Temporal, version
   c.services.worker.environment.TEMPORAL_NAMESPACE === "followups" &&
   c.services.worker.environment.AGENT_COORDINATOR_TASK_QUEUE === "followups-coordinators" &&
   c.services.worker.environment.AGENT_SENDS_PER_PROJECT_PER_HOUR === "40" &&
-  c.services.worker.environment.AGENT_WATCH_SHARDS === "8" &&
   c.services["temporal-setup"].environment.TEMPORAL_NAMESPACE === "followups" &&
   c.services.temporal.image === "temporalio/server:1.32.2" &&
   c.services["temporal-schema"].image === "temporalio/admin-tools:1.32.2"' \
   TEMPORAL_ADDRESS=temporal.internal:7233 TEMPORAL_NAMESPACE=followups TEMPORAL_VERSION=1.32.2 \
-  AGENT_COORDINATOR_TASK_QUEUE=followups-coordinators AGENT_SENDS_PER_PROJECT_PER_HOUR=40 AGENT_WATCH_SHARDS=8
+  AGENT_COORDINATOR_TASK_QUEUE=followups-coordinators AGENT_SENDS_PER_PROJECT_PER_HOUR=40
 
 cloud=(-f docker-compose.yml -f deploy/compose.cloud.yml)
 expect_json "Temporal Cloud override: only the worker, TLS by API key, the real API over https" '

@@ -49,7 +49,7 @@ export interface CoordinationSettings {
    * of an API without a rate limit raise it, where awaiting answers would only slow a burst down.
    */
   sendsAtOnce?: number;
-  /** Waits go through shared job watchers of this many shards (AGENT_WATCH_SHARDS; 0 or absent: each polls its own job). */
+  /** Waits go through shared job watchers of this many shards (2 by default; 0 or absent: each polls its own job). */
   watchShards?: number;
   /**
    * The size in bytes a watcher this worker starts keeps its book to (default WATCH_BOOK_LIMIT_BYTES, from the server's

@@ -61,8 +61,9 @@ export function createStartWatching(temporal: Client, start: WatcherStart, wakeu
     const terminate = `temporal workflow terminate --workflow-id '${watcherId}' --reason 'not a job watcher'`;
     const message =
       `The workflow '${watcherId}' (run ${runId}) is a workflow of type '${description.type}' on task queue '${description.taskQueue}', and it ` +
-      `holds the id of a job watcher: the follow-ups of its shard read their jobs for themselves while it runs (their results ` +
-      `stay right; the reads cost more). Fix: end it (${terminate}); the next wait starts a watcher of ours.`;
+      `holds the id of a job watcher: the follow-ups of its shard move on to the next watcher of the shard's chain (` +
+      `'${watcherId}/1', ...) while it runs, at the cost of a refused registration each. Fix: end it (${terminate}); ` +
+      `the next wait starts a watcher of ours.`;
     if (!reportedForeign.has(runId)) {
       reportedForeign.add(runId);
       log.error('A foreign workflow holds a job watcher id', {

@@ -63,7 +63,7 @@ export interface FollowUpStatus {
   /** Why `progress` is missing, when it is (no worker polls the task queue, or none answered in time). */
   progressUnavailable?: string;
   /**
-   * Shared watching (AGENT_WATCH_SHARDS), while a watcher reads the job for the follow-up: the watcher's live figures
+   * Shared watching, while a watcher reads the job for the follow-up: the watcher's live figures
    * for it (watched since, last read, failing reads, next read), or why they are not available.
    */
   watch?: SharedWatchStatus;

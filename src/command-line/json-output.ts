@@ -129,7 +129,7 @@ export const FollowUpReportSchema = z
       ])
       .nullable()
       .describe(
-        "shared watching (AGENT_WATCH_SHARDS): the watcher's live figures for this follow-up while it waits, or why they are unavailable; null otherwise",
+        "shared watching (the default): the watcher's live figures for this follow-up while it waits, or why they are unavailable; null otherwise",
       ),
     polls: z
       .number()

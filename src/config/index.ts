@@ -194,7 +194,8 @@ const WorkerEnvFields = z.object({
       return z.NEVER;
     }),
   AGENT_SENDS_ABOVE_VENDOR_LIMIT: booleanFlag,
-  // Waiting through shared job watchers of this many shards per task queue (docs/HOW-IT-WORKS.md); 0: each polls itself.
+  // For tests and benches only, and not in the README: the shards of job watchers per task queue (2; each grows a chain
+  // as its books fill, so none needs sizing), or 0 for each follow-up to poll its own job (the bench measures it beside).
   AGENT_WATCH_SHARDS: z.coerce
     .number({ error: WATCH_SHARDS_PROBLEM })
     .int({ error: WATCH_SHARDS_PROBLEM })

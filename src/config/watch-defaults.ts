@@ -1,8 +1,8 @@
 /** Shared watching's defaults, for the worker's configuration and the library's (docs/HOW-IT-WORKS.md). */
 
 /**
- * Shards of job watchers per task queue by default. Two: each watcher costs CPU and Actions while it has waits (its
- * book queries and heartbeats), and two books hold a few thousand waits (a wait past that polls for itself); more
- * shards hold more and spread the reading over more workers (docs/BENCHMARKS.md has the figures).
+ * Shards of job watchers per task queue. Two: each watcher costs CPU and Actions while it has waits, and a shard
+ * whose book is full grows a chain (`…/<shard>/1`, `/2`, ...) that takes the waits past it, so the shards only
+ * spread the reading; two let two workers read (docs/BENCHMARKS.md has the figures).
  */
 export const DEFAULT_WATCH_SHARDS = 2;

@@ -82,7 +82,7 @@ export interface FollowUpProgress {
   /** How the follow-up ended (outcome-kind.ts); null while it runs. The same word as its AgentFollowUpOutcome. */
   outcome: FollowUpOutcomeKind | null;
   /**
-   * The shared job watcher reading the job for this follow-up while it waits (AGENT_WATCH_SHARDS), by workflow id;
+   * The shared job watcher reading the job for this follow-up while it waits, by workflow id;
    * null when it polls for itself or is not waiting. Absent from follow-ups started by an earlier version.
    */
   watcherId?: string | null;

@@ -67,9 +67,18 @@ export function notifyWorkflowId(followUpWorkflowId: string, firstExecutionRunId
 /** Where the job watchers' workflow ids start: no follow-up may take one. */
 export const WATCHER_ID_PREFIX = 'agent-followup-watch/';
 
-/** The watcher of a shard of one task queue's jobs (each deployment reads with its own key). */
-export function watcherWorkflowId(taskQueue: string, shard: number): string {
-  return `${WATCHER_ID_PREFIX}${taskQueue}/${shard}`;
+/**
+ * How many watchers past its shard's a wait moves on to when each refused it (a full book, or an id another workflow
+ * holds), before its follow-up polls for itself: a book holds about 2,600 waits, so a shard's chain holds over 20,000.
+ */
+export const MAX_OVERFLOW = 8;
+
+/**
+ * The watcher of a shard of one task queue's jobs (each deployment reads with its own key); `overflow` k > 0: the k-th
+ * watcher a wait moves on to when the ones before it refused it (their books full, or their ids held by another workflow).
+ */
+export function watcherWorkflowId(taskQueue: string, shard: number, overflow = 0): string {
+  return `${WATCHER_ID_PREFIX}${taskQueue}/${shard}${overflow > 0 ? `/${overflow}` : ''}`;
 }
 
 /** A workflow that is not one of this deployment's job watchers holds a watcher's id: its follow-ups read for themselves. */

@@ -99,7 +99,7 @@ export class FollowUpWorker {
     readonly main: Worker,
     /** Null when another FollowUpWorker of this process already runs the coordinator queue (a queue is polled once per process). */
     readonly coordinators: Worker | null,
-    /** Null without shared watching (AGENT_WATCH_SHARDS=0). */
+    /** Null without shared watching (`watchShards: 0`). */
     readonly watchers: Worker | null = null,
     private readonly release: () => void = () => undefined,
     /** Watches over the shard watchers while the workers run (watcher-guard.ts); none without shared watching. */
@@ -184,7 +184,7 @@ async function checkNamespace(connection: NativeConnection, namespace: string): 
  */
 const COORDINATORS_CACHED = 1_000;
 
-/** Watchers kept in memory: every one there can be (AGENT_WATCH_SHARDS is at most 1,024), as each holds a large book. */
+/** Watchers kept in memory: far more than run (2 shards, each a chain of at most 9), as each holds a large book. */
 const WATCHERS_CACHED = 1_024;
 
 /**

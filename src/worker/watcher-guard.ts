@@ -5,7 +5,8 @@
  * default schedule). A long reader notices for itself and puts its waits back (watch-jobs.ts); this finds that case
  * already mended.
  *
- * It describes each shard's watcher id on a period (a shard with no watcher running, every other period): a describe
+ * It describes each shard's watcher ids on a period, along the shard's chain (`…/<shard>/1`, ...) as far as a watcher
+ * was ever there (one with no watcher running, every other period): a describe
  * is not a billed Action, so a deployment with nothing waiting pays nothing billed for it. A terminated run's book is
  * read by query (a closed run still answers) once per run, so that a run terminated with no waits is left alone.
  */
@@ -13,7 +14,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import type { Logger } from '@temporalio/common';
 import type { WatcherStart } from '../workflows/job-watcher/messages';
 import { watchChangesQuery } from '../workflows/job-watcher/messages';
-import { JOB_WATCHER_WORKFLOW_TYPE, watcherTaskQueue, watcherWorkflowId } from '../kernel/workflow-ids';
+import { JOB_WATCHER_WORKFLOW_TYPE, MAX_OVERFLOW, watcherTaskQueue, watcherWorkflowId } from '../kernel/workflow-ids';
 import { ADOPT_CLOSED_WITHIN_MS } from '../activities/adopt-book';
 import { WATCHER_SUMMARY } from '../activities/start-watching';
 
@@ -52,30 +53,33 @@ export function startWatcherGuard({
   log,
   everyMs = WATCHER_CHECK_EVERY_MS,
 }: WatcherGuardOptions): WatcherGuard {
-  /** The terminated run each shard was last checked for: its book is read once. */
-  const seen = new Map<number, string>();
-  /** Shards whose watcher was not running at the last look. */
-  const idle = new Set<number>();
+  /** The terminated run each watcher id was last checked for: its book is read once. */
+  const seen = new Map<string, string>();
+  /** Watcher ids with no watcher running at the last look. */
+  const idle = new Set<string>();
   let periods = 0;
   let checking: Promise<void> | null = null;
 
-  const checkShard = async (shard: number): Promise<void> => {
-    const watcherId = watcherWorkflowId(taskQueue, shard);
+  /** Checks one watcher id; says whether any workflow was ever under it (the chain goes on past it only then). */
+  const checkWatcher = async (watcherId: string, everyOne: boolean): Promise<boolean> => {
+    if (!everyOne && idle.has(watcherId) && periods % IDLE_SHARD_EVERY_PERIODS !== 0) return true;
     let description;
     try {
       description = await temporal.workflow.getHandle(watcherId).describe();
     } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return void idle.add(shard);
-      throw error;
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+      idle.add(watcherId);
+      return false;
     }
     const { status, type, runId, closeTime } = description;
-    if (status.name === 'RUNNING') idle.delete(shard);
-    else idle.add(shard);
-    if (status.name !== 'TERMINATED' || type !== JOB_WATCHER_WORKFLOW_TYPE || seen.get(shard) === runId) return;
-    seen.set(shard, runId);
-    if (!closeTime || Date.now() - closeTime.getTime() > ADOPT_CLOSED_WITHIN_MS) return;
+    if (status.name === 'RUNNING') idle.delete(watcherId);
+    else idle.add(watcherId);
+    if (status.name !== 'TERMINATED' || type !== JOB_WATCHER_WORKFLOW_TYPE || seen.get(watcherId) === runId)
+      return true;
+    seen.set(watcherId, runId);
+    if (!closeTime || Date.now() - closeTime.getTime() > ADOPT_CLOSED_WITHIN_MS) return true;
     const book = await temporal.workflow.getHandle(watcherId, runId).query(watchChangesQuery, 0);
-    if (book.upserts.length === 0) return;
+    if (book.upserts.length === 0) return true;
     log.warn('A job watcher was terminated with waits in its book: starting a new one to take them over', {
       watcherId,
       terminatedRunId: runId,
@@ -92,18 +96,22 @@ export function startWatcherGuard({
       // Another worker, or a follow-up's registration, started one first: that run takes the waits over.
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     }
+    return true;
   };
 
-  const check = (everyShard = true): Promise<void> => {
+  const check = (everyOne = true): Promise<void> => {
     checking ??= (async () => {
       for (let shard = 0; shard < shards; shard += 1) {
-        if (!everyShard && idle.has(shard) && periods % IDLE_SHARD_EVERY_PERIODS !== 0) continue;
-        try {
-          await checkShard(shard);
-        } catch (error) {
-          // The next period tries again: a server that is away now is the usual cause.
-          seen.delete(shard);
-          log.debug('Could not check a job watcher', { shard, error: String(error) });
+        for (let overflow = 0; overflow <= MAX_OVERFLOW; overflow += 1) {
+          const watcherId = watcherWorkflowId(taskQueue, shard, overflow);
+          try {
+            if (!(await checkWatcher(watcherId, everyOne))) break;
+          } catch (error) {
+            // The next period tries again: a server that is away now is the usual cause.
+            seen.delete(watcherId);
+            log.debug('Could not check a job watcher', { watcherId, error: String(error) });
+            break;
+          }
         }
       }
     })().finally(() => {

@@ -375,7 +375,7 @@ test("a watcher terminated while it reads by its timers: the next wait on its sh
   expect((await followUps.outcome(other[0] as string)).kind).toBe('completed');
 });
 
-test('a workflow of another kind under a watcher id: the follow-ups of its shard read their jobs themselves and end right', async () => {
+test('a workflow of another kind under a watcher id: the follow-ups of its shard move on to the next watcher of its chain and end right', async () => {
   // A task queue of its own, so that the shard's id is free for the foreign workflow to take first.
   const queue = h.taskQueue();
   const own = await h.worker(queue, undefined, { coordination: { watchShards: 1 } });
@@ -402,9 +402,14 @@ test('a workflow of another kind under a watcher id: the follow-ups of its shard
       const activities = events.flatMap(
         (event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
       );
-      // Refused once (the activity makes sure the watcher is ours), then read by the follow-up itself.
-      expect(activities.filter((name) => name === 'registerWatch')).toHaveLength(1);
-      expect(activities).toContain('pollAgentJob');
+      // Refused at the send and once more (the activity makes sure the watcher is ours), then read by the next watcher
+      // of the shard's chain: never by the follow-up itself after the send.
+      const failed = events.filter((event) => event.activityTaskFailedEventAttributes).length;
+      expect(failed).toBeGreaterThanOrEqual(1);
+      expect(activities.filter((name) => name === 'registerWatch').length).toBeGreaterThanOrEqual(2);
+      expect(activities.slice(activities.indexOf('sendFollowUpMessage'))).not.toContain('pollAgentJob');
+      const next = await h.client.workflow.getHandle(watcherWorkflowId(queue, 0, 1)).describe();
+      expect(next.type).toBe('jobWatcherWorkflow');
       expect((await foreign.describe()).status.name).toBe('RUNNING');
     });
   } finally {
@@ -470,8 +475,8 @@ test('a watcher reads by its timers while its book is small, with one long activ
   });
 });
 
-test('a watcher whose book is full refuses the next waits: their follow-ups poll for themselves, and every result is right', async () => {
-  // A task queue of its own, its one watcher keeping a book of about two waits (a registration takes about 600 bytes).
+test('a watcher whose book is full refuses the next waits: they move on to the next watchers of the shard, none polls for itself, and every result is right', async () => {
+  // A task queue of its own, its watchers keeping a book of about two waits each (a registration takes about 600 bytes).
   const queue = h.taskQueue();
   const own = await h.worker(queue, undefined, {
     coordination: { watchShards: 1, watchBookLimitBytes: 1_500 },
@@ -483,35 +488,38 @@ test('a watcher whose book is full refuses the next waits: their follow-ups poll
     const started = await Promise.all(
       jobs.map((job) => followUps.start({ ...job, prompt: `Fix ${job.jobId}`, polling: FAST_POLLING })),
     );
-    const watcher = h.client.workflow.getHandle(watcherWorkflowId(queue, 0));
-    const pollsItself = async (workflowId: string) => {
-      const pending = (await h.client.workflow.getHandle(workflowId).describe()).raw.pendingActivities ?? [];
-      return pending.some((activity) => activity.activityType?.name === 'pollAgentJob');
-    };
-    // Every follow-up waits: watched (in the book) or polling for itself, never both.
-    await waitFor(async () => {
-      // The first send starts the watcher.
+    const chain = [0, 1, 2, 3, 4].map((overflow) => h.client.workflow.getHandle(watcherWorkflowId(queue, 0, overflow)));
+    const bookOf = async (watcher: (typeof chain)[number]) => {
       const changes = await watcher.query(watchChangesQuery, 0).catch((error: unknown) => {
         if (error instanceof WorkflowNotFoundError) return null;
         throw error;
       });
-      const book = new Set((changes?.upserts ?? []).map((registration) => registration.workflowId));
+      return (changes?.upserts ?? []).map((registration) => registration.workflowId);
+    };
+    const pollsItself = async (workflowId: string) => {
+      const pending = (await h.client.workflow.getHandle(workflowId).describe()).raw.pendingActivities ?? [];
+      return pending.some((activity) => activity.activityType?.name === 'pollAgentJob');
+    };
+    // Every follow-up is in exactly one book of the chain, more than one watcher holds some, and none polls itself.
+    await waitFor(async () => {
+      const books = await Promise.all(chain.map(bookOf));
+      const held = books.flat();
       const itself = await Promise.all(started.map(({ workflowId }) => pollsItself(workflowId)));
       return (
-        started.every(({ workflowId }, i) => book.has(workflowId) !== itself[i]) &&
-        book.size > 0 &&
-        book.size < started.length
+        started.every(({ workflowId }) => held.filter((id) => id === workflowId).length === 1) &&
+        held.length === started.length &&
+        books.filter((book) => book.length > 0).length >= 2 &&
+        itself.every((polling) => !polling)
       );
-    }, 'each follow-up to be watched or to poll for itself');
+    }, 'each follow-up to be watched by one watcher of the chain');
+    const first = chain[0] as (typeof chain)[number];
     // The reader told the refusals (client signals): none cost the watcher's history an event.
-    const watcherEvents = (await watcher.fetchHistory()).events ?? [];
+    const watcherEvents = (await first.fetchHistory()).events ?? [];
     expect(watcherEvents.filter((event) => event.signalExternalWorkflowExecutionInitiatedEventAttributes)).toEqual([]);
-    expect((await watcher.describe()).status.name).toBe('RUNNING');
-    // Its details in the Web UI say it is full, how many waits it refused and what to change.
-    const { currentDetails } = await watcher.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
-    expect(currentDetails).toMatch(
-      /^\*\*Full\*\* job watcher .*; [1-9]\d* waits? refused this run .*AGENT_WATCH_SHARDS/,
-    );
+    expect((await first.describe()).status.name).toBe('RUNNING');
+    // Its details in the Web UI say it is full, how many waits it refused and where they went.
+    const { currentDetails } = await first.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    expect(currentDetails).toMatch(/^\*\*Full\*\* job watcher .*; [1-9]\d* waits? refused this run, taken by the next/);
     for (const job of jobs) h.simulator.finishJob(job.projectId, job.jobId);
     const outcomes = await Promise.all(started.map(({ workflowId }) => followUps.outcome(workflowId)));
     outcomes.forEach((outcome, i) => {

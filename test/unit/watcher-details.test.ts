@@ -17,11 +17,11 @@ test('a healthy watcher says what it serves and its room in waits, not in bytes'
   expect(lines.join('\n')).not.toMatch(/KiB|book \d/);
 });
 
-test('a full watcher says so in bold, what happens to the refused waits and what to change', () => {
+test('a full watcher says so in bold, and where the refused waits went', () => {
   const text = renderWatcherDetails({ ...base, refused: 3, bookBytes: 1_000_000 });
   expect(text).toContain(
-    '**Full** job watcher for task queue `agent-followup`: 10 waiting follow-ups; 3 waits refused this run (those ' +
-      'follow-ups poll their own jobs). To spread the waits, raise `AGENT_WATCH_SHARDS` on every worker of the queue.',
+    '**Full** job watcher for task queue `agent-followup`: 10 waiting follow-ups; 3 waits refused this run, taken by ' +
+      'the next watcher of its shard (this id with `/1` added, then `/2`, ...): nothing to change.',
   );
   expect(text).not.toContain('Healthy');
 });

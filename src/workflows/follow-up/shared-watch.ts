@@ -4,7 +4,8 @@
  * registered by the send activity itself (FirstWait), which saves the follow-up a signal and a workflow task; the
  * follow-up adopts it. It does not depend on the watcher alone: after a silence of sixty poll gaps it registers again
  * (which starts the watcher if it is gone), its own deadline ends the wait whatever the watcher does, and a wait the
- * watcher refused (its book full) is the follow-up's own to poll.
+ * watcher refused (its book full, or its id held by another workflow) moves on to the next watcher of the shard's
+ * chain (`…/<shard>/1`, `/2`, ...); only past the last is it the follow-up's own to poll.
  */
 import {
   ActivityFailure,
@@ -28,7 +29,7 @@ import { Alarm } from './alarm';
 import type { FollowUpRun } from './follow-up-run';
 import { jobAnswerSignal } from './messages';
 import { unwatchJobSignal, type WatchRegistration } from '../job-watcher/messages';
-import { WATCHER_ID_TAKEN, watcherWorkflowId } from '../../kernel/workflow-ids';
+import { MAX_OVERFLOW, WATCHER_ID_TAKEN, watcherWorkflowId } from '../../kernel/workflow-ids';
 import { type PollResult } from '../activity-contract';
 
 /**
@@ -39,6 +40,7 @@ import { type PollResult } from '../activity-contract';
  * 10,000 waiting (docs/BENCHMARKS.md).
  */
 const SILENT_GAPS_BEFORE_REREGISTERING = 60;
+
 /** Room after the deadline for the watcher's last read, planned on the deadline itself, to arrive. */
 const LAST_READ_GRACE_MS = 5_000;
 
@@ -55,8 +57,8 @@ export interface RefusedWait {
 export type WatchedRequest = WaitRequest;
 
 /** The watcher of a follow-up's shard. */
-export function sharedWatcherId(ref: { projectId: string; jobId: string }, shards: number): string {
-  return watcherWorkflowId(workflowInfo().taskQueue, watchShardOf(ref.projectId, ref.jobId, shards));
+export function sharedWatcherId(ref: { projectId: string; jobId: string }, shards: number, overflow = 0): string {
+  return watcherWorkflowId(workflowInfo().taskQueue, watchShardOf(ref.projectId, ref.jobId, shards), overflow);
 }
 
 export class SharedWatch {
@@ -69,8 +71,10 @@ export class SharedWatch {
   private readonly alarm = new Alarm();
   private answer: WatchAnswer | null = null;
   private registered = false;
-  /** Another workflow holds the watcher's id: this run reads its jobs itself. */
+  /** Another workflow holds the watcher's id: the wait moves on to the next watcher. */
   private watcherTaken = false;
+  /** Which watcher of the shard's chain holds this run's waits (0: the shard's own). */
+  private overflow = 0;
   /** The first wait, registered by the send activity: taken as this follow-up's own if its first wait is the same. */
   private registeredAtSend: WatchRegistration | null;
   /**
@@ -109,9 +113,21 @@ export class SharedWatch {
     });
   }
 
-  /** The watcher of this follow-up's shard. */
+  /** The watcher that holds this follow-up's waits: its shard's, or the one past it a refusal moved it on to. */
   get watcherId(): string {
-    return sharedWatcherId(this.run.ref, this.shards);
+    return sharedWatcherId(this.run.ref, this.shards, this.overflow);
+  }
+
+  /**
+   * After a refusal, the next watcher of the shard's chain holds this run's waits (it starts with the first wait
+   * registered with it); false once the chain is used up, and the follow-up polls for itself.
+   */
+  moveOn(): boolean {
+    if (this.overflow >= MAX_OVERFLOW) return false;
+    this.overflow += 1;
+    this.watcherTaken = false;
+    log.info('Moving this follow-up’s waits on to the next job watcher', { watcherId: this.watcherId });
+    return true;
   }
 
   /**
@@ -261,7 +277,7 @@ export class SharedWatch {
   /**
    * Registers the wait through an activity, never by signalling the watcher's id from here: a workflow of another kind
    * under that id would take the signal without a word. The activity starts a watcher if none runs and checks that the
-   * one that took the wait is ours; false if it is not (the follow-up then reads for itself, for the rest of this run).
+   * one that took the wait is ours; false if it is not (the wait then moves on to the next watcher of the chain).
    */
   private async register(registration: WatchRegistration): Promise<boolean> {
     if (this.watcherTaken) return false;
@@ -277,7 +293,7 @@ export class SharedWatch {
         error.cause.type === WATCHER_ID_TAKEN
       ))
         throw error;
-      log.error('A foreign workflow holds this follow-up’s job watcher id; reading the job itself', {
+      log.error('A foreign workflow holds this follow-up’s job watcher id; moving on to the next watcher', {
         ...this.run.ref,
         watcherId: this.watcherId,
         error: error.cause.message,

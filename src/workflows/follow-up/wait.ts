@@ -16,7 +16,7 @@ const WAITING_FOR = { working: 'work', settling: 'settle', confirming: 'confirma
 
 /** Waits for the job as it ended after this follow-up's message. */
 export async function waitForResult(run: FollowUpRun, pollNow: PollNow, delivered: Delivered): Promise<AgentJob> {
-  // Where the workers watch jobs together (AGENT_WATCH_SHARDS), a watcher reads for this follow-up; else it polls.
+  // Where the workers watch jobs together (the default), a watcher reads for this follow-up; else it polls.
   const shared = run.watchShards !== null ? new SharedWatch(run, run.watchShards, run.takeFirstWaitRegistered()) : null;
   // Named in the progress, so `status` knows which watcher to ask for the live figures.
   if (shared) run.watchedBy(shared.watcherId);
@@ -56,9 +56,20 @@ async function waitWith(
       );
     const { job, readAtMs, polls, sawActive } = await pollNow.poll(async (readAtOnce) => {
       if (!shared) return pollItself(readAtOnce);
-      const watched = await shared.wait({ known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce });
+      const request = { known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce };
+      let watched = await shared.wait(request);
+      // Refused (a full book, or another workflow under the id): the next watcher of the shard's chain takes the wait.
+      while ('refused' in watched && shared.moveOn()) {
+        run.watchedBy(shared.watcherId);
+        const refused = watched;
+        const again = await shared.wait({ ...request, readAtOnce: refused.readAtOnce });
+        watched =
+          'refused' in again
+            ? { ...again, polls: again.polls + refused.polls, sawActive: again.sawActive || refused.sawActive }
+            : withEarlierReads(again, refused);
+      }
       if (!('refused' in watched)) return watched;
-      // The watcher's book is full: this wait polls for itself, and the next registers with the watcher again.
+      // Every watcher of the chain refused: this wait polls for itself, and the next registers with the last again.
       run.watchedBy(null);
       try {
         return withEarlierReads(await pollItself(watched.readAtOnce), watched);

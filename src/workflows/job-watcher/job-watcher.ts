@@ -6,7 +6,7 @@
  * changes to its book by query, so the book never passes through history. It continues as new before its signals or
  * history grow large, and ends when no wait is left for a while. Its book goes into the next run's input, which the
  * server limits to 2 MB: a wait that would pass WATCH_BOOK_LIMIT_BYTES is refused (the long reader tells its
- * follow-up, which polls for itself).
+ * follow-up, which moves on to the next watcher of its shard, `…/<shard>/1`, and so on).
  */
 import {
   ActivityCancellationType,
@@ -127,14 +127,11 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     refused += 1;
     // Once a run: a full watcher refuses every new wait, and its details keep the count.
     if (refused === 1) {
-      log.warn(
-        'The book is full: waits are refused and their follow-ups poll for themselves; more shards (AGENT_WATCH_SHARDS) give each watcher fewer',
-        {
-          waits: book.size,
-          bookBytes: book.bookBytes,
-          limitBytes,
-        },
-      );
+      log.warn('The book is full: waits are refused, and their follow-ups move on to the next watcher of the shard', {
+        waits: book.size,
+        bookBytes: book.bookBytes,
+        limitBytes,
+      });
     }
   });
   setHandler(unwatchJobSignal, (message) => {

@@ -3,7 +3,7 @@
  * that waits, and a version for every change, so its polling activity asks for the changes since it last asked rather
  * than the whole book (a query's answer is a payload: 2 MB at most). The book goes whole into the next run's input at
  * continue-as-new, which the server refuses past 2 MB (and then terminates the watcher): so it keeps to a size in
- * bytes, and a wait that would pass it is refused (its follow-up polls for itself).
+ * bytes, and a wait that would pass it is refused (its follow-up moves on to the next watcher of its shard).
  */
 import type {
   CarriedBook,

@@ -28,14 +28,14 @@ export interface TurnSummary {
 
 export function renderWatcherDetails(figures: WatcherFigures): string {
   const { taskQueue, waits, bookBytes, limitBytes, refused, readsByTimers } = figures;
-  // Room in waits, from the average size of those held: what an operator sizes AGENT_WATCH_SHARDS by.
+  // Room in waits, from the average size of those held.
   const room = waits > 0 ? Math.max(0, Math.floor((limitBytes - bookBytes) / (bookBytes / waits))) : null;
   const watcher = `job watcher for task queue \`${taskQueue}\`: ${plural(waits, 'waiting follow-up')}`;
   // The UI shows this in a short fixed-height panel (about four lines): the health and where to look, nothing more.
   const headline =
     refused > 0
-      ? `**Full** ${watcher}; ${plural(refused, 'wait')} refused this run (those follow-ups poll their own jobs). ` +
-        'To spread the waits, raise `AGENT_WATCH_SHARDS` on every worker of the queue.'
+      ? `**Full** ${watcher}; ${plural(refused, 'wait')} refused this run, taken by the next watcher of its shard ` +
+        '(this id with `/1` added, then `/2`, ...): nothing to change.'
       : room === null
         ? `**Idle** ${watcher}; it ends after 10 minutes without waits.`
         : `**Healthy** ${watcher}, room for about ${room} more (${percent(bookBytes, limitBytes)} of its book used).`;

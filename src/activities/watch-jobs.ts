@@ -183,7 +183,8 @@ export function createWatchJobs(
     };
     /**
      * Tells the follow-ups whose waits were refused (the book is full), so they move on to the next watcher of their
-     * shard; a few at a time, beside the reads. A run that ended hears nothing; a signal that failed is tried again after the next refresh.
+     * shard; a few at a time, beside the reads. A run that ended hears nothing; a signal that failed is tried again
+     * after the next refresh.
      */
     const tellRefused = async (refusals: readonly RefusalToTell[]): Promise<void> => {
       for (let at = 0; at < refusals.length; at += READS_AT_ONCE) {

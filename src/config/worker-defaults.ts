@@ -8,7 +8,9 @@
  *   of them, waits sleep on Temporal's retry timer instead, so reads, retries and lane checks always find a slot.
  */
 export const WORKER_DEFAULTS = {
-  maxCachedWorkflows: 500,
+  // 100, not the SDK's 1,000 or our earlier 500: thousands waiting on the watchers need none cached (RSS at 10,000
+  // halved), and a burst of 1,000 sends came 3 % slower for the replays (docs/BENCHMARKS.md, "Idle cost").
+  maxCachedWorkflows: 100,
   stickyQueueScheduleToStartTimeout: '3s',
   maxConcurrentActivities: 2_000,
 } as const;

@@ -75,7 +75,8 @@ export const MAX_OVERFLOW = 8;
 
 /**
  * The watcher of a shard of one task queue's jobs (each deployment reads with its own key); `overflow` k > 0: the k-th
- * watcher a wait moves on to when the ones before it refused it (their books full, or their ids held by another workflow).
+ * watcher a wait moves on to when the ones before it refused it (their books full, or their ids held by another
+ * workflow).
  */
 export function watcherWorkflowId(taskQueue: string, shard: number, overflow = 0): string {
   return `${WATCHER_ID_PREFIX}${taskQueue}/${shard}${overflow > 0 ? `/${overflow}` : ''}`;

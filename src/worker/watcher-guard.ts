@@ -55,22 +55,25 @@ export function startWatcherGuard({
 }: WatcherGuardOptions): WatcherGuard {
   /** The terminated run each watcher id was last checked for: its book is read once. */
   const seen = new Map<string, string>();
-  /** Watcher ids with no watcher running at the last look. */
+  /** Watcher ids with no watcher running at the last look, and of those, ids no workflow was ever under. */
   const idle = new Set<string>();
+  const absent = new Set<string>();
   let periods = 0;
   let checking: Promise<void> | null = null;
 
   /** Checks one watcher id; says whether any workflow was ever under it (the chain goes on past it only then). */
   const checkWatcher = async (watcherId: string, everyOne: boolean): Promise<boolean> => {
-    if (!everyOne && idle.has(watcherId) && periods % IDLE_SHARD_EVERY_PERIODS !== 0) return true;
+    if (!everyOne && idle.has(watcherId) && periods % IDLE_SHARD_EVERY_PERIODS !== 0) return !absent.has(watcherId);
     let description;
     try {
       description = await temporal.workflow.getHandle(watcherId).describe();
     } catch (error) {
       if (!(error instanceof WorkflowNotFoundError)) throw error;
       idle.add(watcherId);
+      absent.add(watcherId);
       return false;
     }
+    absent.delete(watcherId);
     const { status, type, runId, closeTime } = description;
     if (status.name === 'RUNNING') idle.delete(watcherId);
     else idle.add(watcherId);

@@ -152,7 +152,7 @@ describe('loadWorkerConfig', () => {
         coordinatorTaskQueue: 'agent-followup-coordinators',
       },
       shutdownGraceTimeMs: 30_000,
-      maxCachedWorkflows: 500,
+      maxCachedWorkflows: 100,
       maxConcurrentActivities: 2_000,
       sendsPerProjectPerHour: 80,
       watchShards: 2,

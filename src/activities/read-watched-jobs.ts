@@ -37,8 +37,8 @@ export function createReadWatchedJobs(api: AgentApiClient, temporal: Client, sto
     });
     const heartbeats = setInterval(() => context.heartbeat(), HEARTBEAT_AFTER_MS);
     try {
-      if (notBeforeMs !== undefined)
-        await sleepUnlessAborted(notBeforeMs - Date.now(), [context.cancellationSignal, stopping]);
+      const earlyByMs = notBeforeMs === undefined ? 0 : notBeforeMs - Date.now();
+      if (earlyByMs > 0) await sleepUnlessAborted(earlyByMs, [context.cancellationSignal, stopping]);
       const queue = [...waits];
       await Promise.all(
         Array.from({ length: Math.min(READS_AT_ONCE, queue.length) }, async () => {

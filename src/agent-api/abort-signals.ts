@@ -47,7 +47,8 @@ export function sleepUnlessAborted(ms: number, signals: readonly AbortSignal[]):
       for (const signal of signals) signal.removeEventListener('abort', wake);
       resolve();
     };
-    const timer = setTimeout(wake, ms);
+    // Node 24 warns on stderr for a negative timeout (a time already past), which breaks one-JSON-object-a-line logs.
+    const timer = setTimeout(wake, Math.max(0, ms));
     for (const signal of signals) signal.addEventListener('abort', wake, { once: true });
   });
 }

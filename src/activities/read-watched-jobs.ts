@@ -8,7 +8,11 @@ import { setMaxListeners } from 'node:events';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { AgentApiClient } from '../agent-api/http-client';
-import type { ReadWatchedJobsRequest, ReadWatchedJobsResult } from '../workflows/activity-contract';
+import {
+  TURN_STARTS_EARLY_MS,
+  type ReadWatchedJobsRequest,
+  type ReadWatchedJobsResult,
+} from '../workflows/activity-contract';
 import type { WatchedWait } from '../workflows/job-watcher/reader-book';
 import { createWaitReader } from './wait-reader';
 import { sleepUnlessAborted } from '../agent-api/abort-signals';
@@ -37,7 +41,7 @@ export function createReadWatchedJobs(api: AgentApiClient, temporal: Client, sto
     });
     const heartbeats = setInterval(() => context.heartbeat(), HEARTBEAT_AFTER_MS);
     try {
-      const earlyByMs = notBeforeMs === undefined ? 0 : notBeforeMs - Date.now();
+      const earlyByMs = notBeforeMs === undefined ? 0 : Math.min(notBeforeMs - Date.now(), TURN_STARTS_EARLY_MS);
       if (earlyByMs > 0) await sleepUnlessAborted(earlyByMs, [context.cancellationSignal, stopping]);
       const queue = [...waits];
       await Promise.all(

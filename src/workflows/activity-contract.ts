@@ -113,10 +113,17 @@ export interface WatchJobsRequest {
   watcherId: string;
 }
 
+/**
+ * How long before its planned time a watcher's turn starts: a durable timer may fire up to about a second late (the
+ * dev server's timers did), so the turn's activity waits out the rest and reads on time. The activity never waits
+ * longer than this, whatever the workflow's clock said: another worker's clock may run ahead of its own.
+ */
+export const TURN_STARTS_EARLY_MS = 1_000;
+
 export interface ReadWatchedJobsRequest {
   /** The waits to read, as the watcher keeps them. */
   waits: WatchedWait[];
-  /** Read no sooner than this (the turn's planned time): the watcher starts a turn early, as its timer may fire late. */
+  /** Read no sooner than this (the turn's planned time), waiting at most `TURN_STARTS_EARLY_MS` for it. */
   notBeforeMs?: number;
 }
 

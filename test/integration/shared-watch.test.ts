@@ -7,7 +7,8 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { ExitCode } from '../../src/cli';
-import type { FollowUpInput, FollowUpStatus } from '../../src/client';
+import type { FollowUpInput, FollowUpOutcome, FollowUpStatus } from '../../src/client';
+import type { JobRef } from '../../src/kernel/agent-job';
 import { FollowUpReportSchema } from '../../src/command-line/json-output';
 import { watchShardOf } from '../../src/workflows/job-watcher/watcher-book';
 import { runCliOn, startCliOn } from '../support/cli-runner';
@@ -38,6 +39,14 @@ function isMessageEvent(event: temporal.api.history.v1.IHistoryEvent): boolean {
     event.workflowExecutionUpdateAdmittedEventAttributes ??
     event.workflowExecutionUpdateAcceptedEventAttributes ??
     event.workflowExecutionUpdateCompletedEventAttributes,
+  );
+}
+
+/** The follow-up completed with the PR link its job has now, in the simulator. */
+function expectEndedWithItsJobsPr(outcome: FollowUpOutcome, job: JobRef): void {
+  expect(outcome.kind).toBe('completed');
+  expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(
+    h.simulator.job(job.projectId, job.jobId).prLink,
   );
 }
 
@@ -80,10 +89,7 @@ test("the send registers the first wait: the follow-up signals no registration o
     const followUps = h.followUps(queue);
     const { workflowId } = await followUps.start({ ...job, prompt: 'Fix it', polling: FAST_POLLING });
     const outcome = await followUps.outcome(workflowId);
-    expect(outcome.kind).toBe('completed');
-    expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(
-      h.simulator.job(job.projectId, job.jobId).prLink,
-    );
+    expectEndedWithItsJobsPr(outcome, job);
     const events = (await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
     const activities = events.flatMap((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
     const signalled = events.flatMap(
@@ -134,10 +140,7 @@ test('a fast schedule waits through the watchers too: a job done 0.5 s after the
       polling: { initialInterval: 200, settleWindow: '1h' },
     });
     const outcome = await followUps.outcome(workflowId);
-    expect(outcome.kind).toBe('completed');
-    expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(
-      h.simulator.job(job.projectId, job.jobId).prLink,
-    );
+    expectEndedWithItsJobsPr(outcome, job);
     // After the send, read by a watcher, never by a poll of its own (the read before the send is the follow-up's).
     const events = (await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
     const activities = events.flatMap((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
@@ -394,10 +397,7 @@ test('a workflow of another kind under a watcher id: the follow-ups of its shard
         polling: { ...FAST_POLLING, timeout: '10m' },
       });
       const outcome = await followUps.outcome(workflowId);
-      expect(outcome.kind).toBe('completed');
-      expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(
-        h.simulator.job(job.projectId, job.jobId).prLink,
-      );
+      expectEndedWithItsJobsPr(outcome, job);
       const events = (await h.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
       const activities = events.flatMap(
         (event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
@@ -466,10 +466,7 @@ test('a watcher reads by its timers while its book is small, with one long activ
     const outcomes = await Promise.all([firstId, ...restIds].map((workflowId) => followUps.outcome(workflowId)));
     outcomes.forEach((outcome, i) => {
       const job = jobs[i] as (typeof jobs)[number];
-      expect(outcome.kind).toBe('completed');
-      expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(
-        h.simulator.job(job.projectId, job.jobId).prLink,
-      );
+      expectEndedWithItsJobsPr(outcome, job);
       expect(h.simulator.counts(job.projectId, job.jobId)).toMatchObject({ posts: 1 });
     });
   });
@@ -524,10 +521,7 @@ test('a watcher whose book is full refuses the next waits: they move on to the n
     const outcomes = await Promise.all(started.map(({ workflowId }) => followUps.outcome(workflowId)));
     outcomes.forEach((outcome, i) => {
       const job = jobs[i] as (typeof jobs)[number];
-      expect(outcome.kind).toBe('completed');
-      expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(
-        h.simulator.job(job.projectId, job.jobId).prLink,
-      );
+      expectEndedWithItsJobsPr(outcome, job);
       expect(h.simulator.counts(job.projectId, job.jobId)).toMatchObject({ posts: 1, prompts: [`Fix ${job.jobId}`] });
     });
   });

@@ -6,17 +6,17 @@
  * this workflow's own (from its history), so `status` shows it without a query that changes anything.
  */
 import { condition, log, proxyActivities } from '@temporalio/workflow';
-import type { FollowUpActivities, ReadWatchedJobsResult, WaitAfterRead } from '../activity-contract';
+// A first read 200 ms after the send must not come a second later, when a short job is already done and reads as
+// before the message: a turn starts early by the contract's slack.
+import {
+  TURN_STARTS_EARLY_MS,
+  type FollowUpActivities,
+  type ReadWatchedJobsResult,
+  type WaitAfterRead,
+} from '../activity-contract';
 import { ReaderBook, reportOf, type WatchedWait } from './reader-book';
 import type { WatcherBook } from './watcher-book';
 import type { TurnSummary } from './watcher-details';
-
-/**
- * How long before its planned time a turn starts: a durable timer may fire up to about a second late (the dev server's
- * timers did), so the turn's activity waits out the rest and reads on time. A first read 200 ms after the send must
- * not come a second later, when a short job is already done and reads as before the message.
- */
-const TIMER_SLACK_MS = 1_000;
 
 const { readWatchedJobs } = proxyActivities<FollowUpActivities>({
   // A turn's reads each end within the API client's own timeouts: this only bounds a turn that hangs.
@@ -60,7 +60,7 @@ export class TimedReads {
         return next !== null && (target === null || next < target);
       };
       if (target === null) await condition(woken);
-      else await condition(woken, Math.max(1, target - TIMER_SLACK_MS - Date.now()));
+      else await condition(woken, Math.max(1, target - TURN_STARTS_EARLY_MS - Date.now()));
     }
     await condition(() => this.turns === 0);
   }
@@ -75,7 +75,7 @@ export class TimedReads {
   }
 
   private startTurn(): void {
-    const due = this.reading.due(Date.now() + TIMER_SLACK_MS, Number.POSITIVE_INFINITY, true);
+    const due = this.reading.due(Date.now() + TURN_STARTS_EARLY_MS, Number.POSITIVE_INFINITY, true);
     if (due.length === 0) return;
     // The turn's planned time: the earliest of its waits' due points (the others it takes along read early).
     const notBeforeMs = Math.min(...due.map((wait) => wait.dueAtMs ?? 0));

@@ -39,10 +39,11 @@ ENTRYPOINT ["bash", "/opt/agent-followup/setup-namespace.sh"]
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
-# Two malloc arenas instead of up to one per thread: with 10,000 shared-watching follow-ups waiting, the worker's
-# malloc memory (the SDK's native core, its threads) was ~330 MiB over a dozen arenas, ~170 MiB over two
-# (docs/BENCHMARKS.md, "N = 10,000 on one worker").
-ENV MALLOC_ARENA_MAX=2
+# glibc's malloc, set before the process starts (nothing in Node can): two arenas instead of up to one per thread keep
+# the SDK's native memory in fewer, fuller arenas; blocks of 64 KiB and more (payloads, histories, a watcher's book)
+# mapped on their own go back to the system when freed, where inside an arena a burst of sends left them stranded
+# (docs/BENCHMARKS.md, "10,000 waiting in the image's malloc settings").
+ENV MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=65536 MALLOC_TRIM_THRESHOLD_=1048576
 WORKDIR /app
 # Owned by root and read-only to the process: the worker needs no writable files (workflows are bundled in memory).
 COPY --from=build /app/package.json ./

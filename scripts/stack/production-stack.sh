@@ -140,7 +140,9 @@ start_simulator() {
 
 start_worker() {
   local index="$1"
-  launch "worker-$index" env TEMPORAL_ADDRESS="127.0.0.1:$frontend_port" TEMPORAL_NAMESPACE="$namespace" \
+  # glibc's malloc as the Docker image sets it (Dockerfile), so that this path runs the worker the way it is deployed.
+  launch "worker-$index" env MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=65536 MALLOC_TRIM_THRESHOLD_=1048576 \
+    TEMPORAL_ADDRESS="127.0.0.1:$frontend_port" TEMPORAL_NAMESPACE="$namespace" \
     TEMPORAL_TASK_QUEUE="$task_queue" AGENT_COORDINATOR_TASK_QUEUE="$coordinator_queue" \
     AGENT_API_BASE_URL="http://127.0.0.1:$simulator_port" \
     AGENT_API_KEY="${AGENT_API_KEY:-mint_compose-simulator-only}" AGENT_API_REQUEST_TIMEOUT="${AGENT_API_REQUEST_TIMEOUT:-15s}" \

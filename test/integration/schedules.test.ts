@@ -406,14 +406,12 @@ describe('the CLI', () => {
       );
       expect((await cli(['schedule', 'unpause', scheduleId], taskQueue)).code).toBe(ExitCode.Ok);
 
-      await waitFor(
-        async () => (await cli(['schedule', 'list', '--project', ref.projectId], taskQueue)).out.includes(scheduleId),
-        'the schedule to be listed',
-      );
-      const listedJson = ScheduleListSchema.parse(
-        JSON.parse((await cli(['schedule', 'list', '--project', ref.projectId, '--json'], taskQueue)).out),
-      );
-      expect(listedJson.map((entry) => entry.scheduleId)).toContain(scheduleId);
+      // The list comes from visibility, which learns of the unpause a moment after `describe` does.
+      const listedAs = async () =>
+        ScheduleListSchema.parse(
+          JSON.parse((await cli(['schedule', 'list', '--project', ref.projectId, '--json'], taskQueue)).out),
+        ).find((entry) => entry.scheduleId === scheduleId);
+      await waitFor(async () => (await listedAs())?.paused === false, 'the schedule to be listed, active');
       // A header, and every column starting where its title does.
       const listed = (await cli(['schedule', 'list', '--project', ref.projectId], taskQueue)).out.trimEnd().split('\n');
       expect(listed[0]).toMatch(/^SCHEDULE +STATE +PROJECT\/JOB +WHEN +NEXT RUN +LAST RUN$/);

@@ -2,14 +2,15 @@
  * watchJobs: the reading half of a job watcher. One long attempt per watcher run: it asks its watcher workflow for
  * changes to the book (a query: nothing in history), reads every due job with bounded concurrency, and signals a
  * follow-up only when its job answered, when its reads begin or stop failing, or when its wait cannot go on. A healthy
- * wait costs its follow-up nothing between those. It heartbeats every couple of seconds (the watcher's heartbeat
+ * wait costs its follow-up nothing between those. It reports its reads back to the watcher (for `status`) only of the
+ * waits someone asks live figures of, each as soon as it is read. It heartbeats every couple of seconds (the watcher's heartbeat
  * timeout is 5 s), so after a worker dies another one takes the reading over within seconds; the book is rebuilt from
  * the workflow, and every job whose read fell due since the last heartbeat of the attempt before is read at once.
  */
 import type { WatchJobsRequest } from '../workflows/activity-contract';
 import { setMaxListeners } from 'node:events';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { AgentApiClient } from '../agent-api/http-client';
 import type { WatchAnswer } from '../workflows/follow-up/watch-answer';
 import { reportOf, ReaderBook } from '../workflows/job-watcher/reader-book';
@@ -18,7 +19,13 @@ import type { StartWatching } from './start-watching';
 import { createWaitReader } from './wait-reader';
 import { ReaderWakeups } from './reader-wakeups';
 import { jobAnswerSignal } from '../workflows/follow-up/messages';
-import { unwatchJobSignal, watchChangesQuery, type WatchRefusal } from '../workflows/job-watcher/messages';
+import {
+  reportReadsUpdate,
+  REPORTS_AT_ONCE,
+  unwatchJobSignal,
+  watchChangesQuery,
+  type WatchRefusal,
+} from '../workflows/job-watcher/messages';
 /**
  * How often the book is brought up to date: a new wait (or a read asked for) is read within about this. Each refresh is
  * a query, a workflow task on some worker: refreshing more often made the queries a large share of the CPU per read
@@ -93,8 +100,13 @@ export function createWatchJobs(
     setMaxListeners(READS_AT_ONCE + 8, context.cancellationSignal);
     const watcher = temporal.workflow.getHandle(watcherId);
     const book = new ReaderBook();
-    /** Waits read since the last refresh: their figures go to the watcher with the next book query, for `status`. */
-    const readSinceRefresh = new Set<string>();
+    /** Waits read since the last refresh began: those someone asks figures of are reported after it. */
+    let readSinceRefresh = new Set<string>();
+    /** The waits someone asks live figures of, as of the last refresh: each read of one is reported as it ends. */
+    let asked = new Set<string>();
+    /** Waits whose report is still to go to the watcher (the one in flight aside). */
+    const reportDue = new Set<string>();
+    let reporting = false;
     let inFlight = 0;
     /** The last look at the book found more due than room to read them. */
     let backlog = false;
@@ -129,16 +141,50 @@ export function createWatchJobs(
     const heartbeats = setInterval(() => context.heartbeat(progress()), HEARTBEAT_EVERY_MS);
     context.heartbeat(progress());
 
-    /** Brings the book up to date by query; a failed query is tried again at the next refresh, its reports with it. */
-    const refresh = (): Promise<void> => {
-      const askedAtMs = Date.now();
-      const reports = [...readSinceRefresh].flatMap((workflowId) => {
+    /**
+     * Tells the watcher of the reads of waits someone asks figures of, by Update (one at a time; a report that could
+     * not go is tried again after the next read or refresh). The watcher refuses reports of waits it no longer holds.
+     */
+    const sendReports = (): void => {
+      if (reporting || reportDue.size === 0) return;
+      const ids = [...reportDue].slice(0, REPORTS_AT_ONCE);
+      for (const workflowId of ids) reportDue.delete(workflowId);
+      const reports = ids.flatMap((workflowId) => {
         const wait = book.get(workflowId);
         return wait ? [reportOf(wait)] : [];
       });
-      readSinceRefresh.clear();
-      return watcher.query(watchChangesQuery, book.version, reports).then(
+      if (reports.length === 0) return;
+      reporting = true;
+      watcher
+        .executeUpdate(reportReadsUpdate, { args: [reports] })
+        .catch((error: unknown) => {
+          if (error instanceof WorkflowUpdateFailedError) return;
+          for (const workflowId of ids) reportDue.add(workflowId);
+          log.warn('Could not report reads to the watcher; trying again after the next read', {
+            watcherId,
+            error: String(error),
+          });
+        })
+        .finally(() => {
+          reporting = false;
+          sendReports();
+        });
+    };
+
+    /** Brings the book up to date by query; what was read meanwhile is weighed against the waits asked about then. */
+    const refresh = (): Promise<void> => {
+      const askedAtMs = Date.now();
+      const read = readSinceRefresh;
+      readSinceRefresh = new Set();
+      return watcher.query(watchChangesQuery, book.version).then(
         (changes) => {
+          const watched = new Set(
+            (Array.isArray(changes.watched) ? changes.watched : []).filter((id) => typeof id === 'string'),
+          );
+          // A wait asked about since the last refresh is reported at once, read or not; the others once read again.
+          for (const workflowId of watched)
+            if (read.has(workflowId) || !asked.has(workflowId)) reportDue.add(workflowId);
+          asked = watched;
           const refused = (Array.isArray(changes.refused) ? changes.refused : []).filter(
             (refusal) =>
               refusalsToldBeforeMs === null || refusal.atMs >= refusalsToldBeforeMs - REFUSAL_CLOCK_MARGIN_MS,
@@ -151,6 +197,7 @@ export function createWatchJobs(
           } catch (error) {
             endWith = error;
           }
+          sendReports();
           telling = telling
             .then(async () => {
               const untoldBefore = [...untold.values()];
@@ -168,7 +215,7 @@ export function createWatchJobs(
               watcherId,
               error: String(error),
             });
-          for (const report of reports) readSinceRefresh.add(report.workflowId);
+          for (const workflowId of read) readSinceRefresh.add(workflowId);
         },
       );
     };
@@ -230,7 +277,7 @@ export function createWatchJobs(
       // The closed run still answers queries (its history replayed): a wait it took since the last refresh is in it.
       await temporal.workflow
         .getHandle(watcherId, context.info.workflowExecution?.runId)
-        .query(watchChangesQuery, book.version, [])
+        .query(watchChangesQuery, book.version)
         .then(
           (changes) => book.apply(changes, Date.now()),
           (error: unknown) =>
@@ -322,7 +369,12 @@ export function createWatchJobs(
         void read(wait).finally(() => {
           wait.reading = false;
           inFlight -= 1;
-          readSinceRefresh.add(wait.registration.workflowId);
+          const { workflowId } = wait.registration;
+          readSinceRefresh.add(workflowId);
+          if (asked.has(workflowId)) {
+            reportDue.add(workflowId);
+            sendReports();
+          }
           if (backlog && !aborted()) readDue();
         });
       }

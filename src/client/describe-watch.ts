@@ -1,12 +1,21 @@
 /**
- * A follow-up's shared job watcher, asked for that follow-up's live figures (`status` in shared mode): by query, so
- * nothing goes into history. A watcher that is gone, stuck or from another build never fails the status: the figures
- * are then unavailable, with the reason. Client-side only.
+ * A follow-up's shared job watcher, asked for that follow-up's live figures (`status` in shared mode). The figures
+ * are read by query (nothing goes into history); a long reader reports reads to its watcher only of the waits someone
+ * asks about, so the first ask, and one every LIVE_FIGURES_RENEW_WITHIN_MS while someone keeps asking, is an Update
+ * (`watchFigures`) that answers once the reader has reported. A watcher that is gone, stuck or from another build
+ * never fails the status: the figures are then unavailable, with the reason. Client-side only.
  */
-import { isGrpcCancelledError, isGrpcDeadlineError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  isGrpcCancelledError,
+  isGrpcDeadlineError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { z } from 'zod';
 import { watchFiguresOf, type SharedWatchStatus } from '../workflows/job-watcher/watch-figures';
-import { watchedWaitQuery } from '../workflows/job-watcher/messages';
+import { LIVE_FIGURES_RENEW_WITHIN_MS, watchedWaitQuery, watchFiguresUpdate } from '../workflows/job-watcher/messages';
 
 const WatchedWaitViewSchema = z.object({
   registration: z.looseObject({
@@ -33,7 +42,10 @@ const WatchedWaitViewSchema = z.object({
       nextReadAtMs: z.number().nullable(),
     })
     .nullable(),
+  figuresAskedUntilMs: z.number().nullable(),
+  everyReadNoted: z.boolean().optional(),
 });
+type View = z.infer<typeof WatchedWaitViewSchema>;
 
 const REGISTERS_AGAIN =
   'a running worker starts a new watcher within about 10 s, which takes its waits over; with no worker, the follow-up registers again after sixty poll gaps of silence (an hour at the default schedule), or at once on poll-now';
@@ -61,8 +73,11 @@ export async function describeWatch(
         return unavailable(
           'the watcher holds no wait of this follow-up at the moment (just answered, or registering again)',
         );
+      const view = figuresAskedSoon(answer.data)
+        ? answer.data
+        : ((await askFigures(handle, workflowId)) ?? answer.data);
       // The client's clock, not the workflow's: the next read is counted from now.
-      return { watcherId, available: true, ...watchFiguresOf(answer.data, Date.now()) };
+      return { watcherId, available: true, ...watchFiguresOf(view, Date.now()) };
     });
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return unavailable(`no such watcher (it ended); ${REGISTERS_AGAIN}`);
@@ -72,5 +87,27 @@ export async function describeWatch(
       );
     }
     return unavailable(`the watcher could not be asked: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** Whether the watcher has this wait's reads noted for a while yet without an ask: by its timers, or asked lately. */
+function figuresAskedSoon(view: View): boolean {
+  if (view.everyReadNoted === true) return true;
+  return view.figuresAskedUntilMs !== null && view.figuresAskedUntilMs - Date.now() > LIVE_FIGURES_RENEW_WITHIN_MS;
+}
+
+/**
+ * Asks the watcher to have its reader report this wait's reads for a while, and answers with the view once it has
+ * (null: the ask was refused, as one made meanwhile by someone else, or its answer was not understood).
+ */
+async function askFigures(handle: WorkflowHandle, workflowId: string): Promise<View | null> {
+  try {
+    const answer = WatchedWaitViewSchema.nullable().safeParse(
+      await handle.executeUpdate(watchFiguresUpdate, { args: [workflowId] }),
+    );
+    return answer.success ? answer.data : null;
+  } catch (error) {
+    if (error instanceof WorkflowUpdateFailedError) return null;
+    throw error;
   }
 }

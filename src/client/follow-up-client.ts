@@ -296,8 +296,9 @@ export class FollowUpClient {
 
   /**
    * The live figures a follow-up's shared job watcher keeps of its wait (its reads, the last read and its status, the
-   * next read), asked by query: nothing is written. `watcherId` is the follow-up's progress's; never throws for a
-   * watcher that cannot say (the figures are then unavailable, with the reason).
+   * next read), read by query; a watcher's long reader reports them only while someone asks, so a first ask (and one
+   * every 15 s while asking) is an Update (describe-watch.ts). `watcherId` is the follow-up's progress's; never throws
+   * for a watcher that cannot say (the figures are then unavailable, with the reason).
    */
   async watchFigures(workflowId: string, watcherId: string): Promise<SharedWatchStatus> {
     return this.reaching(`asking job watcher ${watcherId} about follow-up ${workflowId}`, () =>

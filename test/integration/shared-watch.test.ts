@@ -3,7 +3,7 @@
  * polling for itself. The same rules decide what a read means; these tests check that results stay right, that a
  * waiting follow-up has no activity of its own pending, and that a follow-up survives its watcher going away.
  */
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { ExitCode } from '../../src/cli';
@@ -14,7 +14,14 @@ import { watchShardOf } from '../../src/workflows/job-watcher/watcher-book';
 import { runCliOn, startCliOn } from '../support/cli-runner';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { heldWaits, startWatchingWorker, type WatchingWorker } from '../support/shard-watchers';
-import { watchChangesQuery } from '../../src/workflows/job-watcher/messages';
+import {
+  LIVE_FIGURES_RENEW_WITHIN_MS,
+  reportReadsUpdate,
+  watchChangesQuery,
+  watchedWaitQuery,
+  watchFiguresUpdate,
+  type WaitReadReport,
+} from '../../src/workflows/job-watcher/messages';
 import { watcherTaskQueue, watcherWorkflowId } from '../../src/kernel/workflow-ids';
 
 const SHARDS = 2;
@@ -528,8 +535,16 @@ test('a watcher whose book is full refuses the next waits: they move on to the n
 });
 
 describe('status asks the watcher for the live figures', () => {
-  const watcherOf = (job: { projectId: string; jobId: string }) =>
-    watcherWorkflowId(taskQueue, watchShardOf(job.projectId, job.jobId, SHARDS));
+  /** A worker whose watchers always read with their long activity, which reports reads only of waits asked about. */
+  let long: WatchingWorker;
+  beforeAll(async () => {
+    long = await startWatchingWorker(h, SHARDS, true);
+  });
+  afterAll(async () => {
+    await long?.stop();
+  });
+  const watcherOf = (job: { projectId: string; jobId: string }, queue = taskQueue) =>
+    watcherWorkflowId(queue, watchShardOf(job.projectId, job.jobId, SHARDS));
   const figures = (status: FollowUpStatus) => (status.watch?.available ? status.watch : null);
   /** A follow-up whose job works for ten minutes, registered with its watcher. */
   async function waitingFollowUp(prefix: string, polling: FollowUpInput['polling']) {
@@ -583,31 +598,110 @@ describe('status asks the watcher for the live figures', () => {
     expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
   });
 
-  test("send --wait's progress counts the watcher's reads as they are made, not only those the follow-up was told", async () => {
-    const job = uniqueJob('wait-progress');
-    h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
-    const args = ['send', '--project', job.projectId, '--job', job.jobId, '--prompt', 'Work on it', '--wait'];
-    const cli = startCliOn(
-      [...args, '--initial-interval', '200', '--max-interval', '300', '--settle-window', '1s'],
-      taskQueue,
-    );
-    // The job works on: the follow-up is told of no read until it ends, so only the watcher's figures can count these.
-    // Progress lines go to stderr (stdout keeps the result).
-    const readsShown = () =>
-      Math.max(0, ...[...cli.run.err.matchAll(/status active, (\d+) poll\(s\)/g)].map((m) => Number(m[1])));
-    try {
-      await waitFor(
-        async () => readsShown() >= 3 && h.simulator.counts(job.projectId, job.jobId).gets >= 3,
-        'three reads shown while the job works',
+  test.each([
+    ['by its timers', () => taskQueue],
+    ['with its long activity', () => long.taskQueue],
+  ])(
+    "send --wait's progress counts the watcher's reads as they are made, not only those the follow-up was told (reading %s)",
+    async (_, queue) => {
+      const job = uniqueJob('wait-progress');
+      h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
+      const args = ['send', '--project', job.projectId, '--job', job.jobId, '--prompt', 'Work on it', '--wait'];
+      const cli = startCliOn(
+        [...args, '--initial-interval', '200', '--max-interval', '300', '--settle-window', '1s'],
+        queue(),
       );
-      expect(readsShown()).toBeLessThanOrEqual(h.simulator.counts(job.projectId, job.jobId).gets);
-    } finally {
-      // Ends the command either way, so a failure here does not leave it waiting.
-      h.simulator.finishJob(job.projectId, job.jobId);
-    }
-    const done = await cli.done;
-    expect(done.code).toBe(ExitCode.Ok);
-    expect(done.out).toMatch(/ended completed after \d+ poll\(s\)/);
+      // The job works on: the follow-up is told of no read until it ends, so only the watcher's figures can count these.
+      // Progress lines go to stderr (stdout keeps the result).
+      const readsShown = () =>
+        Math.max(0, ...[...cli.run.err.matchAll(/status active, (\d+) poll\(s\)/g)].map((m) => Number(m[1])));
+      try {
+        await waitFor(
+          async () => readsShown() >= 3 && h.simulator.counts(job.projectId, job.jobId).gets >= 3,
+          'three reads shown while the job works',
+        );
+        expect(readsShown()).toBeLessThanOrEqual(h.simulator.counts(job.projectId, job.jobId).gets);
+      } finally {
+        // Ends the command either way, so a failure here does not leave it waiting.
+        h.simulator.finishJob(job.projectId, job.jobId);
+      }
+      const done = await cli.done;
+      expect(done.code).toBe(ExitCode.Ok);
+      expect(done.out).toMatch(/ended completed after \d+ poll\(s\)/);
+    },
+  );
+
+  test("a long reader reports reads only of waits asked about: status's ask (an Update) answers with the reads made, each later read is reported, a flood of asks writes nothing, forged reports and a query's arguments change nothing", async () => {
+    const queue = long.taskQueue;
+    const job = uniqueJob('long-figures');
+    h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
+    const followUps = h.followUps(queue);
+    const polling = { initialInterval: '200ms', maxInterval: '1s', timeout: '5m', settleWindow: '2s' };
+    const { workflowId } = await followUps.start({ ...job, prompt: 'Work on it', polling });
+    const watcher = h.client.workflow.getHandle(watcherOf(job, queue));
+    const events = async () => (await watcher.fetchHistory()).events ?? [];
+    const acceptedUpdates = (list: temporal.api.history.v1.IHistoryEvent[], name: string) =>
+      list.filter(
+        (event) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === name,
+      ).length;
+
+    // Read several times, and nobody asked: the reader reported nothing, and no query carried reports in.
+    await waitFor(async () => h.simulator.counts(job.projectId, job.jobId).gets >= 4, 'four reads');
+    const staleReport: WaitReadReport = {
+      workflowId,
+      runId: (await h.client.workflow.getHandle(workflowId).describe()).runId,
+      round: 1,
+      replyTo: 'forged',
+      reads: 999,
+      lastRead: { atMs: Date.now(), status: 'completed' },
+      failingSinceMs: null,
+      failedReads: 0,
+      lastError: null,
+      nextReadAtMs: null,
+    };
+    // The old way in, with the wait's true name: reports as a query's arguments. A query only reads.
+    const held = await watcher.query(watchedWaitQuery, workflowId);
+    await watcher.query('watchChanges', 0, [{ ...staleReport, replyTo: held?.registration.replyTo }]);
+    const unasked = await watcher.query(watchedWaitQuery, workflowId);
+    expect(unasked).toMatchObject({ report: null, figuresAskedUntilMs: null, everyReadNoted: false });
+    expect(acceptedUpdates(await events(), 'reportReads')).toBe(0);
+
+    // The first status asks, and its answer has the reader's reads.
+    const askedAtMs = Date.now();
+    const first = figures(await followUps.status(workflowId));
+    expect(first?.reads).toBeGreaterThanOrEqual(2);
+    expect(first?.lastRead?.status).toBe('active');
+    // While asked about, each read is reported as it is made.
+    await waitFor(
+      async () => (figures(await followUps.status(workflowId))?.reads ?? 0) >= (first?.reads ?? 0) + 3,
+      'three more reads reported',
+    );
+    expect(acceptedUpdates(await events(), 'reportReads')).toBeGreaterThanOrEqual(3);
+
+    // A flood of asks: refused by the validator while the last ask runs, so at most one more is written for each
+    // renewal period that passed (none, unless the machine took that long).
+    const asksBefore = acceptedUpdates(await events(), 'watchFigures');
+    const flood = await Promise.allSettled(
+      Array.from({ length: 200 }, () => watcher.executeUpdate(watchFiguresUpdate, { args: [workflowId] })),
+    );
+    const renewals = Math.floor((Date.now() - askedAtMs) / LIVE_FIGURES_RENEW_WITHIN_MS) + 1;
+    expect(acceptedUpdates(await events(), 'watchFigures') - asksBefore).toBeLessThanOrEqual(renewals);
+    const refused = flood.filter((result) => result.status === 'rejected');
+    expect(refused.length).toBeGreaterThanOrEqual(200 - renewals);
+    for (const result of refused)
+      expect((result as PromiseRejectedResult).reason).toBeInstanceOf(WorkflowUpdateFailedError);
+
+    // Reports from anyone but the reader: another wait's name, garbage, too many. Refused; the figures stand.
+    for (const reports of [[staleReport], [{ garbage: true }], 'not a list', []] as unknown[])
+      await expect(watcher.executeUpdate(reportReadsUpdate, { args: [reports as never] })).rejects.toBeInstanceOf(
+        WorkflowUpdateFailedError,
+      );
+    const after = await watcher.query(watchedWaitQuery, workflowId);
+    expect(after?.report?.reads).toBeLessThan(999);
+    expect(after?.report?.replyTo).not.toBe('forged');
+
+    await followUps.cancel(workflowId);
+    expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
   });
 
   test("reads that fail: status gives the watcher's live count, since when, and the error", async () => {

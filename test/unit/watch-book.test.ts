@@ -17,18 +17,19 @@ describe('WatcherBook', () => {
     const registry = new WatcherBook();
     registry.upsert(registration());
     registry.upsert(registration({ workflowId: 'b' }));
-    const first = registry.changesSince(0);
+    const first = registry.changesSince(0, 0);
     expect(first.full).toBe(true);
     expect(first.upserts.map((each) => each.workflowId)).toEqual(['followup/p/j/1', 'b']);
     registry.upsert(registration({ round: 2 }));
     registry.remove('b');
-    const next = registry.changesSince(first.version);
+    const next = registry.changesSince(first.version, 0);
     expect(next).toEqual({
       version: first.version + 2,
       full: false,
       upserts: [registration({ round: 2 })],
       removed: ['b'],
       refused: [],
+      watched: [],
     });
   });
 
@@ -51,7 +52,7 @@ describe('WatcherBook', () => {
 
   test('a version this run never gave out gets the whole book', () => {
     const registry = new WatcherBook({ registrations: [registration()] });
-    expect(registry.changesSince(99).full).toBe(true);
+    expect(registry.changesSince(99, 0).full).toBe(true);
   });
 
   describe('its size, in bytes of the continue-as-new input (the server refuses more than 2 MB)', () => {
@@ -90,7 +91,7 @@ describe('WatcherBook', () => {
       while (registry.admit(nth(admitted, { round: 5 }), T0)) admitted += 1;
       expect(registry.admit(nth(0, { round: 6 }), T0)).toBe(true);
       expect(registry.admit(nth(1, { round: 4 }), T0)).toBe(true);
-      expect(registry.view(nth(1).workflowId)?.registration.round).toBe(5);
+      expect(registry.view(nth(1).workflowId, 0)?.registration.round).toBe(5);
       expect(registry.size).toBe(admitted);
     });
 
@@ -98,16 +99,16 @@ describe('WatcherBook', () => {
       const registry = new WatcherBook({}, T0, 5_000);
       let admitted = 0;
       while (registry.admit(nth(admitted), T0)) admitted += 1;
-      const version = registry.changesSince(0).version;
+      const version = registry.changesSince(0, 0).version;
       // A new round that grew past the room left: refused, and the round before it forgotten.
       const grown = nth(0, { round: 2, readBefore: { atMs: T0, status: 'x'.repeat(2_000) } });
       expect(registry.admit(grown, T0 + 1)).toBe(false);
-      expect(registry.view(grown.workflowId)).toBeNull();
-      expect(registry.changesSince(version)).toMatchObject({
+      expect(registry.view(grown.workflowId, 0)).toBeNull();
+      expect(registry.changesSince(version, 0)).toMatchObject({
         removed: [grown.workflowId],
         refused: [refusalOf(grown, T0 + 1)],
       });
-      expect(registry.changesSince(0).refused).toEqual([refusalOf(nth(admitted), T0), refusalOf(grown, T0 + 1)]);
+      expect(registry.changesSince(0, 0).refused).toEqual([refusalOf(nth(admitted), T0), refusalOf(grown, T0 + 1)]);
       expect(registry.admit(nth(admitted + 1), T0)).toBe(true);
       registry.remove(nth(1).workflowId);
       expect(registry.admit(nth(admitted + 2), T0)).toBe(true);
@@ -119,11 +120,11 @@ describe('WatcherBook', () => {
       registry.remove(nth(1).workflowId, nth(1).runId);
       registry.remove(nth(0).workflowId, nth(0).runId, 1);
       const next = new WatcherBook(registry.carried(T0 + 60_000), T0 + 60_000, 100);
-      expect(next.changesSince(0).refused).toEqual([refusalOf(nth(2)), refusalOf(nth(3))]);
+      expect(next.changesSince(0, 0).refused).toEqual([refusalOf(nth(2)), refusalOf(nth(3))]);
       // The limit raised since: the follow-up registers again and is taken in.
       const raised = new WatcherBook(registry.carried(T0 + 60_000), T0 + 60_000, 5_000);
       expect(raised.admit(nth(2, { round: 2 }), T0 + 60_000)).toBe(true);
-      expect(raised.changesSince(0).refused).toEqual([refusalOf(nth(3))]);
+      expect(raised.changesSince(0, 0).refused).toEqual([refusalOf(nth(3))]);
       expect(registry.carried(T0 + 2 * 60_000 + 1).refusals).toEqual([]);
     });
 
@@ -141,7 +142,7 @@ describe('WatcherBook', () => {
     test('refusals keep to their own share of the input: the oldest go first', () => {
       const registry = new WatcherBook({}, T0, 0);
       for (let i = 0; i < 3_000; i += 1) registry.admit(nth(i), T0);
-      const { refused } = registry.changesSince(0);
+      const { refused } = registry.changesSince(0, 0);
       expect(refused.length).toBeGreaterThan(1_000);
       expect(refused.length).toBeLessThan(3_000);
       expect(refused.at(-1)).toEqual(refusalOf(nth(2_999)));
@@ -381,7 +382,7 @@ test('an unwatch names its wait: one for another wait (an earlier one, or a gues
   registry.admit(registration({ round: 2, replyTo: 'second' }), T0);
   registry.remove('followup/p/j/1', 'run-1', undefined, 'first');
   registry.remove('followup/p/j/1', undefined, undefined, 'guess');
-  expect(registry.view('followup/p/j/1')?.registration.replyTo).toBe('second');
+  expect(registry.view('followup/p/j/1', 0)?.registration.replyTo).toBe('second');
   registry.remove('followup/p/j/1', 'run-1', undefined, 'second');
-  expect(registry.view('followup/p/j/1')).toBeNull();
+  expect(registry.view('followup/p/j/1', 0)).toBeNull();
 });

@@ -134,10 +134,10 @@ describe('WatcherBook keeps what status asks for', () => {
     const registry = new WatcherBook();
     registry.upsert(registration(), T0);
     registry.upsert(registration({ round: 2 }), T0 + 60_000);
-    expect(registry.view('followup/p/j/1')).toMatchObject({ watchedSinceMs: T0, registration: { round: 2 } });
+    expect(registry.view('followup/p/j/1', 0)).toMatchObject({ watchedSinceMs: T0, registration: { round: 2 } });
     registry.upsert(registration({ runId: 'run-2' }), T0 + 90_000);
-    expect(registry.view('followup/p/j/1')?.watchedSinceMs).toBe(T0 + 90_000);
-    expect(registry.view('someone-else')).toBeNull();
+    expect(registry.view('followup/p/j/1', 0)?.watchedSinceMs).toBe(T0 + 90_000);
+    expect(registry.view('someone-else', 0)).toBeNull();
   });
 
   test('carries since when over a continue-as-new', () => {
@@ -147,18 +147,43 @@ describe('WatcherBook keeps what status asks for', () => {
     );
     expect(registry.carried(T0).watchedSince).toEqual({ 'followup/p/j/1': T0 - 5_000 });
     expect(
-      new WatcherBook({ registrations: [registration({ workflowId: 'new' })] }, T0).view('new')?.watchedSinceMs,
+      new WatcherBook({ registrations: [registration({ workflowId: 'new' })] }, T0).view('new', 0)?.watchedSinceMs,
     ).toBe(T0);
   });
 
   test("keeps the reader's report of a registered run, and forgets it when the wait leaves", () => {
     const registry = new WatcherBook({ registrations: [registration()] }, T0);
-    const kept = { workflowId: 'followup/p/j/1', runId: 'run-1', ...report() };
-    registry.noteReports([kept, { ...kept, workflowId: 'unknown' }, { ...kept, runId: 'run-0', reads: 99 }]);
-    expect(registry.view('followup/p/j/1')?.report).toEqual(kept);
+    const kept = { workflowId: 'followup/p/j/1', runId: 'run-1', replyTo: 'reply-1', ...report() };
+    registry.noteReports([
+      kept,
+      { ...kept, workflowId: 'unknown' },
+      { ...kept, runId: 'run-0', reads: 99 },
+      // Another wait's name: not from the reader of this wait.
+      { ...kept, replyTo: 'forged', reads: 98 },
+    ]);
+    expect(registry.view('followup/p/j/1', 0)?.report).toEqual(kept);
     registry.remove('followup/p/j/1');
     registry.upsert(registration(), T0 + 10_000);
-    expect(registry.view('followup/p/j/1')?.report).toBeNull();
+    expect(registry.view('followup/p/j/1', 0)?.report).toBeNull();
+  });
+
+  test('an ask for live figures: only of a wait held, until it runs out, told to the reader with the changes', () => {
+    const registry = new WatcherBook({ registrations: [registration(), registration({ workflowId: 'other' })] }, T0);
+    expect(registry.askFigures('someone-else', T0, T0 + 30_000)).toBe(false);
+    expect(registry.askFigures('followup/p/j/1', T0, T0 + 30_000)).toBe(true);
+    expect(registry.view('followup/p/j/1', T0 + 29_999)?.figuresAskedUntilMs).toBe(T0 + 30_000);
+    expect(registry.view('other', T0)?.figuresAskedUntilMs).toBeNull();
+    const { version } = registry.changesSince(0, T0);
+    expect(registry.changesSince(0, T0).watched).toEqual(['followup/p/j/1']);
+    // Asking is not a change to the book: a reader up to date gets no upserts, only who is asked about.
+    expect(registry.changesSince(version, T0 + 1_000)).toMatchObject({ upserts: [], watched: ['followup/p/j/1'] });
+    expect(registry.changesSince(version, T0 + 30_000).watched).toEqual([]);
+    expect(registry.view('followup/p/j/1', T0 + 30_000)?.figuresAskedUntilMs).toBeNull();
+    // A wait that leaves takes its ask with it.
+    registry.askFigures('other', T0, T0 + 30_000);
+    registry.remove('other');
+    registry.upsert(registration({ workflowId: 'other' }), T0 + 1_000);
+    expect(registry.view('other', T0 + 1_000)?.figuresAskedUntilMs).toBeNull();
   });
 });
 
@@ -173,6 +198,7 @@ test('the book reports a wait as it stands: its reads, the last one, failures an
     workflowId: 'followup/p/j/1',
     runId: 'run-1',
     round: 1,
+    replyTo: 'reply-1',
     reads: 2,
     lastRead: { atMs: T0 + 15_000, status: null },
     failingSinceMs: T0 + 15_000,

@@ -22,20 +22,25 @@ const API_KEY = 'mint_test_watch_key_0001';
 const loopback = loopbackApi(API_KEY);
 
 /**
- * A stand-in client: the watcher answers each book query with `answer(n)` (n from 1); follow-ups' signals are kept,
- * and a signal `fails` says no to (n from 1 per follow-up) throws as an unreachable server would.
+ * A stand-in client: the watcher answers each book query with `answer(n)` (n from 1) and keeps the reports its reader
+ * sends (`reportReads`, for waits the changes say are `watched`); follow-ups' signals are kept, and a signal `fails`
+ * says no to (n from 1 per follow-up) throws as an unreachable server would.
  */
 function temporalWhose(
-  answer: (query: number, reports: WaitReadReport[]) => Promise<WatchChanges>,
+  answer: (query: number, reports: readonly WaitReadReport[]) => Promise<WatchChanges>,
   fails: (workflowId: string, n: number) => boolean = () => false,
 ) {
   const signals: Array<{ workflowId: string; name: string; args: unknown[] }> = [];
+  const reports: WaitReadReport[] = [];
   const tries = new Map<string, number>();
   let queries = 0;
   const client = {
     workflow: {
       getHandle: (workflowId: string) => ({
-        query: (_query: unknown, _version: number, reports: WaitReadReport[]) => answer((queries += 1), reports),
+        query: () => answer((queries += 1), reports),
+        executeUpdate: async (_update: unknown, { args }: { args: [WaitReadReport[]] }) => {
+          reports.push(...args[0]);
+        },
         signal: async (definition: { name: string } | string, ...args: unknown[]) => {
           const n = (tries.get(workflowId) ?? 0) + 1;
           tries.set(workflowId, n);
@@ -221,9 +226,9 @@ describe('refusals (a full book)', () => {
     let refused = false;
     const { client, signals } = temporalWhose(async (query, reports) => {
       if (query === 1) return { version: 1, full: true, upserts: [registration], removed: [], refused: [] };
-      // The reader reports a read with the next query once it has come back.
+      // Asked about, the reader reports the read once it has come back.
       if (refused || !reports.some((report) => report.workflowId === registration.workflowId && report.reads === 1))
-        return noChanges(refused ? 3 : 1);
+        return { ...noChanges(refused ? 3 : 1), watched: [registration.workflowId] };
       refused = true;
       // Its next round (a read asked for) found the book full: the watcher forgot round 1 and refused round 2.
       return {

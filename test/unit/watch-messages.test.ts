@@ -66,6 +66,7 @@ test('checkReports keeps the well-formed reports and drops the rest', () => {
     workflowId: 'f',
     runId: 'r',
     round: 1,
+    replyTo: 'w',
     reads: 2,
     lastRead: { atMs: 5, status: 'active' },
     failingSinceMs: null,
@@ -74,7 +75,13 @@ test('checkReports keeps the well-formed reports and drops the rest', () => {
     nextReadAtMs: 9,
   };
   expect(
-    checkReports([report, { ...report, reads: 'two' }, null, { ...report, lastRead: { atMs: 5, status: 3 } }]),
+    checkReports([
+      report,
+      { ...report, reads: 'two' },
+      null,
+      { ...report, lastRead: { atMs: 5, status: 3 } },
+      { ...report, replyTo: undefined },
+    ]),
   ).toEqual([report]);
   expect(checkReports('not a list')).toEqual([]);
 });

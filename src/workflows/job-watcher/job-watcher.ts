@@ -3,7 +3,8 @@
  * jobs). Follow-ups register a wait by signal and hear back only when their job answered, or when reads of it begin
  * or stop failing. While the book is small, this workflow's own timers wake short turns of reads (timed-reads.ts):
  * nothing runs between reads. Once it is large, one long activity (watchJobs) reads it, asking this workflow for the
- * changes to its book by query, so the book never passes through history. It continues as new before its signals or
+ * changes to its book by query, so the book never passes through history; it reports its reads back (for `status`) only
+ * of waits someone asks live figures of (`watchFigures`), by Update. It continues as new before its signals or
  * history grow large, and ends when no wait is left for a while. Its book goes into the next run's input, which the
  * server limits to 2 MB: a wait that would pass WATCH_BOOK_LIMIT_BYTES is refused (the long reader tells its
  * follow-up, which moves on to the next watcher of its shard, `…/<shard>/1`, and so on).
@@ -11,6 +12,7 @@
 import {
   ActivityCancellationType,
   allHandlersFinished,
+  ApplicationFailure,
   CancellationScope,
   condition,
   continueAsNew,
@@ -25,7 +27,19 @@ import { WATCH_BOOK_LIMIT_BYTES, WatcherBook } from './watcher-book';
 import { checkRegistration, checkReports, checkUnwatch } from './watch-messages';
 import { renderWatcherDetails } from './watcher-details';
 import { TimedReads } from './timed-reads';
-import { unwatchJobSignal, watchChangesQuery, watchedWaitQuery, watchJobSignal, type WatcherStart } from './messages';
+import {
+  LIVE_FIGURES_FOR_MS,
+  LIVE_FIGURES_RENEW_WITHIN_MS,
+  reportReadsUpdate,
+  REPORTS_AT_ONCE,
+  unwatchJobSignal,
+  watchChangesQuery,
+  watchedWaitQuery,
+  watchFiguresUpdate,
+  watchJobSignal,
+  type WatcherStart,
+} from './messages';
+import { isId } from '../../kernel/message-checks';
 import { servedTaskQueue } from '../../kernel/workflow-ids';
 import { type FollowUpActivities } from '../activity-contract';
 
@@ -45,6 +59,11 @@ const EVENTS_PER_RUN = 2_000;
 const LONG_READER_FROM = 200;
 /** How long a watcher with nothing to watch stays, so a burst of follow-ups does not start it over and over. */
 const IDLE_FOR_MS = 10 * 60_000;
+/**
+ * How long an ask for live figures waits for the long reader's report: it looks at the book every 2 s and reports an
+ * asked-for wait at once. Past this the ask answers with what the watcher has.
+ */
+const REPORT_AWAITED_MS = 4_000;
 
 const { watchJobs } = proxyActivities<FollowUpActivities>({
   // One attempt runs for as long as the watcher: it heartbeats every few seconds, so a worker that dies is noticed
@@ -140,12 +159,52 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     if (!unwatch) return void log.warn('Ignored a malformed unwatchJob signal');
     book.remove(unwatch.workflowId, unwatch.runId, unwatch.round, unwatch.replyTo);
   });
-  setHandler(watchChangesQuery, (version, reports) => {
-    // The reader's reports only feed watchedWaitQuery: nothing the workflow decides reads them (see WatcherBook).
-    book.noteReports(checkReports(reports));
-    return book.changesSince(typeof version === 'number' ? version : 0);
+  // Queries only read: the reader's reports come by `reportReads`, an ask for figures by `watchFigures`.
+  setHandler(watchChangesQuery, (version) => book.changesSince(typeof version === 'number' ? version : 0, Date.now()));
+  /** Set with the reading below: the long reader reports reads only of waits asked about. */
+  let readingLong = false;
+  setHandler(watchedWaitQuery, (workflowId) => book.view(String(workflowId), Date.now(), !readingLong));
+  setHandler(
+    watchFiguresUpdate,
+    async (workflowId) => {
+      const reportBefore = book.view(workflowId, Date.now())?.report;
+      book.askFigures(workflowId, Date.now(), Date.now() + LIVE_FIGURES_FOR_MS);
+      // A reader by timers notes every read already; the long reader reports at its next look at the book.
+      if (readingLong)
+        await condition(() => book.view(workflowId, Date.now())?.report !== reportBefore, REPORT_AWAITED_MS);
+      return book.view(workflowId, Date.now(), !readingLong);
+    },
+    {
+      // Refusals write nothing: an ask that is malformed, for a wait not held here, or already answered for a while.
+      validator: (workflowId) => {
+        if (!isId(workflowId)) throw ApplicationFailure.nonRetryable('watchFigures takes a follow-up workflow id');
+        if (!book.view(workflowId, Date.now()))
+          throw ApplicationFailure.create({
+            type: 'NotWatchedHere',
+            message: `this watcher holds no wait of ${workflowId}`,
+            nonRetryable: true,
+          });
+        const askedUntil = book.figuresAskedUntil(workflowId, Date.now());
+        if (askedUntil !== null && askedUntil - Date.now() > LIVE_FIGURES_RENEW_WITHIN_MS)
+          throw ApplicationFailure.create({
+            type: 'FiguresAlreadyAsked',
+            message: `the live figures of ${workflowId} are reported already: read them with the watchedWait query`,
+            nonRetryable: true,
+          });
+      },
+    },
+  );
+  setHandler(reportReadsUpdate, (reports) => book.noteReports(checkReports(reports)), {
+    validator: (reports) => {
+      if (!Array.isArray(reports) || reports.length === 0 || reports.length > REPORTS_AT_ONCE)
+        throw ApplicationFailure.nonRetryable(`reportReads takes 1 to ${REPORTS_AT_ONCE} reports`);
+      const checked = checkReports(reports);
+      if (checked.length !== reports.length)
+        throw ApplicationFailure.nonRetryable('reportReads: a report is malformed');
+      if (!checked.some((report) => book.holdsWaitOf(report)))
+        throw ApplicationFailure.nonRetryable('reportReads: no report is of a wait this watcher holds');
+    },
   });
-  setHandler(watchedWaitQuery, (workflowId) => book.view(String(workflowId)));
 
   // Started afresh (not continued): a run before it terminated under its waits leaves them to this one.
   const adopting =
@@ -176,6 +235,7 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     );
   let reading: Reading =
     book.size < longReaderFrom && book.refusalCount === 0 ? readByTimers(book, showDetails) : readLong();
+  readingLong = reading.long;
   for (;;) {
     showDetails();
     const shouldContinue = () =>
@@ -207,6 +267,7 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       const long = !reading.long;
       await reading.stop();
       reading = long ? readLong() : readByTimers(book, showDetails);
+      readingLong = reading.long;
     }
   }
   await adopting;

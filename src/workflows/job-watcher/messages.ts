@@ -2,7 +2,7 @@
  * The messages a job watcher takes (checked by watch-messages.ts), as plain definitions the follow-ups' activities
  * and the client share without loading the workflow SDK.
  */
-import { queryNamed, signalNamed } from '../../kernel/message-definitions';
+import { queryNamed, signalNamed, updateNamed } from '../../kernel/message-definitions';
 import type { WaitRequest } from '../../kernel/poll-schedule';
 
 /** To a job watcher: watch this wait of a follow-up (replacing its earlier one). */
@@ -12,10 +12,32 @@ export const watchJobSignal = signalNamed<[WatchRegistration]>('watchJob');
 export const unwatchJobSignal = signalNamed<[Unwatch]>('unwatchJob');
 
 /**
- * A job watcher's changes since a version: its polling activity asks, so the book never goes through history. It
- * passes its reports of the reads made since it last asked along (for `status`; a query's arguments are not in history).
+ * A job watcher's changes since a version: its reading activity asks, so the book never goes through history. Only
+ * reads the watcher's state: the reader's reports reach it by `reportReads`.
  */
-export const watchChangesQuery = queryNamed<WatchChanges, [number, WaitReadReport[]?]>('watchChanges');
+export const watchChangesQuery = queryNamed<WatchChanges, [number]>('watchChanges');
+
+/**
+ * To a job watcher, from `status` (and `send --wait`'s progress): someone asks for this follow-up's live figures, so
+ * for the next LIVE_FIGURES_FOR_MS its long reader reports each read of the wait as it makes it. Answers with the
+ * wait's view once the reader has reported (a few seconds at most). Refused, writing nothing, for a wait the watcher
+ * does not hold or whose figures are already reported for more than LIVE_FIGURES_RENEW_WITHIN_MS: a flood of asks
+ * costs the watcher's history nothing.
+ */
+export const watchFiguresUpdate = updateNamed<WatchedWaitView | null, [string]>('watchFigures');
+
+/**
+ * To a job watcher, from its long reader: what it read of waits someone asks figures of (`watchFigures`). Refused,
+ * writing nothing, when no report names a wait the watcher holds by its run and name (`replyTo`).
+ */
+export const reportReadsUpdate = updateNamed<void, [WaitReadReport[]]>('reportReads');
+
+/** How long one ask for live figures has the long reader report a wait's reads. */
+export const LIVE_FIGURES_FOR_MS = 30_000;
+/** An asker asks again when less than this is left; until then the watcher refuses an ask for the same wait. */
+export const LIVE_FIGURES_RENEW_WITHIN_MS = 15_000;
+/** Reports one `reportReads` carries at most (the watcher refuses more): a wait asked about is a person looking. */
+export const REPORTS_AT_ONCE = 500;
 
 /** A job watcher's live figures for one follow-up (by workflow id): `status` asks; null when it holds no wait of it. */
 export const watchedWaitQuery = queryNamed<WatchedWaitView | null, [string]>('watchedWait');
@@ -71,13 +93,20 @@ export interface WatchChanges {
   upserts: WatchRegistration[];
   removed: string[];
   refused: WatchRefusal[];
+  /**
+   * The follow-ups whose live figures someone asks for now: the long reader reports their reads as it makes them
+   * (absent from a watcher of an earlier build).
+   */
+  watched?: string[];
 }
 
-/** What the reading activity tells its watcher of one wait after reading it (passed with its book query). */
+/** What a reader tells its watcher of one wait after reading it (for `status`; see `reportReads`). */
 export interface WaitReadReport {
   workflowId: string;
   runId: string;
   round: number;
+  /** The wait's name: a report without the name of a wait the watcher holds changes nothing. */
+  replyTo: string;
   /** Reads the follow-up has not heard of yet: this round's, and those of its run's earlier rounds left unanswered. */
   reads: number;
   /** The last read: when, and the status it found (null: that read failed). */
@@ -96,6 +125,13 @@ export interface WatchedWaitView {
   watchedSinceMs: number;
   /** Null: the reader has reported nothing since the watcher's worker took it in (a restart, a new watcher run). */
   report: WaitReadReport | null;
+  /**
+   * Until when the long reader reports this wait's reads as it makes them (null: nobody asked, or not lately). A reader
+   * by timers notes every read anyway.
+   */
+  figuresAskedUntilMs: number | null;
+  /** True while the watcher reads by its own timers: it notes every read itself, so nobody needs to ask. */
+  everyReadNoted?: boolean;
 }
 
 /** What a watcher starts with: nothing, or what the run before carried (continue-as-new). */

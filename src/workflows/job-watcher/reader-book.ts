@@ -194,11 +194,12 @@ export function readFailed(
 
 /** What the reader tells its watcher of a wait, for `status` (watch-figures.ts). */
 export function reportOf(wait: WatchedWait): WaitReadReport {
-  const { workflowId, runId, round } = wait.registration;
+  const { workflowId, runId, round, replyTo } = wait.registration;
   return {
     workflowId,
     runId,
     round,
+    replyTo,
     reads: wait.polls,
     lastRead: wait.lastRead,
     failingSinceMs: wait.failingSinceMs,

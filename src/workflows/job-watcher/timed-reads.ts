@@ -71,7 +71,7 @@ export class TimedReads {
 
   private takeChanges(): void {
     if (this.reading.version === this.book.changeVersion) return;
-    this.reading.apply(this.book.changesSince(this.reading.version), Date.now());
+    this.reading.apply(this.book.changesSince(this.reading.version, Date.now()), Date.now());
   }
 
   private startTurn(): void {

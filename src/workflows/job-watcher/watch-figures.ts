@@ -10,7 +10,7 @@ import type { WaitReadReport, WatchRegistration } from './messages';
 export interface WatchedWaitFacts {
   registration: Pick<WatchRegistration, 'round' | 'readAtOnce' | 'schedule' | 'readBefore'>;
   watchedSinceMs: number;
-  report: Omit<WaitReadReport, 'workflowId' | 'runId'> | null;
+  report: Omit<WaitReadReport, 'workflowId' | 'runId' | 'replyTo'> | null;
 }
 
 /** The live figures as the library and the CLI show them (ISO 8601 times). */

@@ -57,7 +57,13 @@ export function checkUnwatch(value: unknown): Unwatch | null {
 export function checkReports(value: unknown): WaitReadReport[] {
   if (!Array.isArray(value)) return [];
   return value.filter((report: unknown): report is WaitReadReport => {
-    if (!isObject(report) || !isId(report.workflowId) || !isId(report.runId) || !isWholeNumber(report.round))
+    if (
+      !isObject(report) ||
+      !isId(report.workflowId) ||
+      !isId(report.runId) ||
+      !isWholeNumber(report.round) ||
+      !isId(report.replyTo)
+    )
       return false;
     const { reads, lastRead, failingSinceMs, failedReads, lastError, nextReadAtMs } = report;
     if (!isWholeNumber(reads) || !isWholeNumber(failedReads)) return false;

@@ -40,11 +40,10 @@ export class WatcherBook {
   /** By workflow id, oldest first. */
   private readonly refusals = new Map<string, { refusal: WatchRefusal; version: number; bytes: number }>();
   private refusalBytes = 0;
-  /**
-   * The reader's last report per wait, for `status` only. It arrives with the reader's book query, so it is not in
-   * history and is lost when the workflow leaves a worker's cache: nothing the workflow decides may depend on it.
-   */
+  /** The reader's last report per wait, for `status` only: nothing the workflow decides depends on it. */
   private readonly reports = new Map<string, WaitReadReport>();
+  /** Until when someone asks for a wait's live figures (`watchFigures`), by workflow id; not carried to the next run. */
+  private readonly figuresAsked = new Map<string, number>();
   private version = 0;
 
   /**
@@ -150,25 +149,54 @@ export class WatcherBook {
     this.bytes -= kept.bytes;
     this.entries.delete(workflowId);
     this.reports.delete(workflowId);
+    this.figuresAsked.delete(workflowId);
     this.removed.set(workflowId, this.version);
   }
 
-  /** Keeps the reader's reports of waits still registered by the same run (a report of a run gone is dropped). */
+  /** Whether a report is of a wait held here: the same run, and the wait's name (a report from anyone else is not). */
+  holdsWaitOf(report: WaitReadReport): boolean {
+    const kept = this.entries.get(report.workflowId)?.registration;
+    return kept !== undefined && kept.runId === report.runId && kept.replyTo === report.replyTo;
+  }
+
+  /** Keeps the reader's reports of waits held here (`holdsWaitOf`); the rest change nothing. */
   noteReports(reports: readonly WaitReadReport[]): void {
     for (const report of reports) {
-      if (this.entries.get(report.workflowId)?.registration.runId === report.runId)
-        this.reports.set(report.workflowId, report);
+      if (!this.holdsWaitOf(report)) continue;
+      this.reports.set(report.workflowId, report);
     }
   }
 
-  /** One follow-up's wait as this watcher holds it, with its reader's last report (null: not registered here). */
-  view(workflowId: string): WatchedWaitView | null {
+  /**
+   * Someone asks at `nowMs` for a wait's live figures until `untilMs`; false (nothing noted) for a wait not held here.
+   * Asks that ran out are forgotten here.
+   */
+  askFigures(workflowId: string, nowMs: number, untilMs: number): boolean {
+    if (!this.entries.has(workflowId)) return false;
+    for (const [asked, until] of this.figuresAsked) if (until <= nowMs) this.figuresAsked.delete(asked);
+    this.figuresAsked.set(workflowId, untilMs);
+    return true;
+  }
+
+  /** Until when a wait's live figures are asked for (null: not now). */
+  figuresAskedUntil(workflowId: string, nowMs: number): number | null {
+    const until = this.figuresAsked.get(workflowId);
+    return until !== undefined && until > nowMs ? until : null;
+  }
+
+  /**
+   * One follow-up's wait as this watcher holds it, with its reader's last report (null: not registered here);
+   * `everyReadNoted` while the watcher's own timers read, so every read is noted without an ask.
+   */
+  view(workflowId: string, nowMs: number, everyReadNoted = false): WatchedWaitView | null {
     const kept = this.entries.get(workflowId);
     if (!kept) return null;
     return {
       registration: kept.registration,
       watchedSinceMs: kept.sinceMs,
       report: this.reports.get(workflowId) ?? null,
+      figuresAskedUntilMs: this.figuresAskedUntil(workflowId, nowMs),
+      everyReadNoted,
     };
   }
 
@@ -187,9 +215,13 @@ export class WatcherBook {
     };
   }
 
-  /** The changes after `since` (0: everything); a version this run never gave out gets the whole book. */
-  changesSince(since: number): WatchChanges {
+  /**
+   * The changes after `since` (0: everything); a version this run never gave out gets the whole book. With them, the
+   * waits whose live figures are asked for at `nowMs`. Reads the book only (a query answers it).
+   */
+  changesSince(since: number, nowMs: number): WatchChanges {
     const refusals = [...this.refusals.values()];
+    const watched = [...this.figuresAsked].filter(([, until]) => until > nowMs).map(([workflowId]) => workflowId);
     if (since <= 0 || since > this.version) {
       return {
         version: this.version,
@@ -197,6 +229,7 @@ export class WatcherBook {
         upserts: this.all(),
         removed: [],
         refused: refusals.map((entry) => entry.refusal),
+        watched,
       };
     }
     const upserts = [...this.entries.values()]
@@ -204,7 +237,7 @@ export class WatcherBook {
       .map((entry) => entry.registration);
     const removed = [...this.removed].filter(([, version]) => version > since).map(([workflowId]) => workflowId);
     const refused = refusals.filter((entry) => entry.version > since).map((entry) => entry.refusal);
-    return { version: this.version, full: false, upserts, removed, refused };
+    return { version: this.version, full: false, upserts, removed, refused, watched };
   }
 
   /** Keeps a refusal for the reader, within the refusals' share of the input (the oldest go first). */

@@ -3,7 +3,7 @@
  * polling for itself. The same rules decide what a read means; these tests check that results stay right, that a
  * waiting follow-up has no activity of its own pending, and that a follow-up survives its watcher going away.
  */
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ServiceError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { ExitCode } from '../../src/cli';
@@ -46,6 +46,17 @@ function isMessageEvent(event: temporal.api.history.v1.IHistoryEvent): boolean {
     event.workflowExecutionUpdateAdmittedEventAttributes ??
     event.workflowExecutionUpdateAcceptedEventAttributes ??
     event.workflowExecutionUpdateCompletedEventAttributes,
+  );
+}
+
+/**
+ * An Update refused without a word in history: by its validator, or by the server while the workflow's task is being
+ * tried again ("Workflow Task in failed state").
+ */
+function refusedUnwritten(reason: unknown): boolean {
+  return (
+    reason instanceof WorkflowUpdateFailedError ||
+    (reason instanceof ServiceError && /FAILED_PRECONDITION.*Workflow Task in failed state/.test(String(reason.cause)))
   );
 }
 
@@ -688,14 +699,28 @@ describe('status asks the watcher for the live figures', () => {
     expect(acceptedUpdates(await events(), 'watchFigures') - asksBefore).toBeLessThanOrEqual(renewals);
     const refused = flood.filter((result) => result.status === 'rejected');
     expect(refused.length).toBeGreaterThanOrEqual(200 - renewals);
-    for (const result of refused)
-      expect((result as PromiseRejectedResult).reason).toBeInstanceOf(WorkflowUpdateFailedError);
+    // Refused by the validator, or by the server while the watcher's workflow task is tried again (on a machine
+    // loaded by CPU hogs the flood's task ran past its timeout): either way nothing is written.
+    for (const result of refused) expect(refusedUnwritten((result as PromiseRejectedResult).reason)).toBe(true);
+    // The watcher goes on reporting after the flood.
+    const afterFlood = figures(await followUps.status(workflowId))?.reads ?? 0;
+    await waitFor(
+      async () => (figures(await followUps.status(workflowId))?.reads ?? 0) > afterFlood,
+      'a read reported after the flood',
+    );
 
     // Reports from anyone but the reader: another wait's name, garbage, too many. Refused; the figures stand.
-    for (const reports of [[staleReport], [{ garbage: true }], 'not a list', []] as unknown[])
-      await expect(watcher.executeUpdate(reportReadsUpdate, { args: [reports as never] })).rejects.toBeInstanceOf(
-        WorkflowUpdateFailedError,
-      );
+    for (const reports of [[staleReport], [{ garbage: true }], 'not a list', []] as unknown[]) {
+      const sent = watcher.executeUpdate(reportReadsUpdate, { args: [reports as never] });
+      expect(
+        refusedUnwritten(
+          await sent.then(
+            () => 'accepted',
+            (error: unknown) => error,
+          ),
+        ),
+      ).toBe(true);
+    }
     const after = await watcher.query(watchedWaitQuery, workflowId);
     expect(after?.report?.reads).toBeLessThan(999);
     expect(after?.report?.replyTo).not.toBe('forged');

@@ -6,8 +6,6 @@
  * this workflow's own (from its history), so `status` shows it without a query that changes anything.
  */
 import { condition, log, proxyActivities } from '@temporalio/workflow';
-// A first read 200 ms after the send must not come a second later, when a short job is already done and reads as
-// before the message: a turn starts early by the contract's slack.
 import {
   TURN_STARTS_EARLY_MS,
   type FollowUpActivities,

@@ -2,7 +2,13 @@
  * The follow-up's activities, built by a factory so the worker passes its configured API client and Temporal client
  * (and tests ones pointed at the simulator); activities never read the environment.
  */
-import type { FirstWait, FollowUpActivities, SendRequest, SentMessage } from '../workflows/activity-contract';
+import type {
+  AcceptedSlot,
+  FirstWait,
+  FollowUpActivities,
+  SendRequest,
+  SentMessage,
+} from '../workflows/activity-contract';
 import { attemptClock } from './attempt-clock';
 import { ApplicationFailure, CancelledFailure, Context, log } from '@temporalio/activity';
 import { ensureApplicationFailure } from '@temporalio/common';
@@ -21,6 +27,7 @@ import { createStartWatching, watcherStartOf } from './start-watching';
 import { ReaderWakeups } from './reader-wakeups';
 import { createDeliverNotification, type NotifySettings } from './deliver-notification';
 import { readTroubleSignal } from '../workflows/follow-up/messages';
+import { slotOutcomeSignal } from '../workflows/project-coordinator/messages';
 import { type WatchRegistration } from '../workflows/job-watcher/messages';
 import { watcherTaskQueue } from '../kernel/workflow-ids';
 
@@ -46,6 +53,8 @@ export interface ActivityDependencies {
 
 /** How long registering the first wait may hold up a send's answer: past it the follow-up registers it itself. */
 const FIRST_WAIT_REGISTRATION_MS = 5_000;
+/** The same for telling the coordinator the send was accepted: past it the follow-up tells it itself. */
+const TELL_ACCEPTED_MS = 5_000;
 
 /** Builds the activities around their dependencies. */
 export function createActivities({
@@ -95,17 +104,24 @@ export function createActivities({
             problem: result.responseProblem,
           });
         }
-        if (!request.watch) return { ...result, requestStartedAtMs };
+        // Both at once: each is a round trip to Temporal the follow-up's answer waits for.
+        const [watching, acceptedTold] = await Promise.all([
+          request.watch
+            ? registerFirstWait(
+                request,
+                request.watch,
+                result.job === null ? request.watch.baseline : jobState(result.job),
+                requestStartedAtMs + request.watch.settleWindowMs,
+                now(),
+              )
+            : undefined,
+          request.tellAccepted ? tellAccepted(request.tellAccepted) : undefined,
+        ]);
         return {
           ...result,
           requestStartedAtMs,
-          watching: await registerFirstWait(
-            request,
-            request.watch,
-            result.job === null ? request.watch.baseline : jobState(result.job),
-            requestStartedAtMs + request.watch.settleWindowMs,
-            now(),
-          ),
+          ...(watching !== undefined ? { watching } : {}),
+          ...(acceptedTold !== undefined ? { acceptedTold } : {}),
         };
       } catch (error) {
         throw withRequestStart(error, requestStartedAtMs);
@@ -148,6 +164,32 @@ export function createActivities({
    * Registers the first wait of a message just taken. The send has succeeded whatever happens here: a failure only
    * means the follow-up registers the wait itself (null), so it is logged and never thrown.
    */
+  /**
+   * Tells the project's coordinator the send under its slot was accepted, so it grants the next; false if that failed
+   * (the follow-up tells it then). The coordinator takes only a slot it holds for this follow-up, and a repeat once.
+   */
+  async function tellAccepted({ coordinatorId, slot }: AcceptedSlot): Promise<boolean> {
+    const execution = Context.current().info.workflowExecution;
+    if (!execution) return false;
+    try {
+      await temporal.withDeadline(Date.now() + TELL_ACCEPTED_MS, () =>
+        temporal.workflow.getHandle(coordinatorId).signal(slotOutcomeSignal, {
+          workflowId: execution.workflowId,
+          slot,
+          outcome: 'accepted',
+          retryAfterMs: null,
+        }),
+      );
+      return true;
+    } catch (error) {
+      log.warn('The message was taken, but telling the project coordinator failed; the follow-up tells it itself', {
+        coordinatorId,
+        error: String(error),
+      });
+      return false;
+    }
+  }
+
   async function registerFirstWait(
     request: SendRequest,
     watch: FirstWait,

@@ -37,6 +37,17 @@ export interface SendRequest extends MessageRequest {
   sendByMs: number;
   /** With shared watching: the follow-up's first wait, registered with its watcher as soon as the message is taken. */
   watch?: FirstWait;
+  /**
+   * The coordinator awaits the API's answer to this send (the slot's grant said `tellAnswer`): a 2xx is told from
+   * here, which saves the follow-up a signal and a workflow task; any other answer the follow-up tells itself.
+   */
+  tellAccepted?: AcceptedSlot;
+}
+
+/** A send slot whose accepted send the activity tells the project's coordinator of (`slotOutcome`). */
+export interface AcceptedSlot {
+  coordinatorId: string;
+  slot: string;
 }
 
 /**
@@ -59,6 +70,8 @@ export interface SentMessage extends SendResult {
   requestStartedAtMs: number;
   /** The first wait as registered with its watcher; null: registering it failed, and the follow-up does it itself. */
   watching?: WatchRegistration | null;
+  /** The coordinator was told the send was accepted (`tellAccepted`); false: telling failed, the follow-up tells it. */
+  acceptedTold?: boolean;
 }
 
 /** A wait of the follow-up's own, on its job. */

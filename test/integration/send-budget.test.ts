@@ -5,7 +5,8 @@
  * option the README does not advertise); the simulator enforces the vendor's rule on the same window.
  */
 import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
 import type { FollowUpClient } from '../../src/client';
 import { BUDGET_DEFAULTS_WORKFLOW_ID, coordinatorWorkflowId } from '../../src/kernel/workflow-ids';
 import type { ProjectView } from '../../src/workflows/project-coordinator/project-coordination';
@@ -101,6 +102,66 @@ test('a burst of 20 follow-ups to one project is sent at once: nobody waits for 
   });
   expect(jobs.map((job) => h.simulator.counts(job.projectId, job.jobId).messagesAccepted)).toEqual(jobs.map(() => 1));
   expect(rateLimited(jobs)).toBe(0);
+});
+
+/** The events of every run of a workflow id, oldest first. */
+async function eventsOfEveryRun(workflowId: string): Promise<temporal.api.history.v1.IHistoryEvent[]> {
+  const runs: string[] = [];
+  for await (const run of h.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push(run.runId);
+  const histories = await Promise.all(
+    runs.map((runId) => h.client.workflow.getHandle(workflowId, runId).fetchHistory()),
+  );
+  return histories.flatMap((history) => history.events ?? []);
+}
+
+const decoded = (payloads: temporal.api.common.v1.IPayloads | null | undefined): unknown[] =>
+  (payloads?.payloads ?? []).map((payload) => defaultPayloadConverter.fromPayload(payload));
+
+test("past the window's first sends, the send itself tells the coordinator it was accepted: the follow-up signals nothing for it, and the next send is granted on it", async () => {
+  const { projectId } = uniqueJob('told');
+  const jobs = jobsOf(projectId, 4);
+  for (const job of jobs) h.simulator.addJob(job);
+  const taskQueue = h.taskQueue();
+  // One send at once: every later one in the window is granted only on an earlier one's answer.
+  const worker = await h.worker(taskQueue, undefined, { coordination: { sendsAtOnce: 1 } });
+  const followUps = h.followUps(taskQueue);
+  const ids = await worker.runUntil(async () => {
+    const started = await startAll(followUps, jobs);
+    const results = await Promise.all(started.map((id) => followUps.result(id)));
+    expect(results.map((result) => result.outcome)).toEqual(jobs.map(() => 'completed'));
+    return started;
+  });
+  expect(jobs.map((job) => h.simulator.counts(job.projectId, job.jobId).messagesAccepted)).toEqual(jobs.map(() => 1));
+  const followUpEvents = (await Promise.all(ids.map(eventsOfEveryRun))).flat();
+  const sendActivities = new Set(
+    followUpEvents
+      .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'sendFollowUpMessage')
+      .map((event) => String(event.eventId)),
+  );
+  const sends = followUpEvents.flatMap((event) => {
+    const completed = event.activityTaskCompletedEventAttributes;
+    return completed && sendActivities.has(String(completed.scheduledEventId))
+      ? (decoded(completed.result) as Array<{ acceptedTold?: boolean }>)
+      : [];
+  });
+  const acceptedToldByFollowUps = followUpEvents.flatMap((event) => {
+    const signal = event.signalExternalWorkflowExecutionInitiatedEventAttributes;
+    return signal?.signalName === 'slotOutcome'
+      ? (decoded(signal.input) as Array<{ outcome: string }>).filter((told) => told.outcome === 'accepted')
+      : [];
+  });
+  const acceptedHeard = (await eventsOfEveryRun(coordinatorWorkflowId(projectId))).flatMap((event) => {
+    const signal = event.workflowExecutionSignaledEventAttributes;
+    return signal?.signalName === 'slotOutcome'
+      ? (decoded(signal.input) as Array<{ outcome: string }>).filter((told) => told.outcome === 'accepted')
+      : [];
+  });
+  // The first send of the window went without awaiting its answer; each of the three after it was told from the send.
+  expect({
+    told: sends.filter((sent) => sent.acceptedTold === true).length,
+    toldByFollowUps: acceptedToldByFollowUps.length,
+    heardByCoordinator: acceptedHeard.length,
+  }).toEqual({ told: 3, toldByFollowUps: 0, heardByCoordinator: 3 });
 });
 
 test('150 at once with a budget of 80: 80 go at once, the rest as the window slides; never more than 80 in a window, no 429', async () => {

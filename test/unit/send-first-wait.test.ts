@@ -1,6 +1,6 @@
 /**
  * The send activity with shared watching registers the follow-up's first wait with its watcher as soon as the message
- * is taken. Run in the SDK's MockActivityEnvironment against the simulator over real loopback HTTP; the Temporal
+ * is taken, and tells the project's coordinator an accepted send it awaits the answer to. Run in the SDK's MockActivityEnvironment against the simulator over real loopback HTTP; the Temporal
  * client is a recording stand-in (what it is asked to do is the subject here; the dev-server tests run the real one).
  */
 import { ActivityNotFoundError, type Client } from '@temporalio/client';
@@ -22,6 +22,7 @@ const loopback = loopbackApi(API_KEY);
  */
 function temporalThat(fails: boolean, refusesRecord = false) {
   const calls: Array<{ workflowId: string; registration: WatchRegistration }> = [];
+  const signals: Array<{ workflowId: string; name: string; args: unknown[] }> = [];
   const records: Array<{ taskToken: Uint8Array; details: unknown; messagesAcceptedThen: number }> = [];
   let started: { type: string; taskQueue: string } | undefined;
   const client = {
@@ -43,10 +44,16 @@ function temporalThat(fails: boolean, refusesRecord = false) {
         return { signaledRunId: 'watcher-run-1' };
       },
       // The registration makes sure the watcher that took it is ours: it is the one started.
-      getHandle: () => ({ describe: async () => started }),
+      getHandle: (workflowId: string) => ({
+        describe: async () => started,
+        signal: async (definition: { name: string }, ...args: unknown[]) => {
+          if (fails) throw new Error('Temporal is unreachable');
+          signals.push({ workflowId, name: definition.name, args });
+        },
+      }),
     },
   };
-  return { client: client as unknown as Client, calls, records };
+  return { client: client as unknown as Client, calls, records, signals };
 }
 
 /** Messages the simulator accepted, over all jobs. */
@@ -177,5 +184,55 @@ describe('the request leaves only once the server has its record', () => {
       type: 'TypeError',
       details: [{ requestStartedAtMs: (records[0]?.details as { requestStartedAtMs: number }).requestStartedAtMs }],
     });
+  });
+});
+
+describe("an accepted send the coordinator awaits the answer to is told from the send (issue 38's history)", () => {
+  const tellAccepted = { coordinatorId: 'agent-followup-project/proj-tell', slot: 'run-1#1' };
+
+  test('the coordinator hears `accepted` for the slot, named by the follow-up, and the answer says so', async () => {
+    const ref = { projectId: 'proj-tell', jobId: 'job-tell-1' };
+    loopback.simulator.addJob(ref);
+    const { client, signals } = temporalThat(false);
+    const sent = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000, tellAccepted }, client);
+    expect(sent.acceptedTold).toBe(true);
+    expect(signals).toEqual([
+      {
+        workflowId: tellAccepted.coordinatorId,
+        name: 'slotOutcome',
+        args: [{ workflowId: 'follow-up-1', slot: 'run-1#1', outcome: 'accepted', retryAfterMs: null }],
+      },
+    ]);
+  });
+
+  test('telling that fails loses nothing: the send is returned, and `acceptedTold: false` has the follow-up tell it', async () => {
+    const ref = { projectId: 'proj-tell', jobId: 'job-tell-2' };
+    loopback.simulator.addJob(ref);
+    const { client, signals } = temporalThat(true);
+    const sent = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000, tellAccepted }, client);
+    expect(sent.job?.status).toBe('active');
+    expect(sent.acceptedTold).toBe(false);
+    expect(signals).toHaveLength(0);
+    expect(loopback.simulator.counts(ref.projectId, ref.jobId).messagesAccepted).toBe(1);
+  });
+
+  test('a send the API refuses tells nothing from here (the follow-up tells the coordinator itself)', async () => {
+    const ref = { projectId: 'proj-tell', jobId: 'job-tell-3' };
+    loopback.simulator.addJob(ref);
+    loopback.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'send', status: 503 }]);
+    const { client, signals } = temporalThat(false);
+    await expect(
+      send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000, tellAccepted }, client),
+    ).rejects.toBeInstanceOf(ApplicationFailure);
+    expect(signals).toHaveLength(0);
+  });
+
+  test('without a slot awaiting its answer nothing is told', async () => {
+    const ref = { projectId: 'proj-tell', jobId: 'job-tell-4' };
+    loopback.simulator.addJob(ref);
+    const { client, signals } = temporalThat(false);
+    const sent = await send({ ...ref, prompt: 'Go', sendByMs: Date.now() + 60_000 }, client);
+    expect(sent.acceptedTold).toBeUndefined();
+    expect(signals).toHaveLength(0);
   });
 });

@@ -84,12 +84,13 @@ export async function deliver(
     run.sending(baseline);
     let waitMs: number;
     try {
-      const { job, requestStartedAtMs, watching } = await sendFollowUpMessage({
+      const { job, requestStartedAtMs, watching, acceptedTold } = await sendFollowUpMessage({
         ...run.ref,
         prompt: run.request.prompt,
         idempotencyKey,
         sendByMs: slot.sendByMs,
         ...firstWait(run, baseline),
+        ...turn.acceptedSlot(slot),
       });
       run.firstWaitRegistered(watching ?? null);
       // The answer is what the next read is compared with; it is no proof of work on this message (only a read is).
@@ -104,7 +105,7 @@ export async function deliver(
       // The job as the API answered this message: the first state this follow-up shows.
       if (job) run.observe(job, 0);
       // After the delivery is recorded, so a caller waiting for "sent" does not wait for this signal too.
-      await turn.answered(false, null);
+      await turn.answered(false, null, acceptedTold === true);
       return delivered;
     } catch (error) {
       const refused = refusedByRateLimit(error);

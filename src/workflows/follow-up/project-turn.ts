@@ -28,7 +28,7 @@ import type { DeliveryRecord } from '../../kernel/types';
 import { checkIn } from './activity-proxies';
 import type { FollowUpRun } from './follow-up-run';
 import { leaveSignal, slotOutcomeSignal, queueNoticeSignal, turnSignal } from '../project-coordinator/messages';
-import { type CheckedIn } from '../activity-contract';
+import { type AcceptedSlot, type CheckedIn } from '../activity-contract';
 
 /** A slot with less of its lease left than this is given back and a new one asked for: the request might not make it. */
 const LEASE_LEFT_MS = 1_000;
@@ -154,6 +154,12 @@ export class ProjectTurn {
     }
   }
 
+  /** Where the send under `slot` tells the coordinator it was accepted, when the coordinator awaits that answer. */
+  acceptedSlot(slot: HeldSlot): { tellAccepted?: AcceptedSlot } {
+    if (slot.tellAnswer !== true) return {};
+    return { tellAccepted: { coordinatorId: coordinatorWorkflowId(this.run.ref.projectId), slot: slot.key } };
+  }
+
   /** The slot was sent under, or may have been, and no answer came: it counts in the window. */
   spent(): void {
     this.slot = null;
@@ -162,12 +168,13 @@ export class ProjectTurn {
   /**
    * The API answered the send under the slot. A 429 (`refused`) is always told: the coordinator takes the send out
    * of the window and pauses the project's sends until a probe is accepted. Any other answer is told when the grant
-   * asked for it (past the window's first sends, or a probe): the coordinator waits for it before the next send.
+   * asked for it (past the window's first sends, or a probe): the coordinator waits for it before the next send. A
+   * 2xx the send activity already told (`toldBySend`, see `acceptedSlot`) is not told again.
    */
-  async answered(refused: boolean, retryAfterMs: number | null): Promise<void> {
+  async answered(refused: boolean, retryAfterMs: number | null, toldBySend = false): Promise<void> {
     const slot = this.slot;
     this.slot = null;
-    if (!slot || (!refused && slot.tellAnswer !== true)) return;
+    if (!slot || (!refused && (slot.tellAnswer !== true || toldBySend))) return;
     await this.tell((handle) =>
       handle.signal(slotOutcomeSignal, {
         workflowId: workflowInfo().workflowId,

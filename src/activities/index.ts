@@ -161,10 +161,6 @@ export function createActivities({
   };
 
   /**
-   * Registers the first wait of a message just taken. The send has succeeded whatever happens here: a failure only
-   * means the follow-up registers the wait itself (null), so it is logged and never thrown.
-   */
-  /**
    * Tells the project's coordinator the send under its slot was accepted, so it grants the next; false if that failed
    * (the follow-up tells it then). The coordinator takes only a slot it holds for this follow-up, and a repeat once.
    */
@@ -190,6 +186,10 @@ export function createActivities({
     }
   }
 
+  /**
+   * Registers the first wait of a message just taken. The send has succeeded whatever happens here: a failure only
+   * means the follow-up registers the wait itself (null), so it is logged and never thrown.
+   */
   async function registerFirstWait(
     request: SendRequest,
     watch: FirstWait,

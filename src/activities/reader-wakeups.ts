@@ -1,7 +1,8 @@
 /**
  * A nudge from a registration to the long reader of the same watcher, when both run in this worker: the reader then
- * looks at its book at once instead of at its next refresh (every 2 s), so a new wait is read at its first due point
- * even on a fast schedule. Across workers nothing is told: the reader finds the wait at its next refresh.
+ * looks at its book at once, without the round trip through its watcher's workflow task that answers its
+ * `awaitChanges`, so a new wait is read at its first due point even on a fast schedule. Across workers the
+ * `awaitChanges` answer brings it.
  */
 export class ReaderWakeups {
   private readonly listeners = new Map<string, Set<() => void>>();

@@ -1,16 +1,17 @@
 /**
- * watchJobs: the reading half of a job watcher. One long attempt per watcher run: it asks its watcher workflow for
- * changes to the book (a query: nothing in history), reads every due job with bounded concurrency, and signals a
- * follow-up only when its job answered, when its reads begin or stop failing, or when its wait cannot go on. A healthy
- * wait costs its follow-up nothing between those. It reports its reads back to the watcher (for `status`) only of the
- * waits someone asks live figures of, each as soon as it is read. It heartbeats every couple of seconds (the watcher's heartbeat
- * timeout is 5 s), so after a worker dies another one takes the reading over within seconds; the book is rebuilt from
- * the workflow, and every job whose read fell due since the last heartbeat of the attempt before is read at once.
+ * watchJobs: the reading half of a job watcher. One long attempt per watcher run: it waits on its watcher workflow's
+ * `awaitChanges` Update, which answers only when the book changed (or the reader is to stop), then takes the changes
+ * by query (nothing in history); it reads every due job with bounded concurrency, and signals a follow-up only when
+ * its job answered, when its reads begin or stop failing, or when its wait cannot go on. A healthy wait costs its
+ * follow-up nothing between those, and an unchanged book costs nothing at all. It reports its reads back to the
+ * watcher (for `status`) only of the waits someone asks live figures of, each as soon as it is read. After a worker
+ * dies, the heartbeat timeout moves the reading to another worker; the book is rebuilt from the workflow, and every job
+ * whose read fell due since the last heartbeat of the attempt before is read at once.
  */
 import type { WatchJobsRequest } from '../workflows/activity-contract';
 import { setMaxListeners } from 'node:events';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateStage, type Client } from '@temporalio/client';
 import type { AgentApiClient } from '../agent-api/http-client';
 import type { WatchAnswer } from '../workflows/follow-up/watch-answer';
 import { reportOf, ReaderBook } from '../workflows/job-watcher/reader-book';
@@ -20,6 +21,8 @@ import { createWaitReader } from './wait-reader';
 import { ReaderWakeups } from './reader-wakeups';
 import { jobAnswerSignal } from '../workflows/follow-up/messages';
 import {
+  awaitChangesUpdate,
+  LIVE_FIGURES_FOR_MS,
   reportReadsUpdate,
   REPORTS_AT_ONCE,
   unwatchJobSignal,
@@ -27,11 +30,13 @@ import {
   type WatchRefusal,
 } from '../workflows/job-watcher/messages';
 /**
- * How often the book is brought up to date: a new wait (or a read asked for) is read within about this. Each refresh is
- * a query, a workflow task on some worker: refreshing more often made the queries a large share of the CPU per read
- * (docs/BENCHMARKS.md).
+ * How often the book is brought up to date while no `awaitChanges` waits for its changes (a watcher of an earlier
+ * build, or the Update refused or failing). Each refresh is a query, a workflow task on some worker: refreshing more
+ * often made the queries a large share of the CPU per read (docs/BENCHMARKS.md).
  */
 const BOOK_REFRESH_MS = 2_000;
+/** How soon the Update is tried again after it was refused or failed; meanwhile the book is refreshed by the clock. */
+const AWAIT_RETRY_MS = 30_000;
 /** Reads in flight at once, per watcher. */
 const READS_AT_ONCE = 16;
 /**
@@ -46,8 +51,8 @@ const TURN_MS = 1_000;
  */
 const FIRST_READS_TOGETHER_MS = 200;
 /**
- * How often the attempt heartbeats (its timeout is 5 s). Every `heartbeat()` call is serialised and handed to the SDK's
- * core, which only then throttles what it sends: one call per read was a quarter of the worker's main thread.
+ * How often the attempt hands a heartbeat to the SDK, whose core sends at most one per 0.8 of the timeout. Every
+ * `heartbeat()` call is serialised first: one call per read was a quarter of the worker's main thread.
  */
 const HEARTBEAT_EVERY_MS = 1_000;
 
@@ -102,8 +107,12 @@ export function createWatchJobs(
     const book = new ReaderBook();
     /** Waits read since the last refresh began: those someone asks figures of are reported after it. */
     let readSinceRefresh = new Set<string>();
-    /** The waits someone asks live figures of, as of the last refresh: each read of one is reported as it ends. */
-    let asked = new Set<string>();
+    /**
+     * The waits someone asks live figures of, as of the refresh that last listed them: each read of one is reported as
+     * it ends, for as long as an ask lasts (a renewed ask changes the book's asks, so a refresh lists it again).
+     */
+    const asked = new Map<string, number>();
+    const isAsked = (workflowId: string): boolean => (asked.get(workflowId) ?? -Infinity) > Date.now();
     /** Waits whose report is still to go to the watcher (the one in flight aside). */
     const reportDue = new Set<string>();
     let reporting = false;
@@ -111,6 +120,18 @@ export function createWatchJobs(
     /** The last look at the book found more due than room to read them. */
     let backlog = false;
     let refreshedAtMs = 0;
+    /** The book's count of asks for figures at the last refresh; null: its watcher has no `awaitChanges` (older build). */
+    let asksSeen: number | null = null;
+    /** `awaitChanges` said the book changed: refresh, a turn after the last refresh at the soonest. */
+    let changed = false;
+    /** The watcher is stopping this reader (continue-as-new, a switch to timers, its end): finish the reads, return. */
+    let stopAsked = false;
+    /** The Update in flight, and whether the watcher took it (then nothing is refreshed by the clock). */
+    let awaiting: Promise<void> | null = null;
+    let awaitTaken = false;
+    let awaitAgainAtMs = 0;
+    const reads = new Set<Promise<void>>();
+    const ownRun = temporal.workflow.getHandle(watcherId, context.info.workflowExecution?.runId);
     /** The book query under way: reads of the book as it is go on meanwhile. */
     let refreshing: Promise<void> | null = null;
     /** What ends the attempt from a refresh: the watcher gone, or a book that could not be taken in. */
@@ -182,9 +203,10 @@ export function createWatchJobs(
             (Array.isArray(changes.watched) ? changes.watched : []).filter((id) => typeof id === 'string'),
           );
           // A wait asked about since the last refresh is reported at once, read or not; the others once read again.
-          for (const workflowId of watched)
-            if (read.has(workflowId) || !asked.has(workflowId)) reportDue.add(workflowId);
-          asked = watched;
+          for (const workflowId of watched) if (read.has(workflowId) || !isAsked(workflowId)) reportDue.add(workflowId);
+          for (const workflowId of watched) asked.set(workflowId, askedAtMs + LIVE_FIGURES_FOR_MS);
+          for (const workflowId of asked.keys()) if (!watched.has(workflowId)) asked.delete(workflowId);
+          asksSeen = typeof changes.asks === 'number' ? changes.asks : null;
           const refused = (Array.isArray(changes.refused) ? changes.refused : []).filter(
             (refusal) =>
               refusalsToldBeforeMs === null || refusal.atMs >= refusalsToldBeforeMs - REFUSAL_CLOCK_MARGIN_MS,
@@ -307,6 +329,46 @@ export function createWatchJobs(
           failed,
         });
     };
+    /**
+     * Waits on the watcher's `awaitChanges` with what the last refresh saw; its answer asks for a refresh (spaced a
+     * turn apart, so a burst of registrations costs a look a second) or stops the reader. Refused because the book
+     * moved on meanwhile: refresh. Refused otherwise, or failed: the clock refreshes the book until it is tried again.
+     */
+    function awaitChanges(asks: number): Promise<void> {
+      const look = { version: book.version, asks, attempt: context.info.attempt };
+      const ended = AbortSignal.any([context.cancellationSignal, stopping]);
+      return temporal
+        .withAbortSignal(ended, async () => {
+          const handle = await ownRun.startUpdate(awaitChangesUpdate, {
+            args: [look],
+            waitForStage: WorkflowUpdateStage.ACCEPTED,
+          });
+          awaitTaken = true;
+          return handle.result();
+        })
+        .then((news) => {
+          if (news.stop) stopAsked = true;
+          else if (news.version !== book.version || news.asks !== asksSeen) changed = true;
+        })
+        .catch((error: unknown) => {
+          if (error instanceof WorkflowUpdateFailedError && failureType(error.cause) === 'BookChanged') {
+            changed = true;
+            return;
+          }
+          awaitAgainAtMs = Date.now() + AWAIT_RETRY_MS;
+          if (!aborted())
+            log.info("The watcher's awaitChanges was refused or failed: refreshing the book by the clock for now", {
+              watcherId,
+              error: String(error),
+            });
+        })
+        .finally(() => {
+          awaiting = null;
+          awaitTaken = false;
+          sleeping.abort();
+        });
+    }
+
     const watcherRunClosed = (): boolean =>
       endWith instanceof WorkflowNotFoundError ||
       (context.cancellationSignal.aborted && cancellationReason(context.cancellationSignal.reason) === 'NOT_FOUND');
@@ -324,9 +386,18 @@ export function createWatchJobs(
         }
         // The watcher no longer exists: there is no book to read for.
         if (endWith !== null) throw endWith;
-        if (refreshing === null && (refreshAsked || Date.now() - refreshedAtMs >= BOOK_REFRESH_MS)) {
-          const asked = refreshAsked;
+        if (stopAsked) {
+          // The next reader must not start while this one still reads (the watcher waits for this attempt to end).
+          await Promise.all(reads);
+          return;
+        }
+        const sinceRefreshMs = Date.now() - refreshedAtMs;
+        const refreshDue =
+          refreshAsked || (changed && sinceRefreshMs >= TURN_MS) || (!awaitTaken && sinceRefreshMs >= BOOK_REFRESH_MS);
+        if (refreshing === null && refreshDue) {
+          const asked = refreshAsked || changed;
           refreshAsked = false;
+          changed = false;
           refreshing = refresh().finally(() => {
             refreshedAtMs = Date.now();
             refreshing = null;
@@ -334,17 +405,21 @@ export function createWatchJobs(
             if (asked || refreshAsked) sleeping.abort();
           });
         }
+        if (
+          awaiting === null &&
+          refreshing === null &&
+          asksSeen !== null &&
+          !changed &&
+          !refreshAsked &&
+          Date.now() >= awaitAgainAtMs
+        )
+          awaiting = awaitChanges(asksSeen);
         readDue();
         const next = book.nextDueAtMs();
         const firstRead = book.nextDueAtMs(true);
+        const refreshInMs = changed ? TURN_MS - sinceRefreshMs : BOOK_REFRESH_MS - (Date.now() - refreshedAtMs);
         const sleepMs = Math.min(
-          Math.max(
-            TURN_MS,
-            Math.min(
-              BOOK_REFRESH_MS - (Date.now() - refreshedAtMs),
-              next === null ? BOOK_REFRESH_MS : next - Date.now(),
-            ),
-          ),
+          Math.max(TURN_MS, Math.min(refreshInMs, next === null ? BOOK_REFRESH_MS : next - Date.now())),
           firstRead === null ? Number.POSITIVE_INFINITY : Math.max(FIRST_READS_TOGETHER_MS, firstRead - Date.now()),
         );
         sleeping = new AbortController();
@@ -359,6 +434,7 @@ export function createWatchJobs(
     }
 
     function readDue(): void {
+      if (stopAsked) return;
       const room = READS_AT_ONCE - inFlight;
       const due = book.due(Date.now(), room);
       // More may be due than there is room for (after a recovery): each read that ends makes the next at once.
@@ -366,20 +442,26 @@ export function createWatchJobs(
       for (const wait of due) {
         wait.reading = true;
         inFlight += 1;
-        void read(wait).finally(() => {
+        const reading = read(wait).finally(() => {
+          reads.delete(reading);
           wait.reading = false;
           inFlight -= 1;
           const { workflowId } = wait.registration;
           readSinceRefresh.add(workflowId);
-          if (asked.has(workflowId)) {
+          if (isAsked(workflowId)) {
             reportDue.add(workflowId);
             sendReports();
           }
-          if (backlog && !aborted()) readDue();
+          if (backlog && !aborted() && !stopAsked) readDue();
         });
+        reads.add(reading);
       }
     }
   };
+}
+
+function failureType(cause: unknown): string | undefined {
+  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
 }
 
 /** Why the attempt was cancelled: NOT_FOUND when its workflow run has closed (the SDK's CancelledFailure message). */

@@ -15,6 +15,7 @@ import { runCliOn, startCliOn } from '../support/cli-runner';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { heldWaits, startWatchingWorker, type WatchingWorker } from '../support/shard-watchers';
 import {
+  awaitChangesUpdate,
   LIVE_FIGURES_RENEW_WITHIN_MS,
   reportReadsUpdate,
   watchChangesQuery,
@@ -727,6 +728,71 @@ describe('status asks the watcher for the live figures', () => {
 
     await followUps.cancel(workflowId);
     expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
+  });
+
+  test("a long reader waits on the watcher's awaitChanges between changes; looks from anyone else are refused without history: malformed, behind the book, of an earlier attempt, or beside the reader's own", async () => {
+    const queue = long.taskQueue;
+    const job = uniqueJob('long-looks');
+    h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
+    const followUps = h.followUps(queue);
+    const { workflowId } = await followUps.start({ ...job, prompt: 'Work on it', polling: FAST_POLLING });
+    const watcher = h.client.workflow.getHandle(watcherOf(job, queue));
+    const events = async () => (await watcher.fetchHistory()).events ?? [];
+    const looks = async () => {
+      const list = await events();
+      const accepted = list.filter(
+        (event) =>
+          event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'awaitChanges',
+      ).length;
+      const ids = new Set(
+        list.flatMap((event) =>
+          event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'awaitChanges'
+            ? [event.workflowExecutionUpdateAcceptedEventAttributes.protocolInstanceId]
+            : [],
+        ),
+      );
+      const completed = list.filter(
+        (event) =>
+          event.workflowExecutionUpdateCompletedEventAttributes &&
+          ids.has(event.workflowExecutionUpdateCompletedEventAttributes.meta?.updateId),
+      ).length;
+      return { accepted, completed };
+    };
+    await waitFor(async () => {
+      const { accepted, completed } = await looks();
+      return accepted > completed && (await h.simulator.counts(job.projectId, job.jobId).gets) >= 2;
+    }, "the reader's look to be taken while it reads");
+    const attempt = (await watcher.describe()).raw.pendingActivities?.[0]?.attempt ?? 1;
+    const book = await watcher.query(watchChangesQuery, 0);
+    const asks = book.asks ?? 0;
+    const before = await looks();
+    for (const look of [
+      'garbage',
+      { version: -1, asks, attempt },
+      { version: book.version - 1, asks, attempt },
+      { version: book.version, asks: asks + 1, attempt },
+      { version: book.version, asks, attempt: attempt - 1 },
+      { version: book.version, asks, attempt },
+    ]) {
+      const sent = watcher.executeUpdate(awaitChangesUpdate, { args: [look as never] });
+      expect(
+        refusedUnwritten(
+          await sent.then(
+            () => 'accepted',
+            (error: unknown) => error,
+          ),
+        ),
+      ).toBe(true);
+    }
+    expect(await looks()).toEqual(before);
+
+    // A change (the follow-up leaves) answers the reader's look, and it looks again.
+    await followUps.cancel(workflowId);
+    expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
+    await waitFor(async () => {
+      const { accepted, completed } = await looks();
+      return completed > before.completed && accepted > completed;
+    }, 'the look answered and a new one taken');
   });
 
   test("reads that fail: status gives the watcher's live count, since when, and the error", async () => {

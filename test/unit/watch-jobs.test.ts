@@ -4,7 +4,8 @@
  * the SDK's MockActivityEnvironment, reading the simulator over real loopback HTTP; the Temporal client is a stand-in
  * whose query is slow or fails on purpose (the dev-server tests run the real one).
  */
-import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { type MockActivityEnvironment } from '@temporalio/testing';
 import { quietActivityEnvironment } from '../support/quiet-activity-environment';
 import type { StartWatching, WatcherAddress } from '../../src/activities/start-watching';
@@ -295,5 +296,123 @@ describe('a watcher that closes under its reader', () => {
 
   test('stopped by its watcher (continue-as-new, or the end of an empty book): the book went with the watcher, nothing is registered again', async () => {
     expect(await closeUnder('CANCELLED')).toEqual([]);
+  });
+});
+
+describe('awaiting changes (the awaitChanges Update)', () => {
+  type Look = { version: number; asks: number; attempt: number };
+  type News = { version: number; asks: number; stop: boolean };
+  /**
+   * A stand-in watcher that takes the reader's looks: each is held until the test answers it (`answer`) or refuses it
+   * as a watcher's validator would (`refuse`); the book query answers `book()`.
+   */
+  function awaitingWatcher(book: () => WatchChanges) {
+    const looks: Array<{ look: Look; answer(news: News): void; refuse(type: string): void }> = [];
+    let queries = 0;
+    const signals: Array<{ workflowId: string; name: string; args: unknown[] }> = [];
+    const client = {
+      withAbortSignal: <R>(_signal: AbortSignal, fn: () => Promise<R>) => fn(),
+      workflow: {
+        getHandle: (workflowId: string) => ({
+          query: async () => ((queries += 1), book()),
+          executeUpdate: async () => undefined,
+          startUpdate: async (_update: unknown, { args }: { args: [Look] }) => {
+            const result = new Promise<News>((resolve, reject) =>
+              looks.push({
+                look: args[0],
+                answer: resolve,
+                refuse: (type) =>
+                  reject(new WorkflowUpdateFailedError('refused', ApplicationFailure.create({ type, message: type }))),
+              }),
+            );
+            return { result: () => result };
+          },
+          signal: async (definition: { name: string }, ...args: unknown[]) =>
+            void signals.push({ workflowId, name: definition.name, args }),
+        }),
+      },
+    };
+    return { client: client as unknown as Client, looks, signals, queries: () => queries };
+  }
+  const bookAt = (version: number, asks: number, upserts: WatchRegistration[] = []): WatchChanges => ({
+    version,
+    full: false,
+    upserts,
+    removed: [],
+    refused: [],
+    watched: [],
+    asks,
+  });
+
+  test('while the watcher holds its look, the reader asks nothing by the clock; news of a change brings one refresh and a new look', async () => {
+    let book = bookAt(3, 1);
+    const watcher = awaitingWatcher(() => book);
+    const env = quietActivityEnvironment({ heartbeatTimeoutMs: 15_000 });
+    const beats: unknown[] = [];
+    env.on('heartbeat', (details: unknown) => beats.push(details));
+    const running = env.run(createWatchJobs(loopback.api, watcher.client, new AbortController().signal, notExpected), {
+      watcherId: 'watcher-awaiting',
+    });
+    await whileRunning(env, running, async () => {
+      await waitUntil(() => watcher.looks.length === 1);
+      expect(watcher.looks[0]?.look).toEqual({ version: 3, asks: 1, attempt: 1 });
+      // Heartbeats come every second: past two refresh periods (2 s each), still the first query alone.
+      const beatsThen = beats.length;
+      await waitUntil(() => beats.length >= beatsThen + 5);
+      expect(watcher.queries()).toBe(1);
+
+      const ref = { projectId: 'proj-await-1', jobId: 'job-await-1' };
+      const job = loopback.simulator.addJob(ref);
+      const registration = registrationOf(ref, {
+        workflowId: 'follow-up-await-1',
+        known: { ...jobState(job), status: 'active' },
+        gapMs: 100,
+      });
+      book = bookAt(4, 1, [registration]);
+      watcher.looks[0]?.answer({ version: 4, asks: 1, stop: false });
+      await waitUntil(() => watcher.signals.some((signal) => signal.name === 'jobAnswer'));
+      await waitUntil(() => watcher.looks.length === 2);
+      expect(watcher.queries()).toBe(2);
+      expect(watcher.looks[1]?.look).toEqual({ version: 4, asks: 1, attempt: 1 });
+    });
+  });
+
+  test('a look refused because the book moved on brings a refresh; one refused for another reason leaves the clock refreshing', async () => {
+    let version = 1;
+    const watcher = awaitingWatcher(() => bookAt(version, 0));
+    const env = quietActivityEnvironment({ heartbeatTimeoutMs: 15_000 });
+    const running = env.run(createWatchJobs(loopback.api, watcher.client, new AbortController().signal, notExpected), {
+      watcherId: 'watcher-refused-look',
+    });
+    await whileRunning(env, running, async () => {
+      await waitUntil(() => watcher.looks.length === 1);
+      version = 2;
+      watcher.looks[0]?.refuse('BookChanged');
+      await waitUntil(() => watcher.looks.length === 2);
+      expect(watcher.queries()).toBe(2);
+      expect(watcher.looks[1]?.look.version).toBe(2);
+      watcher.looks[1]?.refuse('AlreadyAwaited');
+      // No look for a while: the book is refreshed by the clock meanwhile.
+      await waitUntil(() => watcher.queries() >= 4);
+      expect(watcher.looks).toHaveLength(2);
+    });
+  });
+
+  test('told to stop, the attempt finishes its reads and ends without waiting for a cancellation', async () => {
+    const ref = { projectId: 'proj-await-2', jobId: 'job-await-2' };
+    const job = loopback.simulator.addJob(ref);
+    // Known as it is: each read is not an answer, so the wait stays in the book.
+    const registration = registrationOf(ref, { workflowId: 'follow-up-await-2', known: jobState(job), gapMs: 100 });
+    const watcher = awaitingWatcher(() => bookAt(1, 0, [registration]));
+    const env = quietActivityEnvironment({ heartbeatTimeoutMs: 15_000 });
+    const running = env.run(createWatchJobs(loopback.api, watcher.client, new AbortController().signal, notExpected), {
+      watcherId: 'watcher-stopped',
+    });
+    await waitUntil(() => watcher.looks.length === 1 && loopback.simulator.counts(ref.projectId, ref.jobId).gets >= 2);
+    watcher.looks[0]?.answer({ version: 1, asks: 0, stop: true });
+    await expect(running).resolves.toBeUndefined();
+    const gets = loopback.simulator.counts(ref.projectId, ref.jobId).gets;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(loopback.simulator.counts(ref.projectId, ref.jobId).gets).toBe(gets);
   });
 });

@@ -90,7 +90,8 @@ export function registerWatch(
 
 /**
  * One read of the job, made by the follow-up itself: a read asked for (pollNow) while a shared watcher follows the job,
- * which would come to it only at its next look at its book (every 2 s). Exactly one GET: the schedule given to the poll
+ * which would come to it only at its next look at its book (a workflow task and a query later, or 2 s for a watcher
+ * that reads by its timers). Exactly one GET: the schedule given to the poll
  * ends now, so no second read is planned, and a failed read is not retried (the wait goes back to the watcher, which
  * reads again at once and tells of the failure as it tells of any other). `known: null` returns the read as it is.
  */

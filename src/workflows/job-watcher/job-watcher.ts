@@ -2,9 +2,10 @@
  * jobWatcherWorkflow: reads the jobs of many waiting follow-ups for them (one watcher per shard of a task queue's
  * jobs). Follow-ups register a wait by signal and hear back only when their job answered, or when reads of it begin
  * or stop failing. While the book is small, this workflow's own timers wake short turns of reads (timed-reads.ts):
- * nothing runs between reads. Once it is large, one long activity (watchJobs) reads it, asking this workflow for the
- * changes to its book by query, so the book never passes through history; it reports its reads back (for `status`) only
- * of waits someone asks live figures of (`watchFigures`), by Update. It continues as new before its signals or
+ * nothing runs between reads. Once it is large, one long activity (watchJobs) reads it: it waits on an Update
+ * (`awaitChanges`) that this workflow answers when the book changes, then takes the changes by query, so the book never
+ * passes through history and an idle reader asks nothing; it reports its reads back (for `status`) only of waits
+ * someone asks live figures of (`watchFigures`), by Update. It continues as new before its signals or
  * history grow large, and ends when no wait is left for a while. Its book goes into the next run's input, which the
  * server limits to 2 MB: a wait that would pass WATCH_BOOK_LIMIT_BYTES is refused (the long reader tells its
  * follow-up, which moves on to the next watcher of its shard, `…/<shard>/1`, and so on).
@@ -24,10 +25,11 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { WATCH_BOOK_LIMIT_BYTES, WatcherBook } from './watcher-book';
-import { checkRegistration, checkReports, checkUnwatch } from './watch-messages';
+import { checkBookLook, checkRegistration, checkReports, checkUnwatch } from './watch-messages';
 import { renderWatcherDetails } from './watcher-details';
 import { TimedReads } from './timed-reads';
 import {
+  awaitChangesUpdate,
   LIVE_FIGURES_FOR_MS,
   LIVE_FIGURES_RENEW_WITHIN_MS,
   reportReadsUpdate,
@@ -60,19 +62,20 @@ const LONG_READER_FROM = 200;
 /** How long a watcher with nothing to watch stays, so a burst of follow-ups does not start it over and over. */
 const IDLE_FOR_MS = 10 * 60_000;
 /**
- * How long an ask for live figures waits for the long reader's report: it looks at the book every 2 s and reports an
- * asked-for wait at once. Past this the ask answers with what the watcher has.
+ * How long an ask for live figures waits for the long reader's report: the ask ends the reader's `awaitChanges`, and it
+ * reports an asked-for wait at once. Past this the ask answers with what the watcher has.
  */
 const REPORT_AWAITED_MS = 4_000;
 
 const { watchJobs } = proxyActivities<FollowUpActivities>({
-  // One attempt runs for as long as the watcher: it heartbeats every few seconds, so a worker that dies is noticed
-  // within 5 s and the reading moves to another worker (the retry starts after 1 s).
+  // One attempt runs for as long as the watcher. A worker that dies is noticed within the heartbeat timeout and the
+  // reading moves to another worker (the retry starts after 1 s): each heartbeat the server records is billed, and
+  // the SDK sends one per 0.8 of the timeout, so the timeout is as long as recovery allows (docs/BENCHMARKS.md).
   startToCloseTimeout: '7 days',
-  heartbeatTimeout: '5s',
+  heartbeatTimeout: '15s',
   retry: { initialInterval: '1s', backoffCoefficient: 1.5, maximumInterval: '5s' },
-  // The attempt hears of its cancellation only at its next heartbeat (up to 4 s later): until then it still reads, so
-  // the next run's attempt must not start before it has stopped, or the two read the same jobs at once.
+  // The attempt hears of a stop from its `awaitChanges` at once, of a cancellation only at its next heartbeat: until
+  // it has stopped it still reads, so the next run's attempt must not start before, or the two read the same jobs.
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   // Eager dispatch would hand the reading to the worker that ran this workflow's task, and a watcher's tasks stay on
   // the worker that has it cached: every watcher started in one burst would then read on one worker. Through the
@@ -138,6 +141,15 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   const book = new WatcherBook(start, Date.now(), limitBytes);
   let signals = 0;
   let refused = 0;
+  /** Set with the reading below: the long reader reports reads only of waits asked about. */
+  let readingLong = false;
+  /** Asks for live figures taken this run: an ask ends the long reader's `awaitChanges`. */
+  let asks = 0;
+  /** The long reader is being stopped: its `awaitChanges` answers so, and it ends without waiting for a heartbeat. */
+  let readerStopping = false;
+  /** The latest attempt of the long reader that waits on `awaitChanges`: an earlier attempt's wait (it died) ends. */
+  let readerAttempt = 0;
+  let looksWaiting = 0;
   setHandler(watchJobSignal, (message) => {
     signals += 1;
     const registration = checkRegistration(message);
@@ -160,15 +172,56 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     book.remove(unwatch.workflowId, unwatch.runId, unwatch.round, unwatch.replyTo);
   });
   // Queries only read: the reader's reports come by `reportReads`, an ask for figures by `watchFigures`.
-  setHandler(watchChangesQuery, (version) => book.changesSince(typeof version === 'number' ? version : 0, Date.now()));
-  /** Set with the reading below: the long reader reports reads only of waits asked about. */
-  let readingLong = false;
+  setHandler(watchChangesQuery, (version) => ({
+    ...book.changesSince(typeof version === 'number' ? version : 0, Date.now()),
+    asks,
+  }));
+  setHandler(
+    awaitChangesUpdate,
+    async (look) => {
+      const { version, asks: asksSeen, attempt } = look;
+      readerAttempt = Math.max(readerAttempt, attempt);
+      looksWaiting += 1;
+      // No timeout (a timer would be billed and written): an idle book leaves the reader waiting for nothing.
+      await condition(
+        () => readerStopping || book.changeVersion !== version || asks !== asksSeen || readerAttempt > attempt,
+      ).finally(() => (looksWaiting -= 1));
+      return { version: book.changeVersion, asks, stop: readerStopping };
+    },
+    {
+      // Refusals write nothing: a look that is malformed, behind the book, from an earlier attempt of the reader, or
+      // beside one of the same attempt already waiting; so outside looks can add a waiting one only with each change.
+      validator: (look) => {
+        const checked = checkBookLook(look);
+        if (!checked)
+          throw ApplicationFailure.nonRetryable('awaitChanges takes { version, asks, attempt }: whole numbers');
+        if (!readingLong || readerStopping)
+          throw ApplicationFailure.create({
+            type: 'NotReadingLong',
+            message: 'this watcher has no long reader now',
+            nonRetryable: true,
+          });
+        if (checked.version !== book.changeVersion || checked.asks !== asks)
+          throw ApplicationFailure.create({
+            type: 'BookChanged',
+            message: `the book is at version ${book.changeVersion} with ${asks} asks: read the changes (watchChanges) first`,
+            nonRetryable: true,
+          });
+        if (checked.attempt < readerAttempt || (checked.attempt === readerAttempt && looksWaiting > 0))
+          throw ApplicationFailure.create({
+            type: 'AlreadyAwaited',
+            message: `attempt ${readerAttempt} of the reader awaits the book's changes already`,
+            nonRetryable: true,
+          });
+      },
+    },
+  );
   setHandler(watchedWaitQuery, (workflowId) => book.view(String(workflowId), Date.now(), !readingLong));
   setHandler(
     watchFiguresUpdate,
     async (workflowId) => {
       const reportBefore = book.view(workflowId, Date.now())?.report;
-      book.askFigures(workflowId, Date.now(), Date.now() + LIVE_FIGURES_FOR_MS);
+      if (book.askFigures(workflowId, Date.now(), Date.now() + LIVE_FIGURES_FOR_MS)) asks += 1;
       // A reader by timers notes every read already; the long reader reports at its next look at the book.
       if (readingLong)
         await condition(() => book.view(workflowId, Date.now())?.report !== reportBefore, REPORT_AWAITED_MS);
@@ -233,9 +286,17 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
         nextTurnAtMs: reading.timed?.nextTurnAtMs() ?? null,
       }),
     );
-  let reading: Reading =
-    book.size < longReaderFrom && book.refusalCount === 0 ? readByTimers(book, showDetails) : readLong();
-  readingLong = reading.long;
+  const startReading = (long: boolean): Reading => {
+    readingLong = long;
+    readerStopping = false;
+    readerAttempt = 0;
+    return long ? readLong() : readByTimers(book, showDetails);
+  };
+  const stopReading = (): Promise<number> => {
+    readerStopping = true;
+    return reading.stop();
+  };
+  let reading = startReading(!(book.size < longReaderFrom && book.refusalCount === 0));
   for (;;) {
     showDetails();
     const shouldContinue = () =>
@@ -255,7 +316,7 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     }
     if (shouldContinue()) {
       await adopting;
-      const readerStoppedAtMs = await reading.stop();
+      const readerStoppedAtMs = await stopReading();
       await condition(allHandlersFinished);
       await continueAsNew<typeof jobWatcherWorkflow>({
         ...book.carried(readerStoppedAtMs),
@@ -265,11 +326,10 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     }
     if (switchDue()) {
       const long = !reading.long;
-      await reading.stop();
-      reading = long ? readLong() : readByTimers(book, showDetails);
-      readingLong = reading.long;
+      await stopReading();
+      reading = startReading(long);
     }
   }
   await adopting;
-  await reading.stop();
+  await stopReading();
 }

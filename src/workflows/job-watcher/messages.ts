@@ -18,6 +18,30 @@ export const unwatchJobSignal = signalNamed<[Unwatch]>('unwatchJob');
 export const watchChangesQuery = queryNamed<WatchChanges, [number]>('watchChanges');
 
 /**
+ * To a job watcher, from its long reader: answer once the book has changed since the reader's last look (`version`,
+ * `asks`: a wait registered or gone, a refusal, an ask for figures) or the reader is to stop, so an idle reader costs
+ * nothing between changes. The answer is small: the changes themselves come by `watchChanges`, so the book never
+ * passes through history. Refused, writing nothing, when the reader is behind (it looks at the book at once), when a
+ * later attempt of the reader waits already, or for a malformed look; a waiting one ends when a later attempt's is
+ * taken, so a reader that died leaves none behind for long.
+ */
+export const awaitChangesUpdate = updateNamed<BookNews, [BookLook]>('awaitChanges');
+
+/** What the long reader last saw of its book: the version and the count of asks for figures, and its attempt. */
+export interface BookLook {
+  version: number;
+  asks: number;
+  attempt: number;
+}
+
+/** The answer to `awaitChanges`: the book's version and asks now, and whether the reader is to stop. */
+export interface BookNews {
+  version: number;
+  asks: number;
+  stop: boolean;
+}
+
+/**
  * To a job watcher, from `status` (and `send --wait`'s progress): someone asks for this follow-up's live figures, so
  * for the next LIVE_FIGURES_FOR_MS its long reader reports each read of the wait as it makes it. Answers with the
  * wait's view once the reader has reported (a few seconds at most). Refused, writing nothing, for a wait the watcher
@@ -98,6 +122,8 @@ export interface WatchChanges {
    * (absent from a watcher of an earlier build).
    */
   watched?: string[];
+  /** Asks for figures taken this run so far: the reader hands it back to `awaitChanges` (absent from an earlier build). */
+  asks?: number;
 }
 
 /** What a reader tells its watcher of one wait after reading it (for `status`; see `reportReads`). */

@@ -9,7 +9,15 @@ import type { JobState } from '../../kernel/agent-job';
 import { isFiniteNumber, isId, isObject, isTime, isWholeNumber } from '../../kernel/message-checks';
 import type { PollSchedule } from '../../kernel/poll-schedule';
 import type { ReadTrouble } from '../../kernel/types';
-import { type Unwatch, type WatchRegistration, type WaitReadReport } from './messages';
+import { type BookLook, type Unwatch, type WatchRegistration, type WaitReadReport } from './messages';
+
+/** An `awaitChanges` look at the book, or null. */
+export function checkBookLook(value: unknown): BookLook | null {
+  if (!isObject(value)) return null;
+  const { version, asks, attempt } = value;
+  if (![version, asks, attempt].every((n) => isWholeNumber(n) && n >= 0)) return null;
+  return { version: version as number, asks: asks as number, attempt: attempt as number };
+}
 
 /** A `watchJob` registration, as kept, or null. */
 export function checkRegistration(value: unknown): WatchRegistration | null {

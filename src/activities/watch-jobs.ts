@@ -37,6 +37,11 @@ import {
 const BOOK_REFRESH_MS = 2_000;
 /** How soon the Update is tried again after it was refused or failed; meanwhile the book is refreshed by the clock. */
 const AWAIT_RETRY_MS = 30_000;
+/**
+ * Refreshes the Update asks for come at least this far apart: in a burst of registrations each exchange costs the
+ * watcher a workflow task and two history events, and a first read 200 ms after the send still comes within a second.
+ */
+const CHANGES_APART_MS = 500;
 /** Reads in flight at once, per watcher. */
 const READS_AT_ONCE = 16;
 /**
@@ -330,8 +335,8 @@ export function createWatchJobs(
         });
     };
     /**
-     * Waits on the watcher's `awaitChanges` with what the last refresh saw; its answer asks for a refresh (spaced a
-     * turn apart, so a burst of registrations costs a look a second) or stops the reader. Refused because the book
+     * Waits on the watcher's `awaitChanges` with what the last refresh saw; its answer asks for a refresh (at least
+     * CHANGES_APART_MS after the last) or stops the reader. Refused because the book
      * moved on meanwhile: refresh. Refused otherwise, or failed: the clock refreshes the book until it is tried again.
      */
     function awaitChanges(asks: number): Promise<void> {
@@ -393,7 +398,9 @@ export function createWatchJobs(
         }
         const sinceRefreshMs = Date.now() - refreshedAtMs;
         const refreshDue =
-          refreshAsked || (changed && sinceRefreshMs >= TURN_MS) || (!awaitTaken && sinceRefreshMs >= BOOK_REFRESH_MS);
+          refreshAsked ||
+          (changed && sinceRefreshMs >= CHANGES_APART_MS) ||
+          (!awaitTaken && sinceRefreshMs >= BOOK_REFRESH_MS);
         if (refreshing === null && refreshDue) {
           const asked = refreshAsked || changed;
           refreshAsked = false;
@@ -401,8 +408,8 @@ export function createWatchJobs(
           refreshing = refresh().finally(() => {
             refreshedAtMs = Date.now();
             refreshing = null;
-            // The new wait may be due before the next turn; a wait registered meanwhile asks for another refresh.
-            if (asked || refreshAsked) sleeping.abort();
+            // The new wait may be due before the next turn; a change meanwhile asks for another refresh.
+            if (asked || refreshAsked || changed) sleeping.abort();
           });
         }
         if (
@@ -417,9 +424,12 @@ export function createWatchJobs(
         readDue();
         const next = book.nextDueAtMs();
         const firstRead = book.nextDueAtMs(true);
-        const refreshInMs = changed ? TURN_MS - sinceRefreshMs : BOOK_REFRESH_MS - (Date.now() - refreshedAtMs);
+        const sinceRefreshNowMs = Date.now() - refreshedAtMs;
+        const clockRefreshInMs = awaitTaken ? Number.POSITIVE_INFINITY : BOOK_REFRESH_MS - sinceRefreshNowMs;
         const sleepMs = Math.min(
-          Math.max(TURN_MS, Math.min(refreshInMs, next === null ? BOOK_REFRESH_MS : next - Date.now())),
+          Math.max(TURN_MS, Math.min(clockRefreshInMs, next === null ? BOOK_REFRESH_MS : next - Date.now())),
+          // A refresh under way wakes the loop as it ends.
+          changed && refreshing === null ? Math.max(0, CHANGES_APART_MS - sinceRefreshNowMs) : Number.POSITIVE_INFINITY,
           firstRead === null ? Number.POSITIVE_INFINITY : Math.max(FIRST_READS_TOGETHER_MS, firstRead - Date.now()),
         );
         sleeping = new AbortController();

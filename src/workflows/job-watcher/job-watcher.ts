@@ -56,7 +56,7 @@ const EVENTS_PER_RUN = 2_000;
 /**
  * From this many waits a long activity reads the book (watchJobs); below it, this workflow's own timers wake short
  * turns of reads (TimedReads). A turn's input carries the waits it reads, about 600 bytes each: past a few hundred a
- * turn's history outweighs the long reader's queries and heartbeats (docs/BENCHMARKS.md).
+ * turn's history outweighs the long reader's heartbeats (docs/BENCHMARKS.md).
  */
 const LONG_READER_FROM = 200;
 /** How long a watcher with nothing to watch stays, so a burst of follow-ups does not start it over and over. */
@@ -72,7 +72,7 @@ const { watchJobs } = proxyActivities<FollowUpActivities>({
   // reading moves to another worker (the retry starts after 1 s): each heartbeat the server records is billed, and
   // the SDK sends one per 0.8 of the timeout, so the timeout is as long as recovery allows (docs/BENCHMARKS.md).
   startToCloseTimeout: '7 days',
-  heartbeatTimeout: '15s',
+  heartbeatTimeout: '10s',
   retry: { initialInterval: '1s', backoffCoefficient: 1.5, maximumInterval: '5s' },
   // The attempt hears of a stop from its `awaitChanges` at once, of a cancellation only at its next heartbeat: until
   // it has stopped it still reads, so the next run's attempt must not start before, or the two read the same jobs.

@@ -24,8 +24,8 @@ export const WATCH_BOOK_LIMIT_BYTES = 1_500_000;
 const REFUSALS_LIMIT_BYTES = 200_000;
 /**
  * How long before its reader stopped a refusal is still carried to the next run: a refusal is a change, which the
- * reader takes within seconds (its `awaitChanges`, or the clock's refresh every 2 s), so an older one was told. Within a run refusals stay until their follow-up registers again or leaves, or
- * the refusals' share is full.
+ * reader takes within seconds (its `awaitChanges`, or the clock's refresh every 2 s), so an older one was told.
+ * Within a run refusals stay until their follow-up registers again or leaves, or the refusals' share is full.
  */
 const REFUSALS_KEPT_MS = 2 * 60_000;
 

@@ -127,7 +127,7 @@ export function createWatchJobs(
     let refreshedAtMs = 0;
     /** The book's count of asks for figures at the last refresh; null: its watcher has no `awaitChanges` (older build). */
     let asksSeen: number | null = null;
-    /** `awaitChanges` said the book changed: refresh, a turn after the last refresh at the soonest. */
+    /** `awaitChanges` said the book changed: refresh, CHANGES_APART_MS after the last refresh at the soonest. */
     let changed = false;
     /** The watcher is stopping this reader (continue-as-new, a switch to timers, its end): finish the reads, return. */
     let stopAsked = false;
@@ -336,8 +336,8 @@ export function createWatchJobs(
     };
     /**
      * Waits on the watcher's `awaitChanges` with what the last refresh saw; its answer asks for a refresh (at least
-     * CHANGES_APART_MS after the last) or stops the reader. Refused because the book
-     * moved on meanwhile: refresh. Refused otherwise, or failed: the clock refreshes the book until it is tried again.
+     * CHANGES_APART_MS after the last) or stops the reader. Refused because the book moved on meanwhile: refresh.
+     * Refused otherwise, or failed: the clock refreshes the book until it is tried again.
      */
     function awaitChanges(asks: number): Promise<void> {
       const look = { version: book.version, asks, attempt: context.info.attempt };

@@ -3,7 +3,12 @@
  * polling for itself. The same rules decide what a read means; these tests check that results stay right, that a
  * waiting follow-up has no activity of its own pending, and that a follow-up survives its watcher going away.
  */
-import { ServiceError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  ServiceError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
+} from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { ExitCode } from '../../src/cli';
@@ -52,12 +57,15 @@ function isMessageEvent(event: temporal.api.history.v1.IHistoryEvent): boolean {
 
 /**
  * An Update refused without a word in history: by its validator, or by the server while the workflow's task is being
- * tried again ("Workflow Task in failed state").
+ * tried again ("Workflow Task in failed state") or while ten Updates are in flight already.
  */
 function refusedUnwritten(reason: unknown): boolean {
   return (
     reason instanceof WorkflowUpdateFailedError ||
-    (reason instanceof ServiceError && /FAILED_PRECONDITION.*Workflow Task in failed state/.test(String(reason.cause)))
+    (reason instanceof ServiceError &&
+      /FAILED_PRECONDITION.*Workflow Task in failed state|RESOURCE_EXHAUSTED.*concurrent in-flight updates/.test(
+        String(reason.cause),
+      ))
   );
 }
 
@@ -730,7 +738,7 @@ describe('status asks the watcher for the live figures', () => {
     expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
   });
 
-  test("a long reader waits on the watcher's awaitChanges between changes; looks from anyone else are refused without history: malformed, behind the book, of an earlier attempt, or beside the reader's own", async () => {
+  test("a long reader waits on the watcher's awaitChanges between changes; looks from anyone else are refused without history: malformed, behind the book, of an earlier attempt, beside the reader's own, or of later attempts more than once a heartbeat timeout", async () => {
     const queue = long.taskQueue;
     const job = uniqueJob('long-looks');
     h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
@@ -806,6 +814,21 @@ describe('status asks the watcher for the live figures', () => {
       const latest = await looks();
       return latest.accepted > latest.completed;
     }, 'a new look taken');
+
+    // Looks of ever later attempts, as a forger would send to end the reader's: one may end a look older than the
+    // heartbeat timeout (10 s), the rest are refused unwritten, so at most one is taken per timeout that passed.
+    const latest = await watcher.describe();
+    const latestRun = h.client.workflow.getHandle(watcherOf(job, queue), latest.runId);
+    const current = await latestRun.query(watchChangesQuery, 0);
+    const beforeRising = await looks(latest.runId);
+    const risingFromMs = Date.now();
+    for (let later = 1; later <= 100; later += 1) {
+      const look = { version: current.version, asks: current.asks ?? 0, attempt: attempt + 1_000 + later };
+      // Answered once taken or refused (a refusal is the handle's outcome); a look taken waits for a change.
+      await latestRun.startUpdate(awaitChangesUpdate, { args: [look], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    }
+    const timeouts = Math.floor((Date.now() - risingFromMs) / 10_000) + 1;
+    expect((await looks(latest.runId)).accepted - beforeRising.accepted).toBeLessThanOrEqual(timeouts);
   });
 
   test("reads that fail: status gives the watcher's live count, since when, and the error", async () => {

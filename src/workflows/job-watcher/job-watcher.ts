@@ -42,6 +42,7 @@ import {
   type WatcherStart,
 } from './messages';
 import { isId } from '../../kernel/message-checks';
+import { NotedGrowth } from '../noted-growth';
 import { servedTaskQueue } from '../../kernel/workflow-ids';
 import { type FollowUpActivities } from '../activity-contract';
 
@@ -66,13 +67,19 @@ const IDLE_FOR_MS = 10 * 60_000;
  * reports an asked-for wait at once. Past this the ask answers with what the watcher has.
  */
 const REPORT_AWAITED_MS = 4_000;
+/**
+ * The long reader's heartbeat timeout; also how old a waiting look must be before a later attempt's look may end it:
+ * rising attempts (a forger's) end one look per timeout at most, and a true successor that comes sooner (its
+ * predecessor died just after it took its look) refreshes by the clock until it tries again.
+ */
+const READER_HEARTBEAT_TIMEOUT_MS = 10_000;
 
 const { watchJobs } = proxyActivities<FollowUpActivities>({
   // One attempt runs for as long as the watcher. A worker that dies is noticed within the heartbeat timeout and the
   // reading moves to another worker (the retry starts after 1 s): each heartbeat the server records is billed, and
   // the SDK sends one per 0.8 of the timeout, so the timeout is as long as recovery allows (docs/BENCHMARKS.md).
   startToCloseTimeout: '7 days',
-  heartbeatTimeout: '10s',
+  heartbeatTimeout: READER_HEARTBEAT_TIMEOUT_MS,
   retry: { initialInterval: '1s', backoffCoefficient: 1.5, maximumInterval: '5s' },
   // The attempt hears of a stop from its `awaitChanges` at once, of a cancellation only at its next heartbeat: until
   // it has stopped it still reads, so the next run's attempt must not start before, or the two read the same jobs.
@@ -150,8 +157,12 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   /** The latest attempt of the long reader that waits on `awaitChanges`: an earlier attempt's wait (it died) ends. */
   let readerAttempt = 0;
   let looksWaiting = 0;
+  /** When the waiting look was taken: only a look taken a heartbeat timeout before may be ended by a later attempt's. */
+  let lookTakenAtMs = 0;
+  const growth = new NotedGrowth();
   setHandler(watchJobSignal, (message) => {
     signals += 1;
+    growth.note();
     const registration = checkRegistration(message);
     if (!registration) return void log.warn('Ignored a malformed watchJob registration');
     if (book.admit(registration, Date.now())) return;
@@ -167,6 +178,7 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   });
   setHandler(unwatchJobSignal, (message) => {
     signals += 1;
+    growth.note();
     const unwatch = checkUnwatch(message);
     if (!unwatch) return void log.warn('Ignored a malformed unwatchJob signal');
     book.remove(unwatch.workflowId, unwatch.runId, unwatch.round, unwatch.replyTo);
@@ -179,9 +191,11 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   setHandler(
     awaitChangesUpdate,
     async (look) => {
+      growth.note();
       const { version, asks: asksSeen, attempt } = look;
       readerAttempt = Math.max(readerAttempt, attempt);
       looksWaiting += 1;
+      lookTakenAtMs = Date.now();
       // No timeout (a timer would be billed and written): an idle book leaves the reader waiting for nothing.
       await condition(
         () => readerStopping || book.changeVersion !== version || asks !== asksSeen || readerAttempt > attempt,
@@ -189,8 +203,9 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       return { version: book.changeVersion, asks, stop: readerStopping };
     },
     {
-      // Refusals write nothing: a look that is malformed, behind the book, from an earlier attempt of the reader, or
-      // beside one of the same attempt already waiting; so outside looks can add a waiting one only with each change.
+      // Refusals write nothing: a look that is malformed, behind the book, from an earlier attempt of the reader,
+      // beside one of the same attempt already waiting, or of a later attempt while the waiting one is younger than
+      // the heartbeat timeout (a forger's rising attempts can end a look at most once per timeout).
       validator: (look) => {
         const checked = checkBookLook(look);
         if (!checked)
@@ -207,7 +222,12 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
             message: `the book is at version ${book.changeVersion} with ${asks} asks: read the changes (watchChanges) first`,
             nonRetryable: true,
           });
-        if (checked.attempt < readerAttempt || (checked.attempt === readerAttempt && looksWaiting > 0))
+        const waitingYoung = looksWaiting > 0 && Date.now() - lookTakenAtMs < READER_HEARTBEAT_TIMEOUT_MS;
+        if (
+          checked.attempt < readerAttempt ||
+          (checked.attempt === readerAttempt && looksWaiting > 0) ||
+          (checked.attempt > readerAttempt && waitingYoung)
+        )
           throw ApplicationFailure.create({
             type: 'AlreadyAwaited',
             message: `attempt ${readerAttempt} of the reader awaits the book's changes already`,
@@ -220,6 +240,7 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   setHandler(
     watchFiguresUpdate,
     async (workflowId) => {
+      growth.note();
       const reportBefore = book.view(workflowId, Date.now())?.report;
       if (book.askFigures(workflowId, Date.now(), Date.now() + LIVE_FIGURES_FOR_MS)) asks += 1;
       // A reader by timers notes every read already; the long reader reports at its next look at the book.
@@ -247,17 +268,24 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       },
     },
   );
-  setHandler(reportReadsUpdate, (reports) => book.noteReports(checkReports(reports)), {
-    validator: (reports) => {
-      if (!Array.isArray(reports) || reports.length === 0 || reports.length > REPORTS_AT_ONCE)
-        throw ApplicationFailure.nonRetryable(`reportReads takes 1 to ${REPORTS_AT_ONCE} reports`);
-      const checked = checkReports(reports);
-      if (checked.length !== reports.length)
-        throw ApplicationFailure.nonRetryable('reportReads: a report is malformed');
-      if (!checked.some((report) => book.holdsWaitOf(report)))
-        throw ApplicationFailure.nonRetryable('reportReads: no report is of a wait this watcher holds');
+  setHandler(
+    reportReadsUpdate,
+    (reports) => {
+      growth.note();
+      book.noteReports(checkReports(reports));
     },
-  });
+    {
+      validator: (reports) => {
+        if (!Array.isArray(reports) || reports.length === 0 || reports.length > REPORTS_AT_ONCE)
+          throw ApplicationFailure.nonRetryable(`reportReads takes 1 to ${REPORTS_AT_ONCE} reports`);
+        const checked = checkReports(reports);
+        if (checked.length !== reports.length)
+          throw ApplicationFailure.nonRetryable('reportReads: a report is malformed');
+        if (!checked.some((report) => book.holdsWaitOf(report)))
+          throw ApplicationFailure.nonRetryable('reportReads: no report is of a wait this watcher holds');
+      },
+    },
+  );
 
   // Started afresh (not continued): a run before it terminated under its waits leaves them to this one.
   const adopting =
@@ -290,19 +318,24 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     readingLong = long;
     readerStopping = false;
     readerAttempt = 0;
-    return long ? readLong() : readByTimers(book, showDetails);
+    // A turn's reads come back from an activity: a point in history where the growth can be noted (noted-growth.ts).
+    return long
+      ? readLong()
+      : readByTimers(book, () => {
+          growth.note();
+          showDetails();
+        });
   };
   const stopReading = (): Promise<number> => {
     readerStopping = true;
     return reading.stop();
   };
   let reading = startReading(!(book.size < longReaderFrom && book.refusalCount === 0));
+  // Read in conditions, so only from what the history holds (noted-growth.ts).
+  const shouldContinue = () => growth.reached(EVENTS_PER_RUN) || signals >= SIGNALS_PER_RUN;
   for (;;) {
+    growth.note();
     showDetails();
-    const shouldContinue = () =>
-      workflowInfo().continueAsNewSuggested ||
-      signals >= SIGNALS_PER_RUN ||
-      workflowInfo().historyLength >= EVENTS_PER_RUN;
     const wantsLong = () => book.size >= longReaderFrom || refused > 0;
     const wantsTimers = () => book.size < longReaderFrom / 2 && refused === 0 && book.refusalCount === 0;
     const switchDue = () => (reading.long ? wantsTimers() : wantsLong());

@@ -67,6 +67,7 @@ import {
   turnSignal,
 } from './messages';
 import { refusalLine } from '../../kernel/words';
+import { NotedGrowth } from '../noted-growth';
 import { type FollowUpActivities } from '../activity-contract';
 
 /** Signals a run takes before it continues as new, far below Temporal's 10,000 per run. */
@@ -102,24 +103,21 @@ export async function projectCoordinatorWorkflow(
   let changed = true;
   let signals = 0;
   let checkIns = 0;
+  const growth = new NotedGrowth();
   const heard = () => {
     signals += 1;
     changed = true;
+    growth.note();
   };
-  const closing = () => {
-    const info = workflowInfo();
-    return (
-      info.continueAsNewSuggested ||
-      signals >= SIGNALS_PER_RUN ||
-      checkIns >= CHECK_INS_PER_RUN ||
-      info.historyLength >= EVENTS_PER_RUN
-    );
-  };
+  // Read in conditions and validators, so only from what the history holds (noted-growth.ts): a validator that read
+  // the live figures would refuse every check-in while the loop waits for a change the refusals keep from coming.
+  const closing = () => growth.reached(EVENTS_PER_RUN) || signals >= SIGNALS_PER_RUN || checkIns >= CHECK_INS_PER_RUN;
   setHandler(
     enterUpdate,
     (request) => {
       checkIns += 1;
       changed = true;
+      growth.note();
       const now = Date.now();
       enter(state, { ...request, defaultLimit: perWindow(request.defaultLimit, state.windowMs) }, now);
       grantAtCheckIn(state, request.workflowId, request.jobId, now);
@@ -191,6 +189,7 @@ export async function projectCoordinatorWorkflow(
 
   for (;;) {
     changed = false;
+    growth.note();
     const { grants, notices, wakeAtMs, more } = planRound(state, Date.now(), MESSAGES_PER_ROUND);
     await tell(state, grants, notices);
     await checkHolders(state);

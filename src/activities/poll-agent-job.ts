@@ -18,7 +18,7 @@ import { attemptClock } from './attempt-clock';
 import type { AgentApiClient } from '../agent-api/http-client';
 import { isKnownStatus, type AgentJob } from '../kernel/agent-job';
 import { readCheckpoint, type PollCheckpoint } from '../workflows/follow-up/poll-checkpoint';
-import { isAnswer } from '../workflows/job-watcher/reader-book';
+import { isAnswer, nextReadAfter } from '../workflows/job-watcher/reader-book';
 import { FREQUENT_POLL_LIMIT_MS, nextPollAt } from '../kernel/poll-schedule';
 import type { ReadTrouble } from '../kernel/types';
 import { apiCounters, countedApiCall } from './api-metrics';
@@ -165,7 +165,7 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops, re
       await tell(null);
       // The next attempt must know what this one saw: errors that ended, the first `active`.
       if (hadInvalid || firstActive || recovered) context.heartbeat({ ...checkpoint });
-      dueAtMs = nextPollAt(request.schedule, now());
+      dueAtMs = nextReadAfter(request, job, nextPollAt(request.schedule, now()));
     }
   }
 }

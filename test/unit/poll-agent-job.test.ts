@@ -171,6 +171,20 @@ test('an unchanged terminal read is returned once the time asked for has come', 
   expect(result.sawActive).toBe(false);
 });
 
+test("an unchanged terminal read inside the settle window is read again when the window ends, not at the schedule's next point", async () => {
+  const { ref, job } = freshJob();
+  // The next planned point is ten minutes away: without the read at the window's end the attempt would hand the wait
+  // to the retry timer instead of answering.
+  const request = waitRequest(ref, jobState(job), 10 * 60_000, {
+    acceptUnchangedFromMs: Date.now() + 300,
+    readAtOnce: true,
+  });
+  const result = await run(request).done;
+  expect(result.job.status).toBe('completed');
+  expect(result.polls).toBe(2);
+  expect(loopback.simulator.counts(ref.projectId, ref.jobId).gets).toBe(2);
+});
+
 test('three bodies in a row that break the contract end the wait with a non-retryable contract violation', async () => {
   const { ref, job } = freshJob({ faults: [{ operation: 'get', kind: 'invalid-schema' }] });
   const failure = await failureOf(run(waitRequest(ref, jobState(job), 100)).done);

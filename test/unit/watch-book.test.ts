@@ -1,6 +1,6 @@
 import type { AgentJob } from '../../src/kernel/agent-job';
 import { isAnswerTo, isEarlierAnswer } from '../../src/workflows/follow-up/watch-answer';
-import { readFailed, readSucceeded, ReaderBook } from '../../src/workflows/job-watcher/reader-book';
+import { nextReadAfter, readFailed, readSucceeded, ReaderBook } from '../../src/workflows/job-watcher/reader-book';
 import { watchShardOf, WatcherBook } from '../../src/workflows/job-watcher/watcher-book';
 import { reservedWorkflowIdProblem } from '../../src/workflows/follow-up/workflow-id-owner';
 import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';
@@ -296,6 +296,31 @@ describe('ReaderBook', () => {
     const wait = book.get('followup/p/j/1')!;
     expect(readSucceeded(wait, job('completed'), T0 + 20_000, T0 + 20_000).answer).toBe(false);
     expect(readSucceeded(wait, job('completed'), T0 + 40_000, T0 + 40_000).answer).toBe(true);
+  });
+
+  test("a job found ended, unchanged, inside the settle window is read again when the window ends, if that comes before the schedule's next point, and not early", () => {
+    const book = new ReaderBook();
+    const known = { status: 'completed', prLink: null, archivedAt: null };
+    const settling = registration({ known, acceptUnchangedFromMs: T0 + 20_000 });
+    const pastDeadline = registration({
+      workflowId: 'past-deadline',
+      known,
+      acceptUnchangedFromMs: schedule.deadlineMs + 1,
+    });
+    book.apply({ version: 1, full: true, upserts: [settling, pastDeadline], removed: [], refused: [] }, T0);
+    const wait = book.get('followup/p/j/1')!;
+    // Points at T0+5 s, 15 s, 35 s: the window's end (20 s) comes before the third.
+    readSucceeded(wait, job('completed'), T0 + 5_000, T0 + 5_000);
+    expect(wait.dueAtMs).toBe(T0 + 15_000);
+    readSucceeded(wait, job('completed'), T0 + 15_000, T0 + 15_000);
+    expect(wait.dueAtMs).toBe(T0 + 20_000);
+    expect(book.due(T0 + 19_000, 10, true).map((due) => due.registration.workflowId)).not.toContain('followup/p/j/1');
+    expect(readSucceeded(wait, job('completed'), T0 + 20_000, T0 + 20_000).answer).toBe(true);
+    // A window that ends past the deadline changes nothing; nor does a read that is not the known end.
+    const late = book.get('past-deadline')!;
+    readSucceeded(late, job('completed'), T0 + 15_000, T0 + 15_000);
+    expect(late.dueAtMs).toBe(T0 + 35_000);
+    expect(nextReadAfter(settling, job('failed'), T0 + 35_000)).toBe(T0 + 35_000);
   });
 
   test('failed reads are counted from the first; Retry-After moves the next read, or past the deadline says so', () => {

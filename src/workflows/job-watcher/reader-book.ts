@@ -42,6 +42,27 @@ export function isAnswer(
   );
 }
 
+/**
+ * When the next read is due after one that did not answer: the schedule's next point, or sooner the moment the read's
+ * result would be accepted unchanged (a job found ended and waiting out the settle window), so a follow-up whose job
+ * ended early is answered when the window ends, not at the schedule's next point, up to a gap later.
+ */
+export function nextReadAfter(
+  registration: Pick<WatchRegistration, 'known' | 'acceptUnchangedFromMs' | 'schedule'>,
+  job: AgentJob,
+  planned: number | null,
+): number | null {
+  const settledAtMs = registration.acceptUnchangedFromMs;
+  const settling =
+    settledAtMs !== null &&
+    settledAtMs < registration.schedule.deadlineMs &&
+    isTerminal(job.status) &&
+    registration.known !== null &&
+    sameJobState(jobState(job), registration.known);
+  if (!settling) return planned;
+  return planned === null ? settledAtMs : Math.min(planned, settledAtMs);
+}
+
 /** When a wait new to the book is first read: its next planned poll, or at once the one missed while no one read. */
 function firstDue(registration: WatchRegistration, nowMs: number, unreadSinceMs: number | null): number | null {
   if (unreadSinceMs !== null) {
@@ -111,7 +132,12 @@ export class ReaderBook {
     const due: WatchedWait[] = [];
     for (const wait of this.waits.values()) {
       if (wait.answered || wait.reading || wait.dueAtMs === null) continue;
-      if (wait.dueAtMs <= nowMs + (early ? earlyByMs(wait.registration.schedule, wait.dueAtMs) : 0)) due.push(wait);
+      // The read at the settle window's end is not taken along early: before it, an unchanged end does not answer.
+      const earlyMs =
+        early && wait.dueAtMs !== wait.registration.acceptUnchangedFromMs
+          ? earlyByMs(wait.registration.schedule, wait.dueAtMs)
+          : 0;
+      if (wait.dueAtMs <= nowMs + earlyMs) due.push(wait);
     }
     return due.sort((a, b) => (a.dueAtMs as number) - (b.dueAtMs as number)).slice(0, limit);
   }
@@ -166,7 +192,7 @@ export function readSucceeded(
   wait.invalidReads = 0;
   const answer = isAnswer(wait.registration, job, readAtMs);
   if (answer) wait.answered = true;
-  else wait.dueAtMs = nextAfter(wait, nowMs);
+  else wait.dueAtMs = nextReadAfter(wait.registration, job, nextAfter(wait, nowMs));
   return { answer, recovered };
 }
 

@@ -306,6 +306,8 @@ test('a read asked for that fails goes to the watcher: it reads again at once an
     polling: { initialInterval: '1h', maxInterval: '1h', timeout: '2h', settleWindow: '1s' },
   });
   await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register after its send');
+  const watcher = (await heldWaits(h, taskQueue, SHARDS)).find(({ wait }) => wait.workflowId === workflowId)!.watcher;
+  const runBefore = (await watcher.describe()).runId;
   const readsBefore = h.simulator.counts(job.projectId, job.jobId).gets;
   h.simulator.setJobFaults(job.projectId, job.jobId, [{ operation: 'get', kind: 'status', status: 500, times: 2 }]);
   await followUps.pollNow(workflowId);
@@ -317,7 +319,12 @@ test('a read asked for that fails goes to the watcher: it reads again at once an
   const progress = await followUps.progress(workflowId);
   expect(progress.phase).toBe('waiting');
   expect(progress.lastError).toMatch(/HTTP 500/);
-  expect(h.simulator.counts(job.projectId, job.jobId).gets).toBe(readsBefore + 2);
+  // A watcher that continued as new meanwhile (the test server suggests it at 60 events) carries the wait as it was
+  // registered, "read at once", and its next reader reads it once more.
+  const continued = (await watcher.describe()).runId !== runBefore;
+  const reads = h.simulator.counts(job.projectId, job.jobId).gets - readsBefore;
+  if (continued) expect([2, 3]).toContain(reads);
+  else expect(reads).toBe(2);
   await followUps.cancel(workflowId);
   expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
   await waitFor(async () => !(await watched()).includes(workflowId), 'the watcher to forget the cancelled wait');

@@ -5,6 +5,7 @@
  * runs of the follow-up did with the message, and, for the coordinator, asking whether a follow-up still runs.
  */
 import type { CheckedIn, CheckInRequest } from '../workflows/activity-contract';
+import type { AgentJob, JobRef } from '../kernel/agent-job';
 import type { ProjectCoordinatorWorkflow } from '../workflows/project-coordinator/messages';
 import { setTimeout as delay } from 'node:timers/promises';
 import { status as GrpcStatus } from '@grpc/grpc-js';
@@ -78,8 +79,22 @@ const REFUSED_PAUSE = { firstMs: 500, maxMs: 5_000 } as const;
 /** Check-ins of one worker process in flight to one coordinator, below Temporal's 10 updates in flight per workflow. */
 const CHECK_INS_IN_FLIGHT_PER_COORDINATOR = 4;
 
-/** Builds the coordination activities around a Temporal client of the worker's connection. */
-export function createCoordinationActivities(client: Client, settings: CoordinationSettings, notifyUrl?: string) {
+/** How long the read made with a check-in may take: past it the follow-up reads by its usual path. */
+const READ_AT_CHECK_IN_MS = 5_000;
+
+/** One GET of a job, as the activities make it (counted, under the API client's own timeout). */
+export type ReadJob = (ref: JobRef, signal: AbortSignal) => Promise<AgentJob>;
+
+/**
+ * Builds the coordination activities around a Temporal client of the worker's connection; `readJob` makes the read
+ * before the send when a check-in gives the job at once.
+ */
+export function createCoordinationActivities(
+  client: Client,
+  settings: CoordinationSettings,
+  readJob: ReadJob,
+  notifyUrl?: string,
+) {
   const findEarlierDelivery = createFindEarlierDelivery(client);
   const findEarlierFollowUps = createFindEarlierFollowUps(client);
   const defaultSendsPerHour = createDefaultBudgetReader(client, settings.sendsPerHour);
@@ -108,6 +123,8 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
         defaultLimit: sendsPerHour,
       };
       const answer = await enterCoordinator(request, enter, sendsPerHour);
+      const given = answer.standing?.workflowId === request.workflowId && answer.standing.ticket === request.ticket;
+      const jobRead = request.readJob === true && earlier === null && given ? await readAtCheckIn(request) : undefined;
       return {
         earlier,
         recheckAfterMs: recheckAfterMs(settings.windowMs ?? HOUR_MS),
@@ -116,6 +133,7 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
         ...(notifyUrl !== undefined ? { notifyUrl } : {}),
         standing: answer.standing,
         notice: answer.notice,
+        ...(jobRead ? { jobRead } : {}),
       };
     },
 
@@ -129,6 +147,23 @@ export function createCoordinationActivities(client: Client, settings: Coordinat
       }
     },
   };
+
+  /**
+   * The read before the send, made with the check-in that gave the job. Only a shortcut: a read that fails or is slow
+   * decides nothing (it is logged and dropped), and the follow-up reads by its usual path, under the read rules.
+   */
+  async function readAtCheckIn(ref: JobRef): Promise<{ job: AgentJob; readAtMs: number } | undefined> {
+    const signal = AbortSignal.any([Context.current().cancellationSignal, AbortSignal.timeout(READ_AT_CHECK_IN_MS)]);
+    try {
+      const job = await readJob({ projectId: ref.projectId, jobId: ref.jobId }, signal);
+      return { job, readAtMs: Date.now() };
+    } catch (error) {
+      log.info('The read with the check-in failed; the follow-up reads the job itself', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return undefined;
+    }
+  }
 
   /**
    * The check-in itself, tried again within the attempt while the coordinator refuses it for now (closing its run,

@@ -138,7 +138,12 @@ export function createActivities({
         temporal.workflow.getHandle(workflowId, runId).signal(readTroubleSignal, trouble),
     }),
 
-    ...createCoordinationActivities(temporal, coordination, notify.defaultUrl),
+    ...createCoordinationActivities(
+      temporal,
+      coordination,
+      (ref, signal) => countedApiCall('get_job', () => api.getAgentJob(ref, signal)),
+      notify.defaultUrl,
+    ),
 
     watchJobs: createWatchJobs(api, temporal, stopping, startWatching, wakeups),
     readWatchedJobs: createReadWatchedJobs(api, temporal, stopping),

@@ -104,6 +104,12 @@ export interface CheckInRequest {
   findEarlier: boolean;
   /** Which check-in of the run this is: with the run id, the update's id, so a retried attempt is taken once. */
   sequence?: number;
+  /**
+   * Read the job too when the check-in gives the job at once and no earlier run left a send to settle: the read
+   * before the send, made here rather than by an activity of its own (a workflow task and an activity task fewer
+   * between a follow-up's start and its send).
+   */
+  readJob?: boolean;
 }
 
 export interface CheckedIn {
@@ -119,6 +125,11 @@ export interface CheckedIn {
   standing?: TurnGrant | null;
   /** What it waits for, when it waits. */
   notice?: QueueNotice | null;
+  /**
+   * The job as read right after the check-in gave the job (`readJob`); absent when not asked, not given at once, or
+   * the read failed (the follow-up then reads by its usual path, under the read rules).
+   */
+  jobRead?: { job: AgentJob; readAtMs: number };
 }
 
 export interface WatchJobsRequest {

@@ -7,6 +7,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { AgentApiClient } from '../../src/agent-api/http-client';
 import { FollowUpErrorType, type FollowUpDeliveryUnknownDetails } from '../../src/kernel/types';
 import { AgentApiSimulator } from '../../src/simulator/simulator';
+import { followUpWorkflowId } from '../../src/client';
 import { createHarness, FAST_POLLING, TEST_API_KEY, uniqueJob, waitFor, type Harness } from '../support/harness';
 
 let h: Harness;
@@ -104,6 +105,31 @@ test('a job busy with earlier work is waited for: the message goes out once it i
   const counts = h.simulator.counts(ref.projectId, ref.jobId);
   expect(counts).toMatchObject({ posts: 1, messagesAccepted: 1 });
   expect(counts.statusesAtSend).toEqual(['completed']);
+});
+
+test('on a free lane the job is read with the check-in: no activity of its own between the check-in and the send', async () => {
+  const ref = uniqueJob();
+  h.simulator.addJob({ ...ref, workMs: 500 });
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue);
+  const input = { ...ref, prompt: 'Please add tests', polling: FAST_POLLING };
+  const { result } = await worker.runUntil(h.followUps(taskQueue).startAndWait(input));
+  expect(result.outcome).toBe('completed');
+  const history = await h.client.workflow
+    .getHandle(followUpWorkflowId(h.followUps(taskQueue).validate(input)))
+    .fetchHistory();
+  const activityTypes = (history.events ?? []).flatMap(
+    (event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+  );
+  expect(activityTypes.slice(0, activityTypes.indexOf('sendFollowUpMessage') + 1)).toEqual([
+    'checkIn',
+    'sendFollowUpMessage',
+  ]);
+  // The read was made all the same: the message found the job idle, and went out once.
+  const counts = h.simulator.counts(ref.projectId, ref.jobId);
+  expect(counts).toMatchObject({ posts: 1, messagesAccepted: 1 });
+  expect(counts.statusesAtSend).toEqual(['completed']);
+  expect(counts.gets).toBeGreaterThanOrEqual(2);
 });
 
 test("with onAmbiguousSend 'retry' the resend carries the same Idempotency-Key, and an API that honours it applies it once", async () => {

@@ -68,7 +68,7 @@ export function checkIn(request: CheckInRequest): Promise<CheckedIn> {
     startToCloseTimeout: '30s',
     retry: { initialInterval: '1s', maximumInterval: '30s' },
     summary: request.findEarlier
-      ? "check in with the project's coordinator and look for an earlier run that sent the message"
+      ? "check in with the project's coordinator, look for an earlier run that sent the message, and read the job if given it"
       : "ask the project's coordinator for a send slot",
   });
   return check(request);

@@ -173,11 +173,14 @@ export async function deliver(
  */
 async function readIdleJob(run: FollowUpRun, turn: ProjectTurn, pollNow: PollNow): Promise<AgentJob> {
   run.enter('starting');
-  let read = await pollAgentJob(
-    { ...run.ref, known: null, acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce: true },
-    run.deadlineMs,
-    `read job ${run.ref.jobId} before sending`,
-  );
+  const readWithCheckIn = turn.takeJobRead();
+  let read = readWithCheckIn
+    ? { job: readWithCheckIn.job, polls: 1 }
+    : await pollAgentJob(
+        { ...run.ref, known: null, acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce: true },
+        run.deadlineMs,
+        `read job ${run.ref.jobId} before sending`,
+      );
   run.observe(read.job, read.polls);
   // A slot held through a wait of unknown length would keep the project's other sends waiting for its answer.
   if (!isTerminal(read.job.status)) await turn.giveBack();

@@ -25,6 +25,7 @@ import {
   type TurnGrant,
 } from '../project-coordinator/project-coordination';
 import type { DeliveryRecord } from '../../kernel/types';
+import type { AgentJob } from '../../kernel/agent-job';
 import { checkIn } from './activity-proxies';
 import type { FollowUpRun } from './follow-up-run';
 import { leaveSignal, slotOutcomeSignal, queueNoticeSignal, turnSignal } from '../project-coordinator/messages';
@@ -68,6 +69,8 @@ export class ProjectTurn {
    */
   private readonly ticket = workflowInfo().firstExecutionRunId;
   private readonly tickets = new Set([this.ticket]);
+  /** The job as the check-in that gave it read it, until the read before the send takes it. */
+  private jobRead: { job: AgentJob; readAtMs: number } | null = null;
 
   constructor(private readonly run: FollowUpRun) {
     this.holds = run.holdsLane;
@@ -154,6 +157,13 @@ export class ProjectTurn {
     }
   }
 
+  /** The read the check-in made when it gave the job, once: the first read before the send. */
+  takeJobRead(): { job: AgentJob; readAtMs: number } | null {
+    const read = this.jobRead;
+    this.jobRead = null;
+    return read;
+  }
+
   /** Where the send under `slot` tells the coordinator it was accepted, when the coordinator awaits that answer. */
   acceptedSlot(slot: HeldSlot): { tellAccepted?: AcceptedSlot } {
     if (slot.tellAnswer !== true) return {};
@@ -210,9 +220,11 @@ export class ProjectTurn {
     if (this.holds) return null;
     this.run.queued(null);
     this.awaited = this.nextKey();
-    const checkedIn = await checkIn(this.checkInRequest(this.awaited, true));
+    const checkedIn = await checkIn({ ...this.checkInRequest(this.awaited, true), readJob: true });
     this.noteCheckIn(checkedIn);
     const { earlier } = checkedIn;
+    // Read after the job was this run's: the job as the send will find it (unless the send must wait).
+    if (this.holds && earlier === null && checkedIn.jobRead) this.jobRead = checkedIn.jobRead;
     if (earlier?.state === 'delivered') this.awaited = null;
     if (!(await this.waitFor(() => this.holds, `job ${this.run.ref.jobId}`))) {
       throw this.run.timedOut('earlier follow-ups to the job were still running; nothing was sent');

@@ -104,7 +104,7 @@ export function createWatchJobs(
   startWatching: StartWatching,
   wakeups = new ReaderWakeups(),
 ) {
-  return async function watchJobs({ watcherId }: WatchJobsRequest): Promise<void> {
+  return async function watchJobs({ watcherId, reader }: WatchJobsRequest): Promise<void> {
     const context = Context.current();
     // Each read in flight listens for the attempt's cancellation.
     setMaxListeners(READS_AT_ONCE + 8, context.cancellationSignal);
@@ -340,7 +340,7 @@ export function createWatchJobs(
      * Refused otherwise, or failed: the clock refreshes the book until it is tried again.
      */
     function awaitChanges(asks: number): Promise<void> {
-      const look = { version: book.version, asks, attempt: context.info.attempt };
+      const look = { version: book.version, asks, attempt: context.info.attempt, ...(reader ? { reader } : {}) };
       const ended = AbortSignal.any([context.cancellationSignal, stopping]);
       return temporal
         .withAbortSignal(ended, async () => {

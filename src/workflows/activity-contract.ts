@@ -135,6 +135,11 @@ export interface CheckedIn {
 export interface WatchJobsRequest {
   /** The watcher workflow this activity reads for. */
   watcherId: string;
+  /**
+   * The name the watcher drew for this reader (absent from a watcher of an earlier build): its `awaitChanges` looks
+   * carry it, and the watcher takes no look without it, so one sent from elsewhere cannot end or shut out the reader's.
+   */
+  reader?: string;
 }
 
 /**

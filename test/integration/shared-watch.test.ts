@@ -10,6 +10,8 @@ import {
   WorkflowUpdateStage,
 } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { setTimeout } from 'node:timers/promises';
 import { Worker } from '@temporalio/worker';
 import { ExitCode } from '../../src/cli';
 import type { FollowUpInput, FollowUpOutcome, FollowUpStatus } from '../../src/client';
@@ -745,7 +747,7 @@ describe('status asks the watcher for the live figures', () => {
     expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
   });
 
-  test("a long reader waits on the watcher's awaitChanges between changes; looks from anyone else are refused without history: malformed, behind the book, of an earlier attempt, beside the reader's own, or of later attempts more than once a heartbeat timeout", async () => {
+  test("a long reader waits on the watcher's awaitChanges between changes; looks from anyone else are refused without history: malformed, without the reader's name, behind the book, of an earlier attempt, beside the reader's own, or of later attempts more than once a heartbeat timeout", async () => {
     const queue = long.taskQueue;
     const job = uniqueJob('long-looks');
     h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
@@ -787,17 +789,32 @@ describe('status asks the watcher for the live figures', () => {
     }, "the reader's look to be taken while it reads");
     const described = await watcher.describe();
     const attempt = described.raw.pendingActivities?.[0]?.attempt ?? 1;
+    // The name the run gave its long reader, in the reading activity's input.
+    const readerName = async (run: string): Promise<string> => {
+      const history = await h.client.workflow.getHandle(watcherOf(job, queue), run).fetchHistory();
+      const inputs = (history.events ?? []).flatMap((event) => {
+        const scheduled = event.activityTaskScheduledEventAttributes;
+        return scheduled?.activityType?.name === 'watchJobs' ? (scheduled.input?.payloads ?? []) : [];
+      });
+      const name = (defaultPayloadConverter.fromPayload(inputs.at(-1)!) as { reader?: string }).reader;
+      expect(typeof name).toBe('string');
+      return name!;
+    };
     const run = h.client.workflow.getHandle(watcherOf(job, queue), described.runId);
     const book = await run.query(watchChangesQuery, 0);
     const asks = book.asks ?? 0;
+    const reader = await readerName(described.runId);
     const before = await looks(described.runId);
     for (const look of [
       'garbage',
-      { version: -1, asks, attempt },
-      { version: book.version - 1, asks, attempt },
-      { version: book.version, asks: asks + 1, attempt },
-      { version: book.version, asks, attempt: attempt - 1 },
-      { version: book.version, asks, attempt },
+      { version: -1, asks, attempt, reader },
+      // Right in every figure but the reader's name: absent, or another.
+      { version: book.version, asks, attempt: attempt + 1 },
+      { version: book.version, asks, attempt: attempt + 1, reader: 'someone-else' },
+      { version: book.version - 1, asks, attempt, reader },
+      { version: book.version, asks: asks + 1, attempt, reader },
+      { version: book.version, asks, attempt: attempt - 1, reader },
+      { version: book.version, asks, attempt, reader },
     ]) {
       const sent = run.executeUpdate(awaitChangesUpdate, { args: [look as never] });
       expect(
@@ -822,15 +839,30 @@ describe('status asks the watcher for the live figures', () => {
       return latest.accepted > latest.completed;
     }, 'a new look taken');
 
-    // Looks of ever later attempts, as a forger would send to end the reader's: one may end a look older than the
-    // heartbeat timeout (10 s), the rest are refused unwritten, so at most one is taken per timeout that passed.
+    // Looks of ever later attempts, as a forger would send to end the reader's: without the reader's name none is
+    // taken; with it (read from the history) one may end a look older than the heartbeat timeout (10 s), the rest are
+    // refused unwritten, so at most one is taken per timeout that passed.
     const latest = await watcher.describe();
     const latestRun = h.client.workflow.getHandle(watcherOf(job, queue), latest.runId);
     const current = await latestRun.query(watchChangesQuery, 0);
+    // Past the heartbeat timeout since the waiting look was taken: a later attempt with the name would now end it.
+    await setTimeout(11_000);
+    const beforeBlind = await looks(latest.runId);
+    for (let later = 1; later <= 50; later += 1) {
+      const look = { version: current.version, asks: current.asks ?? 0, attempt: attempt + 1_000 + later };
+      await latestRun.startUpdate(awaitChangesUpdate, { args: [look], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    }
+    expect((await looks(latest.runId)).accepted).toBe(beforeBlind.accepted);
+    const latestReader = await readerName(latest.runId);
     const beforeRising = await looks(latest.runId);
     const risingFromMs = Date.now();
     for (let later = 1; later <= 100; later += 1) {
-      const look = { version: current.version, asks: current.asks ?? 0, attempt: attempt + 1_000 + later };
+      const look = {
+        version: current.version,
+        asks: current.asks ?? 0,
+        attempt: attempt + 1_000 + later,
+        reader: latestReader,
+      };
       // Answered once taken or refused (a refusal is the handle's outcome); a look taken waits for a change.
       await latestRun.startUpdate(awaitChangesUpdate, { args: [look], waitForStage: WorkflowUpdateStage.ACCEPTED });
     }

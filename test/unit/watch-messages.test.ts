@@ -1,4 +1,5 @@
 import {
+  checkBookLook,
   checkReadTrouble,
   checkRegistration,
   checkReports,
@@ -99,4 +100,24 @@ test('checkReadTrouble takes a trouble or null, and nothing malformed', () => {
     { since: 's', lastError: 'x', failedReads: -1 },
   ])
     expect(checkReadTrouble(bad)).toBeNull();
+});
+
+test("checkBookLook takes the reader's figures and its name, and nothing malformed", () => {
+  expect(checkBookLook({ version: 3, asks: 0, attempt: 1, reader: 'name-1' })).toEqual({
+    version: 3,
+    asks: 0,
+    attempt: 1,
+    reader: 'name-1',
+  });
+  // A reader of an earlier build sends no name; the watcher then refuses the look (it is not its reader's).
+  expect(checkBookLook({ version: 3, asks: 0, attempt: 1 })).toEqual({ version: 3, asks: 0, attempt: 1 });
+  for (const look of [
+    null,
+    'look',
+    { version: -1, asks: 0, attempt: 1 },
+    { version: 3, asks: 0.5, attempt: 1 },
+    { version: 3, asks: 0, attempt: 1, reader: '' },
+    { version: 3, asks: 0, attempt: 1, reader: 7 },
+  ])
+    expect(checkBookLook(look)).toBeNull();
 });

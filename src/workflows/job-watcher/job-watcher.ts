@@ -22,6 +22,7 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import { WATCH_BOOK_LIMIT_BYTES, WatcherBook } from './watcher-book';
@@ -100,10 +101,10 @@ interface Reading {
   stop(): Promise<number>;
 }
 
-function readLong(): Reading {
+function readLong(name: string): Reading {
   const scope = new CancellationScope();
   const reader = scope
-    .run(() => watchJobs({ watcherId: workflowInfo().workflowId }))
+    .run(() => watchJobs({ watcherId: workflowInfo().workflowId, reader: name }))
     .catch((error: unknown) => {
       if (!isCancellation(error)) log.warn('The watch activity ended', { error: String(error) });
     });
@@ -156,6 +157,8 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   let readerStopping = false;
   /** The latest attempt of the long reader that waits on `awaitChanges`: an earlier attempt's wait (it died) ends. */
   let readerAttempt = 0;
+  /** The name drawn for the long reader now running: a look without it is not its own. */
+  let readerName = '';
   let looksWaiting = 0;
   /** When the waiting look was taken: only a look taken a heartbeat timeout before may be ended by a later attempt's. */
   let lookTakenAtMs = 0;
@@ -203,9 +206,10 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       return { version: book.changeVersion, asks, stop: readerStopping };
     },
     {
-      // Refusals write nothing: a look that is malformed, behind the book, from an earlier attempt of the reader,
-      // beside one of the same attempt already waiting, or of a later attempt while the waiting one is younger than
-      // the heartbeat timeout (a forger's rising attempts can end a look at most once per timeout).
+      // Refusals write nothing: a look that is malformed, without the name drawn for the reader (one sent from
+      // elsewhere), behind the book, from an earlier attempt of the reader, beside one of the same attempt already
+      // waiting, or of a later attempt while the waiting one is younger than the heartbeat timeout (someone who read
+      // the name in the history and sends rising attempts can end a look at most once per timeout).
       validator: (look) => {
         const checked = checkBookLook(look);
         if (!checked)
@@ -214,6 +218,12 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
           throw ApplicationFailure.create({
             type: 'NotReadingLong',
             message: 'this watcher has no long reader now',
+            nonRetryable: true,
+          });
+        if (checked.reader !== readerName)
+          throw ApplicationFailure.create({
+            type: 'NotThisReader',
+            message: "the look does not carry the name this watcher gave its reader (the watchJobs activity's input)",
             nonRetryable: true,
           });
         if (checked.version !== book.changeVersion || checked.asks !== asks)
@@ -318,9 +328,10 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     readingLong = long;
     readerStopping = false;
     readerAttempt = 0;
+    readerName = long ? uuid4() : '';
     // A turn's reads come back from an activity: a point in history where the growth can be noted (noted-growth.ts).
     return long
-      ? readLong()
+      ? readLong(readerName)
       : readByTimers(book, () => {
           growth.note();
           showDetails();

@@ -32,6 +32,8 @@ export interface BookLook {
   version: number;
   asks: number;
   attempt: number;
+  /** The name the watcher gave the reader in its activity's input (WatchJobsRequest.reader). */
+  reader?: string;
 }
 
 /** The answer to `awaitChanges`: the book's version and asks now, and whether the reader is to stop. */

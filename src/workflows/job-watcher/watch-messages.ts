@@ -14,9 +14,15 @@ import { type BookLook, type Unwatch, type WatchRegistration, type WaitReadRepor
 /** An `awaitChanges` look at the book, or null. */
 export function checkBookLook(value: unknown): BookLook | null {
   if (!isObject(value)) return null;
-  const { version, asks, attempt } = value;
+  const { version, asks, attempt, reader } = value;
   if (![version, asks, attempt].every((n) => isWholeNumber(n) && n >= 0)) return null;
-  return { version: version as number, asks: asks as number, attempt: attempt as number };
+  if (reader !== undefined && !isId(reader)) return null;
+  return {
+    version: version as number,
+    asks: asks as number,
+    attempt: attempt as number,
+    ...(reader !== undefined ? { reader: reader as string } : {}),
+  };
 }
 
 /** A `watchJob` registration, as kept, or null. */

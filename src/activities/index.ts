@@ -10,6 +10,7 @@ import type {
   SentMessage,
 } from '../workflows/activity-contract';
 import { attemptClock } from './attempt-clock';
+import { setTimeout as delay } from 'node:timers/promises';
 import { ApplicationFailure, CancelledFailure, Context, log } from '@temporalio/activity';
 import { ensureApplicationFailure } from '@temporalio/common';
 import { ActivityCancelledError, type Client } from '@temporalio/client';
@@ -221,9 +222,11 @@ export function createActivities({
       replyTo: watch.replyTo,
     };
     try {
-      await temporal.withDeadline(Date.now() + FIRST_WAIT_REGISTRATION_MS, () =>
-        startWatching(watcherFor(watch.watcherId), registration),
-      );
+      // Not a deadline on the call: the signal goes with others gathered for the watcher, outside this context.
+      const registered = startWatching(watcherFor(watch.watcherId), registration);
+      const timer = delay(FIRST_WAIT_REGISTRATION_MS, 'late' as const, { ref: false });
+      if ((await Promise.race([registered, timer])) === 'late')
+        throw new Error(`no answer within ${FIRST_WAIT_REGISTRATION_MS} ms`);
       return registration;
     } catch (error) {
       log.warn(

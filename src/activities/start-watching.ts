@@ -8,7 +8,11 @@ import { ApplicationFailure, log } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { JobWatcherWorkflow, WatcherStart } from '../workflows/job-watcher/messages';
 import { JOB_WATCHER_WORKFLOW_TYPE, WATCHER_ID_TAKEN } from '../kernel/workflow-ids';
-import { watchJobSignal, type WatchRegistration } from '../workflows/job-watcher/messages';
+import {
+  REGISTRATIONS_PER_SIGNAL,
+  watchJobBatchSignal,
+  type WatchRegistration,
+} from '../workflows/job-watcher/messages';
 import type { CoordinationSettings } from './coordination';
 import type { ReaderWakeups } from './reader-wakeups';
 
@@ -31,23 +35,46 @@ export function watcherStartOf(coordination: CoordinationSettings): WatcherStart
   };
 }
 
+/** How long a registration waits for others to the same watcher to go in its signal. */
+const GATHER_MS = 20;
+
+interface Gathered {
+  address: WatcherAddress;
+  registrations: WatchRegistration[];
+  settle: Array<{ resolve: () => void; reject: (error: unknown) => void }>;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
 /**
- * Signals `registration` to its watcher, starting the watcher if none runs. The run that took the signal is checked
- * once per worker (one describe per watcher run; a watcher continues as new every few thousand signals): a foreign one
- * fails the registration with WatcherIdTaken, logged once per run as an error with the fix.
+ * Signals `registration` to its watcher, starting the watcher if none runs. The registrations this worker makes to one
+ * watcher within GATHER_MS go in one signal (`watchJobBatch`), each answered when it is taken: a burst costs the
+ * watcher a signal per batch rather than one per wait. The run that took the signal is checked once per worker (one
+ * describe per watcher run; a watcher continues as new every few thousand signals): a foreign one fails the
+ * registrations with WatcherIdTaken, logged once per run as an error with the fix.
  */
 export function createStartWatching(temporal: Client, start: WatcherStart, wakeups?: ReaderWakeups): StartWatching {
   const ours = new Set<string>();
   const reportedForeign = new Set<string>();
-  return async ({ watcherId, taskQueue }, registration) => {
-    const handle = await temporal.workflow.signalWithStart<JobWatcherWorkflow, [WatchRegistration]>(
+  const gathering = new Map<string, Gathered>();
+  const send = async (gathered: Gathered): Promise<void> => {
+    if (gathering.get(gathered.address.watcherId) === gathered) gathering.delete(gathered.address.watcherId);
+    clearTimeout(gathered.timer);
+    try {
+      await signal(gathered.address, gathered.registrations);
+      for (const { resolve } of gathered.settle) resolve();
+    } catch (error) {
+      for (const { reject } of gathered.settle) reject(error);
+    }
+  };
+  const signal = async ({ watcherId, taskQueue }: WatcherAddress, registrations: WatchRegistration[]) => {
+    const handle = await temporal.workflow.signalWithStart<JobWatcherWorkflow, [WatchRegistration[]]>(
       JOB_WATCHER_WORKFLOW_TYPE,
       {
         workflowId: watcherId,
         taskQueue,
         args: [start],
-        signal: watchJobSignal,
-        signalArgs: [registration],
+        signal: watchJobBatchSignal,
+        signalArgs: [registrations],
         staticSummary: WATCHER_SUMMARY,
       },
     );
@@ -80,4 +107,17 @@ export function createStartWatching(temporal: Client, start: WatcherStart, wakeu
       details: [{ workflowId: watcherId, runId, workflowType: description.type }],
     });
   };
+  return (address, registration) =>
+    new Promise<void>((resolve, reject) => {
+      let gathered = gathering.get(address.watcherId);
+      if (!gathered) {
+        const opened: Gathered = { address, registrations: [], settle: [] };
+        opened.timer = setTimeout(() => void send(opened), GATHER_MS);
+        gathering.set(address.watcherId, opened);
+        gathered = opened;
+      }
+      gathered.registrations.push(registration);
+      gathered.settle.push({ resolve, reject });
+      if (gathered.registrations.length >= REGISTRATIONS_PER_SIGNAL) void send(gathered);
+    });
 }

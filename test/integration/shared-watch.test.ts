@@ -131,6 +131,7 @@ test("the send registers the first wait: the follow-up signals no registration o
     );
     expect(activities.filter((name) => name === 'registerWatch')).toHaveLength(answers.length - 1);
     expect(signalled).not.toContain('watchJob');
+    expect(signalled).not.toContain('watchJobBatch');
     // Every wait after the send shares one alarm, which no answer cancels: one timer event for all of them.
     const sentAt = events.findIndex(
       (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'sendFollowUpMessage',

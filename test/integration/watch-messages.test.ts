@@ -8,7 +8,12 @@ import { ASKED_READ_GAP } from '../../src/workflows/follow-up/asked-reads';
 import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { heldWaits, startWatchingWorker, type HeldWait, type WatchingWorker } from '../support/shard-watchers';
 import { jobAnswerSignal, readTroubleSignal } from '../../src/workflows/follow-up/messages';
-import { unwatchJobSignal, watchJobSignal, type WatchRegistration } from '../../src/workflows/job-watcher/messages';
+import {
+  unwatchJobSignal,
+  watchJobBatchSignal,
+  watchJobSignal,
+  type WatchRegistration,
+} from '../../src/workflows/job-watcher/messages';
 const SHARDS = 2;
 let h: Harness;
 let watching: WatchingWorker;
@@ -110,6 +115,7 @@ test('forged, stale and malformed answers change nothing: only the watcher’s a
   expect(progress.phase).toBe('waiting');
   expect(progress.lastStatus).toBe('active');
   expect((await heldWait(workflowId))?.replyTo).toBe(wait.replyTo);
+  expect((await heldWait(workflowId))?.round).toBe(wait.round);
 
   // Past the settle window (1 s), where a terminal read is the result at once.
   await waitFor(
@@ -193,6 +199,9 @@ test('malformed messages to a watcher and to a waiting follow-up change nothing:
     { ...wait, round: -1 },
   ];
   for (const message of garbage) await watcher.signal(watchJobSignal, message as never);
+  // The same in batches, and batches that are no list, empty or too long.
+  for (const batch of [garbage, null, 'x', [], Array.from({ length: 51 }, () => ({ ...wait, round: wait.round + 1 }))])
+    await watcher.signal(watchJobBatchSignal, batch as never);
   // Well-formed but not knowing the wait's name: the follow-up's own leave and its watcher's answers carry it.
   const unwatches: unknown[] = [
     null,

@@ -36,10 +36,12 @@ function temporalThat(fails: boolean, refusesRecord = false) {
     workflow: {
       signalWithStart: async (
         type: string,
-        options: { workflowId: string; taskQueue: string; signalArgs: [WatchRegistration] },
+        options: { workflowId: string; taskQueue: string; signal: { name: string }; signalArgs: [WatchRegistration[]] },
       ) => {
         if (fails) throw new Error('Temporal is unreachable');
-        calls.push({ workflowId: options.workflowId, registration: options.signalArgs[0] });
+        // Registrations go in batches (`watchJobBatch`): this test's one send makes a batch of one.
+        expect(options.signal.name).toBe('watchJobBatch');
+        for (const registration of options.signalArgs[0]) calls.push({ workflowId: options.workflowId, registration });
         started = { type, taskQueue: options.taskQueue };
         return { signaledRunId: 'watcher-run-1' };
       },

@@ -40,6 +40,8 @@ import {
   watchedWaitQuery,
   watchFiguresUpdate,
   watchJobSignal,
+  watchJobBatchSignal,
+  REGISTRATIONS_PER_SIGNAL,
   type WatcherStart,
 } from './messages';
 import { isId } from '../../kernel/message-checks';
@@ -163,9 +165,7 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   /** When the waiting look was taken: only a look taken a heartbeat timeout before may be ended by a later attempt's. */
   let lookTakenAtMs = 0;
   const growth = new NotedGrowth();
-  setHandler(watchJobSignal, (message) => {
-    signals += 1;
-    growth.note();
+  const register = (message: unknown) => {
     const registration = checkRegistration(message);
     if (!registration) return void log.warn('Ignored a malformed watchJob registration');
     if (book.admit(registration, Date.now())) return;
@@ -178,6 +178,19 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
         limitBytes,
       });
     }
+  };
+  setHandler(watchJobSignal, (message) => {
+    signals += 1;
+    growth.note();
+    register(message);
+  });
+  // The registrations one worker made within a few milliseconds, in one signal (start-watching.ts).
+  setHandler(watchJobBatchSignal, (messages) => {
+    signals += 1;
+    growth.note();
+    if (!Array.isArray(messages) || messages.length === 0 || messages.length > REGISTRATIONS_PER_SIGNAL)
+      return void log.warn('Ignored a malformed watchJobBatch signal');
+    for (const message of messages) register(message);
   });
   setHandler(unwatchJobSignal, (message) => {
     signals += 1;

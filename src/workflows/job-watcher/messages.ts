@@ -8,6 +8,15 @@ import type { WaitRequest } from '../../kernel/poll-schedule';
 /** To a job watcher: watch this wait of a follow-up (replacing its earlier one). */
 export const watchJobSignal = signalNamed<[WatchRegistration]>('watchJob');
 
+/**
+ * To a job watcher: watch these waits, each as `watchJob` would. One worker's registrations to one watcher within a
+ * few milliseconds go together: a burst of one signal each was refused "Workflow is busy" (docs/BENCHMARKS.md).
+ */
+export const watchJobBatchSignal = signalNamed<[WatchRegistration[]]>('watchJobBatch');
+
+/** Registrations one `watchJobBatch` carries at most (the watcher ignores a larger one). */
+export const REGISTRATIONS_PER_SIGNAL = 50;
+
 /** To a job watcher: the follow-up's wait `replyTo` is no longer needed (it left, or its `round` was answered). */
 export const unwatchJobSignal = signalNamed<[Unwatch]>('unwatchJob');
 

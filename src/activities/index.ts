@@ -17,9 +17,9 @@ import { ActivityCancelledError, type Client } from '@temporalio/client';
 import type { ActivityInterceptors } from '@temporalio/worker';
 import type { AgentApiClient, JobRef, MessageRequest } from '../agent-api/http-client';
 import { SEND_NOT_RECORDED, SEND_SLOT_EXPIRED, type SendFailureDetails } from '../kernel/types';
-import { countedApiCall } from './api-metrics';
+import { apiCounters, countedApiCall } from './api-metrics';
 import { createCoordinationActivities, type CoordinationSettings } from './coordination';
-import { createPollAgentJob } from './poll-agent-job';
+import { createPollAgentJob, statusLabel } from './poll-agent-job';
 import { createAdoptBook } from './adopt-book';
 import { createReadWatchedJobs } from './read-watched-jobs';
 import { createWatchJobs } from './watch-jobs';
@@ -142,7 +142,12 @@ export function createActivities({
     ...createCoordinationActivities(
       temporal,
       coordination,
-      (ref, signal) => countedApiCall('get_job', () => api.getAgentJob(ref, signal)),
+      // A read like any other: counted by the status it saw, as the polling activities count theirs.
+      async (ref, signal) => {
+        const job = await countedApiCall('get_job', () => api.getAgentJob(ref, signal));
+        apiCounters(Context.current()).polls.add(1, { status: statusLabel(job.status) });
+        return job;
+      },
       notify.defaultUrl,
     ),
 

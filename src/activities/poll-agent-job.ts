@@ -281,6 +281,6 @@ function withRetryDelay(error: unknown, delayMs: number, checkpoint: PollCheckpo
 }
 
 /** Statuses outside the contract are bucketed, so an API that invents values cannot explode label cardinality. */
-function statusLabel(status: string): string {
+export function statusLabel(status: string): string {
   return isKnownStatus(status) ? status : 'other';
 }

@@ -152,11 +152,10 @@ export function createCoordinationActivities(
    * The read before the send, made with the check-in that gave the job. Only a shortcut: a read that fails or is slow
    * decides nothing (it is logged and dropped), and the follow-up reads by its usual path, under the read rules.
    */
-  async function readAtCheckIn(ref: JobRef): Promise<{ job: AgentJob; readAtMs: number } | undefined> {
+  async function readAtCheckIn(ref: JobRef): Promise<AgentJob | undefined> {
     const signal = AbortSignal.any([Context.current().cancellationSignal, AbortSignal.timeout(READ_AT_CHECK_IN_MS)]);
     try {
-      const job = await readJob({ projectId: ref.projectId, jobId: ref.jobId }, signal);
-      return { job, readAtMs: Date.now() };
+      return await readJob({ projectId: ref.projectId, jobId: ref.jobId }, signal);
     } catch (error) {
       log.info('The read with the check-in failed; the follow-up reads the job itself', {
         error: error instanceof Error ? error.message : String(error),

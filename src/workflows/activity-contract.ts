@@ -129,7 +129,7 @@ export interface CheckedIn {
    * The job as read right after the check-in gave the job (`readJob`); absent when not asked, not given at once, or
    * the read failed (the follow-up then reads by its usual path, under the read rules).
    */
-  jobRead?: { job: AgentJob; readAtMs: number };
+  jobRead?: AgentJob;
 }
 
 export interface WatchJobsRequest {

@@ -175,7 +175,7 @@ async function readIdleJob(run: FollowUpRun, turn: ProjectTurn, pollNow: PollNow
   run.enter('starting');
   const readWithCheckIn = turn.takeJobRead();
   let read = readWithCheckIn
-    ? { job: readWithCheckIn.job, polls: 1 }
+    ? { job: readWithCheckIn, polls: 1 }
     : await pollAgentJob(
         { ...run.ref, known: null, acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce: true },
         run.deadlineMs,

@@ -70,7 +70,7 @@ export class ProjectTurn {
   private readonly ticket = workflowInfo().firstExecutionRunId;
   private readonly tickets = new Set([this.ticket]);
   /** The job as the check-in that gave it read it, until the read before the send takes it. */
-  private jobRead: { job: AgentJob; readAtMs: number } | null = null;
+  private jobRead: AgentJob | null = null;
 
   constructor(private readonly run: FollowUpRun) {
     this.holds = run.holdsLane;
@@ -158,7 +158,7 @@ export class ProjectTurn {
   }
 
   /** The read the check-in made when it gave the job, once: the first read before the send. */
-  takeJobRead(): { job: AgentJob; readAtMs: number } | null {
+  takeJobRead(): AgentJob | null {
     const read = this.jobRead;
     this.jobRead = null;
     return read;

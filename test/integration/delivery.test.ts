@@ -3,11 +3,13 @@
  * NOT honour Idempotency-Key unless a test says so, so a second delivery would be counted, not hidden.
  */
 import { WorkflowFailedError } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import { ApplicationFailure } from '@temporalio/common';
 import { AgentApiClient } from '../../src/agent-api/http-client';
 import { FollowUpErrorType, type FollowUpDeliveryUnknownDetails } from '../../src/kernel/types';
 import { AgentApiSimulator } from '../../src/simulator/simulator';
 import { followUpWorkflowId } from '../../src/client';
+import { followUpStartMetadata } from '../../src/client/start-metadata';
 import { createHarness, FAST_POLLING, TEST_API_KEY, uniqueJob, waitFor, type Harness } from '../support/harness';
 
 let h: Harness;
@@ -107,7 +109,7 @@ test('a job busy with earlier work is waited for: the message goes out once it i
   expect(counts.statusesAtSend).toEqual(['completed']);
 });
 
-test('on a free lane the job is read with the check-in: no activity of its own between the check-in and the send', async () => {
+test('on a free lane the job is read with the check-in, a local activity: the send is the first activity task', async () => {
   const ref = uniqueJob();
   h.simulator.addJob({ ...ref, workMs: 500 });
   const taskQueue = h.taskQueue();
@@ -118,18 +120,61 @@ test('on a free lane the job is read with the check-in: no activity of its own b
   const history = await h.client.workflow
     .getHandle(followUpWorkflowId(h.followUps(taskQueue).validate(input)))
     .fetchHistory();
-  const activityTypes = (history.events ?? []).flatMap(
-    (event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
-  );
-  expect(activityTypes.slice(0, activityTypes.indexOf('sendFollowUpMessage') + 1)).toEqual([
-    'checkIn',
-    'sendFollowUpMessage',
-  ]);
+  const events = history.events ?? [];
+  const activityTypes = events.flatMap((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+  expect(activityTypes[0]).toBe('sendFollowUpMessage');
+  // The check-in ran in the workflow task that scheduled the send: its marker comes before the send.
+  const sendAt = events.findIndex((event) => event.activityTaskScheduledEventAttributes);
+  const markers = events.slice(0, sendAt).filter((event) => event.markerRecordedEventAttributes);
+  expect(markers).toHaveLength(1);
   // The read was made all the same: the message found the job idle, and went out once.
   const counts = h.simulator.counts(ref.projectId, ref.jobId);
   expect(counts).toMatchObject({ posts: 1, messagesAccepted: 1 });
   expect(counts.statusesAtSend).toEqual(['completed']);
   expect(counts.gets).toBeGreaterThanOrEqual(2);
+});
+
+test('a first check-in that outlasts its workflow task replays as it ran: the run keeps its deadline and its decisions', async () => {
+  const ref = uniqueJob();
+  // The read the check-in makes is held longer than the worker may keep a 2 s workflow task open, so the worker
+  // completes that task empty and goes on in the next one (a local activity's task heartbeat).
+  h.simulator.addJob({
+    ...ref,
+    workMs: 500,
+    faults: [{ operation: 'get', kind: 'latency', latencyMs: 2_500, times: 1 }],
+  });
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue);
+  const followUps = h.followUps(taskQueue);
+  const input = { ...ref, prompt: 'Please add tests', polling: FAST_POLLING };
+  const request = followUps.validate(input);
+  const workflowId = followUpWorkflowId(request);
+  await worker.runUntil(async () => {
+    // As the client starts it (its search attributes given, so its first task has nothing to write), with a short task.
+    await h.client.workflow.start('followUpWorkflow', {
+      taskQueue,
+      workflowId,
+      args: [input],
+      ...followUpStartMetadata(request),
+      workflowTaskTimeout: '2s',
+    });
+    expect((await followUps.result(workflowId)).outcome).toBe('completed');
+  });
+  const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
+  const events = history.events ?? [];
+  const marker = events.findIndex((event) => event.markerRecordedEventAttributes);
+  expect(
+    events.slice(0, marker).filter((event) => event.workflowTaskCompletedEventAttributes).length,
+  ).toBeGreaterThanOrEqual(2);
+  // Replayed from the start, as a new worker would after a crash: a decision that read the clock of the first task
+  // would differ here and fail with a nondeterminism error.
+  await expect(
+    Worker.runReplayHistory(
+      { workflowBundle: { codePath: process.env.TEST_WORKFLOW_BUNDLE ?? '' } },
+      history,
+      workflowId,
+    ),
+  ).resolves.toBeUndefined();
 });
 
 test("with onAmbiguousSend 'retry' the resend carries the same Idempotency-Key, and an API that honours it applies it once", async () => {

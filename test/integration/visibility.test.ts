@@ -230,7 +230,9 @@ describe('the Web UI shows what a follow-up is at a glance', () => {
       const history = await handle.fetchHistory();
       const activitySummaries = new Set<string>();
       for (const event of history.events ?? []) {
-        const payload = event.activityTaskScheduledEventAttributes ? event.userMetadata?.summary : undefined;
+        // The first check-in is a local activity: its summary is on its marker.
+        const step = event.activityTaskScheduledEventAttributes ?? event.markerRecordedEventAttributes;
+        const payload = step ? event.userMetadata?.summary : undefined;
         if (payload?.data) activitySummaries.add(Buffer.from(payload.data).toString('utf8'));
       }
       // One summary per kind of step; on a free lane the check-in reads the job, so no read of its own before the send.

@@ -2,7 +2,7 @@
  * The follow-up's activities as the workflow calls them, one timeout profile each. Types only from the activities
  * module: its code (HTTP, zod) never enters the workflow bundle.
  */
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import { pollHeartbeatTimeoutMs } from '../../kernel/poll-schedule';
 import type { PollSchedule } from '../../kernel/poll-schedule';
 import type { JobRef } from '../../kernel/agent-job';
@@ -61,15 +61,30 @@ const { sendFollowUpMessage: send } = proxyActivities<FollowUpActivities>({
 /**
  * Checks in with the project's coordinator: joins the job's lane, asks for a send slot, and (first time) finds what
  * earlier runs of this follow-up sent. Retried until the follow-up's deadline, never past it.
+ *
+ * A run's first check-in is a local activity: it runs inside the run's first workflow task, so a follow-up whose
+ * check-in gives it the job and a slot schedules its send in that same task (one workflow task and no activity task
+ * before the send: the burst figures are in docs/BENCHMARKS.md). It is safe to run again after a lost task: the
+ * coordinator takes a check-in once by its update id, and the read it makes is only a read. Later check-ins (a
+ * slot asked again, silence while waiting) are rare and may wait long: activities, so a long wait writes nothing.
  */
 export function checkIn(request: CheckInRequest): Promise<CheckedIn> {
-  const { checkIn: check } = proxyActivities<FollowUpActivities>({
+  const timeouts = {
     scheduleToCloseTimeout: Math.max(request.deadlineMs - Date.now(), 1_000),
     startToCloseTimeout: '30s',
     retry: { initialInterval: '1s', maximumInterval: '30s' },
-    summary: request.findEarlier
-      ? "check in with the project's coordinator, look for an earlier run that sent the message, and read the job if given it"
-      : "ask the project's coordinator for a send slot",
+  } as const;
+  if (request.findEarlier) {
+    const { checkIn: local } = proxyLocalActivities<FollowUpActivities>({
+      ...timeouts,
+      summary:
+        "check in with the project's coordinator, look for an earlier run that sent the message, and read the job if given it",
+    });
+    return local(request);
+  }
+  const { checkIn: check } = proxyActivities<FollowUpActivities>({
+    ...timeouts,
+    summary: "ask the project's coordinator for a send slot",
   });
   return check(request);
 }

@@ -66,7 +66,10 @@ export class FollowUpRun {
     checkpoint: FollowUpCheckpoint | undefined,
   ) {
     this.ref = { projectId: request.projectId, jobId: request.jobId };
-    this.deadlineMs = checkpoint?.deadlineMs ?? Date.now() + request.polling.timeoutMs;
+    // From the start the server recorded (its history's first event), not the workflow clock: the first check-in is a
+    // local activity, and a run replayed after that check-in outlasted its workflow task starts on the clock of a later
+    // task (`Date.now()` and `runStartTime` alike). The deadline would move, and with it every decision that compares it.
+    this.deadlineMs = checkpoint?.deadlineMs ?? workflowInfo().startTime.getTime() + request.polling.timeoutMs;
     this.lastJob = checkpoint?.lastJob ?? null;
     this.polls = checkpoint?.polls ?? 0;
     this.sendAttempts = checkpoint?.sendAttempts ?? 0;

@@ -72,8 +72,12 @@ export class ProjectTurn {
   /** The job as the check-in that gave it read it, until the read before the send takes it. */
   private jobRead: AgentJob | null = null;
 
+  /** A continued run that already holds the job: it does not check in for it again. */
+  private readonly beganHolding: boolean;
+
   constructor(private readonly run: FollowUpRun) {
     this.holds = run.holdsLane;
+    this.beganHolding = run.holdsLane;
     setHandler(turnSignal, (message) => {
       const grant = checkTurn(message, workflowInfo().workflowId, this.tickets);
       if (!grant) return void log.warn('Ignored a turn signal not meant for this follow-up', { ...this.run.ref });
@@ -99,9 +103,20 @@ export class ProjectTurn {
     // Told twice (asked, then signalled): a slot counts once.
     if (grant.slot === null || grant.sendByMs === null || this.granted.has(grant.slot)) return;
     this.granted.add(grant.slot);
+    const held = { key: grant.slot, sendByMs: grant.sendByMs, ...(grant.tellAnswer ? { tellAnswer: true } : {}) };
     if (grant.slot === this.awaited) {
-      this.slot = { key: grant.slot, sendByMs: grant.sendByMs, ...(grant.tellAnswer ? { tellAnswer: true } : {}) };
+      this.slot = held;
       this.awaited = null;
+    } else if (
+      this.awaited === null &&
+      this.slot === null &&
+      grant.slot === slotKey(workflowInfo().runId, this.asked + 1)
+    ) {
+      // The slot this run asks for next, granted before it asked: a check-in whose workflow task was lost asked for it
+      // (the first check-in is a local activity, which such a task does not record), and the run asks for it again.
+      // Given back here, it would be counted as unused while the request went out under the same key.
+      this.asked += 1;
+      this.slot = held;
     } else if (isSlotKeyOfRun(grant.slot, workflowInfo().runId)) {
       // For an attempt given up on (a late, repeated check-in asked for it again): it must not count.
       this.strays.push(this.returnSlot(grant.slot));
@@ -217,10 +232,12 @@ export class ProjectTurn {
   }
 
   private async takeLane(): Promise<DeliveryRecord | null> {
-    if (this.holds) return null;
-    this.run.queued(null);
-    this.awaited = this.nextKey();
-    const checkedIn = await checkIn({ ...this.checkInRequest(this.awaited, true), readJob: true });
+    if (this.beganHolding) return null;
+    // A turn may have come before this first check-in (one made in a lost workflow task): the check-in is still made,
+    // for what earlier runs sent, and asks for the slot that turn granted, which the coordinator then repeats.
+    if (!this.holds) this.run.queued(null);
+    const key = this.slot?.key ?? (this.awaited = this.nextKey());
+    const checkedIn = await checkIn({ ...this.checkInRequest(key, true), readJob: true });
     this.noteCheckIn(checkedIn);
     const { earlier } = checkedIn;
     // Read after the job was this run's: the job as the send will find it (unless the send must wait).

@@ -149,7 +149,9 @@ test.each(['text', 'json'] as const)(
     // history carries the redacted echo in that one signal.
     const recovered = scenario('recovered-from-503s', 'completed', true);
     h.simulator.addJob({ ...recovered.ref, faults: [{ operation: 'get', kind: 'status', status: 503, times: 4 }] });
-    const timedOut = scenario('timed-out-on-503s', 'FollowUpTimedOut', true, { ...FAST_POLLING, timeout: '2s' });
+    // Long enough for a failed read to reach the history: the deadline counts from the start, and the first read, made
+    // with the check-in, drops its failure.
+    const timedOut = scenario('timed-out-on-503s', 'FollowUpTimedOut', true, { ...FAST_POLLING, timeout: '6s' });
     h.simulator.addJob({ ...timedOut.ref, faults: [{ operation: 'get', kind: 'status', status: 503 }] });
     // The key in forms no list of encodings names (issue 21): 503 bodies that echo it, then a job whose model, branch
     // and pull-request link carry it. Each form must be gone from everything below, as the exact text injected.

@@ -64,9 +64,11 @@ const { sendFollowUpMessage: send } = proxyActivities<FollowUpActivities>({
  *
  * A run's first check-in is a local activity: it runs inside the run's first workflow task, so a follow-up whose
  * check-in gives it the job and a slot schedules its send in that same task (one workflow task and no activity task
- * before the send: the burst figures are in docs/BENCHMARKS.md). It is safe to run again after a lost task: the
- * coordinator takes a check-in once by its update id, and the read it makes is only a read. Later check-ins (a
- * slot asked again, silence while waiting) are rare and may wait long: activities, so a long wait writes nothing.
+ * before the send: the burst figures are in docs/BENCHMARKS.md). A lost task leaves no record of it, so it runs again:
+ * the coordinator repeats its answer (by the update's id, or by the slot key, which the run asks for again), a turn
+ * its lost answer led to is kept (project-turn.ts, `take`), and the read it makes is only a read. The deadline it is
+ * judged by counts from the recorded start (follow-up-run.ts). Later check-ins (a slot asked again, silence while
+ * waiting) are rare and may wait long: activities, so a long wait writes nothing.
  */
 export function checkIn(request: CheckInRequest): Promise<CheckedIn> {
   const timeouts = {

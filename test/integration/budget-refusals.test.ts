@@ -11,7 +11,9 @@ import type { ProjectView } from '../../src/workflows/project-coordinator/projec
 import { coordinatorWorkflowId } from '../../src/kernel/workflow-ids';
 import { describeProgress } from '../../src/command-line/render';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
-import { projectQuery } from '../../src/workflows/project-coordinator/messages';
+import { projectQuery, queueNoticeSignal } from '../../src/workflows/project-coordinator/messages';
+import { followUpWorkflowId } from '../../src/client';
+import { followUpStartMetadata } from '../../src/client/start-metadata';
 
 jest.setTimeout(600_000);
 
@@ -90,4 +92,63 @@ test('40 uses made elsewhere, a budget of 80, 80 follow-ups at once: at most 3 m
   const refused = counts.reduce((sum, count) => sum + count.rateLimited, 0);
   expect(refused).toBeGreaterThanOrEqual(1);
   expect(refused).toBeLessThanOrEqual(3);
+});
+
+test("a follow-up told 'wait' by its check-in while a 429 paused the project shows the pause, though it heard that first", async () => {
+  // The check-in answers after its read of the job, held here until the check-in gives up on it (5 s). With a 2 s
+  // workflow task the worker hands on the task meanwhile, so the notice of the pause, signalled after the answer was
+  // said, reaches the follow-up first. Shown in the order heard, the answer's "wait for the window" would stay.
+  const windowMs = 60_000;
+  const { projectId } = uniqueJob('told-late');
+  const first = { projectId, jobId: 'job-sent' };
+  const second = { projectId, jobId: 'job-waiting' };
+  h.simulator.addJob({ ...first, workMs: 200, faults: [{ operation: 'send', kind: 'latency', latencyMs: 3_000 }] });
+  h.simulator.addJob({
+    ...second,
+    workMs: 200,
+    faults: [{ operation: 'get', kind: 'latency', latencyMs: 10_000, times: 1 }],
+  });
+  // A budget of one send per window, and the vendor's one used elsewhere: the first send meets a 429.
+  h.simulator.setSendLimit(projectId, { sends: 1, windowMs });
+  h.simulator.useOutside(projectId, 1);
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue, undefined, {
+    coordination: { sendsPerHour: 3_600_000 / windowMs, windowMs },
+  });
+  const followUps = h.followUps(taskQueue);
+  const polling = { ...FAST_POLLING, timeout: '5m' };
+  const input = { ...second, prompt: 'Follow up', polling };
+  const request = followUps.validate(input);
+  const waitingId = followUpWorkflowId(request);
+  await worker.runUntil(async () => {
+    const sent = await followUps.start({ ...first, prompt: 'Follow up', polling });
+    await waitFor(async () => (await project(projectId).catch(() => null))?.sentInWindow === 1, 'the first send');
+    await h.client.workflow.start('followUpWorkflow', {
+      taskQueue,
+      workflowId: waitingId,
+      args: [input],
+      ...followUpStartMetadata(request),
+      workflowTaskTimeout: '2s',
+    });
+    let told = '';
+    await waitFor(async () => {
+      const { progress } = await followUps.status(waitingId);
+      told = progress ? describeProgress(progress) : '';
+      return told.includes(`The agent API refused sends for project ${projectId} since`);
+    }, 'the waiting follow-up to say the API refused the project');
+    // It is still the pause it waits for (with the refused follow-up, ahead of it): no probe goes for a minute.
+    expect(await project(projectId)).toMatchObject({
+      refusal: { since: expect.any(String) },
+      waitingForBudget: [sent.workflowId, waitingId],
+    });
+    await Promise.all([followUps.cancel(sent.workflowId), followUps.cancel(waitingId)]);
+  });
+  // The case this test is for: the notice of the pause was heard before the check-in's answer (its marker).
+  const events = (await h.client.workflow.getHandle(waitingId).fetchHistory()).events ?? [];
+  const noticeAt = events.findIndex(
+    (event) => event.workflowExecutionSignaledEventAttributes?.signalName === queueNoticeSignal.name,
+  );
+  const answerAt = events.findIndex((event) => event.markerRecordedEventAttributes);
+  expect(noticeAt).toBeGreaterThan(0);
+  expect(noticeAt).toBeLessThan(answerAt);
 });

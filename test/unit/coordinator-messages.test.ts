@@ -98,12 +98,27 @@ describe("a follow-up takes a grant or notice only with its check-in's ticket", 
   });
 
   test('a notice passes with its ticket and a known shape only', () => {
-    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2 }, 't', tickets)).toEqual({
+    const said = { atMs: 5, n: 1 };
+    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2, said }, 't', tickets)).toEqual({
       reason: 'lane',
       jobId: 'j',
       ahead: 2,
+      said,
     });
-    const budget = { reason: 'budget', sentInWindow: 80, limit: 80, windowMs: 3_600_000, nextSlotAtMs: null, ahead: 0 };
+    // Without a well-formed time of saying, a notice cannot be ordered against the others: it is not taken.
+    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2 }, 't', tickets)).toBeNull();
+    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2, said: { atMs: 5, n: 0 } }, 't', tickets)).toBeNull();
+    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2, said: { atMs: -1, n: 1 } }, 't', tickets)).toBeNull();
+    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2, said: '5' }, 't', tickets)).toBeNull();
+    const budget = {
+      reason: 'budget',
+      sentInWindow: 80,
+      limit: 80,
+      windowMs: 3_600_000,
+      nextSlotAtMs: null,
+      ahead: 0,
+      said,
+    };
     expect(checkNotice(budget, 't', tickets)).toEqual(budget);
     expect(checkNotice(budget, 'x', tickets)).toBeNull();
     expect(checkNotice({ ...budget, ahead: -1 }, 't', tickets)).toBeNull();

@@ -117,7 +117,12 @@ describe('a check-in takes at once what it may have without passing anyone', () 
     enter(state, request('b', 'j', 2), 1);
     grantAtCheckIn(state, 'b', 'j', 1);
     expect(standingOf(state, 'b', 'b#1')).toBeNull();
-    expect(noticeAtCheckIn(state, 'b', 'j', 1)).toEqual({ reason: 'lane', jobId: 'j', ahead: 1 });
+    expect(noticeAtCheckIn(state, 'b', 'j', 1)).toEqual({
+      reason: 'lane',
+      jobId: 'j',
+      ahead: 1,
+      said: { atMs: 1, n: 1 },
+    });
     expect(planRound(state, 1).notices).toEqual([]);
   });
 

@@ -3,15 +3,18 @@ import {
   ARRIVAL_MARGIN_MS,
   emptyCoordinator,
   enter,
+  grantAtCheckIn,
   holdersToCheck,
   isIdle,
   isSlotKeyOfRun,
   leave,
   nextSlotAtMs,
+  noticeAtCheckIn,
   recheckAfterMs,
   PROBE_BACKOFF,
   returnSlot,
   planRound,
+  saidAfter,
   sendAnswered,
   sendLeaseMs,
   SENDS_AT_ONCE,
@@ -354,6 +357,35 @@ describe("others' uses of the project: the coordinator learns of them from the A
     expect(viewOf(state, now + 100).refusal).toBeNull();
   });
 
+  test("a follow-up told in its check-in's answer to wait is told again of the 429, in a notice said after the answer", () => {
+    // The follow-up hears the signal and the answer in either order (the check-in reads the job before it answers):
+    // only the order they were said in tells it which to show, even when both were said in the same moment.
+    const state = emptyCoordinator('p', 1, HOUR);
+    enter(state, { ...request('a', 'job-a'), defaultLimit: 1 }, 0);
+    const [sent] = slotsOf(planRound(state, 0)) as [TurnGrant];
+    enter(state, { ...request('b', 'job-b'), defaultLimit: 1 }, 5);
+    grantAtCheckIn(state, 'b', 'job-b', 5);
+    const answered = noticeAtCheckIn(state, 'b', 'job-b', 5) as QueueNotice;
+    expect(answered).toMatchObject({ reason: 'budget', ahead: 0 });
+    expect(answered).not.toHaveProperty('refusedSinceMs');
+    answer(state, sent, 5, true);
+    const retold = lastNotices(planRound(state, 5).notices).get('b') as QueueNotice;
+    expect(retold).toMatchObject({ reason: 'budget', refusedSinceMs: 5 });
+    expect(saidAfter(retold.said, answered.said)).toBe(true);
+    expect(saidAfter(answered.said, retold.said)).toBe(false);
+    expect(saidAfter(retold.said, retold.said)).toBe(false);
+    // The count goes on across continue-as-new (it is in the state); a coordinator started again from nothing after
+    // a termination counts from one, later.
+    const restarted = emptyCoordinator('p', 1, HOUR);
+    enter(restarted, { ...request('b', 'job-b'), defaultLimit: 1 }, 6);
+    const first = planRound(restarted, 6);
+    expect(first.grants).toHaveLength(1);
+    enter(restarted, { ...request('c', 'job-b'), defaultLimit: 1 }, 6);
+    const afresh = lastNotices(planRound(restarted, 6).notices).get('c') as QueueNotice;
+    expect(afresh.said).toEqual({ atMs: 6, n: 1 });
+    expect(saidAfter(afresh.said, retold.said)).toBe(true);
+  });
+
   test("the API's Retry-After sets the probe, sooner or later than a minute", () => {
     const state = pastTheFirstSends();
     more(state, 0, 3, 1);
@@ -434,15 +466,15 @@ describe("a job's lane: one follow-up at a time, the others in arrival order", (
     const first = planRound(state, 0);
     expect(first.grants.map((grant) => grant.workflowId)).toEqual(['a']);
     expect(first.notices).toEqual([
-      { workflowId: 'b', ticket: 't-b', notice: { reason: 'lane', jobId: 'j', ahead: 1 } },
-      { workflowId: 'c', ticket: 't-c', notice: { reason: 'lane', jobId: 'j', ahead: 2 } },
+      { workflowId: 'b', ticket: 't-b', notice: { reason: 'lane', jobId: 'j', ahead: 1, said: { atMs: 0, n: 1 } } },
+      { workflowId: 'c', ticket: 't-c', notice: { reason: 'lane', jobId: 'j', ahead: 2, said: { atMs: 0, n: 2 } } },
     ]);
     expect(planRound(state, 1).notices).toEqual([]);
     leave(state, 'a');
     const second = planRound(state, 2);
     expect(second.grants.map((grant) => grant.workflowId)).toEqual(['b']);
     expect(second.notices).toEqual([
-      { workflowId: 'c', ticket: 't-c', notice: { reason: 'lane', jobId: 'j', ahead: 1 } },
+      { workflowId: 'c', ticket: 't-c', notice: { reason: 'lane', jobId: 'j', ahead: 1, said: { atMs: 2, n: 3 } } },
     ]);
   });
 

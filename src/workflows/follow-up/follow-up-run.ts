@@ -400,10 +400,14 @@ export class FollowUpRun {
 }
 
 function queuePlace(notice: QueueNotice): QueuePlace {
-  if (notice.reason === 'lane') return notice;
-  const { nextSlotAtMs, refusedSinceMs, ...rest } = notice;
+  if (notice.reason === 'lane') return { reason: 'lane', jobId: notice.jobId, ahead: notice.ahead };
+  const { sentInWindow, limit, windowMs, ahead, nextSlotAtMs, refusedSinceMs } = notice;
   return {
-    ...rest,
+    reason: 'budget',
+    sentInWindow,
+    limit,
+    windowMs,
+    ahead,
     nextSlotAt: nextSlotAtMs === null ? null : new Date(nextSlotAtMs).toISOString(),
     ...(refusedSinceMs !== undefined ? { refusedSince: new Date(refusedSinceMs).toISOString() } : {}),
   };

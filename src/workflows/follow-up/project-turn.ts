@@ -20,8 +20,10 @@ import { notifyProblem } from '../../kernel/request';
 import {
   isSlotKeyOfRun,
   RECHECK_GROWTH,
+  saidAfter,
   slotKey,
   type QueueNotice,
+  type Said,
   type TurnGrant,
 } from '../project-coordinator/project-coordination';
 import type { DeliveryRecord } from '../../kernel/types';
@@ -53,6 +55,7 @@ export class ProjectTurn {
   private asked = 0;
   /** What the coordinator last said about the budget, shown while this run waits for a slot. */
   private budgetNotice: QueueNotice | null = null;
+  private lastSaid: Said | null = null;
   private waitingForSlot = false;
   /** Every slot this run was granted, so a repeated grant is never mistaken for a stray one. */
   private readonly granted = new Set<string>();
@@ -88,6 +91,7 @@ export class ProjectTurn {
       const notice = checkNotice(message, ticket, this.tickets);
       if (!notice) return void log.warn('Ignored a queue notice not meant for this follow-up', { ...this.run.ref });
       this.heard += 1;
+      if (!this.saidLast(notice)) return;
       if (notice.reason === 'lane') {
         if (!this.holds) run.queued(notice);
         return;
@@ -260,7 +264,7 @@ export class ProjectTurn {
     const standing = checkedIn.standing ? checkTurn(checkedIn.standing, workflowInfo().workflowId, this.tickets) : null;
     if (standing) this.take(standing);
     const notice = checkedIn.notice ? checkNotice(checkedIn.notice, this.ticket, this.tickets) : null;
-    if (!notice) return;
+    if (!notice || !this.saidLast(notice)) return;
     if (notice.reason === 'lane') {
       if (!this.holds) this.run.queued(notice);
     } else {
@@ -295,6 +299,16 @@ export class ProjectTurn {
         silenceMs = Math.min(silenceMs * 2, this.recheckAfterMs * RECHECK_GROWTH);
       }
     }
+  }
+
+  /**
+   * Whether `notice` is the last the coordinator said of those heard, and so the one to show. A check-in's answer can
+   * come after a signal said later: the budget changed (a 429 paused the project) while the check-in read the job.
+   */
+  private saidLast(notice: QueueNotice): boolean {
+    if (this.lastSaid && !saidAfter(notice.said, this.lastSaid)) return false;
+    this.lastSaid = notice.said;
+    return true;
   }
 
   private checkInRequest(slotFor: string | null, findEarlier: boolean) {

@@ -6,7 +6,7 @@
  */
 import { isCoordinatorWorkflowId } from '../../kernel/workflow-ids';
 import { isFiniteNumber, isId, isObject, isTime, isWholeNumber } from '../../kernel/message-checks';
-import type { EnterRequest, QueueNotice, SlotOutcome, TurnGrant } from './project-coordination';
+import type { EnterRequest, QueueNotice, Said, SlotOutcome, TurnGrant } from './project-coordination';
 
 /** More earlier follow-ups than a check-in lists (visibility's first page). */
 export const MAX_BEFORE = 100;
@@ -67,12 +67,14 @@ export function checkTurn(value: unknown, workflowId: string, tickets: ReadonlyS
   return { workflowId, ticket: value.ticket, slot, sendByMs, ...(tellAnswer ? { tellAnswer } : {}) };
 }
 
-/** A `queueNotice` for this follow-up's run: what it waits for, carried with its ticket. */
+/** A `queueNotice` for this follow-up's run: what it waits for and when it was said, carried with its ticket. */
 export function checkNotice(value: unknown, ticket: unknown, tickets: ReadonlySet<string>): QueueNotice | null {
   if (typeof ticket !== 'string' || !tickets.has(ticket) || !isObject(value)) return null;
+  const said = checkSaid(value.said);
+  if (!said) return null;
   if (value.reason === 'lane') {
     return isId(value.jobId) && isWholeNumber(value.ahead) && value.ahead >= 0
-      ? { reason: 'lane', jobId: value.jobId, ahead: value.ahead }
+      ? { reason: 'lane', jobId: value.jobId, ahead: value.ahead, said }
       : null;
   }
   if (value.reason !== 'budget') return null;
@@ -88,5 +90,11 @@ export function checkNotice(value: unknown, ticket: unknown, tickets: ReadonlySe
     nextSlotAtMs,
     ahead,
     ...(refusedSinceMs !== undefined ? { refusedSinceMs } : {}),
+    said,
   } as QueueNotice;
+}
+
+function checkSaid(value: unknown): Said | null {
+  if (!isObject(value) || !isTime(value.atMs) || !isWholeNumber(value.n) || value.n < 1) return null;
+  return { atMs: value.atMs, n: value.n };
 }

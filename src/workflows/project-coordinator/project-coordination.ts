@@ -152,6 +152,8 @@ export interface CoordinatorState {
   lastGranted?: Record<string, { key: string; sendByMs: number; tellAnswer?: boolean }>;
   /** Follow-ups started before one in a lane that the coordinator has not seen: when to ask next whether each runs. */
   awaitedCheckedAtMs?: Record<string, number>;
+  /** Notices said over the coordinator's whole life (all runs), which orders them (`Said`). */
+  said?: number;
 }
 
 /** What a follow-up asks when it checks in, and again before a later send attempt. */
@@ -215,8 +217,18 @@ export interface CheckInAnswer {
   notice: QueueNotice | null;
 }
 
+/**
+ * When a notice was said: the coordinator's clock, then how many notices it had said by then (those of one workflow
+ * task share a clock; a coordinator started again after a termination starts counting again, later). A follow-up hears
+ * a check-in's answer and a signal in either order, so it keeps the notice said last (`saidAfter`).
+ */
+export interface Said {
+  atMs: number;
+  n: number;
+}
+
 /** To a follow-up that waits: why, and for how long it may expect to. */
-export type QueueNotice =
+export type QueueNotice = (
   | { reason: 'lane'; jobId: string; ahead: number }
   | {
       reason: 'budget';
@@ -227,7 +239,16 @@ export type QueueNotice =
       ahead: number;
       /** The API refused the project's sends (429) since then; the next probe is due at `nextSlotAtMs`. */
       refusedSinceMs?: number;
-    };
+    }
+) & { said: Said };
+
+/** A notice before it is said. */
+type Unsaid<T> = T extends QueueNotice ? Omit<T, 'said'> : never;
+
+/** Whether `said` came after `before`. */
+export function saidAfter(said: Said, before: Said): boolean {
+  return said.atMs > before.atMs || (said.atMs === before.atMs && said.n > before.n);
+}
 
 export interface RoundPlan {
   grants: TurnGrant[];
@@ -255,6 +276,11 @@ export function emptyCoordinator(projectId: string, defaultLimit: number, window
 
 export function limitOf(state: CoordinatorState): number {
   return state.limitOverride ?? state.defaultLimit;
+}
+
+function say(state: CoordinatorState, notice: Unsaid<QueueNotice>, nowMs: number): QueueNotice {
+  state.said = (state.said ?? 0) + 1;
+  return { ...notice, said: { atMs: nowMs, n: state.said } };
 }
 
 /** Slots still counted at `nowMs`, oldest first. */
@@ -592,7 +618,7 @@ export function planRound(state: CoordinatorState, nowMs: number, maxMessages = 
     const news = !request.told || (request.toldSlotAtMs === null && notice.nextSlotAtMs !== null);
     if (news && canSay()) {
       messages += 1;
-      notices.push({ workflowId: request.workflowId, ticket: request.ticket, notice });
+      notices.push({ workflowId: request.workflowId, ticket: request.ticket, notice: say(state, notice, nowMs) });
       request.told = true;
       request.toldSlotAtMs = notice.nextSlotAtMs;
     }
@@ -606,7 +632,7 @@ export function planRound(state: CoordinatorState, nowMs: number, maxMessages = 
         notices.push({
           workflowId: entry.workflowId,
           ticket: entry.ticket,
-          notice: { reason: 'lane', jobId, ahead: place },
+          notice: say(state, { reason: 'lane', jobId, ahead: place }, nowMs),
         });
         entry.toldAhead = place;
       }
@@ -674,7 +700,7 @@ function budgetNotice(
   ahead: number,
   counted: SendSlot[],
   nextSlot: number | null,
-): Extract<QueueNotice, { reason: 'budget' }> {
+): Unsaid<Extract<QueueNotice, { reason: 'budget' }>> {
   const limit = limitOf(state);
   const base = { reason: 'budget' as const, sentInWindow: counted.length, limit, windowMs: state.windowMs, ahead };
   const refusal = state.refusal;
@@ -695,7 +721,7 @@ export function noticeAtCheckIn(
   const entry = lane?.waiting[index];
   if (lane && entry) {
     entry.toldAhead = index + (lane.holder ? 1 : 0);
-    return { reason: 'lane', jobId, ahead: entry.toldAhead };
+    return say(state, { reason: 'lane', jobId, ahead: entry.toldAhead }, nowMs);
   }
   if (lane?.holder?.workflowId !== workflowId) return null;
   const holders = holderIds(state);
@@ -706,7 +732,7 @@ export function noticeAtCheckIn(
   const notice = budgetNotice(state, ahead, countedSlots(state, nowMs), nextSlotAtMs(state, nowMs));
   request.told = true;
   request.toldSlotAtMs = notice.nextSlotAtMs;
-  return notice;
+  return say(state, notice, nowMs);
 }
 
 function holderIds(state: CoordinatorState): Set<string> {

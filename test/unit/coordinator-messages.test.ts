@@ -6,6 +6,7 @@ import {
   checkSetBudget,
   checkTurn,
   MAX_BEFORE,
+  SAID_AHEAD_MS,
 } from '../../src/workflows/project-coordinator/coordinator-messages';
 
 const valid = {
@@ -99,17 +100,22 @@ describe("a follow-up takes a grant or notice only with its check-in's ticket", 
 
   test('a notice passes with its ticket and a known shape only', () => {
     const said = { atMs: 5, n: 1 };
-    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2, said }, 't', tickets)).toEqual({
+    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2, said }, 't', tickets, 5)).toEqual({
       reason: 'lane',
       jobId: 'j',
       ahead: 2,
       said,
     });
     // Without a well-formed time of saying, a notice cannot be ordered against the others: it is not taken.
-    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2 }, 't', tickets)).toBeNull();
-    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2, said: { atMs: 5, n: 0 } }, 't', tickets)).toBeNull();
-    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2, said: { atMs: -1, n: 1 } }, 't', tickets)).toBeNull();
-    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2, said: '5' }, 't', tickets)).toBeNull();
+    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2 }, 't', tickets, 5)).toBeNull();
+    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2, said: { atMs: 5, n: 0 } }, 't', tickets, 5)).toBeNull();
+    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2, said: { atMs: -1, n: 1 } }, 't', tickets, 5)).toBeNull();
+    expect(checkNotice({ reason: 'lane', jobId: 'j', ahead: 2, said: '5' }, 't', tickets, 5)).toBeNull();
+    // Said a little after the follow-up's clock (a check-in's answer, said inside the task that reads it): taken. Said
+    // far past it: forged, and refused, or it would hide every true notice until then.
+    const later = { reason: 'lane', jobId: 'j', ahead: 2, said: { atMs: 5 + SAID_AHEAD_MS, n: 1 } };
+    expect(checkNotice(later, 't', tickets, 5)).toEqual(later);
+    expect(checkNotice({ ...later, said: { atMs: 6 + SAID_AHEAD_MS, n: 1 } }, 't', tickets, 5)).toBeNull();
     const budget = {
       reason: 'budget',
       sentInWindow: 80,
@@ -119,11 +125,11 @@ describe("a follow-up takes a grant or notice only with its check-in's ticket", 
       ahead: 0,
       said,
     };
-    expect(checkNotice(budget, 't', tickets)).toEqual(budget);
-    expect(checkNotice(budget, 'x', tickets)).toBeNull();
-    expect(checkNotice({ ...budget, ahead: -1 }, 't', tickets)).toBeNull();
-    expect(checkNotice({ ...budget, refusedSinceMs: 7 }, 't', tickets)).toEqual({ ...budget, refusedSinceMs: 7 });
-    expect(checkNotice({ ...budget, refusedSinceMs: 'then' }, 't', tickets)).toBeNull();
-    expect(checkNotice({ reason: 'other' }, 't', tickets)).toBeNull();
+    expect(checkNotice(budget, 't', tickets, 5)).toEqual(budget);
+    expect(checkNotice(budget, 'x', tickets, 5)).toBeNull();
+    expect(checkNotice({ ...budget, ahead: -1 }, 't', tickets, 5)).toBeNull();
+    expect(checkNotice({ ...budget, refusedSinceMs: 7 }, 't', tickets, 5)).toEqual({ ...budget, refusedSinceMs: 7 });
+    expect(checkNotice({ ...budget, refusedSinceMs: 'then' }, 't', tickets, 5)).toBeNull();
+    expect(checkNotice({ reason: 'other' }, 't', tickets, 5)).toBeNull();
   });
 });

@@ -55,6 +55,7 @@ export class ProjectTurn {
   private asked = 0;
   /** What the coordinator last said about the budget, shown while this run waits for a slot. */
   private budgetNotice: QueueNotice | null = null;
+  /** When the notice shown was said: an answer or signal said before it is not shown (`saidLast`). */
   private lastSaid: Said | null = null;
   private waitingForSlot = false;
   /** Every slot this run was granted, so a repeated grant is never mistaken for a stray one. */
@@ -88,7 +89,7 @@ export class ProjectTurn {
       this.take(grant);
     });
     setHandler(queueNoticeSignal, (message, ticket) => {
-      const notice = checkNotice(message, ticket, this.tickets);
+      const notice = checkNotice(message, ticket, this.tickets, Date.now());
       if (!notice) return void log.warn('Ignored a queue notice not meant for this follow-up', { ...this.run.ref });
       this.heard += 1;
       if (!this.saidLast(notice)) return;
@@ -263,7 +264,7 @@ export class ProjectTurn {
       this.run.defaultNotifyUrl = checkedIn.notifyUrl;
     const standing = checkedIn.standing ? checkTurn(checkedIn.standing, workflowInfo().workflowId, this.tickets) : null;
     if (standing) this.take(standing);
-    const notice = checkedIn.notice ? checkNotice(checkedIn.notice, this.ticket, this.tickets) : null;
+    const notice = checkedIn.notice ? checkNotice(checkedIn.notice, this.ticket, this.tickets, Date.now()) : null;
     if (!notice || !this.saidLast(notice)) return;
     if (notice.reason === 'lane') {
       if (!this.holds) this.run.queued(notice);

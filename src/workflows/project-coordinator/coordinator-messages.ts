@@ -67,10 +67,26 @@ export function checkTurn(value: unknown, workflowId: string, tickets: ReadonlyS
   return { workflowId, ticket: value.ticket, slot, sendByMs, ...(tellAnswer ? { tellAnswer } : {}) };
 }
 
-/** A `queueNotice` for this follow-up's run: what it waits for and when it was said, carried with its ticket. */
-export function checkNotice(value: unknown, ticket: unknown, tickets: ReadonlySet<string>): QueueNotice | null {
+/**
+ * How far past the follow-up's clock a notice may say it was said. A check-in's answer can be said after the workflow
+ * task that reads it began (the check-in runs inside it); a notice said later than this is forged, and, taken, it
+ * would hide every true notice until then.
+ */
+export const SAID_AHEAD_MS = 60_000;
+
+/**
+ * A `queueNotice` for this follow-up's run: what it waits for and when it was said (no later than SAID_AHEAD_MS past
+ * `nowMs`, the follow-up's clock), carried with its ticket.
+ */
+export function checkNotice(
+  value: unknown,
+  ticket: unknown,
+  tickets: ReadonlySet<string>,
+  nowMs: number,
+): QueueNotice | null {
   if (typeof ticket !== 'string' || !tickets.has(ticket) || !isObject(value)) return null;
   const said = checkSaid(value.said);
+  if (!said || said.atMs > nowMs + SAID_AHEAD_MS) return null;
   if (!said) return null;
   if (value.reason === 'lane') {
     return isId(value.jobId) && isWholeNumber(value.ahead) && value.ahead >= 0

@@ -32,8 +32,8 @@ import {
 } from '../workflows/project-coordinator/project-coordination';
 import { CHECK_IN_REFUSED, COORDINATOR_BUSY, FollowUpErrorType } from '../kernel/types';
 import { DEFAULT_WATCH_SHARDS } from '../config/watch-defaults';
-import { createFindEarlierDelivery } from './earlier-delivery';
-import { createFindEarlierFollowUps } from './earlier-follow-ups';
+import { createReadEarlierDelivery } from './earlier-delivery';
+import { createFindEarlierOfJob } from './earlier-of-job';
 import { KeyedGate } from './keyed-gate';
 import { enterUpdate } from '../workflows/project-coordinator/messages';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../kernel/send-budget-rule';
@@ -95,8 +95,8 @@ export function createCoordinationActivities(
   readJob: ReadJob,
   notifyUrl?: string,
 ) {
-  const findEarlierDelivery = createFindEarlierDelivery(client);
-  const findEarlierFollowUps = createFindEarlierFollowUps(client);
+  const findEarlierOfJob = createFindEarlierOfJob(client);
+  const readEarlierDelivery = createReadEarlierDelivery(client);
   const defaultSendsPerHour = createDefaultBudgetReader(client, settings.sendsPerHour);
   const reportedForeign = new Set<string>();
   const inFlight = new KeyedGate(CHECK_INS_IN_FLIGHT_PER_COORDINATOR);
@@ -106,11 +106,8 @@ export function createCoordinationActivities(
      * on the first check-in of a run, first finds what earlier runs sent, which decides whether a slot is needed.
      */
     async checkIn(request: CheckInRequest): Promise<CheckedIn> {
-      const [earlier, sendsPerHour, before] = await Promise.all([
-        request.findEarlier ? findEarlierDelivery({ workflowId: request.workflowId, runId: request.runId }) : null,
-        defaultSendsPerHour(),
-        findEarlierFollowUps(request),
-      ]);
+      const [{ before, runs }, sendsPerHour] = await Promise.all([findEarlierOfJob(request), defaultSendsPerHour()]);
+      const earlier = request.findEarlier ? await readEarlierDelivery(request.workflowId, runs) : null;
       const slotFor = earlier?.state === 'delivered' ? null : request.slotFor;
       const enter: EnterRequest = {
         workflowId: request.workflowId,

@@ -1,38 +1,22 @@
 /**
- * findEarlierDelivery: what earlier runs under this workflow id did with the message. A follow-up that failed, timed
+ * readEarlierDelivery: what earlier runs under this workflow id did with the message. A follow-up that failed, timed
  * out or was cancelled after its message went out, started again with the same input (hence the same id), must not
  * send it a second time: it resumes from the earlier run's record (its memo) instead.
  *
- * Run ids come from visibility (eventually consistent, but a run is listed from its start, long before it can end);
- * each record is read with describe(), which is consistent.
+ * The runs come from visibility (earlier-of-job.ts: eventually consistent, but a run is listed from its start, long
+ * before it can end); each record is read with describe(), which is consistent.
  */
 import { ServiceError, type Client } from '@temporalio/client';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { DELIVERY_MEMO_KEY, type DeliveryRecord } from '../kernel/types';
+import type { EarlierRun } from './earlier-of-job';
 
-export interface EarlierDeliveryQuery {
-  workflowId: string;
-  /** The asking run, which is skipped. */
-  runId: string;
-}
-
-/** Builds the lookup around a Temporal client of the worker's connection. */
-export function createFindEarlierDelivery(client: Client) {
-  return async function findEarlierDelivery(query: EarlierDeliveryQuery): Promise<DeliveryRecord | null> {
-    const runs: Array<{ runId: string; startMs: number }> = [];
-    try {
-      for await (const execution of client.workflow.list({ query: `WorkflowId = ${quote(query.workflowId)}` })) {
-        if (execution.workflowId === query.workflowId && execution.runId !== query.runId) {
-          runs.push({ runId: execution.runId, startMs: execution.startTime.getTime() });
-        }
-      }
-    } catch (error) {
-      if (!hasNoVisibility(error)) throw error;
-      return null;
-    }
-    runs.sort((a, b) => b.startMs - a.startMs);
-    for (const run of runs) {
-      const { memo } = await client.workflow.getHandle(query.workflowId, run.runId).describe();
+/** Builds the reader around a Temporal client of the worker's connection. */
+export function createReadEarlierDelivery(client: Client) {
+  return async function readEarlierDelivery(workflowId: string, runs: EarlierRun[]): Promise<DeliveryRecord | null> {
+    const newestFirst = [...runs].sort((a, b) => b.startMs - a.startMs);
+    for (const run of newestFirst) {
+      const { memo } = await client.workflow.getHandle(workflowId, run.runId).describe();
       const record = memo?.[DELIVERY_MEMO_KEY];
       // The newest run with a record knows best: an older one's open send was settled by it.
       if (isDeliveryRecord(record)) return record.state === 'not-sent' ? null : record;

@@ -98,6 +98,31 @@ describe('a taken explicit id attaches only to the same follow-up', () => {
     expect(h.simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ posts: 1, messagesAccepted: 1 });
   });
 
+  test('an id reused for another job after its follow-up was cancelled sends to the new job: the old run sent to the old one', async () => {
+    const first = uniqueJob();
+    const second = { projectId: first.projectId, jobId: `${first.jobId}-next` };
+    h.simulator.addJob({ ...first, workMs: 10 * 60_000 });
+    h.simulator.addJob(second);
+    const taskQueue = h.taskQueue();
+    const workflowId = `explicit-${randomUUID()}`;
+    const followUps = h.followUps(taskQueue);
+    const worker = await h.worker(taskQueue);
+    const outcome = await worker.runUntil(async () => {
+      await followUps.start({ ...first, prompt: 'Rename the module', polling: FAST_POLLING }, { workflowId });
+      await waitFor(() => h.simulator.counts(first.projectId, first.jobId).messagesAccepted === 1, 'the first message');
+      await followUps.cancel(workflowId);
+      expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
+      // A cancelled follow-up's id may be used again (ALLOW_DUPLICATE_FAILED_ONLY), here for another job.
+      expect(
+        await followUps.start({ ...second, prompt: 'Rename the module', polling: FAST_POLLING }, { workflowId }),
+      ).toEqual({ workflowId, attached: false });
+      return followUps.outcome(workflowId);
+    });
+    expect(outcome.kind).toBe('completed');
+    expect(h.simulator.counts(second.projectId, second.jobId)).toMatchObject({ posts: 1, messagesAccepted: 1 });
+    expect(h.simulator.counts(first.projectId, first.jobId)).toMatchObject({ posts: 1, messagesAccepted: 1 });
+  });
+
   test('a start under the id of a workflow that is no follow-up is refused, and that workflow is left alone', async () => {
     const ref = uniqueJob();
     // No worker polls this queue, so the other workflow stays running, whatever its type.

@@ -26,6 +26,9 @@ export interface BurstRow {
   sentInFirstWindow: number;
   /** Worker + server CPU from the first start to the last send, per follow-up. */
   cpuPerFollowUpMs: number;
+  /** The same, the worker's and the server's apart. */
+  workerCpuPerFollowUpMs: number;
+  serverCpuPerFollowUpMs: number;
   /** Coordinator runs (continue-as-new included), their workflow tasks and history events, per follow-up. */
   coordinatorRunsPerFollowUp: number;
   coordinatorTasksPerFollowUp: number;
@@ -63,7 +66,8 @@ export async function runBurst(options: {
     }));
     for (const job of jobs) stack.simulator.addJob(job);
     const startedAt = new Map<string, number>();
-    const cpuBefore = cpuMs(stack.worker.child.pid as number) + cpuMs(stack.server.pid);
+    const workerCpuBefore = cpuMs(stack.worker.child.pid as number);
+    const serverCpuBefore = cpuMs(stack.server.pid);
     const requestsBefore = await stack.server.serviceRequests();
     const began = Date.now();
     // Together, as a batch job or a schedule would: up to 200 start calls in flight.
@@ -75,7 +79,8 @@ export async function runBurst(options: {
     const sendOf = (jobId: string) => requestTimes(stack, jobId, 'send')[0];
     const deadline = Date.now() + 30 * 60_000;
     while (jobs.some((job) => sendOf(job.jobId) === undefined) && Date.now() < deadline) await sleep(250);
-    const cpuAfter = cpuMs(stack.worker.child.pid as number) + cpuMs(stack.server.pid);
+    const workerCpuMs = cpuMs(stack.worker.child.pid as number) - workerCpuBefore;
+    const serverCpuMs = cpuMs(stack.server.pid) - serverCpuBefore;
     const requests = requestsBetween(requestsBefore, await stack.server.serviceRequests());
     const sends = jobs.map((job) => sendOf(job.jobId) ?? Number.NaN);
     const waits = jobs.map((job, index) => ((sends[index] as number) - (startedAt.get(job.jobId) as number)) / 1000);
@@ -96,7 +101,9 @@ export async function runBurst(options: {
       sentOnce: jobs.filter((job) => stack.simulator.counts(job.projectId, job.jobId).messagesAccepted === 1).length,
       rateLimited: jobs.reduce((sum, job) => sum + stack.simulator.counts(job.projectId, job.jobId).rateLimited, 0),
       sentInFirstWindow: sorted.filter((at) => at < (sorted[0] as number) + windowMs).length,
-      cpuPerFollowUpMs: (cpuAfter - cpuBefore) / n,
+      cpuPerFollowUpMs: (workerCpuMs + serverCpuMs) / n,
+      workerCpuPerFollowUpMs: workerCpuMs / n,
+      serverCpuPerFollowUpMs: serverCpuMs / n,
       temporalRequestsPerFollowUp: Object.fromEntries(
         Object.entries(requests).map(([operation, count]) => [operation, count / n]),
       ),

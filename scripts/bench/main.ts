@@ -21,6 +21,8 @@
  * `--only first-read`: a fast schedule's first read on the long reader with two workers, `--first-read-waiting 450`
  *   background waits and 16 follow-ups one at a time (first-read.ts).
  * `--only lost-watcher`: every job watcher terminated while N wait, `--lost-n 20,200 --lost-settle 60` (lost-watcher.ts).
+ * `--only lookups`: the server CPU of a check-in's visibility look-ups while N run, `--lookups-n 200,2000,5000`
+ *   (lookups.ts).
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -39,6 +41,7 @@ import { renderFirstRead, runFirstRead, type FirstReadRow } from './first-read';
 import { renderStartAnswer, runStartAnswer, type StartAnswerRow } from './start-answer';
 import { renderIdleCost, runIdleCost, type IdleCostRow } from './idle-cost';
 import { renderLostWatcher, runLostWatcher, type LostWatcherRow } from './lost-watcher';
+import { renderLookups, runLookups, type LookupRow } from './lookups';
 
 const PARTS = [
   'scale',
@@ -53,6 +56,7 @@ const PARTS = [
   'idle',
   'start-answer',
   'lost-watcher',
+  'lookups',
 ] as const;
 type Part = (typeof PARTS)[number];
 
@@ -71,6 +75,7 @@ interface Figures {
   startAnswer?: StartAnswerRow[];
   idle?: IdleCostRow[];
   lostWatcher?: LostWatcherRow[];
+  lookups?: LookupRow[];
 }
 
 async function main(): Promise<void> {
@@ -102,6 +107,8 @@ async function main(): Promise<void> {
       'lost-n': { type: 'string', default: '20,200' },
       'first-read-waiting': { type: 'string', default: '450' },
       'lost-settle': { type: 'string', default: '60' },
+      // The check-in's visibility look-ups with N follow-ups running.
+      'lookups-n': { type: 'string', default: '200,2000,5000' },
       bursts: {
         type: 'string',
         default:
@@ -190,6 +197,8 @@ async function main(): Promise<void> {
   if (only.has('first-read'))
     figures.firstRead = await runFirstRead({ waiting: Number(values['first-read-waiting']), followUps: 16, log });
   if (only.has('start-answer')) figures.startAnswer = await runStartAnswer({ starts: 100, log });
+  if (only.has('lookups'))
+    figures.lookups = await runLookups({ sizes: numbers(values['lookups-n']), lookups: 400, log });
   if (only.has('idle')) {
     figures.idle = [];
     const settleMs = Number(values['idle-settle']) * 1000;
@@ -315,12 +324,12 @@ function render(figures: Figures): string {
         'lane workflow per job), as recorded on main at 378289a (issue 18 and the earlier docs/BENCHMARKS.md), not re-measured in this run. The 150 row ' +
         'shortens the window to 60 s (a test-only worker setting) so that its second window comes within the run.',
       '',
-      '| burst | budget | start → send p50 / p99 (s) | last send after the first start (s) | sent in the first window | sent once | 429s | worker + server CPU per follow-up until the last send (ms) | before |',
+      '| burst | budget | start → send p50 / p99 (s) | last send after the first start (s) | sent in the first window | sent once | 429s | worker + server CPU per follow-up until the last send (ms): worker, server | before |',
       '|---|---|---|---|---|---|---|---|---|',
       ...figures.burst.map(
         (row) =>
           `| ${row.label} | ${row.budget} per ${row.windowS === 3600 ? 'hour' : `${row.windowS} s`} | ${fmt(row.startToSendP50S, 2)} / ${fmt(row.startToSendP99S, 2)} | ${fmt(row.lastSendS)} | ` +
-          `${row.sentInFirstWindow} | ${row.sentOnce} of ${row.followUps} | ${row.rateLimited} | ${fmt(row.cpuPerFollowUpMs, 0)} | ${BEFORE[row.label] ?? '—'} |`,
+          `${row.sentInFirstWindow} | ${row.sentOnce} of ${row.followUps} | ${row.rateLimited} | ${fmt(row.cpuPerFollowUpMs, 0)}: ${fmt(row.workerCpuPerFollowUpMs, 0)}, ${fmt(row.serverCpuPerFollowUpMs, 0)} | ${BEFORE[row.label] ?? '—'} |`,
       ),
       '',
       '### What coordination costs per follow-up',
@@ -386,6 +395,7 @@ function render(figures: Figures): string {
   if (figures.readNow) lines.push(...renderReadNow(figures.readNow));
   if (figures.firstRead) lines.push(...renderFirstRead(figures.firstRead));
   if (figures.startAnswer) lines.push(...renderStartAnswer(figures.startAnswer));
+  if (figures.lookups) lines.push(...renderLookups(figures.lookups));
   if (figures.idle) {
     lines.push(
       '## What waiting costs while nothing changes',

@@ -5,8 +5,7 @@
  * condition at the top of the query), 20 in flight as in a burst, on the dev server's SQLite.
  */
 import { TypedSearchAttributes } from '@temporalio/common';
-import { createFindEarlierOfJob } from '../../src/activities/earlier-of-job';
-import { quote } from '../../src/activities/earlier-delivery';
+import { createFindEarlierOfJob, quote } from '../../src/activities/earlier-of-job';
 import { AgentJobId, AgentProjectId } from '../../src/kernel/search-attributes';
 import { FOLLOW_UP_WORKFLOW_TYPE } from '../../src/kernel/workflow-ids';
 import { cpuMs, startDevServer } from './processes';
@@ -59,6 +58,8 @@ export async function runLookups(options: {
         workflowId: `lookup-${index}`,
         runId: 'not-a-listed-run',
         startedAtMs,
+        // A run's first check-in, which also wants the earlier runs of its id.
+        findEarlier: true,
       });
       const findEarlierOfJob = createFindEarlierOfJob(client);
       const drain = async (query: string, pageSize?: number) => {

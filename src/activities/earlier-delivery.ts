@@ -6,8 +6,7 @@
  * The runs come from visibility (earlier-of-job.ts: eventually consistent, but a run is listed from its start, long
  * before it can end); each record is read with describe(), which is consistent.
  */
-import { ServiceError, type Client } from '@temporalio/client';
-import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { Client } from '@temporalio/client';
 import { DELIVERY_MEMO_KEY, type DeliveryRecord } from '../kernel/types';
 import type { EarlierRun } from './earlier-of-job';
 
@@ -25,11 +24,6 @@ export function createReadEarlierDelivery(client: Client) {
   };
 }
 
-/** A visibility-query string literal. */
-export function quote(value: string): string {
-  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
-}
-
 function isDeliveryRecord(value: unknown): value is DeliveryRecord {
   if (typeof value !== 'object' || value === null) return false;
   const record = value as Partial<DeliveryRecord>;
@@ -39,10 +33,4 @@ function isDeliveryRecord(value: unknown): value is DeliveryRecord {
     typeof record.attemptStartedAtMs === 'number' &&
     typeof record.sendAttempts === 'number'
   );
-}
-
-/** The server has no visibility at all (Temporal's time-skipping test server): no earlier run can be listed there. */
-export function hasNoVisibility(error: unknown): boolean {
-  const cause = error instanceof ServiceError ? error.cause : undefined;
-  return typeof cause === 'object' && cause !== null && (cause as { code?: unknown }).code === GrpcStatus.UNIMPLEMENTED;
 }

@@ -10,9 +10,9 @@
  * the dev server's SQLite a top-level `ExecutionStatus = "Running"` made the planner walk every running workflow of
  * the namespace, so the two lists cost O(running) each (docs/BENCHMARKS.md, "The check-in's look-ups").
  */
-import type { Client } from '@temporalio/client';
+import { ServiceError, type Client } from '@temporalio/client';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { MAX_BEFORE } from '../workflows/project-coordinator/coordinator-messages';
-import { hasNoVisibility, quote } from './earlier-delivery';
 import { FOLLOW_UP_WORKFLOW_TYPE } from '../kernel/workflow-ids';
 
 export interface EarlierOfJobQuery {
@@ -23,6 +23,8 @@ export interface EarlierOfJobQuery {
   runId: string;
   /** When the server started the asking follow-up's chain. */
   startedAtMs: number;
+  /** Whether the earlier runs of the id are wanted: only a run's first check-in reads what they sent. */
+  findEarlier: boolean;
 }
 
 /** A run under the asking follow-up's workflow id, other than the asking one. */
@@ -34,7 +36,7 @@ export interface EarlierRun {
 export interface EarlierOfJob {
   /** Running follow-ups to the job started before the asking one (at most MAX_BEFORE). */
   before: string[];
-  /** Earlier runs under the asking workflow id, for the same project and job. */
+  /** Earlier runs under the asking workflow id, for the same project and job; none when they were not wanted. */
   runs: EarlierRun[];
 }
 
@@ -56,7 +58,7 @@ export function createFindEarlierOfJob(client: Client) {
         pageSize: MAX_BEFORE,
       })) {
         if (execution.workflowId === query.workflowId) {
-          if (execution.runId !== query.runId)
+          if (query.findEarlier && execution.runId !== query.runId)
             runs.push({ runId: execution.runId, startMs: execution.startTime.getTime() });
         } else if (before.size < MAX_BEFORE) {
           before.add(execution.workflowId);
@@ -66,7 +68,7 @@ export function createFindEarlierOfJob(client: Client) {
           break;
         }
       }
-      if (!complete) {
+      if (!complete && query.findEarlier) {
         runs.length = 0;
         for await (const execution of client.workflow.list({
           query: `${ofJob} AND WorkflowId = ${quote(query.workflowId)}`,
@@ -82,4 +84,15 @@ export function createFindEarlierOfJob(client: Client) {
     }
     return { before: [...before], runs };
   };
+}
+
+/** A visibility-query string literal. */
+export function quote(value: string): string {
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+/** The server has no visibility at all (Temporal's time-skipping test server): no earlier run can be listed there. */
+export function hasNoVisibility(error: unknown): boolean {
+  const cause = error instanceof ServiceError ? error.cause : undefined;
+  return typeof cause === 'object' && cause !== null && (cause as { code?: unknown }).code === GrpcStatus.UNIMPLEMENTED;
 }

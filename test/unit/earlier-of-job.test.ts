@@ -38,6 +38,7 @@ const asking = {
   workflowId: 'follow-up-x',
   runId: 'run-now',
   startedAtMs: Date.parse('2026-12-01T12:00:00.000Z'),
+  findEarlier: true,
 };
 const row = (workflowId: string, runId: string, startIso = '2026-12-01T11:00:00.000Z'): Row => ({
   workflowId,
@@ -75,6 +76,15 @@ test('a lane longer than a check-in names: the first MAX_BEFORE are named and th
   // From the list of the id alone, not the runs seen before the lane was cut off.
   expect(found.runs.map((run) => run.runId)).toEqual(['run-old']);
   expect(queries[1]).toBe('AgentProjectId = "proj" AND AgentJobId = "job-1" AND WorkflowId = "follow-up-x"');
+});
+
+test('a re-check-in, which reads no earlier run, makes one list however long the lane, and names no run', async () => {
+  const lane = Array.from({ length: MAX_BEFORE + 5 }, (_, index) => row(`follow-up-${index}`, `r${index}`));
+  const { client, queries } = fakeClient(() => [row('follow-up-x', 'run-early'), ...lane]);
+  const found = await createFindEarlierOfJob(client)({ ...asking, findEarlier: false });
+  expect(found.before).toEqual(lane.slice(0, MAX_BEFORE).map((earlier) => earlier.workflowId));
+  expect(found.runs).toEqual([]);
+  expect(queries).toHaveLength(1);
 });
 
 test('a lane of exactly MAX_BEFORE is named whole in one list', async () => {

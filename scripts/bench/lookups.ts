@@ -2,10 +2,12 @@
  * The check-in's visibility look-ups: what the server spends on them while N follow-ups run (no worker: they only
  * have to be listed). Each look-up is the check-in's own (`findEarlierOfJob`: one list) beside the two lists it made
  * before (the earlier runs of the id, then the running follow-ups to the job started before it, with the running
- * condition at the top of the query), 20 in flight as in a burst, on the dev server's SQLite.
+ * condition at the top of the query), 20 in flight as in a burst, on the dev server's SQLite; and `pollNow` by job's
+ * list of the job's open follow-ups beside the one it made with `ExecutionStatus = 'Running'`.
  */
 import { TypedSearchAttributes } from '@temporalio/common';
 import { createFindEarlierOfJob, quote } from '../../src/activities/earlier-of-job';
+import { openFollowUpsOfJobQuery } from '../../src/client/job-follow-ups-query';
 import { AgentJobId, AgentProjectId } from '../../src/kernel/search-attributes';
 import { FOLLOW_UP_WORKFLOW_TYPE } from '../../src/kernel/workflow-ids';
 import { cpuMs, startDevServer } from './processes';
@@ -13,7 +15,7 @@ import { inBatches, percentile } from './stats';
 
 export interface LookupRow {
   running: number;
-  shape: 'one list (as built)' | 'two lists (before)';
+  shape: 'one list (as built)' | 'two lists (before)' | 'poll-now by job (as built)' | 'poll-now by job (before)';
   lookups: number;
   /** The dev server's CPU per look-up. */
   serverCpuMs: number;
@@ -83,6 +85,15 @@ export async function runLookups(options: {
             ]);
           },
         },
+        'poll-now by job (as built)': { lists: 1, lookUp: (index) => drain(openFollowUpsOfJobQuery(ref(index))) },
+        'poll-now by job (before)': {
+          lists: 1,
+          lookUp: (index) =>
+            drain(
+              `WorkflowType = '${FOLLOW_UP_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND ` +
+                `AgentProjectId = '${ref(index).projectId}' AND AgentJobId = '${ref(index).jobId}'`,
+            ),
+        },
       };
       for (const [shape, { lists, lookUp }] of Object.entries(shapes) as Array<
         [LookupRow['shape'], (typeof shapes)[LookupRow['shape']]]
@@ -123,7 +134,8 @@ export function renderLookups(rows: readonly LookupRow[]): string[] {
     `A check-in's visibility look-ups with N follow-ups running (each to a project and job of its own, no worker), ` +
       `${rows[0]?.lookups ?? 0} look-ups ${IN_FLIGHT} at a time: the check-in's one list beside the two it made before ` +
       '(the earlier runs of the id, and the running follow-ups to the job started before it with `ExecutionStatus = "Running"` ' +
-      'at the top of the query).',
+      "at the top of the query); and `pollNow` by job's list of the open follow-ups of a job (closed statuses ruled out " +
+      "one by one) beside its list with `ExecutionStatus = 'Running'`.",
     '',
     '| running | look-up | lists | server CPU per look-up (ms) | p50 latency (ms) |',
     '|---|---|---|---|---|',

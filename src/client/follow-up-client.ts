@@ -81,6 +81,7 @@ import {
   WorkflowIdInUseError,
 } from './errors';
 import { followUpWorkflowId } from './ids';
+import { openFollowUpsOfJobQuery } from './job-follow-ups-query';
 import { type FollowUpInput, type FollowUpRequest } from './input';
 import { failedOutcome, settleFollowUp, type FollowUpOutcome } from './outcome';
 import { explainOutage, temporalAnswers, TemporalUnreachableError, unreachable } from './temporal-outage';
@@ -498,10 +499,7 @@ export class FollowUpClient {
       if (problem) throw invalidField(field, problem);
     }
     return this.reaching(`asking the follow-ups of job ${job.jobId} to read it now`, async () => {
-      // Safe to quote: identifierProblem allows no quotes or spaces in either id.
-      const query =
-        `WorkflowType = '${FOLLOW_UP_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND ` +
-        `AgentProjectId = '${job.projectId}' AND AgentJobId = '${job.jobId}'`;
+      const query = openFollowUpsOfJobQuery(job);
       const running: Array<{ workflowId: string; startMs: number }> = [];
       for await (const execution of this.client.workflow.list({ query })) {
         running.push({ workflowId: execution.workflowId, startMs: execution.startTime.getTime() });

@@ -6,7 +6,7 @@
  * Checked only from the outside: what the simulator received, how each follow-up ended, what Temporal recorded as
  * each follow-up's start, and what the coordinator's `project` view says at the end.
  */
-import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { FollowUpClient, type FollowUpOutcome } from '../../src/client';
 import { AgentApiSimulator, type SimulatedRequest } from '../../src/simulator/simulator';
 import { startCpuHogs, type CpuHogs } from '../support/cpu-hogs';
@@ -15,6 +15,7 @@ import { startDevServer, type DevServer } from '../../scripts/stack/dev-server';
 import { superviseWorker, type SupervisedWorker } from '../support/worker-supervisor';
 import { budgetedWorkerEnv } from '../support/processes';
 import { maxInAnyWindow } from '../support/windows';
+import type { SendFailureDetails } from '../../src/kernel/types';
 
 // 180 sends at 10 per 10 s are three minutes at best; kills, restarts and two hogs on two cores stretch that a lot.
 jest.setTimeout(40 * 60_000);
@@ -199,6 +200,16 @@ describe('a coordinator under overload', () => {
       `all ended after ${Math.round((Date.now() - startedAt) / 1000)} s; ${worker.unexpectedExits()} worker exits we did not cause`,
     );
 
+    // A follow-up that could not tell whether its message went out: when its send, the loss and its reads came, for
+    // the log (the assertion below names it). Reconciliation trusts an unchanged job only when read within 30 s of
+    // the request, so this says which leg ran long: the worker's death after the record, or the reads after it.
+    for (const planned of all.filter((p) => p.outcome?.kind === 'delivery-unknown')) {
+      const history = await retrying((client) =>
+        client.client.workflow.getHandle(planned.workflowId as string).fetchHistory(),
+      ).catch(() => undefined);
+      log(`${planned.prompt} ended delivery-unknown; its history: ${sendTimeline(history?.events ?? [], startedAt)}`);
+    }
+
     // Every claim checked, then compared at once, so one run shows every way it fell short.
     const endedAs = (kinds: string[]) => {
       const matching = all.filter((p) => kinds.includes(p.outcome?.kind ?? 'none'));
@@ -276,3 +287,38 @@ describe('a coordinator under overload', () => {
     });
   });
 });
+
+type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
+
+/** The send attempts, their ends and the job reads of a follow-up's history, in seconds after `zeroMs`. */
+function sendTimeline(events: HistoryEvent[], zeroMs: number): string {
+  const at = (event: HistoryEvent) => {
+    const seconds = Number(event.eventTime?.seconds ?? 0) + (event.eventTime?.nanos ?? 0) / 1e9;
+    return `+${(seconds - zeroMs / 1000).toFixed(1)}s`;
+  };
+  const activityOf = new Map<string, string>();
+  return events
+    .flatMap((event) => {
+      const scheduled = event.activityTaskScheduledEventAttributes;
+      if (scheduled) {
+        activityOf.set(String(event.eventId), String(scheduled.activityType?.name));
+        return [`${at(event)} scheduled ${scheduled.activityType?.name}`];
+      }
+      const started = event.activityTaskStartedEventAttributes;
+      if (started) return [`${at(event)} started ${activityOf.get(String(started.scheduledEventId))}`];
+      const timedOut = event.activityTaskTimedOutEventAttributes;
+      if (timedOut) {
+        const details = timedOut.failure?.timeoutFailureInfo?.lastHeartbeatDetails?.payloads?.[0]?.data;
+        const report = details ? (JSON.parse(Buffer.from(details).toString('utf8')) as SendFailureDetails) : undefined;
+        const recorded =
+          typeof report?.requestStartedAtMs === 'number'
+            ? `its request recorded at +${((report.requestStartedAtMs - zeroMs) / 1000).toFixed(1)}s`
+            : `last heartbeat ${JSON.stringify(report ?? null)}`;
+        return [`${at(event)} ${activityOf.get(String(timedOut.scheduledEventId))} timed out (${recorded})`];
+      }
+      if (event.activityTaskFailedEventAttributes) return [`${at(event)} an activity failed`];
+      if (event.timerStartedEventAttributes) return [`${at(event)} pause`];
+      return [];
+    })
+    .join('; ');
+}

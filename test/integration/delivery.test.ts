@@ -61,6 +61,44 @@ test('a send whose connection drops before the API read it is sent again, once',
   expect(h.simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ posts: 2, dropped: 1, messagesAccepted: 1 });
 });
 
+test('a send that failed long after its request left is read at once, with no pause first: the trust window counts from the request', async () => {
+  const ref = uniqueJob();
+  // Held 6 s, then dropped unread: the failure comes when the request is already older than the pause before a read.
+  h.simulator.addJob({
+    ...ref,
+    faults: [
+      { operation: 'send', kind: 'latency', latencyMs: 6_000, times: 1 },
+      { operation: 'send', kind: 'drop-before-processing', times: 1 },
+    ],
+  });
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue);
+  const input = { ...ref, prompt: 'Please add tests', polling: FAST_POLLING };
+  const { result } = await worker.runUntil(h.followUps(taskQueue).startAndWait(input));
+  expect(result.outcome).toBe('completed');
+  expect(result.sendAttempts).toBe(2);
+  expect(h.simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ posts: 2, dropped: 1, messagesAccepted: 1 });
+  const events =
+    (await h.client.workflow.getHandle(followUpWorkflowId(h.followUps(taskQueue).validate(input))).fetchHistory())
+      .events ?? [];
+  const failedAt = events.findIndex((event) => event.activityTaskFailedEventAttributes);
+  const resentAt = events.findIndex(
+    (event, index) =>
+      index > failedAt && event.activityTaskScheduledEventAttributes?.activityType?.name === 'sendFollowUpMessage',
+  );
+  const between = events.slice(failedAt + 1, resentAt);
+  // Read, pause, read again (one lagging read must not decide): the one timer comes after the first read. Then the
+  // attempt is settled as not sent and the follow-up starts over (a fresh read, a check-in for a slot) to send again.
+  const steps = between.flatMap((event) =>
+    event.timerStartedEventAttributes
+      ? ['pause']
+      : event.activityTaskScheduledEventAttributes
+        ? [String(event.activityTaskScheduledEventAttributes.activityType?.name)]
+        : [],
+  );
+  expect(steps.slice(0, 3)).toEqual(['pollAgentJob', 'pause', 'pollAgentJob']);
+});
+
 test('a send that times out after the request was written is reconciled from the job', async () => {
   const ref = uniqueJob();
   h.simulator.addJob({

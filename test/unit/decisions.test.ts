@@ -12,6 +12,8 @@ import {
   classifySendFailure,
   decideDelivery,
   judgeRead,
+  RECONCILE_DELAY_MS,
+  reconcilePauseMs,
   requestLeft,
   requestStartOf,
   watchAfter,
@@ -230,6 +232,22 @@ describe('decideDelivery after an ambiguous send', () => {
   test('an unchanged job read long after the attempt proves nothing: the agent may have finished the same way', () => {
     expect(decideDelivery(state('failed'), state('failed'), 5_000)).toBe('not-delivered');
     expect(decideDelivery(state('failed'), state('failed'), 31_000)).toBe('unknown');
+  });
+});
+
+describe('reconcilePauseMs: when the reads of an interrupted send come', () => {
+  test('a send that broke at once is read once its request is RECONCILE_DELAY_MS old', () => {
+    expect(reconcilePauseMs(1, 100_000, 100_300)).toBe(RECONCILE_DELAY_MS - 300);
+  });
+
+  test('a send lost with its worker, noticed at the heartbeat timeout, is read at once: the trust window is running', () => {
+    expect(reconcilePauseMs(1, 100_000, 110_000)).toBe(0);
+    expect(reconcilePauseMs(1, 100_000, 100_000 + RECONCILE_DELAY_MS)).toBe(0);
+  });
+
+  test('every later read comes RECONCILE_DELAY_MS after the one before, however late the first was', () => {
+    expect(reconcilePauseMs(2, 100_000, 140_000)).toBe(RECONCILE_DELAY_MS);
+    expect(reconcilePauseMs(3, 100_000, 100_100)).toBe(RECONCILE_DELAY_MS);
   });
 });
 

@@ -22,7 +22,14 @@ import {
 import type { ApiFailureDetails } from '../../agent-api/errors';
 import { isTerminal, jobState, type AgentJob, type JobState } from '../../kernel/agent-job';
 import type { Delivered } from './checkpoint';
-import { classifySendFailure, decideDelivery, refusedByRateLimit, requestLeft, requestStartOf } from './decisions';
+import {
+  classifySendFailure,
+  decideDelivery,
+  reconcilePauseMs,
+  refusedByRateLimit,
+  requestLeft,
+  requestStartOf,
+} from './decisions';
 import type { PollSchedule } from '../../kernel/poll-schedule';
 import { pollAgentJob, sendFollowUpMessage } from './activity-proxies';
 import { sharedWatcherId } from './shared-watch';
@@ -32,8 +39,6 @@ import type { ProjectTurn } from './project-turn';
 import type { PollNow } from './poll-now';
 import { type FirstWait } from '../activity-contract';
 
-/** Wait before reading the job after an ambiguous send, so a request still being processed can show its effect. */
-const RECONCILE_DELAY_MS = 2_000;
 /** Reads that must all show the job unchanged before an ambiguous send is taken as not delivered. */
 const RECONCILE_READS = 2;
 const SEND_BACKOFF = { initialMs: 1_000, maxMs: 60_000 };
@@ -208,9 +213,9 @@ async function readIdleJob(run: FollowUpRun, turn: ProjectTurn, pollNow: PollNow
 async function settleOpenAttempt(run: FollowUpRun, open: OpenAttempt): Promise<Delivered | null> {
   run.enter('reconciling');
   for (let read = 1; read <= RECONCILE_READS; read += 1) {
-    await sleep(RECONCILE_DELAY_MS, {
-      summary: `pause before read ${read} of ${RECONCILE_READS} of an interrupted send`,
-    });
+    const pauseMs = reconcilePauseMs(read, open.startedAtMs, Date.now());
+    if (pauseMs > 0)
+      await sleep(pauseMs, { summary: `pause before read ${read} of ${RECONCILE_READS} of an interrupted send` });
     const { job, readAtMs, polls } = await pollAgentJob(
       { ...run.ref, known: null, acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce: true },
       run.deadlineMs,

@@ -55,6 +55,74 @@ describe('WatcherBook', () => {
     expect(registry.changesSince(99, 0).full).toBe(true);
   });
 
+  describe('the reads figure status shows never goes back, though each reader counts from zero', () => {
+    const reportOf = (reads: number, round = 1) => ({
+      workflowId: 'followup/p/j/1',
+      runId: 'run-1',
+      round,
+      replyTo: 'reply-1',
+      reads,
+      lastRead: { atMs: T0 + reads, status: 'active' },
+      failingSinceMs: null,
+      failedReads: 0,
+      lastError: null,
+      nextReadAtMs: null,
+    });
+    const shown = (book: WatcherBook) => book.view('followup/p/j/1', T0)?.report?.reads;
+
+    test('a reader that starts again (a new attempt, a switch of reading) is counted on from the last figure', () => {
+      const book = new WatcherBook({ registrations: [registration()] });
+      book.noteReports([reportOf(6)]);
+      book.noteReports([reportOf(7)]);
+      expect(shown(book)).toBe(7);
+      book.noteReports([reportOf(1)]);
+      expect(shown(book)).toBe(8);
+      book.noteReports([reportOf(3)]);
+      expect(shown(book)).toBe(10);
+      // And again: the figure before adds up.
+      book.noteReports([reportOf(1)]);
+      expect(shown(book)).toBe(11);
+      // Everything else in the report is the reader's own.
+      expect(book.view('followup/p/j/1', T0)?.report?.lastRead).toEqual({ atMs: T0 + 1, status: 'active' });
+    });
+
+    test('the next run (continue-as-new) counts on from the figure of a wait someone asks about', () => {
+      const book = new WatcherBook({ registrations: [registration(), registration({ workflowId: 'b' })] });
+      book.askFigures('followup/p/j/1', T0, T0 + 30_000);
+      book.noteReports([reportOf(7), { ...reportOf(4), workflowId: 'b' }]);
+      const carried = book.carried(T0);
+      // Only the figures asked about go along.
+      expect(carried.readsShown).toEqual({ 'followup/p/j/1': 7 });
+      const next = new WatcherBook(carried, T0);
+      expect(shown(next)).toBeUndefined();
+      next.noteReports([reportOf(1)]);
+      expect(shown(next)).toBe(8);
+    });
+
+    test('a new round is a new wait, counted afresh; another run forgets the figure; malformed carried figures are ignored', () => {
+      const book = new WatcherBook({ registrations: [registration()] });
+      book.noteReports([reportOf(7)]);
+      book.noteReports([reportOf(1)]);
+      expect(shown(book)).toBe(8);
+      book.upsert(registration({ round: 2 }));
+      book.noteReports([reportOf(2, 2)]);
+      expect(shown(book)).toBe(2);
+      book.upsert(registration({ runId: 'run-2', round: 1 }));
+      expect(shown(book)).toBeUndefined();
+      for (const reads of [-1, 1.5, 'seven', null]) {
+        const malformed = new WatcherBook({
+          registrations: [registration()],
+          readsShown: { 'followup/p/j/1': reads as never, unknown: 3 },
+        });
+        malformed.noteReports([reportOf(1)]);
+        expect(shown(malformed)).toBe(1);
+      }
+      const carriedOn = new WatcherBook({ registrations: [registration()], readsShown: { 'followup/p/j/1': 5 } });
+      carriedOn.noteReports([reportOf(1)]);
+      expect(shown(carriedOn)).toBe(6);
+    });
+  });
+
   describe('its size, in bytes of the continue-as-new input (the server refuses more than 2 MB)', () => {
     /** The next run's input, as the payload converter stores it. */
     const carriedBytes = (registry: WatcherBook, nowMs = T0) =>

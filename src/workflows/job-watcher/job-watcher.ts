@@ -264,11 +264,10 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     watchFiguresUpdate,
     async (workflowId) => {
       growth.note();
-      const reportBefore = book.view(workflowId, Date.now())?.report;
+      const reportBefore = book.lastReport(workflowId);
       if (book.askFigures(workflowId, Date.now(), Date.now() + LIVE_FIGURES_FOR_MS)) asks += 1;
       // A reader by timers notes every read already; the long reader reports at its next look at the book.
-      if (readingLong)
-        await condition(() => book.view(workflowId, Date.now())?.report !== reportBefore, REPORT_AWAITED_MS);
+      if (readingLong) await condition(() => book.lastReport(workflowId) !== reportBefore, REPORT_AWAITED_MS);
       return book.view(workflowId, Date.now(), !readingLong);
     },
     {

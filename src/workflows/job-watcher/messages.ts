@@ -186,6 +186,8 @@ export interface CarriedBook {
   watchedSince?: Record<string, number>;
   /** Refusals the reader may not have told yet. */
   refusals?: WatchRefusal[];
+  /** The reads figure `status` showed of a wait (its current round), by workflow id: the next run counts on from it. */
+  readsShown?: Record<string, number>;
 }
 
 /** The watcher's workflow as its starters see it (a follow-up's registration starts it with its first `watchJob`). */

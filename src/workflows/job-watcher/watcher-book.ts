@@ -20,6 +20,9 @@ import type {
  * wait (its name, `replyTo`, is 47 of them), 2,600 waits.
  */
 export const WATCH_BOOK_LIMIT_BYTES = 1_500_000;
+
+/** At most this many reads figures go to the next run (about 100 bytes each, within the input's margin). */
+const READS_SHOWN_CARRIED = 500;
 /** The refusals' share of the input (about 1,500 of them); past it the oldest are dropped. */
 const REFUSALS_LIMIT_BYTES = 200_000;
 /**
@@ -42,6 +45,12 @@ export class WatcherBook {
   private refusalBytes = 0;
   /** The reader's last report per wait, for `status` only: nothing the workflow decides depends on it. */
   private readonly reports = new Map<string, WaitReadReport>();
+  /**
+   * Reads of a wait's round counted by readers before the one reporting now, by workflow id. A reader counts from
+   * zero (a new attempt, a switch between timers and the long activity, the next run of this watcher), so its reports
+   * are added to these: the figure `status` shows never goes back.
+   */
+  private readonly readsBefore = new Map<string, { round: number; reads: number }>();
   /** Until when someone asks for a wait's live figures (`watchFigures`), by workflow id; not carried to the next run. */
   private readonly figuresAsked = new Map<string, number>();
   private version = 0;
@@ -60,6 +69,12 @@ export class WatcherBook {
       this.upsert(registration, since[registration.workflowId] ?? nowMs);
     }
     for (const refusal of Array.isArray(carried.refusals) ? carried.refusals : []) this.refuse(refusal);
+    const shown = typeof carried.readsShown === 'object' && carried.readsShown !== null ? carried.readsShown : {};
+    for (const [workflowId, reads] of Object.entries(shown)) {
+      const kept = this.entries.get(workflowId);
+      if (kept && Number.isSafeInteger(reads) && reads > 0)
+        this.readsBefore.set(workflowId, { round: kept.registration.round, reads });
+    }
   }
 
   get size(): number {
@@ -114,7 +129,10 @@ export class WatcherBook {
     this.version += 1;
     // A run's next wait (the next round) is watched on since its first: the operator asks how long it has been watched.
     const sameRun = kept !== undefined && kept.registration.runId === registration.runId;
-    if (!sameRun) this.reports.delete(registration.workflowId);
+    if (!sameRun) {
+      this.reports.delete(registration.workflowId);
+      this.readsBefore.delete(registration.workflowId);
+    }
     const bytes = carriedBytes(registration);
     this.bytes += bytes - (kept?.bytes ?? 0);
     this.entries.set(registration.workflowId, {
@@ -149,6 +167,7 @@ export class WatcherBook {
     this.bytes -= kept.bytes;
     this.entries.delete(workflowId);
     this.reports.delete(workflowId);
+    this.readsBefore.delete(workflowId);
     this.figuresAsked.delete(workflowId);
     this.removed.set(workflowId, this.version);
   }
@@ -163,6 +182,13 @@ export class WatcherBook {
   noteReports(reports: readonly WaitReadReport[]): void {
     for (const report of reports) {
       if (!this.holdsWaitOf(report)) continue;
+      const before = this.readsBefore.get(report.workflowId);
+      // A new round is a new wait: its reads are counted afresh.
+      if (before !== undefined && before.round !== report.round) this.readsBefore.delete(report.workflowId);
+      // Fewer reads than the last report of the same round: a reader that counts from zero reports now.
+      const last = this.reports.get(report.workflowId);
+      if (last !== undefined && last.round === report.round && report.reads < last.reads)
+        this.readsBefore.set(report.workflowId, { round: report.round, reads: this.shownReads(last) });
       this.reports.set(report.workflowId, report);
     }
   }
@@ -194,7 +220,7 @@ export class WatcherBook {
     return {
       registration: kept.registration,
       watchedSinceMs: kept.sinceMs,
-      report: this.reports.get(workflowId) ?? null,
+      report: this.shownReport(workflowId),
       figuresAskedUntilMs: this.figuresAskedUntil(workflowId, nowMs),
       everyReadNoted,
     };
@@ -208,11 +234,36 @@ export class WatcherBook {
    */
   carried(readerStoppedAtMs: number): Required<CarriedBook> {
     this.forgetRefusalsBefore(readerStoppedAtMs - REFUSALS_KEPT_MS);
+    // Only the figures someone asks for now: the rest are shown afresh by the next run, and carry nothing.
+    const readsShown: Record<string, number> = {};
+    for (const [workflowId] of this.figuresAsked) {
+      if (Object.keys(readsShown).length >= READS_SHOWN_CARRIED) break;
+      const report = this.shownReport(workflowId);
+      if (report !== null && report.round === this.entries.get(workflowId)?.registration.round && report.reads > 0)
+        readsShown[workflowId] = report.reads;
+    }
     return {
       registrations: this.all(),
       watchedSince: Object.fromEntries([...this.entries].map(([workflowId, entry]) => [workflowId, entry.sinceMs])),
       refusals: [...this.refusals.values()].map((entry) => entry.refusal),
+      readsShown,
     };
+  }
+
+  /** The reader's last report of a wait, with the reads counted before it added (null: none reported in this run). */
+  private shownReport(workflowId: string): WaitReadReport | null {
+    const report = this.reports.get(workflowId);
+    return report === undefined ? null : { ...report, reads: this.shownReads(report) };
+  }
+
+  /** The reader's last report of a wait as it came (the same object until the next one: a handler awaits a new one). */
+  lastReport(workflowId: string): WaitReadReport | undefined {
+    return this.reports.get(workflowId);
+  }
+
+  private shownReads(report: WaitReadReport): number {
+    const before = this.readsBefore.get(report.workflowId);
+    return report.reads + (before !== undefined && before.round === report.round ? before.reads : 0);
   }
 
   /**

@@ -59,15 +59,15 @@ function isMessageEvent(event: temporal.api.history.v1.IHistoryEvent): boolean {
 
 /**
  * An Update refused without a word in history: by its validator, or by the server while the workflow's task is being
- * tried again ("Workflow Task in failed state"), while ten Updates are in flight already, or before it was accepted:
- * dropped by the server with the others in flight ("aborted": a flood has hundreds a second, which the client tries
- * again until it gives up), or as the run continues as new ("closing").
+ * tried again ("Workflow Task in failed state", or the task that carried it failed), while ten Updates are in flight
+ * already, or before it was accepted: dropped by the server with the others in flight ("aborted": a flood has
+ * hundreds a second, which the client tries again until it gives up), or as the run continues as new ("closing").
  */
 function refusedUnwritten(reason: unknown): boolean {
   return (
     reason instanceof WorkflowUpdateFailedError ||
     (reason instanceof ServiceError &&
-      /FAILED_PRECONDITION.*Workflow Task in failed state|RESOURCE_EXHAUSTED.*concurrent in-flight updates|UNAVAILABLE.*workflow update was aborted|workflow is closing|aborted by closing workflow/.test(
+      /FAILED_PRECONDITION.*(Workflow Task in failed state|unexpected workflow task failure)|RESOURCE_EXHAUSTED.*concurrent in-flight updates|UNAVAILABLE.*workflow update was aborted|workflow is closing|aborted by closing workflow/.test(
         String(reason.cause),
       ))
   );

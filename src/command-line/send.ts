@@ -314,8 +314,11 @@ async function reportProgress(
   while (!isDone()) {
     if (Date.now() >= nextWorkerCheck) {
       nextWorkerCheck = Date.now() + (io.workerCheckIntervalMs ?? 15_000);
-      // Undefined when the server could not say (an outage): the workers' state is unknown, not changed.
-      const warning = outage.isRecovering ? undefined : await noWorkerWarning(followUps).catch(() => undefined);
+      // Undefined when the server could not say (an outage): the workers' state is unknown, not changed. Weighed again
+      // once answered: a check that was under way as the server went away is answered by the restarted server, which
+      // lists no worker yet.
+      const answer = outage.isRecovering ? undefined : await noWorkerWarning(followUps).catch(() => undefined);
+      const warning = outage.isRecovering ? undefined : answer;
       if (warning !== undefined) {
         if (warning && !idle && !unanswered) warn(warning);
         if (!warning && idle) progressLine.say('A worker polls the task queue again; the follow-up goes on.');

@@ -113,6 +113,14 @@ const SCENARIOS: Scenario[] = [
     watchShards: 2,
     polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' },
   },
+  // Shared watching and a job busy with earlier work: the watcher reads for the wait before the send as for the one after.
+  {
+    name: 'shared-waited-for-idle',
+    workMs: 1_500,
+    busyMs: 1_500,
+    watchShards: 2,
+    polling: { initialInterval: 200, maxInterval: 500, timeout: '1m' },
+  },
   // Shared watching and a read asked for: the follow-up makes it itself, and its result ends the wait.
   {
     name: 'shared-read-now',

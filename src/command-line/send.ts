@@ -335,7 +335,7 @@ async function reportProgress(
         unanswered = false;
         // A watched wait's reads are the watcher's to tell: the follow-up hears of them only when its job answers.
         const watch =
-          progress.watcherId && progress.phase === 'waiting' && !json
+          progress.watcherId && (progress.phase === 'waiting' || progress.phase === 'waiting-for-idle') && !json
             ? await followUps.watchFigures(workflowId, progress.watcherId)
             : undefined;
         const line = describeProgress(progress, Date.now(), watch);

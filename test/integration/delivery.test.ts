@@ -139,12 +139,36 @@ test('a job busy with earlier work is waited for: the message goes out once it i
   const ref = uniqueJob();
   // The earlier work ends with pull request 101; this follow-up's own work makes 102.
   h.simulator.addJob({ ...ref, busyForMs: 1_500 });
-  const { result } = await followUp(ref);
-  expect(result?.outcome).toBe('completed');
-  expect(result?.prLink).toMatch(/\/pull\/102$/);
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue);
+  const input = { ...ref, prompt: 'Please add tests', polling: FAST_POLLING };
+  const { result } = await worker.runUntil(h.followUps(taskQueue).startAndWait(input));
+  expect(result.outcome).toBe('completed');
+  expect(result.prLink).toMatch(/\/pull\/102$/);
   const counts = h.simulator.counts(ref.projectId, ref.jobId);
   expect(counts).toMatchObject({ posts: 1, messagesAccepted: 1 });
   expect(counts.statusesAtSend).toEqual(['completed']);
+  // The wait for the busy job was the job watcher's, as the wait after the send is: no poll of the follow-up's own.
+  const history = await h.client.workflow
+    .getHandle(followUpWorkflowId(h.followUps(taskQueue).validate(input)))
+    .fetchHistory();
+  const activityTypes = (history.events ?? []).flatMap(
+    (event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+  );
+  const beforeSend = activityTypes.slice(0, activityTypes.indexOf('sendFollowUpMessage'));
+  expect(beforeSend).toContain('registerWatch');
+  expect(beforeSend).not.toContain('pollAgentJob');
+});
+
+test('a job still busy at the deadline: the follow-up times out saying nothing was sent, and sends nothing', async () => {
+  const ref = uniqueJob();
+  h.simulator.addJob({ ...ref, busyForMs: 10 * 60_000 });
+  const { error } = await followUp(ref, { polling: { ...FAST_POLLING, timeout: '4s' } });
+  expect(error).toBeInstanceOf(WorkflowFailedError);
+  const failure = (error as WorkflowFailedError).cause as ApplicationFailure;
+  expect(failure.type).toBe(FollowUpErrorType.TimedOut);
+  expect(failure.message).toContain('within 4s (the message was not sent: the job was still active)');
+  expect(h.simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ posts: 0, messagesAccepted: 0 });
 });
 
 test('on a free lane the job is read with the check-in, a local activity: the send is the first activity task', async () => {

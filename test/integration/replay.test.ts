@@ -38,11 +38,13 @@ test('there are committed histories to replay, one per way a follow-up runs', ()
     'baseline-refused-then-probed.json',
     'baseline-resumed-from-earlier-run.json',
     'baseline-shared-read-now.json',
+    'baseline-shared-waited-for-idle.json',
     'baseline-shared-watch.json',
     'baseline-started-without-attributes.json',
     'baseline-timed-out.json',
     'baseline-waited-for-idle.json',
     'baseline-watcher-of-shared-read-now.json',
+    'baseline-watcher-of-shared-waited-for-idle.json',
     'baseline-watcher-of-shared-watch.json',
   ]);
 });

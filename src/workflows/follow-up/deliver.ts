@@ -30,9 +30,10 @@ import {
   requestLeft,
   requestStartOf,
 } from './decisions';
-import type { PollSchedule } from '../../kernel/poll-schedule';
 import { pollAgentJob, sendFollowUpMessage } from './activity-proxies';
-import { sharedWatcherId } from './shared-watch';
+import { scheduleFrom, scheduleShape } from './run-schedule';
+import { waitForJobChange } from './job-change';
+import { SharedWatch, sharedWatcherId } from './shared-watch';
 import type { FollowUpRun } from './follow-up-run';
 import { describeFailure } from './run-failures';
 import type { ProjectTurn } from './project-turn';
@@ -174,7 +175,8 @@ export async function deliver(
 
 /**
  * Reads the job and, while it is working on something else, waits until it is idle: a message sent to a busy job
- * would leave this follow-up unable to tell its own result from the earlier work's.
+ * would leave this follow-up unable to tell its own result from the earlier work's. The wait is the same as the one
+ * after the send: the job's watcher reads for it.
  */
 async function readIdleJob(run: FollowUpRun, turn: ProjectTurn, pollNow: PollNow): Promise<AgentJob> {
   run.enter('starting');
@@ -187,20 +189,27 @@ async function readIdleJob(run: FollowUpRun, turn: ProjectTurn, pollNow: PollNow
         `read job ${run.ref.jobId} before sending`,
       );
   run.observe(read.job, read.polls);
+  if (isTerminal(read.job.status)) return read.job;
   // A slot held through a wait of unknown length would keep the project's other sends waiting for its answer.
-  if (!isTerminal(read.job.status)) await turn.giveBack();
-  while (!isTerminal(read.job.status)) {
-    run.enter('waiting-for-idle');
-    const busy = read.job;
-    read = await pollNow.poll((readAtOnce) =>
-      pollAgentJob(
-        { ...run.ref, known: jobState(busy), acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce },
-        run.deadlineMs,
-        `${readAtOnce ? 'read now (asked for), then ' : ''}wait for job ${run.ref.jobId} to finish its ${busy.status} work before sending`,
-      ),
-    );
-    run.observe(read.job, read.polls);
-    await run.continueAsNewIfSuggested(undefined);
+  await turn.giveBack();
+  const shared = run.watchShards !== null ? new SharedWatch(run, run.watchShards, null) : null;
+  if (shared) run.watchedBy(shared.watcherId);
+  try {
+    while (!isTerminal(read.job.status)) {
+      run.enter('waiting-for-idle');
+      const busy = read.job;
+      read = await waitForJobChange(run, pollNow, shared, {
+        known: jobState(busy),
+        acceptUnchangedFromMs: null,
+        summary: (readAtOnce) =>
+          `${readAtOnce ? 'read now (asked for), then ' : ''}wait for job ${run.ref.jobId} to finish its ${busy.status} work before sending`,
+      });
+      run.observe(read.job, read.polls);
+      await run.continueAsNewIfSuggested(undefined);
+    }
+  } finally {
+    await shared?.leave();
+    if (shared) run.watchedBy(null);
   }
   return read.job;
 }
@@ -257,17 +266,6 @@ function firstWait(run: FollowUpRun, baseline: AgentJob): { watch?: FirstWait } 
       replyTo: uuid4(),
     },
   };
-}
-
-/** The poll schedule of a wait starting now, from the follow-up's polling options. */
-export function scheduleFrom(run: FollowUpRun): PollSchedule {
-  return { startedAtMs: Date.now(), ...scheduleShape(run) };
-}
-
-/** The follow-up's poll schedule without its start. */
-function scheduleShape(run: FollowUpRun): Omit<PollSchedule, 'startedAtMs'> {
-  const { initialIntervalMs, backoffCoefficient, maxIntervalMs } = run.request.polling;
-  return { initialIntervalMs, backoffCoefficient, maxIntervalMs, deadlineMs: run.deadlineMs };
 }
 
 /** What the API said of a failed send (its status, its Retry-After), when it answered at all. */

@@ -357,13 +357,13 @@ export class FollowUpRun {
     return ending.failure;
   }
 
-  /** The deadline passed while the follow-up waited for its job to end. */
+  /** The deadline passed while the follow-up waited for its job (to end, or before the send to be idle). */
   deadlinePassedWhileWaiting(failedReads: number | null): ApplicationFailure {
-    return timedOutFailure(
-      this.failureFacts(),
-      `last status: ${this.shown?.status ?? 'not read since the message'}`,
-      failedReads,
-    );
+    const why =
+      this.progress.sentAt === null
+        ? `the message was not sent: the job was still ${this.lastJob?.status ?? 'unread'}`
+        : `last status: ${this.shown?.status ?? 'not read since the message'}`;
+    return timedOutFailure(this.failureFacts(), why, failedReads);
   }
 
   /** The deadline passed before the follow-up could go on (`why`: what it was doing). */

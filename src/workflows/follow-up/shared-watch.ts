@@ -258,8 +258,13 @@ export class SharedWatch {
     }
   }
 
-  /** The follow-up ends with a wait unanswered (cancelled, deadline): its watcher forgets it, even while cancelling. */
+  /**
+   * The follow-up is done with this watch (its wait answered, or left unanswered: cancelled, deadline): its watcher
+   * forgets an unanswered wait, even while cancelling. Answers that come later wait, unread, for the next watch of this
+   * run (the wait after the send, after one for a busy job), which takes only its own.
+   */
   async leave(): Promise<void> {
+    setHandler(jobAnswerSignal, undefined);
     if (!this.registered) return;
     await CancellationScope.nonCancellable(async () => {
       try {

@@ -6,11 +6,10 @@
 import { jobState, type AgentJob } from '../../kernel/agent-job';
 import type { Delivered } from './checkpoint';
 import { judgeRead, watchAfter, type ReadVerdict, type ResultWatch } from './decisions';
-import { pollAgentJob } from './activity-proxies';
-import { scheduleFrom } from './deliver';
+import { waitForJobChange } from './job-change';
 import type { FollowUpRun } from './follow-up-run';
 import type { PollNow } from './poll-now';
-import { SharedWatch, withEarlierReads } from './shared-watch';
+import { SharedWatch } from './shared-watch';
 
 const WAITING_FOR = { working: 'work', settling: 'settle', confirming: 'confirmation' } as const;
 
@@ -46,36 +45,13 @@ async function waitWith(
   for (;;) {
     run.enter('waiting', WAITING_FOR[verdict.why]);
     const { known, acceptUnchangedFromMs } = verdict;
-    const pollItself = (readAtOnce: boolean) =>
-      pollAgentJob(
-        { ...run.ref, known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce },
-        run.deadlineMs,
+    const { job, readAtMs, polls, sawActive } = await waitForJobChange(run, pollNow, shared, {
+      known,
+      acceptUnchangedFromMs,
+      summary: (readAtOnce) =>
         readAtOnce
           ? `read job ${run.ref.jobId} now (asked for), then wait for it to change from ${known.status}`
           : `wait for job ${run.ref.jobId} to change from ${known.status}`,
-      );
-    const { job, readAtMs, polls, sawActive } = await pollNow.poll(async (readAtOnce) => {
-      if (!shared) return pollItself(readAtOnce);
-      const request = { known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce };
-      let watched = await shared.wait(request);
-      // Refused (a full book, or another workflow under the id): the next watcher of the shard's chain takes the wait.
-      while ('refused' in watched && shared.moveOn()) {
-        run.watchedBy(shared.watcherId);
-        const refused = watched;
-        const again = await shared.wait({ ...request, readAtOnce: refused.readAtOnce });
-        watched =
-          'refused' in again
-            ? { ...again, polls: again.polls + refused.polls, sawActive: again.sawActive || refused.sawActive }
-            : withEarlierReads(again, refused);
-      }
-      if (!('refused' in watched)) return watched;
-      // Every watcher of the chain refused: this wait polls for itself, and the next registers with the last again.
-      run.watchedBy(null);
-      try {
-        return withEarlierReads(await pollItself(watched.readAtOnce), watched);
-      } finally {
-        run.watchedBy(shared.watcherId);
-      }
     });
     const recordedSawActive = state.sawActive;
     // Reads that found the job `active` as already known still prove the agent took this message.

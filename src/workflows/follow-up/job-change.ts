@@ -1,0 +1,60 @@
+/**
+ * One wait for the job to change, the same way before the send (a job busy with earlier work) and after it: the job's
+ * watcher reads for the follow-up (shared-watch.ts), a read asked for (`pollNow`) is made at once, and only a follow-up
+ * with no watcher to take its wait (none configured, or every watcher of its shard's chain refused) polls for itself.
+ */
+import type { JobState } from '../../kernel/agent-job';
+import type { PollResult } from '../activity-contract';
+import { pollAgentJob } from './activity-proxies';
+import { scheduleFrom } from './run-schedule';
+import type { FollowUpRun } from './follow-up-run';
+import type { PollNow } from './poll-now';
+import { withEarlierReads, type SharedWatch } from './shared-watch';
+
+export interface JobChange {
+  /** The job as the follow-up knows it: a read that shows it otherwise ends the wait. */
+  known: JobState;
+  /** From then on, a read that shows the job ended, even unchanged, ends the wait too (null: never). */
+  acceptUnchangedFromMs: number | null;
+  /** What the wait is for, as the summary of a poll the follow-up makes itself. */
+  summary: (readAtOnce: boolean) => string;
+}
+
+/** Waits until a read answers `change`, by the job's watcher when there is one. */
+export function waitForJobChange(
+  run: FollowUpRun,
+  pollNow: PollNow,
+  shared: SharedWatch | null,
+  change: JobChange,
+): Promise<PollResult> {
+  const { known, acceptUnchangedFromMs } = change;
+  const pollItself = (readAtOnce: boolean) =>
+    pollAgentJob(
+      { ...run.ref, known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce },
+      run.deadlineMs,
+      change.summary(readAtOnce),
+    );
+  return pollNow.poll(async (readAtOnce) => {
+    if (!shared) return pollItself(readAtOnce);
+    const request = { known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce };
+    let watched = await shared.wait(request);
+    // Refused (a full book, or another workflow under the id): the next watcher of the shard's chain takes the wait.
+    while ('refused' in watched && shared.moveOn()) {
+      run.watchedBy(shared.watcherId);
+      const refused = watched;
+      const again = await shared.wait({ ...request, readAtOnce: refused.readAtOnce });
+      watched =
+        'refused' in again
+          ? { ...again, polls: again.polls + refused.polls, sawActive: again.sawActive || refused.sawActive }
+          : withEarlierReads(again, refused);
+    }
+    if (!('refused' in watched)) return watched;
+    // Every watcher of the chain refused: this wait polls for itself, and the next registers with the last again.
+    run.watchedBy(null);
+    try {
+      return withEarlierReads(await pollItself(watched.readAtOnce), watched);
+    } finally {
+      run.watchedBy(shared.watcherId);
+    }
+  });
+}

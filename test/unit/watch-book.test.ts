@@ -87,11 +87,14 @@ describe('WatcherBook', () => {
     });
 
     test('the next run (continue-as-new) counts on from the figure of a wait someone asks about', () => {
-      const book = new WatcherBook({ registrations: [registration(), registration({ workflowId: 'b' })] });
+      const book = new WatcherBook({
+        registrations: [registration(), registration({ workflowId: 'b' }), registration({ workflowId: 'c' })],
+      });
       book.askFigures('followup/p/j/1', T0, T0 + 30_000);
-      book.noteReports([reportOf(7), { ...reportOf(4), workflowId: 'b' }]);
-      const carried = book.carried(T0);
-      // Only the figures asked about go along.
+      book.askFigures('c', T0, T0 + 10_000);
+      book.noteReports([reportOf(7), { ...reportOf(4), workflowId: 'b' }, { ...reportOf(5), workflowId: 'c' }]);
+      const carried = book.carried(T0 + 20_000);
+      // Only the figures asked about go along, and only while the ask lasts: the ask for 'c' ran out before the stop.
       expect(carried.readsShown).toEqual({ 'followup/p/j/1': 7 });
       const next = new WatcherBook(carried, T0);
       expect(shown(next)).toBeUndefined();

@@ -236,11 +236,16 @@ export class WatcherBook {
     this.forgetRefusalsBefore(readerStoppedAtMs - REFUSALS_KEPT_MS);
     // Only the figures someone asks for now: the rest are shown afresh by the next run, and carry nothing.
     const readsShown: Record<string, number> = {};
-    for (const [workflowId] of this.figuresAsked) {
-      if (Object.keys(readsShown).length >= READS_SHOWN_CARRIED) break;
+    let shown = 0;
+    for (const [workflowId, until] of this.figuresAsked) {
+      if (shown >= READS_SHOWN_CARRIED) break;
+      // An ask that ran out before the reader stopped is nobody's now.
+      if (until <= readerStoppedAtMs) continue;
       const report = this.shownReport(workflowId);
-      if (report !== null && report.round === this.entries.get(workflowId)?.registration.round && report.reads > 0)
+      if (report !== null && report.round === this.entries.get(workflowId)?.registration.round && report.reads > 0) {
         readsShown[workflowId] = report.reads;
+        shown += 1;
+      }
     }
     return {
       registrations: this.all(),

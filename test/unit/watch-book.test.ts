@@ -232,6 +232,27 @@ describe('WatcherBook', () => {
     const shards = new Set(Array.from({ length: 200 }, (_, i) => watchShardOf('p', `job-${i}`, 8)));
     expect(shards.size).toBe(8);
   });
+
+  test('shards spread evenly, also ids that repeat their digits (a project per job: `p-17`, `job-17`)', () => {
+    const spread = (shards: number, ids: (i: number) => [string, string]) => {
+      const counts = new Array<number>(shards).fill(0);
+      for (let i = 0; i < 5_000; i += 1) {
+        const shard = watchShardOf(...ids(i), shards);
+        counts[shard] = (counts[shard] ?? 0) + 1;
+      }
+      return counts;
+    };
+    for (const shards of [2, 3, 8]) {
+      for (const ids of [
+        (i: number): [string, string] => [`burst-p${i}`, `burst-${i}`],
+        (i: number): [string, string] => [`project-${i % 63}`, `job-${i}`],
+        (i: number): [string, string] => ['one-project', `${i}`],
+      ]) {
+        // Within a tenth of an even share: 5,000 ids hashed at random stray about 2 % from it.
+        for (const count of spread(shards, ids)) expect(Math.abs(count - 5_000 / shards)).toBeLessThan(500 / shards);
+      }
+    }
+  });
 });
 
 describe('ReaderBook', () => {

@@ -343,7 +343,11 @@ function utf8Length(text: string): number {
   return bytes;
 }
 
-/** FNV-1a over the job's identity: the same job always goes to the same shard, whoever waits for it. */
+/**
+ * FNV-1a over the job's identity, then MurmurHash3's final mix: the same job always goes to the same shard, whoever
+ * waits for it. FNV-1a alone spreads badly over a few shards: its lowest bit is the parity of the characters' lowest
+ * bits, so ids that repeat their digits (`p-17`/`job-17`) all took shard 0 of 2. The mix makes every bit count.
+ */
 export function watchShardOf(projectId: string, jobId: string, shards: number): number {
   let hash = 0x811c9dc5;
   const text = `${projectId}/${jobId}`;
@@ -351,5 +355,8 @@ export function watchShardOf(projectId: string, jobId: string, shards: number): 
     hash ^= text.charCodeAt(i);
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
+  hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b);
+  hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35);
+  hash = (hash ^ (hash >>> 16)) >>> 0;
   return hash % Math.max(1, Math.floor(shards));
 }

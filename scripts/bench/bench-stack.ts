@@ -107,13 +107,14 @@ export function addWaitingJobs(
   stack: BenchStack,
   prefix: string,
   count: number,
+  spec: { busyForMs?: number } = {},
 ): Array<{ projectId: string; jobId: string }> {
   const projects = Math.max(10, Math.ceil(count / 80));
   const jobs = Array.from({ length: count }, (_, index) => ({
     projectId: `${prefix}-p${index % projects}`,
     jobId: `${prefix}-${index}`,
   }));
-  for (const job of jobs) stack.simulator.addJob(job);
+  for (const job of jobs) stack.simulator.addJob({ ...job, ...spec });
   return jobs;
 }
 

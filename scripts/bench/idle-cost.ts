@@ -4,7 +4,8 @@
  * worker and the server used. N = 0 is the deployment with nothing waiting: its workers' own long polls.
  */
 import type { Client } from '@temporalio/client';
-import { addWaitingJobs, startBenchStack, startFollowUpsAndAwaitSends } from './bench-stack';
+import { addWaitingJobs, requestTimes, startBenchStack, startFollowUpsAndAwaitSends } from './bench-stack';
+import { inBatches } from './stats';
 import { cpuMs, peakRssMiB, requestsBetween, rssMiB } from './processes';
 
 export interface IdleCostRow {
@@ -40,6 +41,8 @@ export async function runIdleCost(options: {
   settleMs: number;
   windowMs: number;
   workerEnv?: Record<string, string>;
+  /** The jobs stay busy with earlier work: every follow-up waits for its job to be idle, before its send. */
+  busy?: boolean;
   log: (line: string) => void;
 }): Promise<IdleCostRow> {
   const stack = await startBenchStack({
@@ -48,14 +51,22 @@ export async function runIdleCost(options: {
   });
   try {
     await stack.worker.ready;
-    const jobs = addWaitingJobs(stack, 'idle', options.waiting);
-    // The settle counts from the last send: at 10,000 the sends alone take minutes, and they are not waiting.
-    await startFollowUpsAndAwaitSends(
-      stack,
-      jobs,
-      { prompt: 'Idle follow-up', polling: POLLING_DEFAULTS },
-      options.log,
-    );
+    const jobs = addWaitingJobs(stack, 'idle', options.waiting, options.busy ? { busyForMs: 24 * 3_600_000 } : {});
+    if (options.busy) {
+      // Nothing is sent: the settle counts from the last job's first read, the one that found it busy.
+      await inBatches(jobs, 50, (job) =>
+        stack.followUps.start({ ...job, prompt: 'Idle follow-up', polling: POLLING_DEFAULTS }),
+      );
+      while (jobs.some((job) => requestTimes(stack, job.jobId, 'get').length === 0)) await sleep(1_000);
+    } else {
+      // The settle counts from the last send: at 10,000 the sends alone take minutes, and they are not waiting.
+      await startFollowUpsAndAwaitSends(
+        stack,
+        jobs,
+        { prompt: 'Idle follow-up', polling: POLLING_DEFAULTS },
+        options.log,
+      );
+    }
     options.log(`idle ${options.label}: ${options.waiting} waiting; settling ${options.settleMs / 1000}s`);
     await sleep(options.waiting === 0 ? 10_000 : options.settleMs);
     const pids = [stack.worker.child.pid as number, stack.server.pid];

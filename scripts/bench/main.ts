@@ -23,6 +23,9 @@
  * `--only lost-watcher`: every job watcher terminated while N wait, `--lost-n 20,200 --lost-settle 60` (lost-watcher.ts).
  * `--only lookups`: the server CPU of a check-in's visibility look-ups while N run, `--lookups-n 200,2000,5000`
  *   (lookups.ts).
+ * `--only idle --idle-busy`: the idle rows with every job busy with earlier work, so each follow-up waits to send.
+ * `--only floor`: the burst's floor, `--floor-n 1000,5000` workflows of the simplest shape (one activity that POSTs)
+ *   started together as the burst part starts follow-ups (floor.ts).
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -42,6 +45,7 @@ import { renderStartAnswer, runStartAnswer, type StartAnswerRow } from './start-
 import { renderIdleCost, runIdleCost, type IdleCostRow } from './idle-cost';
 import { renderLostWatcher, runLostWatcher, type LostWatcherRow } from './lost-watcher';
 import { renderLookups, runLookups, type LookupRow } from './lookups';
+import { runFloor, type FloorRow } from './floor';
 
 const PARTS = [
   'scale',
@@ -57,6 +61,7 @@ const PARTS = [
   'start-answer',
   'lost-watcher',
   'lookups',
+  'floor',
 ] as const;
 type Part = (typeof PARTS)[number];
 
@@ -76,6 +81,7 @@ interface Figures {
   idle?: IdleCostRow[];
   lostWatcher?: LostWatcherRow[];
   lookups?: LookupRow[];
+  floor?: FloorRow[];
 }
 
 async function main(): Promise<void> {
@@ -103,12 +109,16 @@ async function main(): Promise<void> {
       'idle-n': { type: 'string', default: '0,1,20' },
       'idle-settle': { type: 'string', default: '150' },
       'idle-window': { type: 'string', default: '120' },
+      // Every idle row's jobs busy with earlier work: the follow-ups wait for idle, before their sends.
+      'idle-busy': { type: 'boolean', default: false },
       // Every watcher terminated while N wait: by their own timers below 200, through the long reader from 200.
       'lost-n': { type: 'string', default: '20,200' },
       'first-read-waiting': { type: 'string', default: '450' },
       'lost-settle': { type: 'string', default: '60' },
       // The check-in's visibility look-ups with N follow-ups running.
       'lookups-n': { type: 'string', default: '200,2000,5000' },
+      // The burst's floor: workflows of the simplest shape started together.
+      'floor-n': { type: 'string', default: '1000,5000' },
       bursts: {
         type: 'string',
         default:
@@ -204,10 +214,12 @@ async function main(): Promise<void> {
     const settleMs = Number(values['idle-settle']) * 1000;
     const windowMs = Number(values['idle-window']) * 1000;
     const workerEnv = Object.fromEntries(values.env.map(envPair));
+    const busy = values['idle-busy'];
     const label =
-      values.env.length > 0 ? values.env.map((pair) => `\`${pair}\``).join(' ') : 'defaults (shared watching)';
+      (values.env.length > 0 ? values.env.map((pair) => `\`${pair}\``).join(' ') : 'defaults (shared watching)') +
+      (busy ? ', each job busy with earlier work (waiting to send)' : '');
     for (const waiting of numbers(values['idle-n'])) {
-      const ours = await runIdleCost({ waiting, label, settleMs, windowMs, workerEnv, log });
+      const ours = await runIdleCost({ waiting, label, settleMs, windowMs, workerEnv, busy, log });
       // The vendor's loop at the same N, for the CPU beside ours.
       if (waiting > 0) ours.vendorCpuSPerHour = (await measureVendor({ n: waiting, windowMs, log })).cpuPerWaiterHourS;
       figures.idle.push(ours);
@@ -220,6 +232,7 @@ async function main(): Promise<void> {
             settleMs,
             windowMs,
             workerEnv: { ...workerEnv, AGENT_WATCH_SHARDS: '0' },
+            busy,
             log,
           }),
         );
@@ -233,6 +246,10 @@ async function main(): Promise<void> {
   if (only.has('lane')) figures.lane = await runLane({ followUps: 20, workMs: 2_000, log });
   if (only.has('import')) figures.imports = runImportTime({ runs: 21, log });
 
+  if (only.has('floor')) {
+    figures.floor = [];
+    for (const n of numbers(values['floor-n'])) figures.floor.push(await runFloor({ workflows: n, log }));
+  }
   const report = render(figures);
   console.log(`\n${report}`);
   if (values.report) {
@@ -353,6 +370,25 @@ function render(figures: Figures): string {
       '',
       "Before, each follow-up's lane added a workflow, 5 workflow tasks, an activity and 29–33 history events, and a burst spent about 190 ms of " +
         'worker + server CPU per follow-up before its send (issue 18, measured on main at 378289a).',
+      '',
+    );
+  }
+  if (figures.floor) {
+    lines.push(
+      "## A burst's floor: the simplest workflow per follow-up",
+      '',
+      "N workflows of the shape a user would write first (one activity that POSTs the message with `fetch`, the SDK's default " +
+        'worker settings; no budget, lane, record of what left or wait) started together as the burst part starts follow-ups ' +
+        '(up to 200 start calls in flight), each to a job of its own, on a fresh dev server.',
+      '',
+      '| workflows | start → POST p50 / p99 (s) | last POST after the first start (s) | posted | worker + server CPU per workflow (ms): worker, server | workflow tasks / history events per workflow | requests to Temporal per workflow |',
+      '|---|---|---|---|---|---|---|',
+      ...figures.floor.map(
+        (row) =>
+          `| ${row.workflows} | ${fmt(row.startToPostP50S, 2)} / ${fmt(row.startToPostP99S, 2)} | ${fmt(row.lastPostS)} | ${row.posted} of ${row.workflows} | ` +
+          `${fmt(row.cpuPerWorkflowMs, 0)}: ${fmt(row.workerCpuPerWorkflowMs, 0)}, ${fmt(row.serverCpuPerWorkflowMs, 0)} | ${fmt(row.tasksPerWorkflow, 1)} / ${fmt(row.eventsPerWorkflow, 1)} | ` +
+          `${describeRequests(row.temporalRequestsPerWorkflow)} |`,
+      ),
       '',
     );
   }

@@ -108,9 +108,12 @@ export interface WorkerProcess {
 
 const WORKER_SCRIPT = join(__dirname, '..', '..', 'src', 'worker.js');
 
-/** The built worker (`node dist/src/worker.js`), configured only through its environment, as in production. */
-export function startWorker(env: Record<string, string>): WorkerProcess {
-  const child = spawn(process.execPath, [WORKER_SCRIPT], {
+/**
+ * The built worker (`node dist/src/worker.js`), configured only through its environment, as in production; or another
+ * worker `script` that says "polling task queue" once it runs.
+ */
+export function startWorker(env: Record<string, string>, script = WORKER_SCRIPT): WorkerProcess {
+  const child = spawn(process.execPath, [script], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'INFO', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

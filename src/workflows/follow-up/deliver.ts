@@ -32,8 +32,8 @@ import {
 } from './decisions';
 import { pollAgentJob, sendFollowUpMessage } from './activity-proxies';
 import { scheduleFrom, scheduleShape } from './run-schedule';
-import { waitForJobChange } from './job-change';
-import { SharedWatch, sharedWatcherId } from './shared-watch';
+import { waitForJobChange, withJobWatch } from './job-change';
+import { sharedWatcherId } from './shared-watch';
 import type { FollowUpRun } from './follow-up-run';
 import { describeFailure } from './run-failures';
 import type { ProjectTurn } from './project-turn';
@@ -192,9 +192,7 @@ async function readIdleJob(run: FollowUpRun, turn: ProjectTurn, pollNow: PollNow
   if (isTerminal(read.job.status)) return read.job;
   // A slot held through a wait of unknown length would keep the project's other sends waiting for its answer.
   await turn.giveBack();
-  const shared = run.watchShards !== null ? new SharedWatch(run, run.watchShards, null) : null;
-  if (shared) run.watchedBy(shared.watcherId);
-  try {
+  return withJobWatch(run, null, async (shared) => {
     while (!isTerminal(read.job.status)) {
       run.enter('waiting-for-idle');
       const busy = read.job;
@@ -207,11 +205,8 @@ async function readIdleJob(run: FollowUpRun, turn: ProjectTurn, pollNow: PollNow
       run.observe(read.job, read.polls);
       await run.continueAsNewIfSuggested(undefined);
     }
-  } finally {
-    await shared?.leave();
-    if (shared) run.watchedBy(null);
-  }
-  return read.job;
+    return read.job;
+  });
 }
 
 /**

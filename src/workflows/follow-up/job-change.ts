@@ -9,7 +9,8 @@ import { pollAgentJob } from './activity-proxies';
 import { scheduleFrom } from './run-schedule';
 import type { FollowUpRun } from './follow-up-run';
 import type { PollNow } from './poll-now';
-import { withEarlierReads, type SharedWatch } from './shared-watch';
+import { SharedWatch, withEarlierReads } from './shared-watch';
+import type { WatchRegistration } from '../job-watcher/messages';
 
 export interface JobChange {
   /** The job as the follow-up knows it: a read that shows it otherwise ends the wait. */
@@ -18,6 +19,26 @@ export interface JobChange {
   acceptUnchangedFromMs: number | null;
   /** What the wait is for, as the summary of a poll the follow-up makes itself. */
   summary: (readAtOnce: boolean) => string;
+}
+
+/**
+ * Runs `waits` with the job's watcher opened for them (where the workers watch jobs together, the default; else null)
+ * and named in the progress, so `status` knows which watcher to ask for live figures; left afterwards, however they
+ * end. `firstRegistered`: the first wait, if the send registered it already.
+ */
+export async function withJobWatch<T>(
+  run: FollowUpRun,
+  firstRegistered: WatchRegistration | null,
+  waits: (shared: SharedWatch | null) => Promise<T>,
+): Promise<T> {
+  const shared = run.watchShards !== null ? new SharedWatch(run, run.watchShards, firstRegistered) : null;
+  if (shared) run.watchedBy(shared.watcherId);
+  try {
+    return await waits(shared);
+  } finally {
+    await shared?.leave();
+    if (shared) run.watchedBy(null);
+  }
 }
 
 /** Waits until a read answers `change`, by the job's watcher when there is one. */

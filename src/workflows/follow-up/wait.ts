@@ -6,25 +6,16 @@
 import { jobState, type AgentJob } from '../../kernel/agent-job';
 import type { Delivered } from './checkpoint';
 import { judgeRead, watchAfter, type ReadVerdict, type ResultWatch } from './decisions';
-import { waitForJobChange } from './job-change';
+import { waitForJobChange, withJobWatch } from './job-change';
 import type { FollowUpRun } from './follow-up-run';
 import type { PollNow } from './poll-now';
-import { SharedWatch } from './shared-watch';
+import type { SharedWatch } from './shared-watch';
 
 const WAITING_FOR = { working: 'work', settling: 'settle', confirming: 'confirmation' } as const;
 
 /** Waits for the job as it ended after this follow-up's message. */
 export async function waitForResult(run: FollowUpRun, pollNow: PollNow, delivered: Delivered): Promise<AgentJob> {
-  // Where the workers watch jobs together (the default), a watcher reads for this follow-up; else it polls.
-  const shared = run.watchShards !== null ? new SharedWatch(run, run.watchShards, run.takeFirstWaitRegistered()) : null;
-  // Named in the progress, so `status` knows which watcher to ask for the live figures.
-  if (shared) run.watchedBy(shared.watcherId);
-  try {
-    return await waitWith(run, pollNow, delivered, shared);
-  } finally {
-    await shared?.leave();
-    if (shared) run.watchedBy(null);
-  }
+  return withJobWatch(run, run.takeFirstWaitRegistered(), (shared) => waitWith(run, pollNow, delivered, shared));
 }
 
 async function waitWith(

@@ -4,8 +4,8 @@
  * rejected it, it timed out, it timed out while the API answered HTTP 500 — and others are still waiting: one behind
  * another in its job's lane, one for its project's send budget, one while the API fails. A schedule has run twice: its
  * page, and its runs in the list with their outcomes. The list uses the saved view of docs/WEB-UI.md (query and
- * columns). Two more follow-ups wait with shared watching on (AGENT_WATCH_SHARDS): one healthy, one whose reads answer HTTP
- * 500. Writes PNGs to docs/screenshots/ (or --out).
+ * columns). Three more follow-ups wait with shared watching on (AGENT_WATCH_SHARDS): one healthy, one whose reads answer
+ * HTTP 500, one whose job is still busy with earlier work (its message not sent yet). Writes PNGs to docs/screenshots/ (or --out).
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -395,8 +395,9 @@ async function startFollowUps(
 }
 
 /**
- * With shared watching on: one follow-up waiting while its job works, one whose reads answer HTTP 500. Returned once
- * the watcher has read each a few times, so the failing one has counted failures.
+ * With shared watching on: one follow-up waiting while its job works, one whose reads answer HTTP 500, one waiting by
+ * the job's watcher for its job to finish earlier work before it sends. Returned once the watcher has read each a few
+ * times, so the failing one has counted failures, and once the third waits by the watcher.
  */
 async function startSharedFollowUps(
   followUps: FollowUpClient,
@@ -404,6 +405,7 @@ async function startSharedFollowUps(
 ): Promise<Record<string, string>> {
   simulator.addJob({ projectId: PROJECT, jobId: 'web-111', workMs: 3_600_000 });
   simulator.addJob({ projectId: PROJECT, jobId: 'web-112', workMs: 3_600_000 });
+  simulator.addJob({ projectId: PROJECT, jobId: 'web-114', busyForMs: 3_600_000, workMs: 3_600_000 });
   const waiting = await followUps.start({
     projectId: PROJECT,
     jobId: 'web-111',
@@ -416,6 +418,12 @@ async function startSharedFollowUps(
     prompt: 'Fix the date picker in Safari',
     polling: POLLING,
   });
+  const waitingForIdle = await followUps.start({
+    projectId: PROJECT,
+    jobId: 'web-114',
+    prompt: 'Then add the changelog entry',
+    polling: POLLING,
+  });
   await waitUntil(
     () =>
       simulator.counts(PROJECT, 'web-111').messagesAccepted === 1 &&
@@ -424,7 +432,20 @@ async function startSharedFollowUps(
   simulator.setJobFaults(PROJECT, 'web-112', [{ operation: 'get', kind: 'status', status: 500 }]);
   const failedReads = simulator.counts(PROJECT, 'web-112').gets + 5;
   await waitUntil(() => simulator.counts(PROJECT, 'web-112').gets >= failedReads);
-  return { 'follow-up-shared-waiting': waiting.workflowId, 'follow-up-shared-failing': failing.workflowId };
+  // Its first read was the check-in's; the two after it, the watcher's.
+  await waitUntilAsync(async () => {
+    const progress = await followUps.progress(waitingForIdle.workflowId);
+    return (
+      progress.phase === 'waiting-for-idle' &&
+      typeof progress.watcherId === 'string' &&
+      simulator.counts(PROJECT, 'web-114').gets >= 3
+    );
+  }, 'the follow-up to a busy job to wait by its watcher');
+  return {
+    'follow-up-shared-waiting': waiting.workflowId,
+    'follow-up-shared-failing': failing.workflowId,
+    'follow-up-shared-waiting-for-idle': waitingForIdle.workflowId,
+  };
 }
 
 async function waitUntil(condition: () => boolean): Promise<void> {

@@ -33,6 +33,8 @@ function figures(report: ChaosReport): Array<[string, string]> {
     ['failed', report.failed === 0 ? '0' : `${report.failed} (${failureTypes})`],
     ['lost (never finished)', String(report.lost)],
     ['duplicate deliveries', String(report.duplicateDeliveries)],
+    ['jobs busy with earlier work at the start', String(report.busyJobs)],
+    ['messages sent while the job was still busy', String(report.sentWhileBusy)],
     ['undelivered', String(report.undelivered)],
     ['worker SIGKILLs', String(report.kills)],
     ['unexpected worker exits', String(report.unexpectedWorkerExits)],

@@ -46,6 +46,13 @@ export const LAGGING_READ_AFTER_SEND: FaultRule = { operation: 'get', kind: 'sta
  */
 export const CHAOS_WORK_MS = 40_000;
 
+/**
+ * Every third job is still busy with earlier work for this long when its follow-up starts: the follow-up must wait
+ * (through the kills and the restart) and send only once the job is idle, and its result is its own run's, not the
+ * earlier work's ending. Chosen by index, not by the seed, so the other jobs' rolls stay as they were.
+ */
+export const CHAOS_BUSY_FOR_MS = 8_000;
+
 export interface ChaosOptions {
   /** Follow-ups to run (default 40). */
   followUps?: number;
@@ -99,6 +106,10 @@ export interface ChaosReport {
   lost: number;
   /** Sum over jobs of max(0, messagesAccepted - 1): the simulator does not honour Idempotency-Key here. */
   duplicateDeliveries: number;
+  /** Jobs still busy with earlier work when their follow-up started (every third). */
+  busyJobs: number;
+  /** Messages the API accepted while their job was still busy (`active`): each is a follow-up that did not wait. */
+  sentWhileBusy: number;
   /** Jobs that never accepted the follow-up's message. */
   undelivered: number;
   kills: number;
@@ -131,6 +142,8 @@ interface JobPlan {
   jobId: string;
   scenario: SimulatedOutcome;
   initial: { status: KnownJobStatus; prLink: string | null };
+  /** Busy with earlier work for this long at the start (then it ends as its scenario says, before the message). */
+  busyForMs?: number;
 }
 
 /** Runs the chaos scenario and reports what happened; always stops everything it started. */
@@ -195,6 +208,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
         jobId: plan.jobId,
         outcome: plan.scenario,
         ...plan.initial,
+        ...(plan.busyForMs !== undefined ? { busyForMs: plan.busyForMs } : {}),
         faults: [LAGGING_READ_AFTER_SEND],
       });
     }
@@ -395,6 +409,12 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       lost: count('lost'),
       duplicateDeliveries: records.reduce((sum, record) => sum + Math.max(0, record.messagesAccepted - 1), 0),
       undelivered: records.filter((record) => record.messagesAccepted === 0).length,
+      busyJobs: plans.filter((plan) => plan.busyForMs !== undefined).length,
+      sentWhileBusy: plans.reduce(
+        (sum, plan) =>
+          sum + sim.counts('chaos', plan.jobId).statusesAtSend.filter((status) => status === 'active').length,
+        0,
+      ),
       kills: counters.kills,
       unexpectedWorkerExits: counters.unexpectedWorkerExits,
       serverRestarts: counters.serverRestarts,
@@ -411,6 +431,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       report.completedCorrectly === report.followUps &&
       report.duplicateDeliveries === 0 &&
       report.undelivered === 0 &&
+      report.sentWhileBusy === 0 &&
       report.lost === 0;
     return report;
   } finally {
@@ -434,13 +455,14 @@ function planJobs(count: number, random: () => number): JobPlan[] {
     const scenario = scenarios[index % scenarios.length] as SimulatedOutcome;
     const roll = random();
     const jobId = `job-${String(index).padStart(3, '0')}`;
-    const initial: JobPlan['initial'] =
+    const idle: JobPlan['initial'] =
       roll < 0.4
         ? { status: 'completed', prLink: `https://github.com/acme/chaos/pull/${index + 1}` }
         : roll < 0.8
           ? { status: 'completed', prLink: null }
           : { status: 'failed', prLink: null };
-    return { jobId, scenario, initial };
+    if (index % 3 !== 2) return { jobId, scenario, initial: idle };
+    return { jobId, scenario, initial: { status: 'active', prLink: null }, busyForMs: CHAOS_BUSY_FOR_MS };
   });
 }
 

@@ -56,3 +56,11 @@ test('no follow-up message is delivered twice, and none is left undelivered', ()
     evidence: '[]',
   });
 });
+
+test('a follow-up to a job still busy with earlier work waits through the chaos and sends only once it is idle', () => {
+  expect(report.busyJobs).toBeGreaterThan(0);
+  expect({
+    sentWhileBusy: report.sentWhileBusy,
+    evidence: evidence((r) => r.initial.status === 'active' && (r.verdict !== 'correct' || r.messagesAccepted !== 1)),
+  }).toEqual({ sentWhileBusy: 0, evidence: '[]' });
+});

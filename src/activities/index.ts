@@ -21,6 +21,7 @@ import { apiCounters, countedApiCall } from './api-metrics';
 import { createCoordinationActivities, type CoordinationSettings } from './coordination';
 import { createPollAgentJob, statusLabel } from './poll-agent-job';
 import { createAdoptBook } from './adopt-book';
+import { createReadSendOutcome } from './read-send-outcome';
 import { createReadWatchedJobs } from './read-watched-jobs';
 import { createWatchJobs } from './watch-jobs';
 import { jobState, type JobState } from '../kernel/agent-job';
@@ -138,6 +139,8 @@ export function createActivities({
       reportTrouble: ({ workflowId, runId }, trouble) =>
         temporal.workflow.getHandle(workflowId, runId).signal(readTroubleSignal, trouble),
     }),
+
+    readSendOutcome: createReadSendOutcome(api, stopping),
 
     ...createCoordinationActivities(
       temporal,

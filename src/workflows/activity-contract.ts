@@ -16,6 +16,8 @@ export interface FollowUpActivities {
   sendFollowUpMessage(request: SendRequest): Promise<SentMessage>;
   /** Reads the job on the wait's schedule until a read answers the wait. */
   pollAgentJob(request: PollRequest): Promise<PollResult>;
+  /** The reads that settle a send whose outcome is open, all in one attempt. */
+  readSendOutcome(request: SendOutcomeRequest): Promise<SendOutcomeReads>;
   /** Checks in with the project's coordinator (update-with-start): the job's lane, a send slot, earlier runs. */
   checkIn(request: CheckInRequest): Promise<CheckedIn>;
   /** Whether the follow-up holding a job still runs (for its coordinator). */
@@ -72,6 +74,27 @@ export interface SentMessage extends SendResult {
   watching?: WatchRegistration | null;
   /** The coordinator was told the send was accepted (`tellAccepted`); false: telling failed, the follow-up tells it. */
   acceptedTold?: boolean;
+}
+
+/**
+ * The reads that settle a send whose outcome is open: up to `reads` of them, spaced by `reconcilePauseMs`, ending at
+ * the first that differs from `baseline`. One attempt makes them all, so no workflow task (which a loaded worker can
+ * delay by seconds) falls between them and the trust window they are judged by (counted from the request) is spent on
+ * reading only.
+ */
+export interface SendOutcomeRequest extends JobRef {
+  /** The idle job just before the send. */
+  baseline: JobState;
+  /** When the request left, or could have. */
+  requestStartedAtMs: number;
+  reads: number;
+  /** The follow-up's deadline: an API that asks (Retry-After) to wait past it ends the reads. */
+  deadlineMs: number;
+}
+
+export interface SendOutcomeReads {
+  /** In the order made; every one but the last shows the job as `baseline`. */
+  reads: Array<{ job: AgentJob; readAtMs: number }>;
 }
 
 /** A wait of the follow-up's own, on its job. */

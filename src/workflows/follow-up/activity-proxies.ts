@@ -13,6 +13,8 @@ import {
   type FollowUpActivities,
   type PollRequest,
   type PollResult,
+  type SendOutcomeReads,
+  type SendOutcomeRequest,
   type SendRequest,
   type SentMessage,
 } from '../activity-contract';
@@ -36,6 +38,22 @@ export function pollAgentJob(request: PollRequest, deadlineMs: number, summary: 
     summary,
   });
   return poll(request);
+}
+
+/**
+ * The reads that settle a send whose outcome is open (read-send-outcome.ts), retried until the follow-up's deadline:
+ * a later read can still show the message arrived. The heartbeats notice a lost worker while the trust window runs.
+ */
+export function readSendOutcome(request: SendOutcomeRequest): Promise<SendOutcomeReads> {
+  const remainingMs = Math.max(request.deadlineMs - Date.now(), 0) + LAST_POLL_GRACE_MS;
+  const { readSendOutcome: read } = proxyActivities<FollowUpActivities>({
+    scheduleToCloseTimeout: remainingMs,
+    startToCloseTimeout: remainingMs,
+    heartbeatTimeout: '10s',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+    summary: `read job ${request.jobId} ${request.reads === 2 ? 'twice' : `${request.reads} times`}, apart, to see whether an interrupted send arrived`,
+  });
+  return read(request);
 }
 
 /**

@@ -92,8 +92,8 @@ export const RECONCILE_DELAY_MS = 2_000;
  * The pause before reconciliation read `read` (1, 2, …) of a request that left at `startedAtMs`, at `nowMs`. The first
  * read comes once the request is RECONCILE_DELAY_MS old, not that long after the failure was noticed: a send lost with
  * its worker is noticed only at its heartbeat timeout, and a fixed pause then would spend more of the trust window
- * (RECONCILE_TRUST_MS, counted from the request) on a timer and a workflow task. Each later read comes
- * RECONCILE_DELAY_MS after the one before, so one lagging read cannot decide.
+ * (RECONCILE_TRUST_MS, counted from the request) waiting. Each later read comes RECONCILE_DELAY_MS after the one
+ * before, so one lagging read cannot decide. All of them are made in one activity attempt (read-send-outcome.ts).
  */
 export function reconcilePauseMs(read: number, startedAtMs: number, nowMs: number): number {
   return read === 1 ? Math.max(0, startedAtMs + RECONCILE_DELAY_MS - nowMs) : RECONCILE_DELAY_MS;

@@ -22,15 +22,8 @@ import {
 import type { ApiFailureDetails } from '../../agent-api/errors';
 import { isTerminal, jobState, type AgentJob, type JobState } from '../../kernel/agent-job';
 import type { Delivered } from './checkpoint';
-import {
-  classifySendFailure,
-  decideDelivery,
-  reconcilePauseMs,
-  refusedByRateLimit,
-  requestLeft,
-  requestStartOf,
-} from './decisions';
-import { pollAgentJob, sendFollowUpMessage } from './activity-proxies';
+import { classifySendFailure, decideDelivery, refusedByRateLimit, requestLeft, requestStartOf } from './decisions';
+import { pollAgentJob, readSendOutcome, sendFollowUpMessage } from './activity-proxies';
 import { scheduleFrom, scheduleShape } from './run-schedule';
 import { waitForJobChange, withJobWatch } from './job-change';
 import { sharedWatcherId } from './shared-watch';
@@ -210,32 +203,30 @@ async function readIdleJob(run: FollowUpRun, turn: ProjectTurn, pollNow: PollNow
 }
 
 /**
- * After a send whose outcome is open: reads the job (twice, apart, since one lagging read can show it unchanged) and
- * decides with `decideDelivery`. Returns the delivery, null when it certainly did not arrive, or fails the follow-up
- * with FollowUpDeliveryUnknown when the job cannot tell.
+ * After a send whose outcome is open: reads the job (twice, apart, in one activity, since one lagging read can show
+ * it unchanged) and decides each read with `decideDelivery`. Returns the delivery, null when it certainly did not
+ * arrive, or fails the follow-up with FollowUpDeliveryUnknown when the job cannot tell.
  */
 async function settleOpenAttempt(run: FollowUpRun, open: OpenAttempt): Promise<Delivered | null> {
   run.enter('reconciling');
-  for (let read = 1; read <= RECONCILE_READS; read += 1) {
-    const pauseMs = reconcilePauseMs(read, open.startedAtMs, Date.now());
-    if (pauseMs > 0)
-      await sleep(pauseMs, { summary: `pause before read ${read} of ${RECONCILE_READS} of an interrupted send` });
-    const { job, readAtMs, polls } = await pollAgentJob(
-      { ...run.ref, known: null, acceptUnchangedFromMs: null, schedule: scheduleFrom(run), readAtOnce: true },
-      run.deadlineMs,
-      `read job ${run.ref.jobId} to see whether an interrupted send arrived`,
-    );
-    run.observe(job, polls);
+  const { reads } = await readSendOutcome({
+    ...run.ref,
+    baseline: open.baseline,
+    requestStartedAtMs: open.startedAtMs,
+    reads: RECONCILE_READS,
+    deadlineMs: run.deadlineMs,
+  });
+  for (const { job, readAtMs } of reads) {
+    run.observe(job, 1);
     const decision = decideDelivery(open.baseline, jobState(job), readAtMs - open.startedAtMs);
     log.info('Reconciling an open send', { ...run.ref, decision, before: open.baseline.status, after: job.status });
     if (decision === 'delivered') {
-      const known = jobState(job);
       const delivered = run.delivered({
         baseline: open.baseline,
         sentAtMs: open.startedAtMs,
         via: 'reconciled',
         sawActive: job.status === 'active',
-        known,
+        known: jobState(job),
         previous: null,
       });
       // The read that showed the message arrived is a read after it: shown.
@@ -244,6 +235,10 @@ async function settleOpenAttempt(run: FollowUpRun, open: OpenAttempt): Promise<D
     }
     if (decision === 'unknown') throw deliveryUnknown(run, open.cause, open.baseline, jobState(job));
   }
+  // Fewer reads than asked, all unchanged, prove less than the rule needs: never taken as "not delivered".
+  const last = reads[reads.length - 1];
+  if (reads.length < RECONCILE_READS || !last)
+    throw deliveryUnknown(run, open.cause, open.baseline, jobState(last?.job ?? open.baseline));
   return null;
 }
 

@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { AesGcmPayloadCodec, startCodecServer } from '../../src/encryption';
 import { AgentApiClient } from '../../src/agent-api/http-client';
@@ -24,6 +25,7 @@ import { createFollowUpWorker } from '../../src/worker/follow-up-worker';
 import { COLUMNS_ON_SCREEN, columnsInitScript, followUpListUrl } from './web-ui-view';
 import { ensureTemporalCli } from './temporal-cli';
 import { LOCAL_API_KEY, startLocalStack } from './local-stack';
+import { watcherWorkflowId } from '../../src/kernel/workflow-ids';
 
 const PROJECT = 'acme-web';
 /** A project with a budget of one send an hour. */
@@ -33,6 +35,8 @@ const REFUSED_PROJECT = 'acme-api';
 const POLLING = { initialInterval: '500ms', maxInterval: '2s', settleWindow: '2s', timeout: '10m' };
 /** A task queue whose worker waits through shared job watchers (AGENT_WATCH_SHARDS=2). */
 const SHARED_TASK_QUEUE = 'agent-followup-shared';
+/** A task queue whose one watcher reads by its long reader from two waits (200 by default), for that reader's page. */
+const LONG_READER_TASK_QUEUE = 'agent-followup-long-reader';
 /** A task queue whose worker and client encrypt payloads (AGENT_PAYLOAD_KEYS); its coordinators run apart, with the key. */
 const ENCRYPTED_TASK_QUEUE = 'agent-followup-encrypted';
 const ENCRYPTED_PROMPT = 'Reply to the ticket of Jane Roe (card ending 4242): refund approved';
@@ -95,6 +99,15 @@ async function main(): Promise<void> {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
   const sharedRunning = sharedWorker.run();
+  const longReaderWorker = await createFollowUpWorker({
+    connection: stack.env.nativeConnection,
+    namespace: 'default',
+    taskQueue: LONG_READER_TASK_QUEUE,
+    api: new AgentApiClient({ baseUrl: stack.simulator.baseUrl, apiKey: LOCAL_API_KEY, requestTimeoutMs: 5_000 }),
+    shutdownGraceTimeMs: 2_000,
+    coordination: { sendsPerHour: 3_600, watchShards: 1, watchLongReaderFrom: 2 },
+  });
+  const longReaderRunning = longReaderWorker.run();
   const encryptedWorker = await createFollowUpWorker({
     connection: stack.env.nativeConnection,
     namespace: 'default',
@@ -107,8 +120,13 @@ async function main(): Promise<void> {
   const encryptedRunning = encryptedWorker.run();
   try {
     const shared = new FollowUpClient(stack.env.client, { taskQueue: SHARED_TASK_QUEUE });
-    const [{ ids, scheduleId }, sharedIds] = await stack.run(
-      Promise.all([startFollowUps(stack.followUps, stack.simulator), startSharedFollowUps(shared, stack.simulator)]),
+    const longReading = new FollowUpClient(stack.env.client, { taskQueue: LONG_READER_TASK_QUEUE });
+    const [{ ids, scheduleId }, sharedIds, longReader] = await stack.run(
+      Promise.all([
+        startFollowUps(stack.followUps, stack.simulator),
+        startSharedFollowUps(shared, stack.simulator),
+        startLongReader(longReading, stack.simulator),
+      ]),
     );
     Object.assign(ids, sharedIds);
     const encrypted = new FollowUpClient(
@@ -200,6 +218,13 @@ async function main(): Promise<void> {
         await page.getByText('User Metadata', { exact: true }).filter({ visible: true }).first().click();
         await capture(page, 'Current Details', join(options.out, `${name}-details.png`));
       }
+      // A long reader's figures: its pending activity's heartbeat details (reads, the last one, the next due).
+      await shoot(
+        page,
+        `${ui}/namespaces/default/workflows/${encodeURIComponent(longReader.workflowId)}/${longReader.runId}/pending-activities`,
+        'lastReadAt',
+        join(options.out, 'watcher-long-reader-pending.png'),
+      );
       // An encrypted follow-up: the server holds ciphertext, the Web UI shows the prompt through the codec server.
       await shoot(
         page,
@@ -233,8 +258,11 @@ async function main(): Promise<void> {
     console.log(`Screenshots written to ${options.out}`);
   } finally {
     sharedWorker.shutdown();
+    longReaderWorker.shutdown();
     encryptedWorker.shutdown();
-    await Promise.all([sharedRunning.catch(() => undefined), encryptedRunning.catch(() => undefined)]);
+    await Promise.all(
+      [sharedRunning, longReaderRunning, encryptedRunning].map((running) => running.catch(() => undefined)),
+    );
     await stack.teardown();
     await codecServer.close();
     receiver.closeAllConnections();
@@ -446,6 +474,32 @@ async function startSharedFollowUps(
     'follow-up-shared-failing': failing.workflowId,
     'follow-up-shared-waiting-for-idle': waitingForIdle.workflowId,
   };
+}
+
+/**
+ * Three follow-ups waiting through one watcher that reads by its long reader (from two waits here). Returned, as the
+ * watcher's run, once the reader's heartbeat details show a few of its reads: what its Pending Activities page shows.
+ */
+async function startLongReader(
+  followUps: FollowUpClient,
+  simulator: Awaited<ReturnType<typeof startLocalStack>>['simulator'],
+): Promise<{ workflowId: string; runId: string }> {
+  const jobs = ['web-121', 'web-122', 'web-123'];
+  for (const jobId of jobs) {
+    simulator.addJob({ projectId: PROJECT, jobId, workMs: 3_600_000 });
+    await followUps.start({ projectId: PROJECT, jobId, prompt: `Translate the ${jobId} page`, polling: POLLING });
+  }
+  const watcher = followUps.client.workflow.getHandle(watcherWorkflowId(LONG_READER_TASK_QUEUE, 0));
+  let runId = '';
+  await waitUntilAsync(async () => {
+    const description = await watcher.describe().catch(() => null);
+    const reader = description?.raw.pendingActivities?.find((activity) => activity.activityType?.name === 'watchJobs');
+    const payload = reader?.heartbeatDetails?.payloads?.[0];
+    const figures = payload ? (defaultPayloadConverter.fromPayload(payload) as { reads?: number }) : {};
+    runId = description?.runId ?? '';
+    return (figures.reads ?? 0) >= 3 * jobs.length;
+  }, "the long reader's figures in its heartbeat details");
+  return { workflowId: watcher.workflowId, runId };
 }
 
 async function waitUntil(condition: () => boolean): Promise<void> {

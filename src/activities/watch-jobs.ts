@@ -67,10 +67,20 @@ const HEARTBEAT_EVERY_MS = 1_000;
  */
 const REFUSAL_CLOCK_MARGIN_MS = 2 * 60_000;
 
-/** What the reader heartbeats: figures for operators, and until when its refusals were told (for the next attempt). */
+/**
+ * What the reader heartbeats: figures for operators (the Web UI shows them as the pending activity's heartbeat
+ * details), and until when its refusals were told (for the next attempt). The figures ride on the heartbeats recovery
+ * needs anyway, so they cost nothing more; they are as fresh as the last heartbeat Core sent.
+ */
 interface ReaderProgress {
   watching: number;
   inFlight: number;
+  /** Reads this attempt made, and how many of them failed. */
+  reads: number;
+  failedReads: number;
+  /** When this attempt's last read ended, and when the next is due (ISO times; null: none yet, or none waiting). */
+  lastReadAt: string | null;
+  nextReadAt: string | null;
   /** Every refusal made before this time (this worker's clock) was told; null: none told yet. */
   refusalsToldBeforeMs: number | null;
   /** When it heartbeat (this worker's clock): the attempt after it knows since when no one read. */
@@ -156,9 +166,15 @@ export function createWatchJobs(
     // After a crash, the waits whose reads fell due since the attempt before last heartbeat are read at once (the most
     // overdue first), not at their next planned read a whole gap later. Only for the first book taken in.
     let unreadSinceMs = readingUntil(context.info.heartbeatDetails);
+    const figures = { reads: 0, failedReads: 0, lastReadAtMs: null as number | null };
     const progress = (): ReaderProgress => ({
       watching: book.size,
       inFlight,
+      reads: figures.reads,
+      failedReads: figures.failedReads,
+      lastReadAt: isoOrNull(figures.lastReadAtMs),
+      // A scan of the book, once a heartbeat: the loop scans it at every turn anyway.
+      nextReadAt: isoOrNull(book.nextDueAtMs()),
       refusalsToldBeforeMs,
       aliveAtMs: Date.now(),
     });
@@ -456,6 +472,9 @@ export function createWatchJobs(
           reads.delete(reading);
           wait.reading = false;
           inFlight -= 1;
+          figures.reads += 1;
+          if (wait.failingSinceMs !== null) figures.failedReads += 1;
+          figures.lastReadAtMs = Date.now();
           const { workflowId } = wait.registration;
           readSinceRefresh.add(workflowId);
           if (isAsked(workflowId)) {
@@ -477,4 +496,8 @@ function failureType(cause: unknown): string | undefined {
 /** Why the attempt was cancelled: NOT_FOUND when its workflow run has closed (the SDK's CancelledFailure message). */
 function cancellationReason(reason: unknown): string | undefined {
   return reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : undefined;
+}
+
+function isoOrNull(atMs: number | null): string | null {
+  return atMs === null ? null : new Date(atMs).toISOString();
 }

@@ -488,7 +488,17 @@ test('a watcher reads by its timers while its book is small, with one long activ
 
     const restIds = await Promise.all(rest.map(start));
     await waitFor(async () => (await pending()).includes('watchJobs'), 'the long reader to read the book of five');
-    expect(await details()).toContain('the reading: Pending Activities');
+    expect(await details()).toContain('the reading: Pending Activities, its figures in the heartbeat details');
+    // What the Web UI shows of the long reader: its heartbeat details, with the reads it made.
+    const readerFigures = async () => {
+      const reader = (await watcher.describe()).raw.pendingActivities?.find(
+        (activity) => activity.activityType?.name === 'watchJobs',
+      );
+      const payload = reader?.heartbeatDetails?.payloads?.[0];
+      return payload ? (defaultPayloadConverter.fromPayload(payload) as { reads?: number; lastReadAt?: string }) : {};
+    };
+    await waitFor(async () => ((await readerFigures()).reads ?? 0) > 0, "the long reader's figures in its heartbeat");
+    expect(Date.parse((await readerFigures()).lastReadAt ?? '')).not.toBeNaN();
 
     for (const job of rest) h.simulator.finishJob(job.projectId, job.jobId);
     await Promise.all(restIds.map((workflowId) => followUps.outcome(workflowId)));

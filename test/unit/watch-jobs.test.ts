@@ -116,6 +116,32 @@ test('a failed book query is tried again, and the book it then gets is read', as
   await expect(running).rejects.toThrow();
 });
 
+test("the heartbeat details carry the reader's figures (the Web UI shows them): reads, the last one, the next due", async () => {
+  const ref = { projectId: 'proj-watch-figures', jobId: 'job-watch-figures' };
+  const job = loopback.simulator.addJob({ ...ref, busyForMs: 600_000 });
+  // Known as it is: no read answers, so the reader goes on reading every 100 ms.
+  const registration = registrationOf(ref, { workflowId: 'follow-up-figures', known: jobState(job), gapMs: 100 });
+  const { client } = temporalWhose(async (query) =>
+    query === 1 ? { version: 1, full: true, upserts: [registration], removed: [], refused: [] } : noChanges(1),
+  );
+  const env = quietActivityEnvironment({ heartbeatTimeoutMs: 5_000 });
+  const beats: Array<{ reads: number; failedReads: number; lastReadAt: string | null; nextReadAt: string | null }> = [];
+  env.on('heartbeat', (details: (typeof beats)[number]) => beats.push(details));
+  const running = env.run(createWatchJobs(loopback.api, client, new AbortController().signal, notExpected), {
+    watcherId: 'watcher-figures',
+  });
+  await whileRunning(env, running, async () => {
+    // A heartbeat made while the one wait is being read has no next read yet.
+    await waitUntil(() => (beats.at(-1)?.reads ?? 0) >= 3 && beats.at(-1)?.nextReadAt != null);
+    const last = beats.at(-1)!;
+    expect(last.reads).toBeLessThanOrEqual(loopback.simulator.counts(ref.projectId, ref.jobId).gets);
+    expect(last.failedReads).toBe(0);
+    expect(Date.parse(last.lastReadAt ?? '')).toBeGreaterThan(registration.schedule.startedAtMs);
+    expect(Date.parse(last.nextReadAt ?? '')).toBeGreaterThan(Date.parse(last.lastReadAt ?? ''));
+  });
+  expect(beats[0]).toMatchObject({ reads: 0, lastReadAt: null });
+});
+
 /** A first wait (round 1, read at once) of run 'run-1' on a fixed gap; its deadline a minute or ten gaps away, whichever is later. */
 function registrationOf(
   ref: { projectId: string; jobId: string },

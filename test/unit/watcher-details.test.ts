@@ -11,7 +11,9 @@ test('a healthy watcher says what it serves and its room in waits, not in bytes'
   );
   expect(lines[2]).toContain('the reading: turns in History');
   expect(lines).toHaveLength(3);
-  expect(renderWatcherDetails({ ...base, readsByTimers: false })).toContain('the reading: Pending Activities');
+  expect(renderWatcherDetails({ ...base, readsByTimers: false })).toContain(
+    'the reading: Pending Activities, its figures in the heartbeat details',
+  );
   expect(servedTaskQueue(watcherTaskQueue('team-a/follow-ups'))).toBe('team-a/follow-ups');
   // 500 bytes a wait, 995,000 bytes left: 1,990 waits.
   expect(lines.join('\n')).not.toMatch(/KiB|book \d/);

@@ -39,7 +39,7 @@ export function renderWatcherDetails(figures: WatcherFigures): string {
       : room === null
         ? `**Idle** ${watcher}; it ends after 10 minutes without waits.`
         : `**Healthy** ${watcher}, room for about ${room} more (${percent(bookBytes, limitBytes)} of its book used).`;
-  const where = `A follow-up's reads: \`agent-followup status <id>\`; the reading: ${readsByTimers === false ? 'Pending Activities' : 'turns in History'}`;
+  const where = `A follow-up's reads: \`agent-followup status <id>\`; the reading: ${readsByTimers === false ? 'Pending Activities, its figures in the heartbeat details' : 'turns in History'}`;
   // With a turn to tell, one paragraph of three sentences: the panel's renderer lets no list follow a paragraph
   // directly, and a blank line more would push the last one out of the panel.
   if (readsByTimers !== false && figures.lastTurn)

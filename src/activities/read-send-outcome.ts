@@ -28,6 +28,8 @@ export function createReadSendOutcome(api: AgentApiClient, stopping: AbortSignal
     const heartbeats = heartbeatEveryMs > 0 ? setInterval(() => context.heartbeat(), heartbeatEveryMs) : undefined;
     const reads: SendOutcomeReads['reads'] = [];
     let invalidInARow = 0;
+    let failedReads = 0;
+    let failingSinceMs: number | null = null;
     // Before a read made again after a failed one: the pause between reads, or longer if the API asked.
     let againInMs = 0;
     try {
@@ -44,6 +46,8 @@ export function createReadSendOutcome(api: AgentApiClient, stopping: AbortSignal
           // A job that moved from where it stood decides at once (delivered, or unknown): no further read can undo it.
           if (!sameJobState(job, request.baseline)) break;
           invalidInARow = 0;
+          failedReads = 0;
+          failingSinceMs = null;
           againInMs = 0;
         } catch (error) {
           if (context.cancellationSignal.aborted) throw error;
@@ -53,12 +57,14 @@ export function createReadSendOutcome(api: AgentApiClient, stopping: AbortSignal
             throw ApplicationFailure.create({ ...judged.failure, nonRetryable: true });
           }
           if (judged.invalid) invalidInARow += 1;
+          failedReads += 1;
+          failingSinceMs ??= readAtMs;
           const { retryAfterMs } = judged;
           if (retryAfterMs > 0 && now() + retryAfterMs >= request.deadlineMs) {
             const ending = retryAfterPastDeadline(request, {
               retryAfterMs,
-              failingSinceMs: readAtMs,
-              failedReads: 1,
+              failingSinceMs,
+              failedReads,
               lastError: judged.lastError,
             });
             throw ApplicationFailure.create({ ...ending, nonRetryable: true });

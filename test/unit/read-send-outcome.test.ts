@@ -6,7 +6,7 @@ import { ApplicationFailureCategory } from '@temporalio/common';
 import { createReadSendOutcome } from '../../src/activities/read-send-outcome';
 import { WORKER_STOPPING } from '../../src/activities/poll-agent-job';
 import { jobState } from '../../src/kernel/agent-job';
-import { RETRY_AFTER_PAST_DEADLINE } from '../../src/kernel/types';
+import { RETRY_AFTER_PAST_DEADLINE, type RetryAfterPastDeadlineDetails } from '../../src/kernel/types';
 import { RECONCILE_DELAY_MS } from '../../src/workflows/follow-up/decisions';
 import type { SendOutcomeReads, SendOutcomeRequest } from '../../src/workflows/activity-contract';
 import type { AgentApiSimulator } from '../../src/simulator/simulator';
@@ -73,6 +73,22 @@ test('a Retry-After past the deadline ends the reads at once, saying so', async 
   const failure = await failureOf(run(request));
   expect(failure.type).toBe(RETRY_AFTER_PAST_DEADLINE);
   expect(failure.nonRetryable).toBe(true);
+});
+
+test('a Retry-After past the deadline after other failed reads says how many failed, and since when', async () => {
+  const { ref, job } = freshJob();
+  loopback.simulator.injectFaults(ref.projectId, ref.jobId, [
+    { operation: 'get', status: 503, times: 1 },
+    { operation: 'get', status: 429, retryAfter: String(10 * 24 * 3600) },
+  ]);
+  const startedAtMs = Date.now();
+  const request = { ...outcomeRequest(ref, jobState(job)), deadlineMs: Date.now() + 90_000 };
+  const failure = await failureOf(run(request));
+  expect(failure.type).toBe(RETRY_AFTER_PAST_DEADLINE);
+  const details = failure.details?.[0] as RetryAfterPastDeadlineDetails;
+  expect(details.failedReads).toBe(2);
+  expect(details.failingSinceMs).toBeGreaterThanOrEqual(startedAtMs);
+  expect(details.lastError).toContain('AgentApiRateLimited');
 });
 
 test('a stopping worker hands the reads over at once (BENIGN, retried at once elsewhere), having read nothing', async () => {

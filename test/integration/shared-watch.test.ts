@@ -722,7 +722,9 @@ describe('status asks the watcher for the live figures', () => {
       async () => (figures(await followUps.status(workflowId))?.reads ?? 0) >= (first?.reads ?? 0) + 3,
       'three more reads reported',
     );
-    expect(acceptedUpdates(await events(), 'reportReads')).toBeGreaterThanOrEqual(3);
+    // By Update, in history: reads that end while a report is in flight go together in the next one, so on a loaded
+    // machine three reads can come in fewer reports, never in none.
+    expect(acceptedUpdates(await events(), 'reportReads')).toBeGreaterThanOrEqual(1);
 
     // A flood of asks: refused by the validator while the last ask runs, so at most one more is written for each
     // renewal period that passed (none, unless the machine took that long).

@@ -21,7 +21,7 @@ import { AesGcmPayloadCodec, startCodecServer } from '../../src/encryption';
 import { AgentApiClient } from '../../src/agent-api/http-client';
 import { FollowUpClient } from '../../src/client';
 import { FollowUpSchedules } from '../../src/schedules';
-import { createFollowUpWorker } from '../../src/worker/follow-up-worker';
+import { createFollowUpWorker, type FollowUpWorkerOptions } from '../../src/worker/follow-up-worker';
 import { COLUMNS_ON_SCREEN, columnsInitScript, followUpListUrl } from './web-ui-view';
 import { ensureTemporalCli } from './temporal-cli';
 import { LOCAL_API_KEY, startLocalStack } from './local-stack';
@@ -81,14 +81,22 @@ async function main(): Promise<void> {
     simulator: { defaultWorkMs: 1_500 },
     serverArgs: ['--ui-codec-endpoint', codecServer.url],
   });
+  // Beside the stack's own worker, on task queues of their own, against the same server and simulator.
+  const sideWorker = (
+    taskQueue: string,
+    options: Omit<FollowUpWorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'api'>,
+  ) =>
+    createFollowUpWorker({
+      connection: stack.env.nativeConnection,
+      namespace: 'default',
+      taskQueue,
+      api: new AgentApiClient({ baseUrl: stack.simulator.baseUrl, apiKey: LOCAL_API_KEY, requestTimeoutMs: 5_000 }),
+      shutdownGraceTimeMs: 2_000,
+      ...options,
+    });
   // A second worker, as a deployment runs by default (AGENT_WATCH_SHARDS=2): its follow-ups wait through job watchers.
   // The stack's own worker takes the others, each polling its own job.
-  const sharedWorker = await createFollowUpWorker({
-    connection: stack.env.nativeConnection,
-    namespace: 'default',
-    taskQueue: SHARED_TASK_QUEUE,
-    api: new AgentApiClient({ baseUrl: stack.simulator.baseUrl, apiKey: LOCAL_API_KEY, requestTimeoutMs: 5_000 }),
-    shutdownGraceTimeMs: 2_000,
+  const sharedWorker = await sideWorker(SHARED_TASK_QUEUE, {
     coordination: { sendsPerHour: 3_600, watchShards: 2 },
     notify: { secret: randomBytes(16).toString('hex') },
   });
@@ -99,21 +107,11 @@ async function main(): Promise<void> {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
   const sharedRunning = sharedWorker.run();
-  const longReaderWorker = await createFollowUpWorker({
-    connection: stack.env.nativeConnection,
-    namespace: 'default',
-    taskQueue: LONG_READER_TASK_QUEUE,
-    api: new AgentApiClient({ baseUrl: stack.simulator.baseUrl, apiKey: LOCAL_API_KEY, requestTimeoutMs: 5_000 }),
-    shutdownGraceTimeMs: 2_000,
+  const longReaderWorker = await sideWorker(LONG_READER_TASK_QUEUE, {
     coordination: { sendsPerHour: 3_600, watchShards: 1, watchLongReaderFrom: 2 },
   });
   const longReaderRunning = longReaderWorker.run();
-  const encryptedWorker = await createFollowUpWorker({
-    connection: stack.env.nativeConnection,
-    namespace: 'default',
-    taskQueue: ENCRYPTED_TASK_QUEUE,
-    api: new AgentApiClient({ baseUrl: stack.simulator.baseUrl, apiKey: LOCAL_API_KEY, requestTimeoutMs: 5_000 }),
-    shutdownGraceTimeMs: 2_000,
+  const encryptedWorker = await sideWorker(ENCRYPTED_TASK_QUEUE, {
     dataConverter: { payloadCodecs: [codec] },
     coordination: { taskQueue: `${ENCRYPTED_TASK_QUEUE}-coordinators`, sendsPerHour: 3_600, watchShards: 0 },
   });

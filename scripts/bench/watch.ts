@@ -5,6 +5,7 @@
  * its own: a sample spread over one gap, to time how soon the read that saw the end wakes its follow-up without a
  * crowd of endings queued ahead of it; then the rest at once. Every follow-up's result must carry its own job's link.
  */
+import { setMaxListeners } from 'node:events';
 import { DEFAULT_POLLING } from '../../src/kernel/request';
 import { nextPollAt } from '../../src/kernel/poll-schedule';
 import { requestTimes, startBenchStack, startFollowUpsAndAwaitSends, type BenchStack } from './bench-stack';
@@ -248,6 +249,8 @@ async function watcherIdentities(stack: BenchStack, shards: number): Promise<str
   return identities.filter((identity): identity is string => identity !== null);
 }
 
+const RESULTS_IN_FLIGHT = 100;
+
 /** Each follow-up's result, or null if it failed or had not ended within `giveUpMs`. */
 async function resultsWithin(
   stack: BenchStack,
@@ -257,9 +260,12 @@ async function resultsWithin(
   // Giving up aborts the waits still under way: left running, their long polls outlived the stack's connection and
   // crashed the bench after it stopped.
   const giveUp = new AbortController();
+  // Every wait in flight listens on it, a batch at a time, and it lives only for this call: Node's warning past 10
+  // listeners would be noise here, not a leak.
+  setMaxListeners(0, giveUp.signal);
   const timer = setTimeout(() => giveUp.abort(), giveUpMs);
   try {
-    return await inBatches(workflowIds, 100, (workflowId) =>
+    return await inBatches(workflowIds, RESULTS_IN_FLIGHT, (workflowId) =>
       giveUp.signal.aborted
         ? Promise.resolve(null)
         : stack.server.client

@@ -5,7 +5,7 @@
  */
 import { followUpWorkflowId } from '../../src/client';
 import { requestTimes, startBenchStack, type BenchStack } from './bench-stack';
-import { cpuMs, requestsBetween } from './processes';
+import { cpuMs, peakRssMiB, requestsBetween } from './processes';
 import { inBatches, mean, percentile } from './stats';
 import { PROJECT_COORDINATOR_WORKFLOW_TYPE } from '../../src/kernel/workflow-ids';
 
@@ -29,6 +29,8 @@ export interface BurstRow {
   /** The same, the worker's and the server's apart. */
   workerCpuPerFollowUpMs: number;
   serverCpuPerFollowUpMs: number;
+  /** The worker's peak resident memory from its start to the last send. */
+  workerPeakRssMiB: number;
   /** Coordinator runs (continue-as-new included), their workflow tasks and history events, per follow-up. */
   coordinatorRunsPerFollowUp: number;
   coordinatorTasksPerFollowUp: number;
@@ -81,6 +83,7 @@ export async function runBurst(options: {
     while (jobs.some((job) => sendOf(job.jobId) === undefined) && Date.now() < deadline) await sleep(250);
     const workerCpuMs = cpuMs(stack.worker.child.pid as number) - workerCpuBefore;
     const serverCpuMs = cpuMs(stack.server.pid) - serverCpuBefore;
+    const workerPeakRss = peakRssMiB(stack.worker.child.pid as number);
     const requests = requestsBetween(requestsBefore, await stack.server.serviceRequests());
     const sends = jobs.map((job) => sendOf(job.jobId) ?? Number.NaN);
     const waits = jobs.map((job, index) => ((sends[index] as number) - (startedAt.get(job.jobId) as number)) / 1000);
@@ -104,6 +107,7 @@ export async function runBurst(options: {
       cpuPerFollowUpMs: (workerCpuMs + serverCpuMs) / n,
       workerCpuPerFollowUpMs: workerCpuMs / n,
       serverCpuPerFollowUpMs: serverCpuMs / n,
+      workerPeakRssMiB: workerPeakRss,
       temporalRequestsPerFollowUp: Object.fromEntries(
         Object.entries(requests).map(([operation, count]) => [operation, count / n]),
       ),

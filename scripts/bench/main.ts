@@ -341,12 +341,12 @@ function render(figures: Figures): string {
         'lane workflow per job), as recorded on main at 378289a (issue 18 and the earlier docs/BENCHMARKS.md), not re-measured in this run. The 150 row ' +
         'shortens the window to 60 s (a test-only worker setting) so that its second window comes within the run.',
       '',
-      '| burst | budget | start → send p50 / p99 (s) | last send after the first start (s) | sent in the first window | sent once | 429s | worker + server CPU per follow-up until the last send (ms): worker, server | before |',
-      '|---|---|---|---|---|---|---|---|---|',
+      '| burst | budget | start → send p50 / p99 (s) | last send after the first start (s) | sent in the first window | sent once | 429s | worker + server CPU per follow-up until the last send (ms): worker, server | worker peak RSS (MiB) | before |',
+      '|---|---|---|---|---|---|---|---|---|---|',
       ...figures.burst.map(
         (row) =>
           `| ${row.label} | ${row.budget} per ${row.windowS === 3600 ? 'hour' : `${row.windowS} s`} | ${fmt(row.startToSendP50S, 2)} / ${fmt(row.startToSendP99S, 2)} | ${fmt(row.lastSendS)} | ` +
-          `${row.sentInFirstWindow} | ${row.sentOnce} of ${row.followUps} | ${row.rateLimited} | ${fmt(row.cpuPerFollowUpMs, 0)}: ${fmt(row.workerCpuPerFollowUpMs, 0)}, ${fmt(row.serverCpuPerFollowUpMs, 0)} | ${BEFORE[row.label] ?? '—'} |`,
+          `${row.sentInFirstWindow} | ${row.sentOnce} of ${row.followUps} | ${row.rateLimited} | ${fmt(row.cpuPerFollowUpMs, 0)}: ${fmt(row.workerCpuPerFollowUpMs, 0)}, ${fmt(row.serverCpuPerFollowUpMs, 0)} | ${fmt(row.workerPeakRssMiB, 0)} | ${BEFORE[row.label] ?? '—'} |`,
       ),
       '',
       '### What coordination costs per follow-up',

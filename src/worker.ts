@@ -12,7 +12,6 @@ import { apiKeySecrets, createLineLogger } from './observability/logging';
 import { workerRuntimeOptions } from './observability/runtime';
 import { createFollowUpWorker } from './worker/follow-up-worker';
 import { NamespaceNotReadyError } from './client/namespace-errors';
-import { preferSmallHeap } from './worker/small-heap';
 import { AesGcmPayloadCodec } from './encryption/aes-gcm-codec';
 import { payloadKeySecrets } from './encryption/payload-keys';
 
@@ -31,8 +30,6 @@ function secretsOf(config: WorkerConfig): string[] {
 let processLogger: Logger | undefined;
 
 async function main(): Promise<void> {
-  // Before the workflow thread and the first activities allocate anything.
-  preferSmallHeap();
   const config = loadWorkerConfig();
   const logger = createLineLogger({
     format: config.observability.logFormat,

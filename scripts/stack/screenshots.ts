@@ -107,7 +107,12 @@ async function main(): Promise<void> {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
   const sharedRunning = sharedWorker.run();
+  // The Web UI encodes what a person sends (an Update's data) through the namespace's codec server: this worker reads
+  // such payloads, and writes in clear as the others here do.
   const longReaderWorker = await sideWorker(LONG_READER_TASK_QUEUE, {
+    dataConverter: {
+      payloadCodecs: [{ encode: async (payloads) => payloads, decode: (payloads) => codec.decode(payloads) }],
+    },
     coordination: { sendsPerHour: 3_600, watchShards: 1, watchLongReaderFrom: 2 },
   });
   const longReaderRunning = longReaderWorker.run();
@@ -222,6 +227,13 @@ async function main(): Promise<void> {
         `${ui}/namespaces/default/workflows/${encodeURIComponent(longReader.workflowId)}/${longReader.runId}/pending-activities`,
         'lastReadAt',
         join(options.out, 'watcher-long-reader-pending.png'),
+      );
+      // One follow-up's reads, asked for from the Web UI: the watcher's Update, then its current details.
+      await askLiveFigures(
+        page,
+        `${ui}/namespaces/default/workflows/${encodeURIComponent(longReader.workflowId)}`,
+        longReader.followUpId,
+        join(options.out, 'watcher-live-figures.png'),
       );
       // An encrypted follow-up: the server holds ciphertext, the Web UI shows the prompt through the codec server.
       await shoot(
@@ -481,11 +493,18 @@ async function startSharedFollowUps(
 async function startLongReader(
   followUps: FollowUpClient,
   simulator: Awaited<ReturnType<typeof startLocalStack>>['simulator'],
-): Promise<{ workflowId: string; runId: string }> {
+): Promise<{ workflowId: string; runId: string; followUpId: string }> {
   const jobs = ['web-121', 'web-122', 'web-123'];
+  const followUpIds: string[] = [];
   for (const jobId of jobs) {
     simulator.addJob({ projectId: PROJECT, jobId, workMs: 3_600_000 });
-    await followUps.start({ projectId: PROJECT, jobId, prompt: `Translate the ${jobId} page`, polling: POLLING });
+    const started = await followUps.start({
+      projectId: PROJECT,
+      jobId,
+      prompt: `Translate the ${jobId} page`,
+      polling: POLLING,
+    });
+    followUpIds.push(started.workflowId);
   }
   const watcher = followUps.client.workflow.getHandle(watcherWorkflowId(LONG_READER_TASK_QUEUE, 0));
   let runId = '';
@@ -497,7 +516,33 @@ async function startLongReader(
     runId = description?.runId ?? '';
     return (figures.reads ?? 0) >= 3 * jobs.length;
   }, "the long reader's figures in its heartbeat details");
-  return { workflowId: watcher.workflowId, runId };
+  return { workflowId: watcher.workflowId, runId, followUpId: followUpIds[0] as string };
+}
+
+/**
+ * What a person does in the Web UI for one follow-up's live figures: on its watcher's page, More Actions, Send an
+ * Update, `watchFigures` with the follow-up's id as its data; then the watcher's current details show them.
+ */
+async function askLiveFigures(page: Page, watcherUrl: string, followUpId: string, file: string): Promise<void> {
+  const visible = (locator: ReturnType<Page['getByText']>) => locator.filter({ visible: true }).first();
+  await page.goto(watcherUrl, { waitUntil: 'load' });
+  await visible(page.getByText('More Actions')).click();
+  await visible(page.getByText('Send an Update')).click();
+  await visible(page.getByTestId('update-select-button')).click();
+  await visible(page.getByRole('option', { name: 'watchFigures' })).click();
+  await visible(page.locator('[contenteditable=true]')).click();
+  await page.keyboard.type(JSON.stringify(followUpId));
+  await visible(page.locator('button[type=submit]')).click();
+  // The dialog stays open while the Update runs (it waits up to 4 s for the long reader's report) or if it failed.
+  const dialog = page.locator('dialog[open]#update-confirmation-modal');
+  await dialog.waitFor({ state: 'hidden', timeout: 30_000 }).catch(async (error: unknown) => {
+    await page.screenshot({ path: `${file}.failed.png`, fullPage: true });
+    throw error;
+  });
+  await visible(page.getByText('User Metadata', { exact: true })).click();
+  // The details render in a frame of their own, out of the page's text: the Update has answered by now, so they hold
+  // the figures.
+  await capture(page, 'Current Details', file);
 }
 
 async function waitUntil(condition: () => boolean): Promise<void> {

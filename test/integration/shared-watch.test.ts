@@ -673,6 +673,58 @@ describe('status asks the watcher for the live figures', () => {
     },
   );
 
+  test.each([
+    ['by its timers', () => taskQueue],
+    ['with its long activity', () => long.taskQueue],
+  ])(
+    "the Web UI's way (reading %s): the watcher's Update watchFigures, sent by name with the follow-up's id, puts the wait's reads, last read and next read in the watcher's current details, and each later read",
+    async (_, queue) => {
+      const job = uniqueJob('ui-figures');
+      h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
+      const followUps = h.followUps(queue());
+      const polling = { initialInterval: '200ms', maxInterval: '1s', timeout: '5m', settleWindow: '2s' };
+      const { workflowId } = await followUps.start({ ...job, prompt: 'Work on it', polling });
+      const watcher = h.client.workflow.getHandle(watcherOf(job, queue()));
+      await waitFor(async () => h.simulator.counts(job.projectId, job.jobId).gets >= 2, 'two reads');
+      // What the Web UI shows: the metadata query's current details, which the watcher sets without history.
+      const shown = async () => {
+        const { currentDetails = '' } = await watcher.query<{ currentDetails?: string }>(
+          '__temporal_workflow_metadata',
+        );
+        const line = currentDetails.split('\n').find((text) => text.includes(`\`${workflowId}\``));
+        const match = line?.match(
+          /^\*\*Live figures\*\* of `[^`]+` \(asked until \d\d:\d\d:\d\d UTC\): (\d+) reads?, the last \d\d:\d\d:\d\d UTC \(`active`\); next \d\d:\d\d:\d\d UTC\.$/,
+        );
+        return match ? Number(match[1]) : null;
+      };
+      expect(await shown()).toBeNull();
+
+      // The Web UI's "Send an Update" sends the name and one JSON value: the follow-up's id.
+      await watcher.executeUpdate('watchFigures', { args: [workflowId] });
+      let first = 0;
+      await waitFor(async () => {
+        first = (await shown()) ?? 0;
+        return first >= 1;
+      }, "the wait's reads in the watcher's details");
+      // No more reads than the API saw, and the later reads come in as they are made.
+      expect(first).toBeLessThanOrEqual(h.simulator.counts(job.projectId, job.jobId).gets);
+      let later = 0;
+      await waitFor(async () => {
+        later = (await shown()) ?? 0;
+        return later >= first + 2;
+      }, 'two more reads in the details');
+      expect(later).toBeLessThanOrEqual(h.simulator.counts(job.projectId, job.jobId).gets);
+      // An ask for a follow-up this watcher does not hold is refused, and the details say nothing of it.
+      await expect(
+        watcher.executeUpdate('watchFigures', { args: ['agent-followup/nobody/none/0'] }),
+      ).rejects.toMatchObject({
+        cause: { message: expect.stringMatching(/holds no wait of agent-followup\/nobody\/none\/0/) },
+      });
+      await followUps.cancel(workflowId);
+      expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
+    },
+  );
+
   test("a long reader reports reads only of waits asked about: status's ask (an Update) answers with the reads made, each later read is reported, a flood of asks writes nothing, forged reports and a query's arguments change nothing", async () => {
     const queue = long.taskQueue;
     const job = uniqueJob('long-figures');

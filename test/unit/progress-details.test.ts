@@ -42,7 +42,7 @@ describe('the current details shown in the Web UI', () => {
       [
         '**Waiting for the job to end**: job `job-7` in project `proj-1` is `active`.',
         '',
-        '- Read by the job watcher `agent-followup-watch/q/1` (no activity of its own); failed reads, last and next read: `agent-followup status`',
+        "- Read by the job watcher `agent-followup-watch/q/1` (no activity of its own); failed reads, last and next read: `agent-followup status`, or the watcher's Update `watchFigures` with this id",
         '- Sent: 2026-11-23T10:00:00.000Z, 1 attempt',
         '- Gives up at: 2026-11-24T10:00:00.000Z',
         '- Reads reported: 3 (reads that change nothing: `agent-followup status`)',

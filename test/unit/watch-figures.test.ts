@@ -179,6 +179,16 @@ describe('WatcherBook keeps what status asks for', () => {
     expect(registry.changesSince(version, T0 + 1_000)).toMatchObject({ upserts: [], watched: ['followup/p/j/1'] });
     expect(registry.changesSince(version, T0 + 30_000).watched).toEqual([]);
     expect(registry.view('followup/p/j/1', T0 + 30_000)?.figuresAskedUntilMs).toBeNull();
+    // The asks now, the latest first (a renewed ask moves up), for the watcher's details.
+    registry.askFigures('followup/p/j/1', T0, T0 + 30_000);
+    registry.askFigures('other', T0 + 1_000, T0 + 31_000);
+    expect(registry.figuresAskedNow(T0 + 2_000)).toEqual([
+      { workflowId: 'other', untilMs: T0 + 31_000 },
+      { workflowId: 'followup/p/j/1', untilMs: T0 + 30_000 },
+    ]);
+    registry.askFigures('followup/p/j/1', T0 + 2_000, T0 + 32_000);
+    expect(registry.figuresAskedNow(T0 + 2_000).map((ask) => ask.workflowId)).toEqual(['followup/p/j/1', 'other']);
+    expect(registry.figuresAskedNow(T0 + 31_000)).toEqual([{ workflowId: 'followup/p/j/1', untilMs: T0 + 32_000 }]);
     // A wait that leaves takes its ask with it.
     registry.askFigures('other', T0, T0 + 30_000);
     registry.remove('other');

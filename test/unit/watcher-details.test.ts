@@ -56,3 +56,47 @@ test('a watcher reading by its timers says its last turn: when, what the reads f
     renderWatcherDetails({ ...base, lastTurn: { atMs: at, found: { completed: 1 } }, nextTurnAtMs: null }),
   ).toContain('1 job read (1 completed); none planned next.');
 });
+
+test('the follow-ups someone asked about come first, with their reads, the last read and the next, while asked', () => {
+  const at = Date.UTC(2026, 11, 3, 10, 52, 1);
+  const figures = {
+    watchedSince: new Date(at - 60_000).toISOString(),
+    lastRead: { at: new Date(at).toISOString(), status: 'active' },
+    reads: 7,
+    failing: null,
+    nextReadAt: new Date(at + 30_000).toISOString(),
+  };
+  const text = renderWatcherDetails({
+    ...base,
+    readsByTimers: false,
+    asked: [{ workflowId: 'agent-followup/p/j/1', untilMs: at + 29_000, figures }],
+  });
+  const [first, blank, headline] = text.split('\n');
+  expect(first).toBe(
+    '**Live figures** of `agent-followup/p/j/1` (asked until 10:52:30 UTC): 7 reads, the last 10:52:01 UTC (`active`); ' +
+      'next 10:52:31 UTC.',
+  );
+  expect(blank).toBe('');
+  expect(headline).toMatch(/^\*\*Healthy\*\*/);
+  // Without an ask, nothing of it.
+  expect(renderWatcherDetails({ ...base, readsByTimers: false, asked: [] })).not.toContain('Live figures');
+
+  const failing = {
+    ...figures,
+    reads: null,
+    lastRead: null,
+    failing: { since: new Date(at - 5_000).toISOString(), failedReads: 3, lastError: 'HTTP 500: boom' },
+    nextReadAt: null,
+  };
+  const many = renderWatcherDetails({
+    ...base,
+    asked: [1, 2, 3].map((n) => ({ workflowId: `f/${n}`, untilMs: at, figures: n === 1 ? failing : figures })),
+  }).split('\n');
+  expect(many[0]).toBe(
+    '**Live figures** of `f/1` (asked until 10:52:01 UTC): no read reported yet; reads failing since 10:51:56 UTC ' +
+      '(3 failed reads: HTTP 500: boom); no read planned before its deadline.',
+  );
+  expect(many[1]).toContain('`f/2`');
+  // The panel has room for about four lines: two asks, then how many more.
+  expect(many[2]).toBe('(and 1 more asked about)');
+});

@@ -61,7 +61,7 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
   ];
   if (progress.watcherId) {
     lines.push(
-      `- Read by the job watcher \`${progress.watcherId}\` (no activity of its own); failed reads, last and next read: \`agent-followup status\``,
+      `- Read by the job watcher \`${progress.watcherId}\` (no activity of its own); failed reads, last and next read: \`agent-followup status\`, or the watcher's Update \`watchFigures\` with this id`,
     );
   }
   if (progress.lastError && !failedWithReason && !watchedAndFailing) {

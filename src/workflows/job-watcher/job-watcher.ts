@@ -28,6 +28,7 @@ import {
 import { WATCH_BOOK_LIMIT_BYTES, WatcherBook } from './watcher-book';
 import { checkBookLook, checkRegistration, checkReports, checkUnwatch } from './watch-messages';
 import { renderWatcherDetails } from './watcher-details';
+import { watchFiguresOf } from './watch-figures';
 import { TimedReads } from './timed-reads';
 import {
   awaitChangesUpdate,
@@ -165,6 +166,8 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   /** When the waiting look was taken: only a look taken a heartbeat timeout before may be ended by a later attempt's. */
   let lookTakenAtMs = 0;
   const growth = new NotedGrowth();
+  /** Sets the watcher's details; a no-op until the reading below exists (a handler may run before it). */
+  let refreshDetails: () => void = () => undefined;
   const register = (message: unknown) => {
     const registration = checkRegistration(message);
     if (!registration) return void log.warn('Ignored a malformed watchJob registration');
@@ -266,6 +269,7 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       growth.note();
       const reportBefore = book.lastReport(workflowId);
       if (book.askFigures(workflowId, Date.now(), Date.now() + LIVE_FIGURES_FOR_MS)) asks += 1;
+      refreshDetails();
       // A reader by timers notes every read already; the long reader reports at its next look at the book.
       if (readingLong) await condition(() => book.lastReport(workflowId) !== reportBefore, REPORT_AWAITED_MS);
       return book.view(workflowId, Date.now(), !readingLong);
@@ -295,6 +299,8 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     (reports) => {
       growth.note();
       book.noteReports(checkReports(reports));
+      // Reports come only of waits someone asks about: the Web UI's details show them as they come.
+      refreshDetails();
     },
     {
       validator: (reports) => {
@@ -323,7 +329,12 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   // The reading: by this workflow's own timers while the book is small, by one long activity once it is large (or
   // has refusals to tell, which only the long reader does). Switched when the book crosses the line, with a margin.
   // Set again after each turn by timers (not a command: no history), so the Web UI shows the last reads.
-  const showDetails = () =>
+  const showDetails = () => {
+    const nowMs = Date.now();
+    const asked = book.figuresAskedNow(nowMs).flatMap(({ workflowId, untilMs }) => {
+      const view = book.view(workflowId, nowMs, !reading.long);
+      return view ? [{ workflowId, untilMs, figures: watchFiguresOf(view, nowMs) }] : [];
+    });
     setCurrentDetails(
       renderWatcherDetails({
         taskQueue: servedTaskQueue(workflowInfo().taskQueue),
@@ -334,8 +345,10 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
         readsByTimers: !reading.long,
         lastTurn: reading.timed?.lastTurn ?? null,
         nextTurnAtMs: reading.timed?.nextTurnAtMs() ?? null,
+        asked,
       }),
     );
+  };
   const startReading = (long: boolean): Reading => {
     readingLong = long;
     readerStopping = false;
@@ -354,6 +367,7 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
     return reading.stop();
   };
   let reading = startReading(!(book.size < longReaderFrom && book.refusalCount === 0));
+  refreshDetails = showDetails;
   // Read in conditions, so only from what the history holds (noted-growth.ts).
   const shouldContinue = () => growth.reached(EVENTS_PER_RUN) || signals >= SIGNALS_PER_RUN;
   for (;;) {

@@ -200,6 +200,8 @@ export class WatcherBook {
   askFigures(workflowId: string, nowMs: number, untilMs: number): boolean {
     if (!this.entries.has(workflowId)) return false;
     for (const [asked, until] of this.figuresAsked) if (until <= nowMs) this.figuresAsked.delete(asked);
+    // Moved to the end: the latest ask is the one its watcher's details show first.
+    this.figuresAsked.delete(workflowId);
     this.figuresAsked.set(workflowId, untilMs);
     return true;
   }
@@ -208,6 +210,14 @@ export class WatcherBook {
   figuresAskedUntil(workflowId: string, nowMs: number): number | null {
     const until = this.figuresAsked.get(workflowId);
     return until !== undefined && until > nowMs ? until : null;
+  }
+
+  /** The waits whose live figures are asked for at `nowMs`, with until when: the latest ask first. */
+  figuresAskedNow(nowMs: number): Array<{ workflowId: string; untilMs: number }> {
+    return [...this.figuresAsked]
+      .filter(([workflowId, until]) => until > nowMs && this.entries.has(workflowId))
+      .map(([workflowId, untilMs]) => ({ workflowId, untilMs }))
+      .reverse();
   }
 
   /**

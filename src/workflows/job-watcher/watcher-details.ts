@@ -2,8 +2,18 @@
  * A job watcher's "Current details" in the Web UI, for an operator who opens it from the default list: what it serves,
  * how full it is and what to do when it is full. Pure: workflow code imports it. A watcher that reads by its own timers
  * also says its last turn of reads (they are its own state: setting the details writes no history); a long reader's
- * reads are per follow-up, in `agent-followup status` and its pending activity.
+ * reads are per follow-up, in `agent-followup status` and its pending activity. Either says the live figures of the
+ * follow-ups someone asked about (`watchFigures`, an Update the Web UI sends too) while that ask lasts, first.
  */
+import type { SharedWatchFigures } from './watch-figures';
+
+/** The live figures of one wait someone asked about, and until when the ask lasts. */
+export interface AskedFigures {
+  workflowId: string;
+  untilMs: number;
+  figures: SharedWatchFigures;
+}
+
 export interface WatcherFigures {
   /** The follow-ups' task queue it serves (servedTaskQueue of the queue it runs on). */
   taskQueue: string;
@@ -17,7 +27,12 @@ export interface WatcherFigures {
   /** Its last turn of reads by timers, and when the next one is due (null: none planned). */
   lastTurn?: TurnSummary | null;
   nextTurnAtMs?: number | null;
+  /** The waits whose live figures are asked for now, the latest ask first. */
+  asked?: AskedFigures[];
 }
+
+/** Asked-about waits shown: the panel has room for about four lines. */
+const ASKED_SHOWN = 2;
 
 /** One turn of reads: when it ended, and what the reads found. */
 export interface TurnSummary {
@@ -39,12 +54,39 @@ export function renderWatcherDetails(figures: WatcherFigures): string {
       : room === null
         ? `**Idle** ${watcher}; it ends after 10 minutes without waits.`
         : `**Healthy** ${watcher}, room for about ${room} more (${percent(bookBytes, limitBytes)} of its book used).`;
-  const where = `A follow-up's reads: \`agent-followup status <id>\`; the reading: ${readsByTimers === false ? 'Pending Activities, its figures in the heartbeat details' : 'turns in History'}`;
+  const where = `A follow-up's reads: \`agent-followup status <id>\`, or this watcher's Update \`watchFigures\` with \`"<id>"\`; the reading: ${readsByTimers === false ? 'Pending Activities, its figures in the heartbeat details' : 'turns in History'}`;
   // With a turn to tell, one paragraph of three sentences: the panel's renderer lets no list follow a paragraph
   // directly, and a blank line more would push the last one out of the panel.
-  if (readsByTimers !== false && figures.lastTurn)
-    return [headline, turnLine(figures.lastTurn, figures.nextTurnAtMs ?? null), `${where}.`].join('\n');
-  return [headline, '', `- ${where}`].join('\n');
+  const body =
+    readsByTimers !== false && figures.lastTurn
+      ? [headline, turnLine(figures.lastTurn, figures.nextTurnAtMs ?? null), `${where}.`].join('\n')
+      : [headline, '', `- ${where}`].join('\n');
+  const asked = figures.asked ?? [];
+  if (asked.length === 0) return body;
+  // What the person asked for comes first, in a paragraph of its own: the panel cuts off what does not fit.
+  const lines = asked.slice(0, ASKED_SHOWN).map(askedLine);
+  if (asked.length > ASKED_SHOWN) lines.push(`(and ${asked.length - ASKED_SHOWN} more asked about)`);
+  return [lines.join('\n'), '', body].join('\n');
+}
+
+function askedLine({ workflowId, untilMs, figures }: AskedFigures): string {
+  const { reads, lastRead, failing, nextReadAt } = figures;
+  const count = reads === null ? 'no read reported yet' : plural(reads, 'read');
+  const last = lastRead === null ? '' : `, the last ${isoClock(lastRead.at)} UTC (\`${lastRead.status ?? 'failed'}\`)`;
+  const failingNow =
+    failing === null
+      ? ''
+      : `; reads failing since ${isoClock(failing.since)} UTC (${plural(failing.failedReads, 'failed read')}: ` +
+        `${failing.lastError.slice(0, 80)})`;
+  const next = nextReadAt === null ? 'no read planned before its deadline' : `next ${isoClock(nextReadAt)} UTC`;
+  return (
+    `**Live figures** of \`${workflowId}\` (asked until ${utcClock(untilMs)} UTC): ${count}${last}${failingNow}; ` +
+    `${next}.`
+  );
+}
+
+function isoClock(iso: string): string {
+  return iso.slice(11, 19);
 }
 
 function turnLine(turn: TurnSummary, nextAtMs: number | null): string {

@@ -376,6 +376,12 @@ export function createWatchJobs(
             changed = true;
             return;
           }
+          // Only the watcher refuses so, and only while it stops its long reader: the look it did not take is as good
+          // as a stop (the cancellation would come at the next heartbeat the SDK sends, up to 8 s later).
+          if (error instanceof WorkflowUpdateFailedError && failureType(error.cause) === 'NotReadingLong') {
+            stopAsked = true;
+            return;
+          }
           awaitAgainAtMs = Date.now() + AWAIT_RETRY_MS;
           if (!aborted())
             log.info("The watcher's awaitChanges was refused or failed: refreshing the book by the clock for now", {

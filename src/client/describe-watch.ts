@@ -5,16 +5,24 @@
  * (`watchFigures`) that answers once the reader has reported. A watcher that is gone, stuck or from another build
  * never fails the status: the figures are then unavailable, with the reason. Client-side only.
  */
+import { setTimeout } from 'node:timers/promises';
 import {
+  ApplicationFailure,
   isGrpcCancelledError,
   isGrpcDeadlineError,
   WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
   type Client,
   type WorkflowHandle,
 } from '@temporalio/client';
 import { z } from 'zod';
-import { watchFiguresOf, type SharedWatchStatus } from '../workflows/job-watcher/watch-figures';
-import { LIVE_FIGURES_RENEW_WITHIN_MS, watchedWaitQuery, watchFiguresUpdate } from '../workflows/job-watcher/messages';
+import { nextReadAtMs, watchFiguresOf, type SharedWatchStatus } from '../workflows/job-watcher/watch-figures';
+import {
+  LIVE_FIGURES_RENEW_WITHIN_MS,
+  WATCHER_CONTINUING,
+  watchedWaitQuery,
+  watchFiguresUpdate,
+} from '../workflows/job-watcher/messages';
 
 const WatchedWaitViewSchema = z.object({
   registration: z.looseObject({
@@ -46,6 +54,11 @@ const WatchedWaitViewSchema = z.object({
 });
 type View = z.infer<typeof WatchedWaitViewSchema>;
 
+/** How long before asking a watcher that continues as new again: its wind-down takes a workflow task or two. */
+const ASK_AGAIN_AFTER_MS = 250;
+/** Left of the status's deadline for its last query to the watcher. */
+const LAST_QUERY_MS = 1_000;
+
 const REGISTERS_AGAIN =
   'a running worker starts a new watcher within about 10 s, which takes its waits over; with no worker, the follow-up registers again after sixty poll gaps of silence (an hour at the default schedule), or at once on poll-now';
 
@@ -72,9 +85,10 @@ export async function describeWatch(
         return unavailable(
           'the watcher holds no wait of this follow-up at the moment (just answered, or registering again)',
         );
-      const view = figuresAskedSoon(answer.data)
+      const asked = figuresAskedSoon(answer.data)
         ? answer.data
         : ((await askFigures(handle, workflowId)) ?? answer.data);
+      const view = reportAwaited(asked, deadline) ? await firstReport(handle, workflowId, asked, deadline) : asked;
       // The client's clock, not the workflow's: the next read is counted from now.
       return { watcherId, available: true, ...watchFiguresOf(view, Date.now()) };
     });
@@ -97,16 +111,59 @@ function figuresAskedSoon(view: View): boolean {
 
 /**
  * Asks the watcher to have its reader report this wait's reads for a while, and answers with the view once it has.
- * Null, and the query's view stands: the ask was refused (one made meanwhile by someone else), ran past the status's
- * deadline while the reader had not reported yet, failed, or its answer was not understood.
+ * A watcher continuing as new refuses the ask (writing nothing): asked again until the status's deadline, its next
+ * run answers. Null, and the query's view stands: the ask was refused otherwise (one made meanwhile by someone else),
+ * ran past the deadline while the reader had not reported yet, failed, or its answer was not understood.
  */
 async function askFigures(handle: WorkflowHandle, workflowId: string): Promise<View | null> {
-  try {
-    const answer = WatchedWaitViewSchema.nullable().safeParse(
-      await handle.executeUpdate(watchFiguresUpdate, { args: [workflowId] }),
-    );
-    return answer.success ? answer.data : null;
-  } catch {
-    return null;
+  for (;;) {
+    try {
+      const answer = WatchedWaitViewSchema.nullable().safeParse(
+        await handle.executeUpdate(watchFiguresUpdate, { args: [workflowId] }),
+      );
+      return answer.success ? answer.data : null;
+    } catch (error) {
+      if (!(error instanceof WorkflowUpdateFailedError && failureType(error.cause) === WATCHER_CONTINUING)) return null;
+      // Past the deadline the next ask fails at once (the connection's deadline), and the query's view stands.
+      await setTimeout(ASK_AGAIN_AFTER_MS);
+    }
   }
+}
+
+/**
+ * Whether the wait is asked about and its reader has not reported a read of it yet, while one is due before the
+ * status's last query: an ask the watcher took as its run wound down (its reader was stopping; the next run's reader
+ * reports the ask it carried, before its first read of the wait), or a reader slower than the watcher waits.
+ */
+function reportAwaited(view: View, deadline: number): boolean {
+  if (view.everyReadNoted === true || view.figuresAskedUntilMs === null) return false;
+  const { report } = view;
+  if (report !== null && report.round === view.registration.round && (report.reads > 0 || report.failedReads > 0))
+    return false;
+  const next = nextReadAtMs(view, Date.now());
+  return report === null || report.round !== view.registration.round || (next !== null && next < lastQueryAt(deadline));
+}
+
+/** When the status's last query to the watcher goes, to be answered by its deadline. */
+function lastQueryAt(deadline: number): number {
+  return deadline - LAST_QUERY_MS;
+}
+
+/**
+ * The wait's view once its reader has reported a read of it, read by query (nothing goes into history) until the
+ * status's last query; the last view read, if it has not by then.
+ */
+async function firstReport(handle: WorkflowHandle, workflowId: string, view: View, deadline: number): Promise<View> {
+  let last = view;
+  while (reportAwaited(last, deadline) && Date.now() + ASK_AGAIN_AFTER_MS < lastQueryAt(deadline)) {
+    await setTimeout(ASK_AGAIN_AFTER_MS);
+    const answer = WatchedWaitViewSchema.nullable().safeParse(await handle.query(watchedWaitQuery, workflowId));
+    if (!answer.success || answer.data === null) return last;
+    last = answer.data;
+  }
+  return last;
+}
+
+function failureType(cause: unknown): string | undefined {
+  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
 }

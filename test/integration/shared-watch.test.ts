@@ -19,7 +19,14 @@ import type { JobRef } from '../../src/kernel/agent-job';
 import { FollowUpReportSchema } from '../../src/command-line/json-output';
 import { watchShardOf } from '../../src/workflows/job-watcher/watcher-book';
 import { runCliOn, startCliOn } from '../support/cli-runner';
-import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
+import {
+  createHarness,
+  FAST_POLLING,
+  TEST_SERVER_CONTINUE_AS_NEW_AFTER,
+  uniqueJob,
+  waitFor,
+  type Harness,
+} from '../support/harness';
 import { heldWaits, startWatchingWorker, type WatchingWorker } from '../support/shard-watchers';
 import {
   awaitChangesUpdate,
@@ -27,6 +34,7 @@ import {
   reportReadsUpdate,
   watchChangesQuery,
   watchedWaitQuery,
+  WATCHER_CONTINUING,
   watchFiguresUpdate,
   type WaitReadReport,
 } from '../../src/workflows/job-watcher/messages';
@@ -71,6 +79,35 @@ function refusedUnwritten(reason: unknown): boolean {
         String(reason.cause),
       ))
   );
+}
+
+/** The events of a workflow's runs from `firstRunId` to the current one, oldest first (continue-as-new links them). */
+async function eventsSinceRun(
+  workflowId: string,
+  firstRunId: string,
+): Promise<temporal.api.history.v1.IHistoryEvent[]> {
+  const runs: temporal.api.history.v1.IHistoryEvent[][] = [];
+  let runId = (await h.client.workflow.getHandle(workflowId).describe()).runId;
+  for (;;) {
+    const events = (await h.client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
+    runs.unshift(events);
+    const previous = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+    if (runId === firstRunId || !previous) return runs.flat();
+    runId = previous;
+  }
+}
+
+/** Sends an Update again, as a person would, while the watcher refuses it for continuing as new. */
+async function askedAgainWhileContinuing<T>(send: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await send();
+    } catch (error) {
+      const cause = (error as { cause?: { type?: unknown } }).cause;
+      if (!(error instanceof WorkflowUpdateFailedError && cause?.type === WATCHER_CONTINUING)) throw error;
+      await setTimeout(250);
+    }
+  }
 }
 
 /** The follow-up completed with the PR link its job has now, in the simulator. */
@@ -699,8 +736,9 @@ describe('status asks the watcher for the live figures', () => {
       };
       expect(await shown()).toBeNull();
 
-      // The Web UI's "Send an Update" sends the name and one JSON value: the follow-up's id.
-      await watcher.executeUpdate('watchFigures', { args: [workflowId] });
+      // The Web UI's "Send an Update" sends the name and one JSON value: the follow-up's id. A person sends it again
+      // when told the watcher is continuing as new (this test server suggests it after 60 events).
+      await askedAgainWhileContinuing(() => watcher.executeUpdate('watchFigures', { args: [workflowId] }));
       let first = 0;
       await waitFor(async () => {
         first = (await shown()) ?? 0;
@@ -725,6 +763,65 @@ describe('status asks the watcher for the live figures', () => {
     },
   );
 
+  test("status across a long reader's watcher continuing as new again and again: the first ask of a wait, sent as a run winds down, has the reads; an asked wait's figures never go null or back; each run takes the ask over", async () => {
+    const queue = long.taskQueue;
+    /** A job of the same shard as `like`: the same watcher. */
+    const jobBeside = (like: { projectId: string; jobId: string }, prefix: string) => {
+      for (;;) {
+        const job = uniqueJob(prefix);
+        if (watcherOf(job, queue) === watcherOf(like, queue)) return job;
+      }
+    };
+    const polling = { initialInterval: '200ms', maxInterval: '500ms', timeout: '5m', settleWindow: '2s' };
+    const followUps = h.followUps(queue);
+    const registered = async (job: { projectId: string; jobId: string }) => {
+      h.simulator.addJob({ ...job, workMs: 10 * 60_000 });
+      const { workflowId } = await followUps.start({ ...job, prompt: 'Work on it', polling });
+      await waitFor(
+        async () => (await heldWaits(h, queue, SHARDS)).some(({ wait }) => wait.workflowId === workflowId),
+        'the follow-up to register',
+      );
+      return workflowId;
+    };
+    // One wait asked about all along: its reads, reported every 500 ms, pass this test server's 60 events (its
+    // suggestion to continue as new) every few seconds. Four more, each asked about first as a run winds down.
+    const asked = uniqueJob('long-continuing');
+    const askedId = await registered(asked);
+    const fresh = await Promise.all([1, 2, 3, 4].map(() => registered(jobBeside(asked, 'long-fresh'))));
+    const watcher = h.client.workflow.getHandle(watcherOf(asked, queue));
+    const shown: Array<number | null> = [];
+    let asking = true;
+    const askingAllAlong = (async () => {
+      while (asking) shown.push(figures(await followUps.status(askedId))?.reads ?? null);
+    })();
+    try {
+      for (const workflowId of fresh) {
+        // The run's history at the server's suggestion: it winds down now, or within a workflow task or two.
+        let windingDown = '';
+        await waitFor(async () => {
+          const { runId, historyLength } = await watcher.describe();
+          windingDown = runId;
+          return historyLength >= TEST_SERVER_CONTINUE_AS_NEW_AFTER;
+        }, 'the watcher to near its continue-as-new');
+        const first = figures(await followUps.status(workflowId));
+        expect(first?.reads).toBeGreaterThanOrEqual(1);
+        expect(first?.lastRead?.status).toBe('active');
+        await waitFor(async () => (await watcher.describe()).runId !== windingDown, 'the next run');
+      }
+    } finally {
+      asking = false;
+      await askingAllAlong;
+    }
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown).not.toContain(null);
+    expect(shown).toEqual([...shown].sort((a, b) => (a ?? 0) - (b ?? 0)));
+    // The ask was carried along: the run now holds it, with a report no lower than the last figure shown.
+    const held = await watcher.query(watchedWaitQuery, askedId);
+    expect(held?.figuresAskedUntilMs).not.toBeNull();
+    expect(held?.report?.reads).toBeGreaterThanOrEqual(shown.at(-1) ?? 1);
+    for (const workflowId of [askedId, ...fresh]) await h.client.workflow.getHandle(workflowId).cancel();
+  });
+
   test("a long reader reports reads only of waits asked about: status's ask (an Update) answers with the reads made, each later read is reported, a flood of asks writes nothing, forged reports and a query's arguments change nothing", async () => {
     const queue = long.taskQueue;
     const job = uniqueJob('long-figures');
@@ -733,7 +830,9 @@ describe('status asks the watcher for the live figures', () => {
     const polling = { initialInterval: '200ms', maxInterval: '1s', timeout: '5m', settleWindow: '2s' };
     const { workflowId } = await followUps.start({ ...job, prompt: 'Work on it', polling });
     const watcher = h.client.workflow.getHandle(watcherOf(job, queue));
-    const events = async () => (await watcher.fetchHistory()).events ?? [];
+    // Every run's since the first look: the watcher continues as new now and then (see below).
+    let firstRun: string | undefined;
+    const events = async () => eventsSinceRun(watcher.workflowId, (firstRun ??= (await watcher.describe()).runId));
     // This follow-up's only: the watcher is the shard's, and another test's follow-up on it may be asked about.
     const acceptedUpdates = (list: temporal.api.history.v1.IHistoryEvent[], name: string) =>
       list.filter((event) => {
@@ -764,10 +863,13 @@ describe('status asks the watcher for the live figures', () => {
     expect(unasked).toMatchObject({ report: null, figuresAskedUntilMs: null, everyReadNoted: false });
     expect(acceptedUpdates(await events(), 'reportReads')).toBe(0);
 
-    // The first status asks, and its answer has the reader's reads.
+    // The first status asks, and its answer has the reader's reads: those made before the ask, unless the watcher
+    // continued as new meanwhile (this test server suggests it after 60 events), whose next reader counts from zero.
+    const runBefore = (await watcher.describe()).runId;
     const askedAtMs = Date.now();
     const first = figures(await followUps.status(workflowId));
-    expect(first?.reads).toBeGreaterThanOrEqual(2);
+    const sameRun = (await watcher.describe()).runId === runBefore;
+    expect(first?.reads).toBeGreaterThanOrEqual(sameRun ? 2 : 1);
     expect(first?.lastRead?.status).toBe('active');
     // While asked about, each read is reported as it is made.
     await waitFor(

@@ -86,23 +86,43 @@ describe('WatcherBook', () => {
       expect(book.view('followup/p/j/1', T0)?.report?.lastRead).toEqual({ atMs: T0 + 1, status: 'active' });
     });
 
-    test('the next run (continue-as-new) counts on from the figure of a wait someone asks about', () => {
+    test('the next run (continue-as-new) takes over the asks that last, shows their last report, and counts on from it', () => {
       const book = new WatcherBook({
         registrations: [registration(), registration({ workflowId: 'b' }), registration({ workflowId: 'c' })],
       });
       book.askFigures('followup/p/j/1', T0, T0 + 30_000);
       book.askFigures('c', T0, T0 + 10_000);
-      book.noteReports([reportOf(7), { ...reportOf(4), workflowId: 'b' }, { ...reportOf(5), workflowId: 'c' }]);
+      book.noteReports([reportOf(6)]);
+      book.noteReports([reportOf(1), { ...reportOf(4), workflowId: 'b' }, { ...reportOf(5), workflowId: 'c' }]);
       const carried = book.carried(T0 + 20_000);
-      // Only the figures asked about go along, and only while the ask lasts: the ask for 'c' ran out before the stop.
-      expect(carried.readsShown).toEqual({ 'followup/p/j/1': 7 });
-      const next = new WatcherBook(carried, T0);
-      expect(shown(next)).toBeUndefined();
+      // Only the asks that last go along: the one for 'c' ran out before the stop, and nobody asked about 'b'.
+      expect(carried.figuresAsked).toEqual({
+        'followup/p/j/1': { untilMs: T0 + 30_000, report: { ...reportOf(1), reads: 7 } },
+      });
+      const next = new WatcherBook(JSON.parse(JSON.stringify(carried)), T0 + 20_000);
+      // Asked about still, so the next reader reports it at once; the figure shown meanwhile is the last one.
+      expect(next.figuresAskedUntil('followup/p/j/1', T0 + 20_000)).toBe(T0 + 30_000);
+      expect(next.changesSince(0, T0 + 20_000).watched).toEqual(['followup/p/j/1']);
+      expect(shown(next)).toBe(7);
+      expect(next.view('b', T0 + 20_000)?.report).toBeNull();
       next.noteReports([reportOf(1)]);
       expect(shown(next)).toBe(8);
+      // An ask renewed in the new run is its latest.
+      next.askFigures('b', T0 + 21_000, T0 + 51_000);
+      expect(next.figuresAskedNow(T0 + 21_000).map((ask) => ask.workflowId)).toEqual(['b', 'followup/p/j/1']);
     });
 
-    test('a new round is a new wait, counted afresh; another run forgets the figure; malformed carried figures are ignored', () => {
+    test('at most 200 asks go to the next run, the latest ones, in the order they were made', () => {
+      const waits = Array.from({ length: 250 }, (_, i) => registration({ workflowId: `w-${i}` }));
+      const book = new WatcherBook({ registrations: waits });
+      for (const [i, wait] of waits.entries()) book.askFigures(wait.workflowId, T0 + i, T0 + 30_000);
+      const asked = Object.keys(book.carried(T0 + 1_000).figuresAsked ?? {});
+      expect(asked).toEqual(waits.slice(50).map((wait) => wait.workflowId));
+      const next = new WatcherBook(book.carried(T0 + 1_000), T0 + 1_000);
+      expect(next.figuresAskedNow(T0 + 1_000)[0]?.workflowId).toBe('w-249');
+    });
+
+    test('a new round is a new wait, counted afresh; another run forgets the figure; malformed carried asks change nothing', () => {
       const book = new WatcherBook({ registrations: [registration()] });
       book.noteReports([reportOf(7)]);
       book.noteReports([reportOf(1)]);
@@ -112,15 +132,31 @@ describe('WatcherBook', () => {
       expect(shown(book)).toBe(2);
       book.upsert(registration({ runId: 'run-2', round: 1 }));
       expect(shown(book)).toBeUndefined();
-      for (const reads of [-1, 1.5, 'seven', null]) {
-        const malformed = new WatcherBook({
-          registrations: [registration()],
-          readsShown: { 'followup/p/j/1': reads as never, unknown: 3 },
-        });
-        malformed.noteReports([reportOf(1)]);
-        expect(shown(malformed)).toBe(1);
+      const malformed: unknown[] = [
+        null,
+        'soon',
+        { untilMs: 'later', report: reportOf(5) },
+        { untilMs: T0 + 30_000, report: { ...reportOf(5), reads: -1 } },
+        { untilMs: T0 + 30_000, report: { ...reportOf(5), replyTo: 'forged' } },
+        { untilMs: T0 + 30_000, report: { ...reportOf(5), round: 2 } },
+        { untilMs: T0 + 30_000, report: { ...reportOf(5), workflowId: 'b' } },
+      ];
+      for (const ask of malformed) {
+        const next = new WatcherBook(
+          { registrations: [registration()], figuresAsked: { 'followup/p/j/1': ask as never, unknown: ask as never } },
+          T0,
+        );
+        expect(next.figuresAskedNow(T0).map((each) => each.workflowId)).not.toContain('unknown');
+        next.noteReports([reportOf(1)]);
+        expect(shown(next)).toBe(1);
       }
-      const carriedOn = new WatcherBook({ registrations: [registration()], readsShown: { 'followup/p/j/1': 5 } });
+      const carriedOn = new WatcherBook(
+        {
+          registrations: [registration()],
+          figuresAsked: { 'followup/p/j/1': { untilMs: T0 + 30_000, report: reportOf(5) } },
+        },
+        T0,
+      );
       carriedOn.noteReports([reportOf(1)]);
       expect(shown(carriedOn)).toBe(6);
     });

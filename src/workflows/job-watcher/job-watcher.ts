@@ -39,6 +39,7 @@ import {
   unwatchJobSignal,
   watchChangesQuery,
   watchedWaitQuery,
+  WATCHER_CONTINUING,
   watchFiguresUpdate,
   watchJobSignal,
   watchJobBatchSignal,
@@ -158,6 +159,8 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   let asks = 0;
   /** The long reader is being stopped: its `awaitChanges` answers so, and it ends without waiting for a heartbeat. */
   let readerStopping = false;
+  /** This run winds down to continue as new: an ask for figures is refused (WATCHER_CONTINUING) for the next run. */
+  let continuing = false;
   /** The latest attempt of the long reader that waits on `awaitChanges`: an earlier attempt's wait (it died) ends. */
   let readerAttempt = 0;
   /** The name drawn for the long reader now running: a look without it is not its own. */
@@ -166,6 +169,8 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   /** When the waiting look was taken: only a look taken a heartbeat timeout before may be ended by a later attempt's. */
   let lookTakenAtMs = 0;
   const growth = new NotedGrowth();
+  // Read in conditions, so only from what the history holds (noted-growth.ts).
+  const shouldContinue = () => growth.reached(EVENTS_PER_RUN) || signals >= SIGNALS_PER_RUN;
   /** Sets the watcher's details; a no-op until the reading below exists (a handler may run before it). */
   let refreshDetails: () => void = () => undefined;
   const register = (message: unknown) => {
@@ -270,12 +275,15 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       const reportBefore = book.lastReport(workflowId);
       if (book.askFigures(workflowId, Date.now(), Date.now() + LIVE_FIGURES_FOR_MS)) asks += 1;
       refreshDetails();
-      // A reader by timers notes every read already; the long reader reports at its next look at the book.
-      if (readingLong) await condition(() => book.lastReport(workflowId) !== reportBefore, REPORT_AWAITED_MS);
+      // A reader by timers notes every read already; the long reader reports at its next look at the book, unless it
+      // is being stopped (an ask must not hold up a switch or continue-as-new; the next reader reports it).
+      if (readingLong)
+        await condition(() => readerStopping || book.lastReport(workflowId) !== reportBefore, REPORT_AWAITED_MS);
       return book.view(workflowId, Date.now(), !readingLong);
     },
     {
-      // Refusals write nothing: an ask that is malformed, for a wait not held here, or already answered for a while.
+      // Refusals write nothing: an ask that is malformed, for a wait not held here, or already answered for a while;
+      // and, while this run winds down, every ask: its reader is stopping, and the next run answers.
       validator: (workflowId) => {
         if (!isId(workflowId)) throw ApplicationFailure.nonRetryable('watchFigures takes a follow-up workflow id');
         if (!book.view(workflowId, Date.now()))
@@ -283,6 +291,11 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
             type: 'NotWatchedHere',
             message: `this watcher holds no wait of ${workflowId}`,
             nonRetryable: true,
+          });
+        if (continuing || shouldContinue())
+          throw ApplicationFailure.create({
+            type: WATCHER_CONTINUING,
+            message: 'this watcher is continuing as new: ask again in a moment, and its next run answers',
           });
         const askedUntil = book.figuresAskedUntil(workflowId, Date.now());
         if (askedUntil !== null && askedUntil - Date.now() > LIVE_FIGURES_RENEW_WITHIN_MS)
@@ -368,8 +381,6 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
   };
   let reading = startReading(!(book.size < longReaderFrom && book.refusalCount === 0));
   refreshDetails = showDetails;
-  // Read in conditions, so only from what the history holds (noted-growth.ts).
-  const shouldContinue = () => growth.reached(EVENTS_PER_RUN) || signals >= SIGNALS_PER_RUN;
   for (;;) {
     growth.note();
     showDetails();
@@ -385,6 +396,7 @@ export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void
       await condition(() => book.size !== size || refused !== refusedBefore || shouldContinue());
     }
     if (shouldContinue()) {
+      continuing = true;
       await adopting;
       const readerStoppedAtMs = await stopReading();
       await condition(allHandlersFinished);

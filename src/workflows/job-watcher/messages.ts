@@ -67,6 +67,12 @@ export const watchFiguresUpdate = updateNamed<WatchedWaitView | null, [string]>(
  */
 export const reportReadsUpdate = updateNamed<void, [WaitReadReport[]]>('reportReads');
 
+/**
+ * The `watchFigures` refusal of a watcher continuing as new: nothing is written, and an ask sent again a moment later
+ * reaches its next run, which holds the same waits.
+ */
+export const WATCHER_CONTINUING = 'WatcherContinuing';
+
 /** How long one ask for live figures has the long reader report a wait's reads. */
 export const LIVE_FIGURES_FOR_MS = 30_000;
 /** An asker asks again when less than this is left; until then the watcher refuses an ask for the same wait. */
@@ -186,8 +192,11 @@ export interface CarriedBook {
   watchedSince?: Record<string, number>;
   /** Refusals the reader may not have told yet. */
   refusals?: WatchRefusal[];
-  /** The reads figure `status` showed of a wait (its current round), by workflow id: the next run counts on from it. */
-  readsShown?: Record<string, number>;
+  /**
+   * The waits someone asks live figures of as the run ends, by workflow id: until when, and the reader's last report
+   * as `status` showed it (null: none yet). The next run's reader reports them at once and counts on from that report.
+   */
+  figuresAsked?: Record<string, { untilMs: number; report: WaitReadReport | null }>;
 }
 
 /** The watcher's workflow as its starters see it (a follow-up's registration starts it with its first `watchJob`). */

@@ -5,6 +5,7 @@
  * continue-as-new, which the server refuses past 2 MB (and then terminates the watcher): so it keeps to a size in
  * bytes, and a wait that would pass it is refused (its follow-up moves on to the next watcher of its shard).
  */
+import { isObject, isTime } from '../../kernel/message-checks';
 import type {
   CarriedBook,
   WaitReadReport,
@@ -13,6 +14,7 @@ import type {
   WatchRefusal,
   WatchRegistration,
 } from './messages';
+import { checkReports } from './watch-messages';
 
 /**
  * The book's size a watcher keeps to, in bytes of its continue-as-new input: 1.5 MB of the server's 2 MB limit on a
@@ -21,8 +23,8 @@ import type {
  */
 export const WATCH_BOOK_LIMIT_BYTES = 1_500_000;
 
-/** At most this many reads figures go to the next run (about 100 bytes each, within the input's margin). */
-const READS_SHOWN_CARRIED = 500;
+/** At most this many asks go to the next run, the latest first (about 350 bytes each, within the input's margin). */
+const ASKS_CARRIED = 200;
 /** The refusals' share of the input (about 1,500 of them); past it the oldest are dropped. */
 const REFUSALS_LIMIT_BYTES = 200_000;
 /**
@@ -51,7 +53,7 @@ export class WatcherBook {
    * are added to these: the figure `status` shows never goes back.
    */
   private readonly readsBefore = new Map<string, { round: number; reads: number }>();
-  /** Until when someone asks for a wait's live figures (`watchFigures`), by workflow id; not carried to the next run. */
+  /** Until when someone asks for a wait's live figures (`watchFigures`), by workflow id, the latest ask last. */
   private readonly figuresAsked = new Map<string, number>();
   private version = 0;
 
@@ -69,11 +71,14 @@ export class WatcherBook {
       this.upsert(registration, since[registration.workflowId] ?? nowMs);
     }
     for (const refusal of Array.isArray(carried.refusals) ? carried.refusals : []) this.refuse(refusal);
-    const shown = typeof carried.readsShown === 'object' && carried.readsShown !== null ? carried.readsShown : {};
-    for (const [workflowId, reads] of Object.entries(shown)) {
+    // The report shown last stays shown until this run's reader reports; it counts from zero, so on from that one.
+    for (const [workflowId, ask] of Object.entries(isObject(carried.figuresAsked) ? carried.figuresAsked : {})) {
       const kept = this.entries.get(workflowId);
-      if (kept && Number.isSafeInteger(reads) && reads > 0)
-        this.readsBefore.set(workflowId, { round: kept.registration.round, reads });
+      if (!kept || !isObject(ask) || !isTime(ask.untilMs)) continue;
+      this.figuresAsked.set(workflowId, ask.untilMs);
+      const [report] = checkReports([ask.report]);
+      if (report?.workflowId === workflowId && report.round === kept.registration.round && this.holdsWaitOf(report))
+        this.reports.set(workflowId, report);
     }
   }
 
@@ -244,24 +249,22 @@ export class WatcherBook {
    */
   carried(readerStoppedAtMs: number): Required<CarriedBook> {
     this.forgetRefusalsBefore(readerStoppedAtMs - REFUSALS_KEPT_MS);
-    // Only the figures someone asks for now: the rest are shown afresh by the next run, and carry nothing.
-    const readsShown: Record<string, number> = {};
-    let shown = 0;
-    for (const [workflowId, until] of this.figuresAsked) {
-      if (shown >= READS_SHOWN_CARRIED) break;
-      // An ask that ran out before the reader stopped is nobody's now.
-      if (until <= readerStoppedAtMs) continue;
+    // Only the asks that still last (one that ran out before the reader stopped is nobody's now): the other waits'
+    // figures are shown afresh by the next run, and carry nothing.
+    const asks = [...this.figuresAsked]
+      .filter(([workflowId, until]) => until > readerStoppedAtMs && this.entries.has(workflowId))
+      .slice(-ASKS_CARRIED);
+    const figuresAsked: Required<CarriedBook>['figuresAsked'] = {};
+    for (const [workflowId, untilMs] of asks) {
       const report = this.shownReport(workflowId);
-      if (report !== null && report.round === this.entries.get(workflowId)?.registration.round && report.reads > 0) {
-        readsShown[workflowId] = report.reads;
-        shown += 1;
-      }
+      const ofThisRound = report !== null && report.round === this.entries.get(workflowId)?.registration.round;
+      figuresAsked[workflowId] = { untilMs, report: ofThisRound ? report : null };
     }
     return {
       registrations: this.all(),
       watchedSince: Object.fromEntries([...this.entries].map(([workflowId, entry]) => [workflowId, entry.sinceMs])),
       refusals: [...this.refusals.values()].map((entry) => entry.refusal),
-      readsShown,
+      figuresAsked,
     };
   }
 

@@ -138,10 +138,12 @@ test("with onAmbiguousSend 'fail' an ambiguous send ends with FollowUpDeliveryUn
 
 test('a job busy with earlier work is waited for: the message goes out once it is idle, and the result is its own', async () => {
   const ref = uniqueJob();
-  // The earlier work ends with pull request 101; this follow-up's own work makes 102.
-  h.simulator.addJob({ ...ref, busyForMs: 1_500 });
   const taskQueue = h.taskQueue();
+  // The worker first: its start took longer than the job's busy time on a loaded CI machine, and the check-in then
+  // found the job idle already.
   const worker = await h.worker(taskQueue);
+  // The earlier work ends with pull request 101; this follow-up's own work makes 102.
+  h.simulator.addJob({ ...ref, busyForMs: 3_000 });
   const input = { ...ref, prompt: 'Please add tests', polling: FAST_POLLING };
   const { result } = await worker.runUntil(h.followUps(taskQueue).startAndWait(input));
   expect(result.outcome).toBe('completed');

@@ -6,7 +6,14 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { NotificationDelivered, NotificationDelivery } from '../kernel/types';
 import { isLoopbackHost } from '../loopback';
-import { DELIVERY_HEADER, SIGNATURE_HEADER, signNotification, TIMESTAMP_HEADER } from '../notify/signature';
+import {
+  DELIVERY_HEADER,
+  NotificationSecretError,
+  notificationKey,
+  SIGNATURE_HEADER,
+  signNotification,
+  TIMESTAMP_HEADER,
+} from '../notify/signature';
 
 export interface NotifySettings {
   /**
@@ -14,7 +21,10 @@ export interface NotifySettings {
    * that never pass one). A follow-up learns it when it checks in with its project's coordinator.
    */
   defaultUrl?: string;
-  /** AGENT_NOTIFY_SECRET: the HMAC key callbacks are signed with; without it no callback is posted. */
+  /**
+   * AGENT_NOTIFY_SECRET: the key callbacks are signed with (Standard Webhooks: `whsec_<base64>`, or raw; at least 24
+   * bytes: notify/signature.ts); without a good one no callback is posted.
+   */
   secret?: string;
   /** AGENT_NOTIFY_ALLOW_INSECURE_HTTP: plain http:// to another host than this machine. */
   allowInsecureHttp?: boolean;
@@ -41,6 +51,15 @@ export function createDeliverNotification(settings: NotifySettings) {
         NotifyErrorType.NotConfigured,
       );
     }
+    try {
+      notificationKey(settings.secret);
+    } catch (error) {
+      if (!(error instanceof NotificationSecretError)) throw error;
+      throw ApplicationFailure.nonRetryable(
+        `AGENT_NOTIFY_SECRET cannot sign: ${error.message}`,
+        NotifyErrorType.NotConfigured,
+      );
+    }
     const url = new URL(delivery.url);
     if (url.protocol === 'http:' && !isLoopbackHost(url.hostname) && !settings.allowInsecureHttp) {
       throw ApplicationFailure.nonRetryable(
@@ -51,6 +70,7 @@ export function createDeliverNotification(settings: NotifySettings) {
     }
     const body = JSON.stringify(delivery.notification);
     const timestampS = Math.floor(Date.now() / 1000);
+    const deliveryId = info.workflowExecution?.workflowId ?? info.activityId;
     let response: Response;
     try {
       response = await fetch(url, {
@@ -58,9 +78,9 @@ export function createDeliverNotification(settings: NotifySettings) {
         headers: {
           'Content-Type': 'application/json',
           'User-Agent': 'agent-followup',
-          [DELIVERY_HEADER]: info.workflowExecution?.workflowId ?? info.activityId,
+          [DELIVERY_HEADER]: deliveryId,
           [TIMESTAMP_HEADER]: String(timestampS),
-          [SIGNATURE_HEADER]: signNotification(settings.secret, timestampS, body),
+          [SIGNATURE_HEADER]: signNotification(settings.secret, deliveryId, timestampS, body),
         },
         body,
         redirect: 'manual',

@@ -1,6 +1,8 @@
 import { notifyProblem, inspectFollowUpInput } from '../../src/kernel/request';
+import { Webhook } from 'standardwebhooks';
 import {
   DELIVERY_HEADER,
+  NotificationSecretError,
   NotificationSignatureError,
   SIGNATURE_HEADER,
   signNotification,
@@ -14,9 +16,11 @@ const nowMs = Date.parse('2026-11-28T12:00:00Z');
 const signedAt = nowMs / 1000 - 10;
 const headers = {
   [TIMESTAMP_HEADER]: String(signedAt),
-  [SIGNATURE_HEADER]: signNotification(SECRET, signedAt, body),
+  [SIGNATURE_HEADER]: signNotification(SECRET, 'followup/p/j/1/notify/run-1', signedAt, body),
   [DELIVERY_HEADER]: 'followup/p/j/1/notify/run-1',
 };
+// The Standard Webhooks form of a secret: whsec_ and the base64 of 32 random bytes.
+const WHSEC = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 
 describe('callback signatures', () => {
   it('verify with the shared secret, whatever the header case, and give the delivery id', () => {
@@ -33,10 +37,51 @@ describe('callback signatures', () => {
   it('refuse another secret, an altered body, an old signature and missing headers', () => {
     const check = (options: Partial<Parameters<typeof verifyNotification>[0]>) => () =>
       verifyNotification({ secret: SECRET, body, headers, nowMs, ...options });
-    expect(check({ secret: 'not-the-secret-000000' })).toThrow(NotificationSignatureError);
+    expect(check({ secret: 'not-the-secret-0000000000000' })).toThrow(NotificationSignatureError);
     expect(check({ body: body.replace('completed', 'failed') })).toThrow(/does not match/);
     expect(check({ nowMs: nowMs + 600_000 })).toThrow(/too old to trust/);
     expect(check({ headers: { ...headers, [SIGNATURE_HEADER]: undefined } })).toThrow(/lacks/);
+  });
+
+  it('refuse a delivery re-labelled with another webhook-id: the id is signed with the body', () => {
+    const relabelled = { ...headers, [DELIVERY_HEADER]: 'followup/p/j/2/notify/run-9' };
+    expect(() => verifyNotification({ secret: SECRET, body, headers: relabelled, nowMs })).toThrow(
+      /re-labelled delivery id/,
+    );
+  });
+
+  it('refuse to verify or sign with an empty or short secret, saying how to make one', () => {
+    for (const secret of ['', 'short-secret', 'whsec_c2hvcnQ=', 'whsec_not base64!']) {
+      expect(() => verifyNotification({ secret, body, headers, nowMs })).toThrow(NotificationSecretError);
+      expect(() => signNotification(secret, 'id', signedAt, body)).toThrow(/openssl rand -base64 32/);
+    }
+    expect(() => verifyNotification({ secret: '', body, headers, nowMs })).toThrow(/the callback secret is empty/);
+  });
+
+  it('are Standard Webhooks signatures: an off-the-shelf verifier takes ours, ours takes its', () => {
+    const signed = {
+      [DELIVERY_HEADER]: 'followup/p/j/1/notify/run-1',
+      [TIMESTAMP_HEADER]: String(Math.floor(Date.now() / 1000)),
+    };
+    const ours = {
+      ...signed,
+      [SIGNATURE_HEADER]: signNotification(WHSEC, signed[DELIVERY_HEADER], Number(signed[TIMESTAMP_HEADER]), body),
+    };
+    expect(new Webhook(WHSEC).verify(body, ours)).toEqual(JSON.parse(body));
+    // A raw (non-whsec_) secret is its UTF-8 bytes, as the library's raw format takes it.
+    const raw = {
+      ...signed,
+      [SIGNATURE_HEADER]: signNotification(SECRET, signed[DELIVERY_HEADER], Number(signed[TIMESTAMP_HEADER]), body),
+    };
+    expect(new Webhook(SECRET, { format: 'raw' }).verify(body, raw)).toEqual(JSON.parse(body));
+    const theirs = new Webhook(WHSEC).sign(
+      signed[DELIVERY_HEADER],
+      new Date(Number(signed[TIMESTAMP_HEADER]) * 1000),
+      body,
+    );
+    expect(
+      verifyNotification({ secret: WHSEC, body, headers: { ...signed, [SIGNATURE_HEADER]: theirs } }).deliveryId,
+    ).toBe(signed[DELIVERY_HEADER]);
   });
 });
 

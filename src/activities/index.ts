@@ -28,6 +28,7 @@ import { jobState, type JobState } from '../kernel/agent-job';
 import { createStartWatching, watcherStartOf } from './start-watching';
 import { ReaderWakeups } from './reader-wakeups';
 import { createDeliverNotification, type NotifySettings } from './deliver-notification';
+import { createCheckNotifiedParent } from './notified-parent';
 import { readTroubleSignal } from '../workflows/follow-up/messages';
 import { slotOutcomeSignal } from '../workflows/project-coordinator/messages';
 import { type WatchRegistration } from '../workflows/job-watcher/messages';
@@ -158,6 +159,7 @@ export function createActivities({
     readWatchedJobs: createReadWatchedJobs(api, temporal, stopping),
     adoptBook: createAdoptBook(temporal),
     deliverNotification: createDeliverNotification(notify),
+    checkNotifiedParent: createCheckNotifiedParent(temporal),
 
     /**
      * Registers a wait with its shard's watcher, starting the watcher if it is not running (signal-with-start: only a

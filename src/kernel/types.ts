@@ -258,6 +258,9 @@ export interface FollowUpNotification {
   failure: { type: string | null; message: string } | null;
 }
 
+/** Failure type of a callback that is not a follow-up's own ending (no parent, another parent, another ending). */
+export const CALLBACK_NOT_ATTESTED = 'CallbackNotAttested';
+
 /** What the callback workflow delivers: the body, to where. */
 export interface NotificationDelivery {
   url: string;

@@ -6,7 +6,12 @@
 import type { MessageRequest, SendResult } from '../agent-api/http-client';
 import type { AgentJob, JobRef, JobState } from '../kernel/agent-job';
 import type { PollSchedule, WaitRequest } from '../kernel/poll-schedule';
-import type { DeliveryRecord, NotificationDelivered, NotificationDelivery } from '../kernel/types';
+import type {
+  DeliveryRecord,
+  FollowUpNotification,
+  NotificationDelivered,
+  NotificationDelivery,
+} from '../kernel/types';
 import type { WatchRegistration } from './job-watcher/messages';
 import type { WatchedWait } from './job-watcher/reader-book';
 import type { QueueNotice, TurnGrant } from './project-coordinator/project-coordination';
@@ -32,6 +37,8 @@ export interface FollowUpActivities {
   registerWatch(request: { watcherId: string; registration: WatchRegistration }): Promise<void>;
   /** One signed POST of a follow-up's callback. */
   deliverNotification(delivery: NotificationDelivery): Promise<NotificationDelivered>;
+  /** Checks that the callback's parent is our follow-up and recorded the ending the notification reports. */
+  checkNotifiedParent(parent: { workflowId: string; runId: string }, notification: FollowUpNotification): Promise<void>;
 }
 
 /** A send under a slot of the project's budget: the request may leave only before `sendByMs`. */

@@ -6,13 +6,18 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { Webhook } from 'standardwebhooks';
 import { FollowUpClient } from '../../src/client';
-import { verifyNotification } from '../../src/notify/signature';
+import { DELIVERY_HEADER, NotificationSecretError, verifyNotification } from '../../src/notify/signature';
+import { FOLLOW_UP_NOTIFY_WORKFLOW_TYPE } from '../../src/kernel/workflow-ids';
 import { startBuiltScript, type StartedScript } from '../support/processes';
 import { createHarness, FAST_POLLING, TEST_API_KEY, uniqueJob, waitFor, type Harness } from '../support/harness';
 
-const SECRET = 'notify-secret-7f3a9c2e1b5d4f60';
+// The Standard Webhooks form (whsec_ and base64 of 32 bytes), so an off-the-shelf verifier takes it as it is.
+const SECRET = 'whsec_bm90aWZ5LXNlY3JldC03ZjNhOWMyZTFiNWQ0ZjYwLWFiY2Q=';
 
 interface Received {
   headers: IncomingMessage['headers'];
@@ -131,8 +136,22 @@ test('a receiver that fails twice gets the callback on the third attempt: signed
       sentAt: null,
       failure: { type: 'AgentJobNotFound' },
     });
-    // A forged or altered callback does not verify.
+    // The off-the-shelf Standard Webhooks verifier takes every attempt as it arrived.
+    for (const each of receiver.received) {
+      expect(new Webhook(SECRET).verify(each.body, each.headers as Record<string, string>)).toEqual(
+        JSON.parse(each.body),
+      );
+    }
+    // A forged, altered or re-labelled callback does not verify; an empty secret verifies nothing.
     const last = receiver.received.at(-1) as Received;
+    const relabelled = { ...last.headers, [DELIVERY_HEADER]: `${ofRejected[0]?.deliveryId}` };
+    expect(() => verifyNotification({ secret: SECRET, body: last.body, headers: relabelled })).toThrow(
+      /re-labelled delivery id/,
+    );
+    expect(() => new Webhook(SECRET).verify(last.body, relabelled as unknown as Record<string, string>)).toThrow();
+    expect(() => verifyNotification({ secret: '', body: last.body, headers: last.headers })).toThrow(
+      NotificationSecretError,
+    );
     expect(() => verifyNotification({ secret: SECRET, body: `${last.body} `, headers: last.headers })).toThrow(
       /does not match/,
     );
@@ -254,6 +273,49 @@ test('a worker without AGENT_NOTIFY_SECRET: the callback fails at once and says 
     });
     expect(status.outcome?.kind).toBe('completed');
     expect(receiver.received).toEqual([]);
+  } finally {
+    worker.shutdown();
+    await running;
+    await receiver.close();
+  }
+});
+
+test('a raw start of the callback workflow with a made-up ending posts nothing and fails CallbackNotAttested', async () => {
+  const receiver = await startReceiver([]);
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue, undefined, { notify: { secret: SECRET } });
+  const running = worker.run();
+  try {
+    // A completed follow-up with a PR, under an id that never existed: as an attacker with start rights would try.
+    const madeUp = {
+      workflowId: 'followup/never/existed/0001',
+      projectId: 'never',
+      jobId: 'existed',
+      outcome: 'completed',
+      prLink: 'https://evil.example/pull/666',
+      job: { id: 'existed', status: 'completed', prLink: 'https://evil.example/pull/666' },
+      sentAt: '2026-11-28T12:00:00.000Z',
+      finishedAt: '2026-11-28T12:01:00.000Z',
+      failure: null,
+    };
+    const handle = await h.client.workflow.start(FOLLOW_UP_NOTIFY_WORKFLOW_TYPE, {
+      taskQueue,
+      workflowId: `${madeUp.workflowId}/notify/forged-${h.taskQueue()}`,
+      args: [{ url: receiver.url, notification: madeUp }],
+    });
+    const failure = await handle.result().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    expect((failure as WorkflowFailedError).cause).toBeInstanceOf(ApplicationFailure);
+    expect((failure as WorkflowFailedError).cause).toMatchObject({
+      type: 'CallbackNotAttested',
+      nonRetryable: true,
+      message: expect.stringContaining('not by the follow-up whose ending it reports'),
+    });
+    expect(receiver.received).toEqual([]);
+    // Refused in the workflow itself: no activity was scheduled, so no post could be signed.
+    const events = (await handle.fetchHistory()).events ?? [];
+    expect(events.some((event) => event.activityTaskScheduledEventAttributes)).toBe(false);
+    expect(events.length).toBeLessThanOrEqual(5);
   } finally {
     worker.shutdown();
     await running;

@@ -1,5 +1,8 @@
 import { notifyProblem, inspectFollowUpInput } from '../../src/kernel/request';
+import { ApplicationFailure } from '@temporalio/common';
 import { Webhook } from 'standardwebhooks';
+import { notificationMismatch, type RecordedEnding } from '../../src/activities/notified-parent';
+import type { FollowUpNotification, FollowUpResult } from '../../src/kernel/types';
 import {
   DELIVERY_HEADER,
   NotificationSecretError,
@@ -102,5 +105,48 @@ describe('notify in the input', () => {
     const notified = inspectFollowUpInput({ ...input, notify: { url: 'https://hooks.example.com/a' } });
     expect(plain.ok && plain.request.notify).toBeNull();
     expect(notified.ok && notified.request.notify).toEqual({ url: 'https://hooks.example.com/a' });
+  });
+});
+
+describe("a callback's notification against its follow-up's recorded ending", () => {
+  const result = {
+    job: { id: 'j', status: 'completed', prLink: 'https://github.com/o/r/pull/1' },
+    outcome: 'completed',
+    prLink: 'https://github.com/o/r/pull/1',
+    sentAt: '2026-11-28T12:00:00.000Z',
+    finishedAt: '2026-11-28T12:01:00.000Z',
+  } as unknown as FollowUpResult;
+  const notification: FollowUpNotification = {
+    workflowId: 'followup/p/j/1',
+    projectId: 'p',
+    jobId: 'j',
+    outcome: 'completed',
+    prLink: result.prLink,
+    job: result.job,
+    sentAt: result.sentAt,
+    finishedAt: result.finishedAt,
+    failure: null,
+  };
+  const recorded = { projectId: 'p', jobId: 'j' };
+
+  it('accepts the ending the follow-up recorded, result or failure', () => {
+    expect(notificationMismatch('followup/p/j/1', recorded, { result }, notification)).toBeUndefined();
+    const failure = ApplicationFailure.create({ type: 'AgentJobNotFound', message: 'no such job', nonRetryable: true });
+    const failed = {
+      ...notification,
+      outcome: 'rejected' as const,
+      failure: { type: 'AgentJobNotFound', message: 'no such job' },
+    };
+    expect(notificationMismatch('followup/p/j/1', recorded, { failure }, failed)).toBeUndefined();
+  });
+
+  it('refuses another PR, another follow-up, another project, a made-up result for a failure', () => {
+    const check = (changed: Partial<FollowUpNotification>, ending: RecordedEnding = { result }) =>
+      notificationMismatch('followup/p/j/1', recorded, ending, { ...notification, ...changed });
+    expect(check({ prLink: 'https://evil.example/pull/666' })).toMatch(/result the follow-up returned/);
+    expect(check({ workflowId: 'followup/p/j/2' })).toMatch(/its parent is followup\/p\/j\/1/);
+    expect(check({ projectId: 'other' })).toMatch(/projectId/);
+    const failure = ApplicationFailure.create({ type: 'AgentJobNotFound', message: 'no such job' });
+    expect(check({}, { failure })).toMatch(/failure the follow-up ended with/);
   });
 });

@@ -1,12 +1,14 @@
 /**
- * followUpNotifyWorkflow: a follow-up's callback, delivered durably apart from it. The follow-up starts it as it ends
- * (abandoned, so the follow-up's result never waits for a receiver) under `<follow-up id>/notify/<first run id>`, the
- * delivery id every attempt carries. Non-2xx answers and failed connections are retried with backoff for up to 24 h;
- * it ends failed when they run out or the workers cannot post at all (no secret, a refused URL). Its state is what
- * `status` shows of the callback.
+ * followUpNotifyWorkflow: a follow-up's callback, delivered durably apart from it. The follow-up starts it as its child
+ * as it ends (abandoned, so the follow-up's result never waits for a receiver) under `<follow-up id>/notify/<first run
+ * id>`, the delivery id every attempt carries. It posts only what its parent recorded: it must have a parent (the
+ * server sets it; a raw start has none), and an activity checks that the parent is our follow-up and ended as the
+ * notification says (CallbackNotAttested otherwise, nothing posted). Non-2xx answers and failed connections are
+ * retried with backoff for up to 24 h; it ends failed when they run out or the workers cannot post at all (no secret,
+ * a refused URL). Its state is what `status` shows of the callback.
  */
-import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
-import type { NotificationDelivered, NotificationDelivery } from '../../kernel/types';
+import { ApplicationFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { CALLBACK_NOT_ATTESTED, type NotificationDelivered, type NotificationDelivery } from '../../kernel/types';
 import { notifyProblem } from '../../kernel/request';
 import { type FollowUpActivities } from '../activity-contract';
 
@@ -20,6 +22,14 @@ const { deliverNotification } = proxyActivities<FollowUpActivities>({
   summary: 'post the signed callback',
 });
 
+// The parent is closing as this runs: the check waits for its ending, retried while the server is out of reach.
+const { checkNotifiedParent } = proxyActivities<FollowUpActivities>({
+  scheduleToCloseTimeout: '1h',
+  startToCloseTimeout: '1m',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  summary: "check the follow-up's recorded ending",
+});
+
 export async function followUpNotifyWorkflow(delivery: NotificationDelivery): Promise<NotificationDelivered> {
   const problem =
     typeof delivery !== 'object' || delivery === null || typeof delivery.notification !== 'object'
@@ -28,5 +38,13 @@ export async function followUpNotifyWorkflow(delivery: NotificationDelivery): Pr
   if (problem !== undefined) {
     throw ApplicationFailure.nonRetryable(`Invalid callback: ${problem}`, 'InvalidCallbackInput');
   }
+  const { parent } = workflowInfo();
+  if (parent === undefined) {
+    throw ApplicationFailure.nonRetryable(
+      'Refused to sign the callback: it was started on its own, not by the follow-up whose ending it reports',
+      CALLBACK_NOT_ATTESTED,
+    );
+  }
+  await checkNotifiedParent({ workflowId: parent.workflowId, runId: parent.runId }, delivery.notification);
   return deliverNotification(delivery);
 }

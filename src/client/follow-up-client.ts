@@ -24,7 +24,7 @@ import { identifierProblem } from '../kernel/request';
 import { AgentJobStatus, AgentPrLink } from '../kernel/search-attributes';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../kernel/send-budget-rule';
 import type { CallbackStatus, FollowUpProgress, FollowUpResult, SendAnswer } from '../kernel/types';
-import { POLL_NOW_COVERED, type AskedRead } from '../kernel/types';
+import { POLL_NOW_COVERED, SEND_ANSWERED, type AskedRead } from '../kernel/types';
 import {
   BUDGET_DEFAULTS_WORKFLOW_ID,
   BUDGET_DEFAULTS_WORKFLOW_TYPE,
@@ -220,6 +220,10 @@ export class FollowUpClient {
       }
       if (error instanceof WorkflowUpdateFailedError) {
         const cause = error.cause;
+        // Answered at once by the validator's refusal (written nowhere): the answer is its details.
+        if (cause instanceof ApplicationFailure && cause.type === SEND_ANSWERED && cause.details?.[0]) {
+          return cause.details[0] as SendAnswer;
+        }
         const type = cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
         throw new FollowUpNotSentError(
           workflowId,

@@ -180,6 +180,12 @@ export const CHECK_IN_REFUSED = 'CheckInRefused';
 /** A `pollNow` refused because a read asked for is already due: that read, which begins after it, covers it. */
 export const POLL_NOW_COVERED = 'PollNowCovered';
 
+/**
+ * A `sendAnswer` refused because the follow-up can answer at once: the answer is the refusal's details, so a repeated
+ * start that waits for the send writes nothing to history once the send is answered.
+ */
+export const SEND_ANSWERED = 'SendAnswered';
+
 /** The answer to `pollNow`, and the details of its POLL_NOW_COVERED refusal: when the read asked for is due. */
 export interface AskedRead {
   readAtMs: number;

@@ -7,7 +7,7 @@ import { FollowUpNotSentError, type FollowUpClient } from '../../src/client';
 import { ExitCode } from '../../src/command-line/io';
 import type { FollowUpWorker } from '../../src/worker/follow-up-worker';
 import { runCliOn } from '../support/cli-runner';
-import { createHarness, FAST_POLLING, uniqueJob, type Harness } from '../support/harness';
+import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 
 let h: Harness;
 let worker: FollowUpWorker;
@@ -155,9 +155,43 @@ test('a forged sendAnswer with arguments is refused by its validator and writes 
   await expect(handle.executeUpdate('sendAnswer', { args: [{ state: 'sent' }] })).rejects.toMatchObject({
     cause: { message: expect.stringMatching(/takes no arguments/) },
   });
-  // Refused updates are not in history; a well-formed one after it is answered from the follow-up as it is.
+  // Refused updates are not in history; a well-formed one, answerable at once, is refused with the answer too.
   expect(await updateEvents()).toBe(before);
-  await expect(handle.executeUpdate('sendAnswer')).resolves.toMatchObject({ state: 'sent' });
-  expect(await updateEvents()).toBe(before + 2);
+  await expect(handle.executeUpdate('sendAnswer')).rejects.toMatchObject({
+    cause: { type: 'SendAnswered', details: [expect.objectContaining({ state: 'sent' })] },
+  });
+  expect(await updateEvents()).toBe(before);
   await followUps.cancel(workflowId);
 });
+
+test('1,000 repeated starts that wait for an answered send write nothing to its history', async () => {
+  const ref = uniqueJob('repeated');
+  h.simulator.addJob({ ...ref, workMs: 120_000 });
+  const input = { ...ref, prompt: 'Once only', polling: FAST_POLLING };
+  const first = await followUps.start(input, { waitFor: 'sent' });
+  expect(first.send.state).toBe('sent');
+  const handle = h.client.workflow.getHandle(first.workflowId);
+  // Measured once it waits for the long job (its first reads written): from then on it writes nothing of its own.
+  const length = async () => (await handle.fetchHistory()).events?.length ?? 0;
+  await waitFor(async () => (await followUps.progress(first.workflowId)).phase === 'waiting', 'the wait to begin');
+  let previous = -1;
+  await waitFor(async () => previous === (previous = await length()), 'the history to stop growing');
+  const before = await length();
+  const answers: string[] = [];
+  let next = 0;
+  // Bounded concurrency: 10 callers at a time, as many clients of one service would.
+  await Promise.all(
+    Array.from({ length: 10 }, async () => {
+      while (next < 1_000) {
+        next += 1;
+        const again = await followUps.start(input, { waitFor: 'sent' });
+        answers.push(`${again.attached}:${again.send.state}`);
+      }
+    }),
+  );
+  expect(answers).toHaveLength(1_000);
+  expect(new Set(answers)).toEqual(new Set(['true:sent']));
+  expect(await length()).toBe(before);
+  expect(h.simulator.counts(ref.projectId, ref.jobId).posts).toBe(1);
+  await followUps.cancel(first.workflowId);
+}, 300_000);

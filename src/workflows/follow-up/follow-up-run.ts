@@ -18,12 +18,13 @@ import type { QueueNotice } from '../project-coordinator/project-coordination';
 import type { FollowUpRequest, FollowUpInput } from '../../kernel/request';
 import { formatMs } from '../../kernel/duration';
 import { checkReadTrouble } from '../job-watcher/watch-messages';
-import type {
-  FollowUpNotification,
-  FollowUpPhase,
-  FollowUpProgress,
-  FollowUpResult,
-  QueuePlace,
+import {
+  SEND_ANSWERED,
+  type FollowUpNotification,
+  type FollowUpPhase,
+  type FollowUpProgress,
+  type FollowUpResult,
+  type QueuePlace,
 } from '../../kernel/types';
 import { sendAnswerOf } from './send-answer';
 import { recordFinished, recordStarted, recordTimeToTerminal } from './metrics';
@@ -124,6 +125,15 @@ export class FollowUpRun {
       {
         validator: (...args: unknown[]) => {
           if (args.length > 0) throw new Error('sendAnswer takes no arguments');
+          // Answerable now: refused with the answer, so only an ask that must wait is written to history.
+          const answer = this.ending === null ? this.sendAnswer() : null;
+          if (answer !== null) {
+            throw ApplicationFailure.create({
+              type: SEND_ANSWERED,
+              message: `The send is ${answer.state} already: the answer is in this refusal's details`,
+              details: [answer],
+            });
+          }
         },
       },
     );

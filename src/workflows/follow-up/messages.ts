@@ -19,7 +19,8 @@ export const pollNowUpdate = updateNamed<AskedRead, []>('pollNow');
 /**
  * To a follow-up: answer once the send is done or cannot be done now (sent, queued, reconciling), or fail with the
  * follow-up's own failure when it ends before sending. `start(..., { waitFor: 'sent' })` sends it with the start
- * (update-with-start). Takes no arguments; the validator refuses any.
+ * (update-with-start). Takes no arguments; the validator refuses any. When it can answer at once, the validator refuses
+ * it with SEND_ANSWERED and the answer in the details: nothing is written, however often it is asked.
  */
 export const sendAnswerUpdate = updateNamed<SendAnswer, []>('sendAnswer');
 

@@ -18,6 +18,7 @@ import { DEFAULT_WATCH_SHARDS } from './watch-defaults';
 import { WORKER_DEFAULTS } from './worker-defaults';
 import type { EncryptionKey } from '../encryption/aes-gcm-codec';
 import { parsePayloadKeys } from '../encryption/payload-keys';
+import { NotificationSecretError, notificationKey } from '../notify/signature';
 export { DEFAULT_TASK_QUEUE };
 export const DEFAULT_TEMPORAL_ADDRESS = 'localhost:7233';
 export const DEFAULT_AGENT_API_BASE_URL = 'https://api.mintlify.com';
@@ -210,9 +211,18 @@ const WorkerEnvFields = z.object({
   AGENT_NOTIFY_SECRET: z
     .string()
     .optional()
-    .refine((value) => value === undefined || value === '' || value.length >= 16, {
-      error:
-        'must be at least 16 characters (e.g. $(openssl rand -hex 32)), or unset when no follow-up asks for a callback',
+    .superRefine((value, context) => {
+      if (value === undefined || value === '') return;
+      // The rule receivers' verifyNotification applies: whsec_<base64> or raw, at least 24 bytes (notify/signature.ts).
+      try {
+        notificationKey(value);
+      } catch (error) {
+        if (!(error instanceof NotificationSecretError)) throw error;
+        context.addIssue({
+          code: 'custom',
+          message: `${error.message}; or unset it when no follow-up asks for a callback`,
+        });
+      }
     }),
   AGENT_NOTIFY_ALLOW_INSECURE_HTTP: booleanFlag,
   // Where follow-ups without a notify of their own post their callback; checked like a follow-up's notify.url.

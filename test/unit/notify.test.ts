@@ -1,5 +1,6 @@
 import { notifyProblem, inspectFollowUpInput } from '../../src/kernel/request';
 import { ApplicationFailure } from '@temporalio/common';
+import { loadWorkerConfig } from '../../src/config';
 import { Webhook } from 'standardwebhooks';
 import { notificationMismatch, type RecordedEnding } from '../../src/activities/notified-parent';
 import type { FollowUpNotification, FollowUpResult } from '../../src/kernel/types';
@@ -148,5 +149,16 @@ describe("a callback's notification against its follow-up's recorded ending", ()
     expect(check({ projectId: 'other' })).toMatch(/projectId/);
     const failure = ApplicationFailure.create({ type: 'AgentJobNotFound', message: 'no such job' });
     expect(check({}, { failure })).toMatch(/failure the follow-up ended with/);
+  });
+});
+
+describe('AGENT_NOTIFY_SECRET on the workers', () => {
+  const env = { AGENT_API_KEY: 'mint_test_not_a_real_key_0001' };
+  it('takes a whsec_ secret or a raw one of 24 bytes or more, and refuses a short one at start-up', () => {
+    expect(loadWorkerConfig({ ...env, AGENT_NOTIFY_SECRET: WHSEC }).notify.secret).toBe(WHSEC);
+    expect(loadWorkerConfig({ ...env, AGENT_NOTIFY_SECRET: SECRET }).notify.secret).toBe(SECRET);
+    expect(() => loadWorkerConfig({ ...env, AGENT_NOTIFY_SECRET: 'sixteen-chars-ok' })).toThrow(
+      /AGENT_NOTIFY_SECRET[\s\S]*16 bytes, under the 24[\s\S]*openssl rand -base64 32/,
+    );
   });
 });

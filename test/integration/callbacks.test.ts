@@ -13,6 +13,9 @@ import { Webhook } from 'standardwebhooks';
 import { FollowUpClient } from '../../src/client';
 import { DELIVERY_HEADER, NotificationSecretError, verifyNotification } from '../../src/notify/signature';
 import { FOLLOW_UP_NOTIFY_WORKFLOW_TYPE } from '../../src/kernel/workflow-ids';
+import { randomBytes } from 'node:crypto';
+import { Client } from '@temporalio/client';
+import { AesGcmPayloadCodec, parsePayloadKeys } from '../../src/encryption';
 import { startBuiltScript, type StartedScript } from '../support/processes';
 import { createHarness, FAST_POLLING, TEST_API_KEY, uniqueJob, waitFor, type Harness } from '../support/harness';
 
@@ -316,6 +319,52 @@ test('a raw start of the callback workflow with a made-up ending posts nothing a
     const events = (await handle.fetchHistory()).events ?? [];
     expect(events.some((event) => event.activityTaskScheduledEventAttributes)).toBe(false);
     expect(events.length).toBeLessThanOrEqual(5);
+  } finally {
+    worker.shutdown();
+    await running;
+    await receiver.close();
+  }
+});
+
+test('with encrypted payloads, a completed and a cancelled follow-up are called back: their endings read as recorded', async () => {
+  const receiver = await startReceiver([]);
+  const taskQueue = h.taskQueue();
+  const dataConverter = {
+    payloadCodecs: [new AesGcmPayloadCodec(parsePayloadKeys(`k1:${randomBytes(32).toString('base64')}`))],
+  };
+  const worker = await h.worker(taskQueue, undefined, { notify: { secret: SECRET }, dataConverter });
+  const running = worker.run();
+  try {
+    const followUps = new FollowUpClient(new Client({ connection: h.client.connection, dataConverter }), {
+      taskQueue,
+      coordinatorTaskQueue: h.coordinatorTaskQueue,
+    });
+    const [done, long] = [uniqueJob('sealed'), uniqueJob('cancelled')];
+    h.simulator.addJob(done);
+    h.simulator.addJob({ ...long, workMs: 120_000 });
+    const completed = await followUps.start({
+      ...done,
+      prompt: 'Sealed',
+      polling: FAST_POLLING,
+      notify: { url: receiver.url },
+    });
+    const cancelled = await followUps.start(
+      { ...long, prompt: 'Stop me', polling: FAST_POLLING, notify: { url: receiver.url } },
+      { waitFor: 'sent' },
+    );
+    await followUps.cancel(cancelled.workflowId);
+    expect((await followUps.outcome(completed.workflowId)).kind).toBe('completed');
+    expect((await followUps.outcome(cancelled.workflowId)).kind).toBe('cancelled');
+    await waitFor(() => receiver.received.length === 2, 'both callbacks');
+    const byId = new Map(receiver.received.map((each) => [verified(each).notification.workflowId, verified(each)]));
+    expect(byId.get(completed.workflowId)?.notification).toMatchObject({ outcome: 'completed', failure: null });
+    expect(byId.get(cancelled.workflowId)?.notification).toMatchObject({ outcome: 'cancelled' });
+    // Each callback: its check and its one post, nothing retried into history.
+    for (const { workflowId } of [completed, cancelled]) {
+      const callbackId = (await followUps.status(workflowId)).callback?.callbackWorkflowId as string;
+      const events = (await h.client.workflow.getHandle(callbackId).fetchHistory()).events ?? [];
+      expect(events.filter((event) => event.activityTaskScheduledEventAttributes)).toHaveLength(2);
+    }
   } finally {
     worker.shutdown();
     await running;

@@ -7,6 +7,7 @@ import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { Client, type ClientInterceptors } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
+import { AesGcmPayloadCodec } from '../encryption/aes-gcm-codec';
 import { FAILURE_CONVERTER_PATH } from '../encryption/payload-keys';
 import {
   Runtime,
@@ -62,8 +63,9 @@ export interface FollowUpWorkerOptions {
   /**
    * How payloads are converted and encoded, e.g. `dataConverterFromEnvironment()` for encrypted prompts. Every client
    * and worker of the namespace needs the same codec; workflow code is prebuilt, so a custom payload converter cannot
-   * be given here, only codecs. With a codec, failure messages are encoded too (encryption/failure-converter.ts): a
-   * `workflowBundle` of your own must then be built with `failureConverterPath: FAILURE_CONVERTER_PATH`.
+   * be given here, only codecs. With an AesGcmPayloadCodec, failure messages are encoded too
+   * (encryption/failure-converter.ts): a `workflowBundle` of your own must then be built with
+   * `failureConverterPath: FAILURE_CONVERTER_PATH`.
    */
   dataConverter?: Pick<DataConverter, 'payloadCodecs'>;
   /**
@@ -217,12 +219,16 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
   const coordination: CoordinationSettings = { ...DEFAULT_COORDINATION, ...options.coordination };
   const maxConcurrentActivities = options.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities;
   const payloadCodecs = options.dataConverter?.payloadCodecs ?? [];
-  // With a codec the payloads are secret, so failure messages (which may quote an API's echo) are encoded with them.
-  const encrypting = payloadCodecs.length > 0;
+  // With a payload key the payloads are secret, so failure messages (an API's error may quote the prompt) are
+  // encoded with them; a codec that only passes payloads through keeps them in clear, as before.
+  const encrypting = payloadCodecs.some((codec) => codec instanceof AesGcmPayloadCodec);
+  const dataConverter = encrypting
+    ? { payloadCodecs, failureConverterPath: FAILURE_CONVERTER_PATH }
+    : { payloadCodecs };
   const temporal = new Client({
     connection: options.connection,
     namespace: options.namespace,
-    ...(encrypting ? { dataConverter: { payloadCodecs, failureConverterPath: FAILURE_CONVERTER_PATH } } : {}),
+    dataConverter,
     ...(options.interceptors?.client ? { interceptors: options.interceptors.client } : {}),
   });
   const activities = createActivities({
@@ -239,7 +245,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     namespace: options.namespace,
     ...(options.identity ? { identity: options.identity } : {}),
     interceptors: { activity: [jobLogAttributesInterceptor, ...(options.interceptors?.activity ?? [])] },
-    ...(encrypting ? { dataConverter: { payloadCodecs, failureConverterPath: FAILURE_CONVERTER_PATH } } : {}),
+    dataConverter,
     // The SDK's default of 0 would cancel in-flight HTTP calls at once on SIGTERM; let them finish instead.
     shutdownGraceTime: options.shutdownGraceTimeMs ?? 30_000,
   };

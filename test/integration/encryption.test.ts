@@ -363,3 +363,27 @@ test('the codec server refuses 3,000,000 payloads in one request with 413 and st
   }
   expect((await server.exited).code).toBe(0);
 }, 120_000);
+
+test('without a key, an API error that echoes the whole prompt still leaves it out of the history', async () => {
+  const job = uniqueJob('echo-clear');
+  h.simulator.addJob(job);
+  const prompt = `${MARKER} (clear echo)`;
+  h.simulator.injectFaults(job.projectId, job.jobId, [
+    { operation: 'send', status: 400, body: JSON.stringify({ error: `invalid prompt: ${JSON.stringify(prompt)}` }) },
+  ]);
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue);
+  const followUps = h.followUps(taskQueue);
+  const { workflowId } = await followUps.start({ ...job, prompt, polling: FAST_POLLING });
+  const outcome = await worker.runUntil(followUps.outcome(workflowId));
+  expect(outcome).toMatchObject({ kind: 'rejected', type: 'AgentApiBadRequest' });
+  expect('message' in outcome ? outcome.message : '').toContain('The API said: invalid prompt: "[the prompt]"');
+  const raw = await h.client.workflow.getHandle(workflowId).fetchHistory();
+  // Without a key the prompt is in the input and summaries, in clear as ever; what matters is every failure message.
+  const messages = [...historyToJSON(raw).matchAll(/"message":\s*("(?:[^"\\]|\\.)*")/g)].map(
+    (match) => JSON.parse(match[1]!) as string,
+  );
+  expect(messages.filter((message) => message.includes('The API said'))).toHaveLength(2);
+  expect(messages.filter((message) => message.includes('Zebra7731'))).toEqual([]);
+  expect(raw.events?.length).toBeLessThanOrEqual(EVENTS_OF_A_REJECTED_SEND);
+});

@@ -255,6 +255,7 @@ test('a vendor error that quotes the prompt leaves no byte of it readable in the
     AGENT_API_REQUEST_TIMEOUT: '2s',
     LOG_LEVEL: 'INFO',
   });
+  let codecServer: StartedScript | undefined;
   try {
     await waitForLine(worker, /agent-followup worker polling task queue/).catch((e) => {
       throw new Error(`${String(e)}\n${worker.output()}`);
@@ -293,11 +294,31 @@ test('a vendor error that quotes the prompt leaves no byte of it readable in the
     expect(workflowId).toBe(followUps.defaultWorkflowId({ ...job, prompt }));
     console.log(`a rejected send's history: ${raw.events?.length} events`);
     expect(raw.events?.length).toBeLessThanOrEqual(EVENTS_OF_A_REJECTED_SEND);
+    // The Temporal CLI through the codec server reads the failure's message back.
+    codecServer = startBuiltScript('cli.js', ['codec-server', '--port', '0'], { AGENT_PAYLOAD_KEYS: KEYS });
+    const [, url] = await waitForLine(codecServer, /Codec server on (http:\/\/[^ ]+) /);
+    const cli = findTemporalCli();
+    if (!cli) throw new Error('this test needs the Temporal CLI (TEMPORAL_CLI_PATH)');
+    const shown = await promisify(execFile)(cli, [
+      'workflow',
+      'show',
+      '--address',
+      process.env.TEST_TEMPORAL_ADDRESS ?? '',
+      '--workflow-id',
+      workflowId,
+      '--output',
+      'json',
+      '--codec-endpoint',
+      url as string,
+    ]);
+    expect(withPayloadsDecoded(shown.stdout)).toContain(`invalid prompt: '${prompt.slice(0, 22)}`);
   } finally {
+    codecServer?.child.kill('SIGTERM');
     worker.child.kill('SIGTERM');
   }
   // The worker's own log still shows the API's reason in full (docs/ENCRYPTION.md says so): it is the operator's.
-  expect((await worker.exited).code).toBe(0);
+  const [workerExit, codecExit] = await Promise.all([worker.exited, codecServer?.exited]);
+  expect({ worker: workerExit.code, codec: codecExit?.code }).toEqual({ worker: 0, codec: 0 });
 }, 120_000);
 
 test('the codec server refuses 3,000,000 payloads in one request with 413 and stays small, and other hosts and origins', async () => {

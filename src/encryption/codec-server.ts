@@ -141,8 +141,8 @@ async function serve(
   if (hostPort !== undefined && !isLoopbackHostHeader(request.headers.host, hostPort)) {
     throw new HttpError(
       421,
-      `this codec server has no token, so it answers only requests addressed to 127.0.0.1:${hostPort} or ` +
-        `localhost:${hostPort}; to serve another name, set AGENT_CODEC_SERVER_TOKEN`,
+      `this codec server has no token, so it answers only requests addressed to 127.0.0.1:${hostPort}, ` +
+        `localhost:${hostPort} or [::1]:${hostPort}; to serve another name, set AGENT_CODEC_SERVER_TOKEN`,
     );
   }
   const origin = request.headers.origin;

@@ -4,7 +4,7 @@
  * server errors and network trouble are retried.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { scrubSecrets } from '../secrets';
+import { scrubSecrets, secretForms } from '../secrets';
 
 /** Stable failure `type` names: callers and tests match on these, so never rename one. */
 export const AgentApiErrorType = {
@@ -49,11 +49,32 @@ export interface RequestContext {
   jobId: string;
 }
 
-/** A short, redacted excerpt of an error body: enough to see the API's reason, never a dump, never the key in any form. */
-export function bodyExcerpt(body: string, secrets: readonly string[], max = 300): string {
-  const flat = scrubSecrets(secrets)(body).replace(/\s+/g, ' ').trim();
+/** What replaces the prompt when an API error quotes it. */
+export const PROMPT_ECHO = '[the prompt]';
+
+/**
+ * A short, redacted excerpt of an error body: enough to see the API's reason, never a dump, never the key in any form,
+ * and never the prompt it may quote (`400 {"error":"invalid prompt: ..."}`): failure messages are in clear in the
+ * history unless payload encryption encodes them too (docs/ENCRYPTION.md).
+ */
+export function bodyExcerpt(body: string, secrets: readonly string[], max = 300, prompt?: string): string {
+  const flat = withoutPrompt(scrubSecrets(secrets)(body), prompt).replace(/\s+/g, ' ').trim();
   if (flat === '') return '';
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+}
+
+/** The text with every common form of the prompt (as written, JSON-escaped, URL-encoded, base64) cut out. */
+function withoutPrompt(text: string, prompt: string | undefined): string {
+  if (prompt === undefined) return text;
+  // Whitespace-flattened too: the excerpt folds runs of whitespace, and an API may have done so before quoting.
+  const flatPrompt = prompt.replace(/\s+/g, ' ').trim();
+  // Cutting out a prompt of a few letters would shred ordinary words (as for secrets, secrets.ts).
+  if (flatPrompt.length < 4) return text;
+  const forms = secretForms(flatPrompt === prompt ? [prompt] : [prompt, flatPrompt]);
+  let out = text;
+  for (const form of forms) if (out.includes(form)) out = out.split(form).join(PROMPT_ECHO);
+  const flatOut = out.replace(/\s+/g, ' ');
+  return flatOut.includes(flatPrompt) ? flatOut.split(flatPrompt).join(PROMPT_ECHO) : out;
 }
 
 /** Maps a non-2xx answer to a failure whose message says what is wrong and how to fix it. */

@@ -101,6 +101,7 @@ export class AgentApiClient {
       { method: 'POST', body: JSON.stringify({ prompt: request.prompt }), headers },
       context,
       signal,
+      request.prompt,
     );
     const parsed = parseJob(body, request.jobId, this.holdsSecret);
     return parsed.ok ? { job: parsed.job } : { job: null, responseProblem: parsed.problem };
@@ -126,6 +127,8 @@ export class AgentApiClient {
     init: { method: 'GET' | 'POST'; body?: string; headers?: Record<string, string> },
     context: RequestContext,
     cancel?: AbortSignal,
+    /** The prompt a send carries, cut out of any error answer that quotes it. */
+    prompt?: string,
   ): Promise<string> {
     // Cancelled before anything went out: nothing can have arrived.
     if (cancel?.aborted) throw cancel.reason;
@@ -159,7 +162,7 @@ export class AgentApiClient {
     }
     if (answer.status < 200 || answer.status > 299) {
       const retryAfterMs = parseRetryAfter(answer.retryAfter, Date.now());
-      throw failureForStatus(answer.status, context, errorMessageOf(answer.text, this.secrets), retryAfterMs);
+      throw failureForStatus(answer.status, context, errorMessageOf(answer.text, this.secrets, prompt), retryAfterMs);
     }
     return answer.text;
   }
@@ -257,15 +260,18 @@ function withoutSecrets(job: AgentJob, holdsSecret: (text: string) => boolean): 
   };
 }
 
-/** The API's reason from a vendor error body (`{ "error": "..." }`), else a short excerpt of whatever came; redacted. */
-function errorMessageOf(text: string, secrets: readonly string[]): string {
+/**
+ * The API's reason from a vendor error body (`{ "error": "..." }`), else a short excerpt of whatever came; redacted,
+ * and without the prompt the request carried.
+ */
+function errorMessageOf(text: string, secrets: readonly string[], prompt: string | undefined): string {
   try {
     const parsed = ErrorBodySchema.safeParse(JSON.parse(text));
-    if (parsed.success) return bodyExcerpt(parsed.data.error, secrets);
+    if (parsed.success) return bodyExcerpt(parsed.data.error, secrets, undefined, prompt);
   } catch {
     // not JSON: fall through to the raw excerpt
   }
-  return bodyExcerpt(text, secrets);
+  return bodyExcerpt(text, secrets, undefined, prompt);
 }
 
 /** Why a request was aborted, in words: the SDK aborts with a CancelledFailure whose message is the reason. */

@@ -80,7 +80,7 @@ import {
   NoWorkerAnsweredError,
   WorkflowIdInUseError,
 } from './errors';
-import { followUpWorkflowId } from './ids';
+import { followUpWorkflowId, workflowIdKeyOf } from './ids';
 import { openFollowUpsOfJobQuery } from './job-follow-ups-query';
 import { type FollowUpInput, type FollowUpRequest } from './input';
 import { failedOutcome, settleFollowUp, type FollowUpOutcome } from './outcome';
@@ -105,11 +105,21 @@ function coveringRead(error: unknown): number | null {
 }
 
 export class FollowUpClient {
+  /** The default ids' HMAC key when the client encrypts payloads (client/ids.ts says why). */
+  private readonly idKey: Uint8Array | undefined;
+
   constructor(
     readonly client: Client,
     /** The task queue and prompt limit, so a schedules client can share the connection (`FollowUpSchedules.from`). */
     readonly options: FollowUpClientOptions,
-  ) {}
+  ) {
+    this.idKey = workflowIdKeyOf(client.options.loadedDataConverter);
+  }
+
+  /** The id `start` gives this input when no workflowId is passed (keyed when the client encrypts payloads). */
+  defaultWorkflowId(input: FollowUpInput): string {
+    return followUpWorkflowId(this.validate(input), this.idKey);
+  }
 
   /** Connects with the standard Temporal environment variables (see the README) and returns a ready client. */
   static async fromEnvironment(env: Record<string, string | undefined> = process.env): Promise<FollowUpClient> {
@@ -154,7 +164,7 @@ export class FollowUpClient {
   async start(input: FollowUpInput, options?: StartFollowUpOptions): Promise<StartedFollowUp>;
   async start(input: FollowUpInput, options: StartFollowUpOptions = {}): Promise<StartedFollowUp> {
     const parsed = this.validate(input);
-    const workflowId = options.workflowId ?? followUpWorkflowId(parsed);
+    const workflowId = options.workflowId ?? followUpWorkflowId(parsed, this.idKey);
     checkFollowUpWorkflowId(workflowId);
     const startOptions = {
       taskQueue: this.options.taskQueue,

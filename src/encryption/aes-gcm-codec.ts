@@ -5,7 +5,7 @@
  * is adding a key in front and keeping the old ones until nothing running was written with them. Search attributes
  * are not payloads the codec sees (Temporal indexes them in clear), and ours hold no prompt text.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { ValueError, type Payload, type PayloadCodec } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 
@@ -21,6 +21,8 @@ export const ENCRYPTED_ENCODING = 'binary/encrypted';
 export const KEY_ID_METADATA = 'encryption-key-id';
 
 const CIPHER = 'aes-256-gcm';
+/** HKDF's `info`: a key for ids only, apart from the one that encrypts. */
+const WORKFLOW_ID_KEY_INFO = 'agent-followup workflow id digest v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const encoder = new TextEncoder();
@@ -47,6 +49,17 @@ export class AesGcmPayloadCodec implements PayloadCodec {
     }
     this.current = current;
     this.keys = new Map(keys.map(({ id, key }) => [id, key]));
+  }
+
+  /**
+   * The key of the follow-ups' default ids (client/ids.ts): HKDF-SHA256 from the key whose id sorts first, not the
+   * current one, so the two-step rotation (add the new key after, then move it in front) keeps every input's id and a
+   * retried start still attaches. Only removing that key, or adding one whose id sorts before it, changes the ids.
+   */
+  workflowIdKey(): Uint8Array {
+    const [first] = [...this.keys.keys()].sort();
+    const key = this.keys.get(first ?? this.current.id) ?? this.current.key;
+    return new Uint8Array(hkdfSync('sha256', key, new Uint8Array(), WORKFLOW_ID_KEY_INFO, 32));
   }
 
   /** The id new payloads are encrypted with. */

@@ -8,6 +8,7 @@ export {
 } from './aes-gcm-codec';
 export {
   dataConverterFromEnvironment,
+  FAILURE_CONVERTER_PATH,
   parsePayloadKeys,
   payloadCodecFromEnvironment,
   PayloadKeysError,

@@ -6,6 +6,12 @@
 import type { DataConverter } from '@temporalio/common';
 import { AesGcmPayloadCodec, type EncryptionKey } from './aes-gcm-codec';
 
+/**
+ * The module whose `failureConverter` encodes failure messages with the payloads: Temporal loads failure converters
+ * by path (the workflow bundle needs it so), so clients and workers name it by path too.
+ */
+export const FAILURE_CONVERTER_PATH = require.resolve('./failure-converter');
+
 /** The environment variable that holds the keys. */
 export const PAYLOAD_KEYS_VARIABLE = 'AGENT_PAYLOAD_KEYS';
 
@@ -63,12 +69,15 @@ export function payloadCodecFromEnvironment(
   return new AesGcmPayloadCodec(parsePayloadKeys(text));
 }
 
-/** A data converter with the environment's codec, or undefined without one: what clients and workers take. */
+/**
+ * A data converter with the environment's codec and failure messages encoded with the payloads, or undefined
+ * without one: what clients and workers take.
+ */
 export function dataConverterFromEnvironment(
   env: Record<string, string | undefined> = process.env,
 ): DataConverter | undefined {
   const codec = payloadCodecFromEnvironment(env);
-  return codec ? { payloadCodecs: [codec] } : undefined;
+  return codec ? { payloadCodecs: [codec], failureConverterPath: FAILURE_CONVERTER_PATH } : undefined;
 }
 
 /** The key material in AGENT_PAYLOAD_KEYS, for the log redaction list. */

@@ -50,7 +50,10 @@ export const JOB_WATCHER_WORKFLOW_TYPE = 'jobWatcherWorkflow';
 /** The task queue of the follow-ups when AGENT_TASK_QUEUE does not name another. */
 export const DEFAULT_TASK_QUEUE = 'agent-followup';
 
-/** Every follow-up's default id starts with this (client/ids.ts adds project, job and the digest of the tuple). */
+/**
+ * Every follow-up's default id starts with this (client/ids.ts adds project, job and the digest of the tuple, keyed
+ * when payloads are encrypted, so an id in clear gives no prompt away).
+ */
 export const FOLLOW_UP_ID_PREFIX = 'agent-followup/';
 
 /** Every follow-up schedule's default id starts with this. */

@@ -14,6 +14,7 @@ import type { FollowUpResult } from '../kernel/types';
 import type { followUpWorkflow } from '../workflows/follow-up/follow-up';
 import { listQuery, type ListSchedulesFilter } from './list-filter';
 import { buildScheduleOptions } from './options';
+import { workflowIdKeyOf } from '../client/ids';
 import {
   checkNote,
   checkScheduleRequest,
@@ -39,12 +40,15 @@ import { FOLLOW_UP_WORKFLOW_TYPE } from '../kernel/workflow-ids';
 /** Creates and manages recurring follow-ups; every method validates before it calls Temporal. */
 export class FollowUpSchedules {
   private readonly maxPromptLength: number;
+  /** The default ids' HMAC key when the client encrypts payloads (client/ids.ts says why). */
+  private readonly idKey: Uint8Array | undefined;
 
   constructor(
     readonly client: Client,
     private readonly options: FollowUpClientOptions,
   ) {
     this.maxPromptLength = options.maxPromptLength ?? DEFAULT_MAX_PROMPT_LENGTH;
+    this.idKey = workflowIdKeyOf(client.options.loadedDataConverter);
   }
 
   /**
@@ -57,13 +61,13 @@ export class FollowUpSchedules {
 
   /** Checks a request without creating anything; throws InvalidScheduleError naming every bad field. */
   check(request: unknown): CheckedScheduleRequest {
-    return checkScheduleRequest(request, this.maxPromptLength);
+    return checkScheduleRequest(request, this.maxPromptLength, this.idKey);
   }
 
   /** Creates the schedule. Throws ScheduleAlreadyRunning when one with this id exists. */
   async create(request: FollowUpScheduleRequest): Promise<CreatedFollowUpSchedule> {
     const checked = this.check(request);
-    const options = buildScheduleOptions(checked, this.options.taskQueue);
+    const options = buildScheduleOptions(checked, this.options.taskQueue, this.idKey);
     try {
       await this.client.schedule.create(options);
     } catch (error) {

@@ -38,7 +38,12 @@ export interface SpecMemo {
 }
 
 /** The Temporal schedule for a checked request. Pure: what `create` sends, and what unit tests look at. */
-export function buildScheduleOptions(request: CheckedScheduleRequest, taskQueue: string): FollowUpScheduleOptions {
+export function buildScheduleOptions(
+  request: CheckedScheduleRequest,
+  taskQueue: string,
+  /** The default ids' HMAC key of an encrypting client (client/ids.ts). */
+  idKey?: Uint8Array,
+): FollowUpScheduleOptions {
   const { parsedInput, spec } = request;
   const specMemo: SpecMemo =
     'cron' in spec
@@ -57,7 +62,7 @@ export function buildScheduleOptions(request: CheckedScheduleRequest, taskQueue:
       // A prefix: Temporal appends each run's scheduled time ("-2025-01-31T09:00:00Z"), so every run has its own id,
       // and `WorkflowId STARTS_WITH "agent-followup/{project}/{job}/"` finds scheduled runs beside the ones sent by hand.
       // Two schedules of the same follow-up due at the same second share an id, so only one of them sends.
-      workflowId: followUpWorkflowId(parsedInput),
+      workflowId: followUpWorkflowId(parsedInput, idKey),
       // The caller's input as given, like FollowUpClient.start, so the Web UI shows what was asked for.
       args: [request.input],
       // The same summary, details and search attributes as a follow-up started by hand.

@@ -247,6 +247,8 @@ function formatScheduleProblems(error: z.ZodError): string {
 export function checkScheduleRequest(
   request: unknown,
   maxPromptLength: number = DEFAULT_MAX_PROMPT_LENGTH,
+  /** The default ids' HMAC key of an encrypting client (client/ids.ts). */
+  idKey?: Uint8Array,
 ): CheckedScheduleRequest {
   if (!Number.isInteger(maxPromptLength) || maxPromptLength < 1) {
     throw new InvalidScheduleError(`maxPromptLength must be a whole number of at least 1 (got ${maxPromptLength})`);
@@ -255,7 +257,7 @@ export function checkScheduleRequest(
   if (!result.success) throw new InvalidScheduleError(`Invalid schedule: ${formatScheduleProblems(result.error)}`);
   const data = result.data;
   return {
-    scheduleId: data.scheduleId ?? followUpScheduleId(data.input),
+    scheduleId: data.scheduleId ?? followUpScheduleId(data.input, idKey),
     input: (request as FollowUpScheduleRequest).input,
     parsedInput: data.input,
     spec:

@@ -7,6 +7,8 @@ import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { Client, type ClientInterceptors } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
+import { AesGcmPayloadCodec } from '../encryption/aes-gcm-codec';
+import { FAILURE_CONVERTER_PATH } from '../encryption/payload-keys';
 import {
   Runtime,
   Worker,
@@ -61,7 +63,9 @@ export interface FollowUpWorkerOptions {
   /**
    * How payloads are converted and encoded, e.g. `dataConverterFromEnvironment()` for encrypted prompts. Every client
    * and worker of the namespace needs the same codec; workflow code is prebuilt, so a custom payload converter cannot
-   * be given here, only codecs.
+   * be given here, only codecs. With an AesGcmPayloadCodec, failure messages are encoded too
+   * (encryption/failure-converter.ts): a `workflowBundle` of your own must then be built with
+   * `failureConverterPath: FAILURE_CONVERTER_PATH`.
    */
   dataConverter?: Pick<DataConverter, 'payloadCodecs'>;
   /**
@@ -81,10 +85,20 @@ export interface FollowUpWorkerOptions {
 /** Where `npm run build` puts the prebuilt workflow bundle (dist/workflow-bundle.js). */
 export const PREBUILT_BUNDLE_PATH = join(__dirname, '..', '..', 'workflow-bundle.js');
 
+/**
+ * The same workflows bundled with the encoding failure converter, for workers with a payload codec: the workflow
+ * sandbox turns failures into messages itself, so which converter it uses is fixed when the code is bundled.
+ */
+export const PREBUILT_ENCRYPTING_BUNDLE_PATH = join(__dirname, '..', '..', 'workflow-bundle-encrypting.js');
+
 /** The prebuilt bundle when there is one (production), else the workflow sources to bundle now (development). */
-function workflowCode(options: FollowUpWorkerOptions): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+function workflowCode(
+  options: FollowUpWorkerOptions,
+  encrypting: boolean,
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
   if (options.workflowBundle) return { workflowBundle: options.workflowBundle };
-  if (existsSync(PREBUILT_BUNDLE_PATH)) return { workflowBundle: { codePath: PREBUILT_BUNDLE_PATH } };
+  const prebuilt = encrypting ? PREBUILT_ENCRYPTING_BUNDLE_PATH : PREBUILT_BUNDLE_PATH;
+  if (existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt } };
   return { workflowsPath: require.resolve('../workflows') };
 }
 
@@ -204,10 +218,17 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
   setMaxListeners(0, stopping.signal);
   const coordination: CoordinationSettings = { ...DEFAULT_COORDINATION, ...options.coordination };
   const maxConcurrentActivities = options.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities;
+  const payloadCodecs = options.dataConverter?.payloadCodecs ?? [];
+  // With a payload key the payloads are secret, so failure messages (an API's error may quote the prompt) are
+  // encoded with them; a codec that only passes payloads through keeps them in clear, as before.
+  const encrypting = payloadCodecs.some((codec) => codec instanceof AesGcmPayloadCodec);
+  const dataConverter = encrypting
+    ? { payloadCodecs, failureConverterPath: FAILURE_CONVERTER_PATH }
+    : { payloadCodecs };
   const temporal = new Client({
     connection: options.connection,
     namespace: options.namespace,
-    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+    dataConverter,
     ...(options.interceptors?.client ? { interceptors: options.interceptors.client } : {}),
   });
   const activities = createActivities({
@@ -224,7 +245,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     namespace: options.namespace,
     ...(options.identity ? { identity: options.identity } : {}),
     interceptors: { activity: [jobLogAttributesInterceptor, ...(options.interceptors?.activity ?? [])] },
-    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+    dataConverter,
     // The SDK's default of 0 would cancel in-flight HTTP calls at once on SIGTERM; let them finish instead.
     shutdownGraceTime: options.shutdownGraceTimeMs ?? 30_000,
   };
@@ -232,7 +253,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     ...common,
     taskQueue: options.taskQueue,
     activities: followUpActivities,
-    ...workflowCode(options),
+    ...workflowCode(options, encrypting),
     maxCachedWorkflows: options.maxCachedWorkflows ?? WORKER_DEFAULTS.maxCachedWorkflows,
     stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
     maxConcurrentActivityTaskExecutions: maxConcurrentActivities,
@@ -244,7 +265,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
         ...common,
         taskQueue: coordination.taskQueue,
         activities: { followUpIsRunning },
-        ...workflowCode(options),
+        ...workflowCode(options, encrypting),
         maxCachedWorkflows: COORDINATORS_CACHED,
         stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
       });
@@ -254,7 +275,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
         ...common,
         taskQueue: watcherTaskQueue(options.taskQueue),
         activities: { watchJobs, readWatchedJobs, adoptBook },
-        ...workflowCode(options),
+        ...workflowCode(options, encrypting),
         maxCachedWorkflows: WATCHERS_CACHED,
         stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
       })

@@ -11,6 +11,7 @@ import { DEFAULT_GET_JOB_PATH, DEFAULT_SEND_PATH, type AgentApiClientConfig } fr
 import { nonAdminKeyKind } from '../agent-api/key-kinds';
 import { formatMs, parseDuration } from '../kernel/duration';
 import { notifyProblem } from '../kernel/request';
+import { isAddressBlock, isMetadataHostName } from '../kernel/address-class';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './log-settings';
 import { DEFAULT_COORDINATOR_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../kernel/workflow-ids';
 import { plainWholeNumber, sendBudgetProblem, DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../kernel/send-budget-rule';
@@ -83,6 +84,33 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0', ''], { error: 'must be true or false' })
   .optional()
   .transform((value) => value === 'true' || value === '1');
+
+/** A comma-separated list of host names and CIDR blocks (`hooks.corp.example, 10.20.0.0/16`). */
+const allowedHosts = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const entries = (value ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== '');
+    for (const entry of entries) {
+      const problem = entry.includes('/')
+        ? isAddressBlock(entry)
+          ? undefined
+          : `"${entry}" is not a CIDR block (e.g. 10.20.0.0/16 or fd00:1::/32)`
+        : !/^[A-Za-z0-9.-]+$/.test(entry)
+          ? `"${entry}" is not a host name (letters, digits, '.', '-') or a CIDR block`
+          : isMetadataHostName(entry)
+            ? `"${entry}" is a cloud metadata service, which cannot be allowed`
+            : undefined;
+      if (problem) {
+        ctx.addIssue({ code: 'custom', message: `${problem}; list host names and CIDR blocks, comma-separated` });
+        return z.NEVER;
+      }
+    }
+    return entries;
+  });
 
 const WATCH_SHARDS_PROBLEM =
   'must be a whole number of shards from 0 to 1024 (e.g. 8), or 0 for each follow-up to poll its own job';
@@ -215,6 +243,10 @@ const WorkerEnvFields = z.object({
         'must be at least 16 characters (e.g. $(openssl rand -hex 32)), or unset when no follow-up asks for a callback',
     }),
   AGENT_NOTIFY_ALLOW_INSECURE_HTTP: booleanFlag,
+  // Internal callback targets a deployment really needs (address-guard.ts); none by default.
+  AGENT_NOTIFY_ALLOW_LOOPBACK: booleanFlag,
+  AGENT_NOTIFY_ALLOW_PRIVATE_NETWORKS: booleanFlag,
+  AGENT_NOTIFY_ALLOW_HOSTS: allowedHosts,
   // Where follow-ups without a notify of their own post their callback; checked like a follow-up's notify.url.
   AGENT_NOTIFY_URL: z
     .string()
@@ -345,7 +377,15 @@ export interface WorkerConfig {
   sendWindowMs?: number;
   observability: ObservabilitySettings;
   /** How callbacks are signed (AGENT_NOTIFY_SECRET) and whether plain http:// may leave this machine. */
-  notify: { secret?: string; allowInsecureHttp: boolean; defaultUrl?: string };
+  notify: {
+    secret?: string;
+    allowInsecureHttp: boolean;
+    defaultUrl?: string;
+    /** Internal targets allowed (AGENT_NOTIFY_ALLOW_LOOPBACK, _PRIVATE_NETWORKS, _HOSTS); the rest is refused. */
+    allowLoopback: boolean;
+    allowPrivateNetworks: boolean;
+    allowHosts: string[];
+  };
   /** The keys payloads are encrypted with (AGENT_PAYLOAD_KEYS), the first one for new payloads; absent: in clear. */
   payloadKeys?: EncryptionKey[];
   /** The worker's identity in histories (`ActivityTaskStarted.identity`); the SDK's `pid@host` when unset. */
@@ -413,6 +453,9 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     notify: {
       ...(vars.AGENT_NOTIFY_SECRET ? { secret: vars.AGENT_NOTIFY_SECRET } : {}),
       allowInsecureHttp: vars.AGENT_NOTIFY_ALLOW_INSECURE_HTTP,
+      allowLoopback: vars.AGENT_NOTIFY_ALLOW_LOOPBACK,
+      allowPrivateNetworks: vars.AGENT_NOTIFY_ALLOW_PRIVATE_NETWORKS,
+      allowHosts: vars.AGENT_NOTIFY_ALLOW_HOSTS,
       ...(vars.AGENT_NOTIFY_URL ? { defaultUrl: vars.AGENT_NOTIFY_URL } : {}),
     },
   };

@@ -158,7 +158,7 @@ describe('loadWorkerConfig', () => {
       watchShards: 2,
       // Metrics are off unless an address is given: two workers on one host would otherwise fight over one port.
       observability: { metricsAddress: null, logFormat: 'text', logLevel: 'INFO' },
-      notify: { allowInsecureHttp: false },
+      notify: { allowInsecureHttp: false, allowLoopback: false, allowPrivateNetworks: false, allowHosts: [] },
     });
   });
 
@@ -497,6 +497,9 @@ test("AGENT_NOTIFY_URL is every follow-up's callback unless it has its own: a UR
   const key = { AGENT_API_KEY: 'mint_abcdefgh12' };
   expect(loadWorkerConfig({ ...key, AGENT_NOTIFY_URL: 'https://hooks.example.com/agent' }).notify).toEqual({
     allowInsecureHttp: false,
+    allowLoopback: false,
+    allowPrivateNetworks: false,
+    allowHosts: [],
     defaultUrl: 'https://hooks.example.com/agent',
   });
   expect(loadWorkerConfig({ ...key, AGENT_NOTIFY_URL: 'http://127.0.0.1:9000/cb' }).notify.defaultUrl).toBe(

@@ -12,6 +12,7 @@ import { nonAdminKeyKind } from '../agent-api/key-kinds';
 import { formatMs, parseDuration } from '../kernel/duration';
 import { notifyProblem } from '../kernel/request';
 import { isAddressBlock, isMetadataHostName } from '../kernel/address-class';
+import { urlTargetRefusal, type AddressPolicy } from '../address-guard';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './log-settings';
 import { DEFAULT_COORDINATOR_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../kernel/workflow-ids';
 import { plainWholeNumber, sendBudgetProblem, DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../kernel/send-budget-rule';
@@ -169,6 +170,9 @@ const WorkerEnvFields = z.object({
     .default('mint'),
   AGENT_API_BASE_URL: z.string().default(DEFAULT_AGENT_API_BASE_URL),
   AGENT_API_ALLOW_INSECURE_HTTP: booleanFlag,
+  // The base URL on this machine (the simulator) or a private network (a proxy, compose's simulator): off by default.
+  AGENT_API_ALLOW_LOOPBACK: booleanFlag,
+  AGENT_API_ALLOW_PRIVATE_NETWORKS: booleanFlag,
   AGENT_API_GET_JOB_PATH: z
     .string()
     // A path under AGENT_API_BASE_URL: an absolute URL would be appended to the base, and every read would then fail
@@ -284,6 +288,11 @@ const WorkerEnvSchema = WorkerEnvFields
     error: (issue) => baseUrlProblemOf(issue.input),
     when: validFields('AGENT_API_BASE_URL', 'AGENT_API_ALLOW_INSECURE_HTTP'),
   })
+  .refine((vars) => baseUrlTargetProblem(vars) === undefined, {
+    error: (issue) => baseUrlTargetProblem(issue.input as WorkerEnv) ?? 'AGENT_API_BASE_URL is refused',
+    path: ['AGENT_API_BASE_URL'],
+    when: validFields('AGENT_API_BASE_URL', 'AGENT_API_ALLOW_LOOPBACK', 'AGENT_API_ALLOW_PRIVATE_NETWORKS'),
+  })
   .refine(
     (vars) =>
       sendBudgetProblem(vars.AGENT_SENDS_PER_PROJECT_PER_HOUR, vars.AGENT_SENDS_ABOVE_VENDOR_LIMIT, '') === undefined,
@@ -335,6 +344,25 @@ function notifyUrlInsecure(vars: WorkerEnv): boolean {
     return url.protocol === 'http:' && !isLoopbackHost(url.hostname);
   } catch {
     return false;
+  }
+}
+
+/** Which internal addresses the base URL may reach, as the API client's guard takes it. */
+function apiAddressPolicy(vars: WorkerEnv): AddressPolicy {
+  return {
+    allowLoopback: vars.AGENT_API_ALLOW_LOOPBACK,
+    allowPrivateNetworks: vars.AGENT_API_ALLOW_PRIVATE_NETWORKS,
+    settingPrefix: 'AGENT_API_ALLOW',
+  };
+}
+
+/** A base URL that names a refused address literally (or a metadata name), found at start-up; names at connection. */
+function baseUrlTargetProblem(vars: WorkerEnv): string | undefined {
+  try {
+    const refusal = urlTargetRefusal(new URL(vars.AGENT_API_BASE_URL), apiAddressPolicy(vars));
+    return refusal === undefined ? undefined : `is refused: ${refusal.replace(/ on the workers if/, ' if')}`;
+  } catch {
+    return undefined;
   }
 }
 
@@ -435,6 +463,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       requestTimeoutMs: vars.AGENT_API_REQUEST_TIMEOUT,
       sendPath: DEFAULT_SEND_PATH,
       getJobPath: vars.AGENT_API_GET_JOB_PATH,
+      addressGuard: { policy: apiAddressPolicy(vars) },
     },
     temporal,
     shutdownGraceTimeMs: vars.WORKER_SHUTDOWN_GRACE_TIME,

@@ -300,5 +300,7 @@ test("a 500 whose body holds a secret: status, the history and the worker's log 
   }
   const exit = await worker.exited;
   expect(exit.code).toBe(0);
+  // The failed attempt is in the log, by its code and phrase only.
+  expect(exit.output).toContain('HTTP 500 Internal Server Error');
   expect(exit.output).not.toContain('INTERNAL-SECRET');
 }, 120_000);

@@ -22,7 +22,7 @@ export interface AddressPolicy {
   allowLoopback?: boolean;
   /** 10/8, 172.16/12, 192.168/16, fc00::/7 and 100.64/10. */
   allowPrivateNetworks?: boolean;
-  /** Host names and CIDR blocks allowed whatever their class (never a metadata name, multicast or unspecified). */
+  /** Host names and CIDR blocks allowed whatever their class (never a metadata name, link-local, multicast or unspecified). */
   allowHosts?: readonly string[];
   /** The setting that allows more, named in refusals (e.g. AGENT_NOTIFY_ALLOW). */
   settingPrefix: string;
@@ -57,7 +57,8 @@ export function addressRefusal(address: string, host: string, policy: AddressPol
   const listed = (policy.allowHosts ?? []).some((entry) =>
     isAddressBlock(entry) ? addressInBlock(address, entry) : normalHostName(entry) === normalHostName(host),
   );
-  if (listed && kind !== 'multicast' && kind !== 'unspecified') return undefined;
+  // Link-local is where the metadata service answers with the worker's credentials: no list opens it.
+  if (listed && kind !== 'multicast' && kind !== 'unspecified' && kind !== 'link-local') return undefined;
   if (kind === 'loopback' && policy.allowLoopback) return undefined;
   if ((kind === 'private' || kind === 'unique-local' || kind === 'cgnat') && policy.allowPrivateNetworks)
     return undefined;

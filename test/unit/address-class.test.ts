@@ -133,6 +133,8 @@ describe("the worker's connection guard", () => {
     expect(addressRefusal('10.99.0.1', 'hooks.corp.example', listed)).toBeUndefined();
     expect(addressRefusal('10.20.3.4', 'other.example', listed)).toBeUndefined();
     expect(addressRefusal('10.21.3.4', 'other.example', listed)).toBeDefined();
+    const listedLinkLocal = { ...strict, allowHosts: ['169.254.0.0/16', 'meta.example'] };
+    expect(addressRefusal('169.254.169.254', 'meta.example', listedLinkLocal)).toContain('link-local');
     expect(addressRefusal('8.8.8.8', 'metadata.google.internal', { ...listed, allowPrivateNetworks: true })).toContain(
       'metadata',
     );

@@ -140,7 +140,8 @@ export async function startTestStack(options: TestStackOptions = {}): Promise<Te
       coordination: { taskQueue: `${taskQueue}-coordinators`, ...(timeSkipping ? { watchShards: 0 } : {}) },
       shutdownGraceTimeMs: 1_000,
       ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
-      ...(options.notifySecret ? { notify: { secret: options.notifySecret } } : {}),
+      // Its receivers are the test's own, on this machine: loopback is allowed here, and only here, by default.
+      ...(options.notifySecret ? { notify: { secret: options.notifySecret, allowLoopback: true } } : {}),
       // The test server skips timers, not sleeps inside an activity: every wait goes on the retry timer there. It
       // cannot list search attributes either; startTimeSkippingServer registered them.
       ...(timeSkipping ? { maxPollLoops: 0, checkNamespace: false } : {}),

@@ -61,6 +61,7 @@ export async function startBenchStack(options: {
     TEMPORAL_NAMESPACE: 'default',
     TEMPORAL_TASK_QUEUE: taskQueue,
     AGENT_API_BASE_URL: simulator.baseUrl,
+    AGENT_API_ALLOW_LOOPBACK: 'true',
     AGENT_API_KEY: BENCH_API_KEY,
     ...options.workerEnv,
   };

@@ -217,6 +217,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       const next = new WorkerProcess({
         AGENT_API_KEY: CHAOS_API_KEY,
         AGENT_API_BASE_URL: sim.baseUrl,
+        AGENT_API_ALLOW_LOOPBACK: 'true',
         TEMPORAL_ADDRESS: address,
         TEMPORAL_TASK_QUEUE: taskQueue,
         WORKER_SHUTDOWN_GRACE_TIME: '5s',

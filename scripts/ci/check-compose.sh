@@ -85,6 +85,7 @@ expect_json "seven services, every image pinned to a version (none untagged or :
 expect_json "by default the worker uses the local Temporal and the simulator" '
   c.services.worker.environment.TEMPORAL_ADDRESS === "temporal:7233" &&
   c.services.worker.environment.AGENT_API_BASE_URL === "http://simulator:8787" &&
+  c.services.worker.environment.AGENT_API_ALLOW_PRIVATE_NETWORKS === "true" &&
   c.services.worker.environment.WORKER_METRICS_ADDRESS === "0.0.0.0:9464" &&
   c.services.worker.environment.LOG_FORMAT === "json" &&
   !("TEMPORAL_API_KEY" in c.services.worker.environment && c.services.worker.environment.TEMPORAL_API_KEY !== null)'
@@ -122,6 +123,7 @@ expect_json "Temporal Cloud override: only the worker, TLS by API key, the real 
   c.services.worker.environment.TEMPORAL_API_KEY === "test-temporal-api-key" &&
   c.services.worker.environment.AGENT_API_BASE_URL === "https://api.mintlify.com" &&
   c.services.worker.environment.AGENT_API_ALLOW_INSECURE_HTTP === "false" &&
+  c.services.worker.environment.AGENT_API_ALLOW_PRIVATE_NETWORKS === "false" &&
   c.services.worker.environment.AGENT_API_KEY === "mint_test-not-a-real-key"' \
   TEMPORAL_ADDRESS=my-ns.a1b2c.tmprl.cloud:7233 TEMPORAL_NAMESPACE=my-ns.a1b2c TEMPORAL_API_KEY=test-temporal-api-key \
   AGENT_API_KEY=mint_test-not-a-real-key "${cloud[@]}"

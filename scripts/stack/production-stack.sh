@@ -144,7 +144,7 @@ start_worker() {
   launch "worker-$index" env MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=65536 MALLOC_TRIM_THRESHOLD_=1048576 \
     TEMPORAL_ADDRESS="127.0.0.1:$frontend_port" TEMPORAL_NAMESPACE="$namespace" \
     TEMPORAL_TASK_QUEUE="$task_queue" AGENT_COORDINATOR_TASK_QUEUE="$coordinator_queue" \
-    AGENT_API_BASE_URL="http://127.0.0.1:$simulator_port" \
+    AGENT_API_BASE_URL="http://127.0.0.1:$simulator_port" AGENT_API_ALLOW_LOOPBACK=true \
     AGENT_API_KEY="${AGENT_API_KEY:-mint_compose-simulator-only}" AGENT_API_REQUEST_TIMEOUT="${AGENT_API_REQUEST_TIMEOUT:-15s}" \
     AGENT_SENDS_PER_PROJECT_PER_HOUR="$sends_per_hour" WORKER_SHUTDOWN_GRACE_TIME="${WORKER_SHUTDOWN_GRACE_TIME:-30s}" \
     WORKER_METRICS_ADDRESS="127.0.0.1:$((base + 464 + index))" LOG_FORMAT=json LOG_LEVEL="${LOG_LEVEL:-INFO}" \

@@ -98,7 +98,7 @@ async function main(): Promise<void> {
   // The stack's own worker takes the others, each polling its own job.
   const sharedWorker = await sideWorker(SHARED_TASK_QUEUE, {
     coordination: { sendsPerHour: 3_600, watchShards: 2 },
-    notify: { secret: randomBytes(16).toString('hex') },
+    notify: { secret: randomBytes(16).toString('hex'), allowLoopback: true },
   });
   // A callback receiver that is down (503): the callback's page shows its attempts and the last error.
   const receiver = createServer((request, response) => {

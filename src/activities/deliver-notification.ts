@@ -1,7 +1,8 @@
 /**
  * The callback's one POST per attempt: the notification's JSON, signed afresh (each attempt has its own timestamp),
  * with the same delivery id on every attempt. Temporal retries a non-2xx answer or a failed connection with backoff
- * for up to 24 h (workflows/notify/notify.ts); a missing secret or a refused URL is final at once.
+ * for up to 24 h (workflows/notify/notify.ts); a missing secret, a refused URL or target, or a redirect is final at
+ * once (callback-post.ts).
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { NotificationDelivered, NotificationDelivery } from '../kernel/types';
@@ -14,8 +15,9 @@ import {
   signNotification,
   TIMESTAMP_HEADER,
 } from '../notify/signature';
+import { CallbackPostErrorType, createCallbackPost, type CallbackTargetSettings } from './callback-post';
 
-export interface NotifySettings {
+export interface NotifySettings extends CallbackTargetSettings {
   /**
    * AGENT_NOTIFY_URL: where follow-ups without a `notify` of their own post their callback (schedules' runs, services
    * that never pass one). A follow-up learns it when it checks in with its project's coordinator.
@@ -36,13 +38,11 @@ export interface NotifySettings {
 export const NotifyErrorType = {
   NotConfigured: 'CallbackNotConfigured',
   InsecureUrl: 'CallbackInsecureUrl',
-  Refused: 'CallbackRefused',
-  Unreachable: 'CallbackUnreachable',
+  ...CallbackPostErrorType,
 } as const;
 
-const BODY_EXCERPT = 200;
-
 export function createDeliverNotification(settings: NotifySettings) {
+  const postCallback = createCallbackPost(settings);
   return async function deliverNotification(delivery: NotificationDelivery): Promise<NotificationDelivered> {
     const { info } = Context.current();
     if (!settings.secret) {
@@ -71,39 +71,18 @@ export function createDeliverNotification(settings: NotifySettings) {
     const body = JSON.stringify(delivery.notification);
     const timestampS = Math.floor(Date.now() / 1000);
     const deliveryId = info.workflowExecution?.workflowId ?? info.activityId;
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/json',
-          'User-Agent': 'agent-followup',
-          [DELIVERY_HEADER]: deliveryId,
-          [TIMESTAMP_HEADER]: String(timestampS),
-          [SIGNATURE_HEADER]: signNotification(settings.secret, deliveryId, timestampS, body),
-        },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.any([
-          AbortSignal.timeout(settings.requestTimeoutMs ?? 10_000),
-          Context.current().cancellationSignal,
-        ]),
-      });
-    } catch (error) {
-      throw ApplicationFailure.retryable(
-        `the callback receiver at ${url.host} could not be reached: ${error instanceof Error ? error.message : String(error)}`,
-        NotifyErrorType.Unreachable,
-      );
-    }
-    const text = await response.text().catch(() => '');
-    if (!response.ok) {
-      // The secret never leaves in a request body, so an echo of the request cannot hold it; the excerpt is bounded.
-      throw ApplicationFailure.retryable(
-        `the callback receiver at ${url.host} answered HTTP ${response.status}` +
-          (text ? `: ${text.slice(0, BODY_EXCERPT)}` : ''),
-        NotifyErrorType.Refused,
-      );
-    }
-    return { status: response.status, deliveredAt: new Date().toISOString(), attempt: info.attempt };
+    const { status } = await postCallback(
+      url,
+      {
+        'Content-Type': 'application/json',
+        'User-Agent': 'agent-followup',
+        [DELIVERY_HEADER]: deliveryId,
+        [TIMESTAMP_HEADER]: String(timestampS),
+        [SIGNATURE_HEADER]: signNotification(settings.secret, deliveryId, timestampS, body),
+      },
+      body,
+      AbortSignal.any([AbortSignal.timeout(settings.requestTimeoutMs ?? 10_000), Context.current().cancellationSignal]),
+    );
+    return { status, deliveredAt: new Date().toISOString(), attempt: info.attempt };
   };
 }

@@ -20,6 +20,8 @@ export const AgentApiErrorType = {
   InvalidResponse: 'AgentApiInvalidResponse',
   /** A send failed in a way that leaves open whether the API took the message; only the workflow may decide. */
   SendAmbiguous: 'AgentApiSendAmbiguous',
+  /** The base URL reached an address the workers refuse (address-guard.ts); nothing was sent. */
+  TargetRefused: 'AgentApiTargetRefused',
 } as const;
 export type AgentApiErrorType = (typeof AgentApiErrorType)[keyof typeof AgentApiErrorType];
 

@@ -4,6 +4,15 @@
  * propagate unchanged. The key is held here and never appears in a message.
  */
 import { ApplicationFailure } from '@temporalio/common';
+import { fetch, type Agent } from 'undici';
+import {
+  guardedAgent,
+  guardedLookup,
+  refusedTarget,
+  urlTargetRefusal,
+  type AddressPolicy,
+  type Resolver,
+} from '../address-guard';
 import {
   AgentApiErrorType,
   bodyExcerpt,
@@ -34,6 +43,11 @@ export interface AgentApiClientConfig {
   requestTimeoutMs: number;
   sendPath?: string;
   getJobPath?: string;
+  /**
+   * Which internal addresses the base URL may reach (AGENT_API_ALLOW_LOOPBACK, _PRIVATE_NETWORKS), checked at every
+   * connection of both transports; without it (a client built in-process, the tests' simulator) nothing is checked.
+   */
+  addressGuard?: { policy: AddressPolicy; resolve?: Resolver } | null;
 }
 
 export interface MessageRequest extends JobRef {
@@ -76,12 +90,22 @@ export class AgentApiClient {
   /** Whether a text holds the key in any form: job fields that do are not passed on (secrets.ts). */
   private readonly holdsSecret: (text: string) => boolean;
   /** The reads' transport; sends go through `fetch` (keep-alive-get.ts says why). */
-  private readonly reads = new KeepAliveGet();
+  private readonly reads: KeepAliveGet;
+  /** The sends' connections, through the address guard when there is one. */
+  private readonly sendDispatcher: Agent | undefined;
 
   constructor(private readonly config: AgentApiClientConfig) {
     // The secret part too, in case an API echoes it without its prefix.
     this.secrets = apiKeySecrets(config.apiKey);
     this.holdsSecret = secretDetector(this.secrets);
+    const guard = config.addressGuard;
+    if (guard) {
+      // An address literal never goes through a lookup: it is checked here, once.
+      const refusal = urlTargetRefusal(new URL(config.baseUrl), guard.policy);
+      if (refusal) throw new Error(`AGENT_API_BASE_URL: ${refusal}`);
+    }
+    this.reads = new KeepAliveGet(guard ? guardedLookup(guard.policy, guard.resolve) : undefined);
+    this.sendDispatcher = guard ? guardedAgent(guard.policy, guard.resolve) : undefined;
   }
 
   /**
@@ -146,6 +170,16 @@ export class AgentApiClient {
           ? await this.reads.get(url, headers, bounded.signal)
           : await this.viaFetch(url, { method: init.method, body: init.body }, headers, bounded.signal);
     } catch (error) {
+      const refused = refusedTarget(error);
+      if (refused) {
+        // Refused before any connection: nothing went out, so a send is certainly not delivered.
+        throw ApplicationFailure.create({
+          type: AgentApiErrorType.TargetRefused,
+          message: `The agent API at AGENT_API_BASE_URL was not contacted: ${refused.message}`,
+          nonRetryable: true,
+          details: [{ operation: context.operation, delivery: 'not-delivered' } satisfies ApiFailureDetails],
+        });
+      }
       if (cancel?.aborted) {
         // A send cut off by cancellation or a stopping worker may already have reached the API: never "not delivered".
         if (context.operation === 'send follow-up message') {
@@ -174,7 +208,14 @@ export class AgentApiClient {
     signal: AbortSignal,
   ): Promise<GetAnswer> {
     // Never follow a redirect: it would carry the key to another address. A 3xx becomes a rejection in `request`.
-    const response = await fetch(url, { method: init.method, body: init.body, signal, redirect: 'manual', headers });
+    const response = await fetch(url, {
+      method: init.method,
+      body: init.body,
+      signal,
+      redirect: 'manual',
+      headers,
+      ...(this.sendDispatcher ? { dispatcher: this.sendDispatcher } : {}),
+    });
     return { status: response.status, retryAfter: response.headers.get('retry-after'), text: await response.text() };
   }
 

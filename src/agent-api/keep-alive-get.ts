@@ -11,6 +11,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import type { LookupFunction } from 'node:net';
 
 /** What a GET answered; a 3xx is an answer like any other (a redirect is never followed: it would carry the key). */
 export interface GetAnswer {
@@ -28,9 +29,21 @@ const IDLE_CONNECTION_MS = 4_000;
 type Attempt = { answer: GetAnswer } | { staleConnection: unknown };
 
 export class KeepAliveGet {
-  // Most recently used first, so a few connections stay warm rather than many half-idle ones.
-  private readonly httpAgent = new http.Agent({ keepAlive: true, scheduling: 'lifo', timeout: IDLE_CONNECTION_MS });
-  private readonly httpsAgent = new https.Agent({ keepAlive: true, scheduling: 'lifo', timeout: IDLE_CONNECTION_MS });
+  private readonly httpAgent: http.Agent;
+  private readonly httpsAgent: https.Agent;
+
+  /** `lookup`: the address guard's (address-guard.ts), so every new connection's address is checked. */
+  constructor(lookup?: LookupFunction) {
+    // Most recently used first, so a few connections stay warm rather than many half-idle ones.
+    const options = {
+      keepAlive: true,
+      scheduling: 'lifo' as const,
+      timeout: IDLE_CONNECTION_MS,
+      ...(lookup ? { lookup } : {}),
+    };
+    this.httpAgent = new http.Agent(options);
+    this.httpsAgent = new https.Agent(options);
+  }
 
   /** GETs `url`; rejects with Node's own error (its `code`: ECONNREFUSED, ECONNRESET, …) or the signal's reason. */
   async get(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<GetAnswer> {

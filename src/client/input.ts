@@ -94,7 +94,10 @@ export function fixFor(field: string, maxPromptLength: number = DEFAULT_MAX_PROM
       return `an object with any of ${POLLING_FIELDS.join(', ')}, and nothing else; or leave it out`;
     case 'notify':
     case 'notify.url':
-      return 'an object { url: "https://..." } naming your receiver (plain http:// only to this machine unless the workers allow it); or leave it out';
+      return (
+        'an object { url: "https://..." } naming your public receiver (no internal address literal or cloud metadata ' +
+        'name; plain http:// only to this machine, and that only where the workers allow it); or leave it out'
+      );
     case 'onAmbiguousSend':
       return `one of ${AMBIGUOUS_SEND_POLICIES.join(', ')}; or leave it out (reconcile)`;
     case 'input':

@@ -11,6 +11,8 @@ import { DEFAULT_GET_JOB_PATH, DEFAULT_SEND_PATH, type AgentApiClientConfig } fr
 import { nonAdminKeyKind } from '../agent-api/key-kinds';
 import { formatMs, parseDuration } from '../kernel/duration';
 import { notifyProblem } from '../kernel/request';
+import { isAddressBlock, isMetadataHostName } from '../kernel/address-class';
+import { urlTargetRefusal, type AddressPolicy } from '../address-guard';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from './log-settings';
 import { DEFAULT_COORDINATOR_TASK_QUEUE, DEFAULT_TASK_QUEUE } from '../kernel/workflow-ids';
 import { plainWholeNumber, sendBudgetProblem, DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../kernel/send-budget-rule';
@@ -85,6 +87,33 @@ const booleanFlag = z
   .optional()
   .transform((value) => value === 'true' || value === '1');
 
+/** A comma-separated list of host names and CIDR blocks (`hooks.corp.example, 10.20.0.0/16`). */
+const allowedHosts = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const entries = (value ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== '');
+    for (const entry of entries) {
+      const problem = entry.includes('/')
+        ? isAddressBlock(entry)
+          ? undefined
+          : `"${entry}" is not a CIDR block (e.g. 10.20.0.0/16 or fd00:1::/32)`
+        : !/^[A-Za-z0-9.-]+$/.test(entry)
+          ? `"${entry}" is not a host name (letters, digits, '.', '-') or a CIDR block`
+          : isMetadataHostName(entry)
+            ? `"${entry}" is a cloud metadata service, which cannot be allowed`
+            : undefined;
+      if (problem) {
+        ctx.addIssue({ code: 'custom', message: `${problem}; list host names and CIDR blocks, comma-separated` });
+        return z.NEVER;
+      }
+    }
+    return entries;
+  });
+
 const WATCH_SHARDS_PROBLEM =
   'must be a whole number of shards from 0 to 1024 (e.g. 8), or 0 for each follow-up to poll its own job';
 
@@ -142,6 +171,9 @@ const WorkerEnvFields = z.object({
     .default('mint'),
   AGENT_API_BASE_URL: z.string().default(DEFAULT_AGENT_API_BASE_URL),
   AGENT_API_ALLOW_INSECURE_HTTP: booleanFlag,
+  // The base URL on this machine (the simulator) or a private network (a proxy, compose's simulator): off by default.
+  AGENT_API_ALLOW_LOOPBACK: booleanFlag,
+  AGENT_API_ALLOW_PRIVATE_NETWORKS: booleanFlag,
   AGENT_API_GET_JOB_PATH: z
     .string()
     // A path under AGENT_API_BASE_URL: an absolute URL would be appended to the base, and every read would then fail
@@ -225,6 +257,10 @@ const WorkerEnvFields = z.object({
       }
     }),
   AGENT_NOTIFY_ALLOW_INSECURE_HTTP: booleanFlag,
+  // Internal callback targets a deployment really needs (address-guard.ts); none by default.
+  AGENT_NOTIFY_ALLOW_LOOPBACK: booleanFlag,
+  AGENT_NOTIFY_ALLOW_PRIVATE_NETWORKS: booleanFlag,
+  AGENT_NOTIFY_ALLOW_HOSTS: allowedHosts,
   // Where follow-ups without a notify of their own post their callback; checked like a follow-up's notify.url.
   AGENT_NOTIFY_URL: z
     .string()
@@ -261,6 +297,11 @@ const WorkerEnvSchema = WorkerEnvFields
   .refine((vars) => baseUrlProblem(vars.AGENT_API_BASE_URL, vars.AGENT_API_ALLOW_INSECURE_HTTP) === null, {
     error: (issue) => baseUrlProblemOf(issue.input),
     when: validFields('AGENT_API_BASE_URL', 'AGENT_API_ALLOW_INSECURE_HTTP'),
+  })
+  .refine((vars) => baseUrlTargetProblem(vars) === undefined, {
+    error: (issue) => baseUrlTargetProblem(issue.input as WorkerEnv) ?? 'AGENT_API_BASE_URL is refused',
+    path: ['AGENT_API_BASE_URL'],
+    when: validFields('AGENT_API_BASE_URL', 'AGENT_API_ALLOW_LOOPBACK', 'AGENT_API_ALLOW_PRIVATE_NETWORKS'),
   })
   .refine(
     (vars) =>
@@ -316,6 +357,25 @@ function notifyUrlInsecure(vars: WorkerEnv): boolean {
   }
 }
 
+/** Which internal addresses the base URL may reach, as the API client's guard takes it. */
+function apiAddressPolicy(vars: WorkerEnv): AddressPolicy {
+  return {
+    allowLoopback: vars.AGENT_API_ALLOW_LOOPBACK,
+    allowPrivateNetworks: vars.AGENT_API_ALLOW_PRIVATE_NETWORKS,
+    settingPrefix: 'AGENT_API_ALLOW',
+  };
+}
+
+/** A base URL that names a refused address literally (or a metadata name), found at start-up; names at connection. */
+function baseUrlTargetProblem(vars: WorkerEnv): string | undefined {
+  try {
+    const refusal = urlTargetRefusal(new URL(vars.AGENT_API_BASE_URL), apiAddressPolicy(vars));
+    return refusal === undefined ? undefined : `is refused: ${refusal.replace(/ on the workers if/, ' if')}`;
+  } catch {
+    return undefined;
+  }
+}
+
 function apiKeyProblemOf(input: unknown): string {
   const vars = input as WorkerEnv;
   return apiKeyProblem(vars.AGENT_API_KEY, vars.AGENT_API_KEY_PREFIX) ?? 'AGENT_API_KEY is invalid';
@@ -355,7 +415,15 @@ export interface WorkerConfig {
   sendWindowMs?: number;
   observability: ObservabilitySettings;
   /** How callbacks are signed (AGENT_NOTIFY_SECRET) and whether plain http:// may leave this machine. */
-  notify: { secret?: string; allowInsecureHttp: boolean; defaultUrl?: string };
+  notify: {
+    secret?: string;
+    allowInsecureHttp: boolean;
+    defaultUrl?: string;
+    /** Internal targets allowed (AGENT_NOTIFY_ALLOW_LOOPBACK, _PRIVATE_NETWORKS, _HOSTS); the rest is refused. */
+    allowLoopback: boolean;
+    allowPrivateNetworks: boolean;
+    allowHosts: string[];
+  };
   /** The keys payloads are encrypted with (AGENT_PAYLOAD_KEYS), the first one for new payloads; absent: in clear. */
   payloadKeys?: EncryptionKey[];
   /** The worker's identity in histories (`ActivityTaskStarted.identity`); the SDK's `pid@host` when unset. */
@@ -405,6 +473,7 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
       requestTimeoutMs: vars.AGENT_API_REQUEST_TIMEOUT,
       sendPath: DEFAULT_SEND_PATH,
       getJobPath: vars.AGENT_API_GET_JOB_PATH,
+      addressGuard: { policy: apiAddressPolicy(vars) },
     },
     temporal,
     shutdownGraceTimeMs: vars.WORKER_SHUTDOWN_GRACE_TIME,
@@ -423,6 +492,9 @@ export function loadWorkerConfig(env: Env = process.env): WorkerConfig {
     notify: {
       ...(vars.AGENT_NOTIFY_SECRET ? { secret: vars.AGENT_NOTIFY_SECRET } : {}),
       allowInsecureHttp: vars.AGENT_NOTIFY_ALLOW_INSECURE_HTTP,
+      allowLoopback: vars.AGENT_NOTIFY_ALLOW_LOOPBACK,
+      allowPrivateNetworks: vars.AGENT_NOTIFY_ALLOW_PRIVATE_NETWORKS,
+      allowHosts: vars.AGENT_NOTIFY_ALLOW_HOSTS,
       ...(vars.AGENT_NOTIFY_URL ? { defaultUrl: vars.AGENT_NOTIFY_URL } : {}),
     },
   };

@@ -4,6 +4,7 @@
  * library in every cached workflow. The client validates the same rules with zod before anything starts (input.ts);
  * a unit test runs both over one table so they never drift apart.
  */
+import { literalHostProblem } from './address-class';
 import { formatMs, parseDuration } from './duration';
 
 /** Defaults suit a real agent run, which takes minutes. */
@@ -73,8 +74,10 @@ export interface FollowUpRequest {
 export const MAX_NOTIFY_URL_LENGTH = 2_048;
 
 /**
- * The problem with a callback target, or undefined. Only the form is checked here (workflow-safe, no URL class): the
- * worker that posts refuses plain http:// to another host unless allowed, as for the API base URL.
+ * The problem with a callback target, or undefined. The form, and a host that names a place no callback may go (an
+ * internal address literal, a cloud metadata name: kernel/address-class.ts), so such a start is refused before anything
+ * runs. The worker that posts checks the rest at every connection: names by the addresses they resolve to, loopback
+ * and plain http:// by its settings.
  */
 export function notifyProblem(value: unknown): string | undefined {
   if (!isPlainObject(value)) return 'notify must be an object { url }';
@@ -86,8 +89,11 @@ export function notifyProblem(value: unknown): string | undefined {
   if (url.length > MAX_NOTIFY_URL_LENGTH) return `notify.url must be at most ${MAX_NOTIFY_URL_LENGTH} characters`;
   const match = /^(https?):\/\/([^/?#\s]+)([/?#]\S*)?$/i.exec(url);
   if (!match) return 'notify.url must be an absolute http:// or https:// URL without spaces';
-  if ((match[2] as string).includes('@')) return 'notify.url must not contain credentials (the body is signed instead)';
-  return undefined;
+  const authority = match[2] as string;
+  if (authority.includes('@')) return 'notify.url must not contain credentials (the body is signed instead)';
+  const host = authority.startsWith('[') ? authority.slice(0, authority.indexOf(']') + 1) : authority.split(':')[0];
+  if (!host) return 'notify.url must name a host';
+  return literalHostProblem(host, 'notify.url');
 }
 
 /** One thing wrong with an input: the field (dotted path, or `input` for the whole) and a message that names it. */

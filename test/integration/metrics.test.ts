@@ -335,6 +335,7 @@ test('a metrics address already in use stops the worker with exit code 1 and a m
     const second = startBuiltScript('worker.js', [], {
       AGENT_API_KEY: TEST_API_KEY,
       AGENT_API_BASE_URL: h.simulator.baseUrl,
+      AGENT_API_ALLOW_LOOPBACK: 'true',
       TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
       TEMPORAL_TASK_QUEUE: h.taskQueue(),
       WORKER_METRICS_ADDRESS: `127.0.0.1:${port}`,

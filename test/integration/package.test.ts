@@ -202,6 +202,7 @@ describe('with the worker and testing SDK installed beside it', () => {
         TEMPORAL_TASK_QUEUE: taskQueue,
         AGENT_API_KEY: TEST_API_KEY,
         AGENT_API_BASE_URL: h.simulator.baseUrl,
+        AGENT_API_ALLOW_LOOPBACK: 'true',
         WORKER_SHUTDOWN_GRACE_TIME: '5s',
         AGENT_API_REQUEST_TIMEOUT: '5s',
       },

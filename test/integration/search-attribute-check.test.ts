@@ -68,6 +68,7 @@ test('the built worker refuses such a namespace with exit code 2 and the fix, be
   const exit = await startBuiltScript('worker.js', [], {
     AGENT_API_KEY: TEST_API_KEY,
     AGENT_API_BASE_URL: h.simulator.baseUrl,
+    AGENT_API_ALLOW_LOOPBACK: 'true',
     TEMPORAL_ADDRESS: process.env.TEST_TEMPORAL_ADDRESS ?? '',
     TEMPORAL_NAMESPACE: namespace,
   }).exited;

@@ -34,7 +34,11 @@ export interface Harness {
    */
   coordinatorTaskQueue: string;
   /** The environment a worker process needs to share this file's coordinators. */
-  workerEnv(): { AGENT_COORDINATOR_TASK_QUEUE: string };
+  workerEnv(): {
+    AGENT_COORDINATOR_TASK_QUEUE: string;
+    AGENT_NOTIFY_ALLOW_LOOPBACK: string;
+    AGENT_API_ALLOW_LOOPBACK: string;
+  };
   api(overrides?: Partial<ConstructorParameters<typeof AgentApiClient>[0]>): AgentApiClient;
   close(): Promise<void>;
 }
@@ -66,7 +70,13 @@ export async function createHarness(
     nativeConnection,
     simulator,
     coordinatorTaskQueue,
-    workerEnv: () => ({ AGENT_COORDINATOR_TASK_QUEUE: coordinatorTaskQueue }),
+    // The simulator and the tests' callback receivers listen on this machine, which a worker refuses unless told
+    // (address-guard.ts).
+    workerEnv: () => ({
+      AGENT_COORDINATOR_TASK_QUEUE: coordinatorTaskQueue,
+      AGENT_NOTIFY_ALLOW_LOOPBACK: 'true',
+      AGENT_API_ALLOW_LOOPBACK: 'true',
+    }),
     taskQueue: () => `test-${randomUUID()}`,
     worker: (taskQueue, customApi, options = {}) =>
       createFollowUpWorker({

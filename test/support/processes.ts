@@ -63,6 +63,7 @@ export function budgetedWorkerEnv(options: {
   return {
     AGENT_API_KEY: options.apiKey,
     AGENT_API_BASE_URL: options.apiBaseUrl,
+    AGENT_API_ALLOW_LOOPBACK: 'true',
     TEMPORAL_ADDRESS: options.address,
     TEMPORAL_TASK_QUEUE: options.taskQueue,
     AGENT_COORDINATOR_TASK_QUEUE: `${options.taskQueue}-coordinators`,

@@ -188,6 +188,7 @@ describe('failureForStatus', () => {
       RequestTimeout: 'AgentApiRequestTimeout',
       InvalidResponse: 'AgentApiInvalidResponse',
       SendAmbiguous: 'AgentApiSendAmbiguous',
+      TargetRefused: 'AgentApiTargetRefused',
     });
   });
 });

@@ -144,6 +144,9 @@ describe('loadWorkerConfig', () => {
         requestTimeoutMs: 15_000,
         sendPath: '/v2/agent/{projectId}/job/{id}/message',
         getJobPath: '/v2/agent/{projectId}/job/{id}',
+        addressGuard: {
+          policy: { allowLoopback: false, allowPrivateNetworks: false, settingPrefix: 'AGENT_API_ALLOW' },
+        },
       },
       temporal: {
         connectionOptions: { address: 'localhost:7233' },
@@ -158,7 +161,7 @@ describe('loadWorkerConfig', () => {
       watchShards: 2,
       // Metrics are off unless an address is given: two workers on one host would otherwise fight over one port.
       observability: { metricsAddress: null, logFormat: 'text', logLevel: 'INFO' },
-      notify: { allowInsecureHttp: false },
+      notify: { allowInsecureHttp: false, allowLoopback: false, allowPrivateNetworks: false, allowHosts: [] },
     });
   });
 
@@ -204,6 +207,8 @@ describe('loadWorkerConfig', () => {
       AGENT_API_KEY_PREFIX: 'acme',
       AGENT_API_BASE_URL: 'http://agent-api.internal:8080',
       AGENT_API_ALLOW_INSECURE_HTTP: 'true',
+      AGENT_API_ALLOW_LOOPBACK: 'true',
+      AGENT_API_ALLOW_PRIVATE_NETWORKS: 'true',
       AGENT_API_GET_JOB_PATH: '/v3/projects/{projectId}/jobs/{id}',
       AGENT_API_REQUEST_TIMEOUT: '5s',
       TEMPORAL_ADDRESS: 'temporal.internal:7233',
@@ -221,6 +226,7 @@ describe('loadWorkerConfig', () => {
       requestTimeoutMs: 5_000,
       sendPath: '/v2/agent/{projectId}/job/{id}/message',
       getJobPath: '/v3/projects/{projectId}/jobs/{id}',
+      addressGuard: { policy: { allowLoopback: true, allowPrivateNetworks: true, settingPrefix: 'AGENT_API_ALLOW' } },
     });
     expect(config.temporal.connectionOptions.address).toBe('temporal.internal:7233');
     expect(config.temporal.namespace).toBe('followups');
@@ -307,9 +313,18 @@ describe('loadWorkerConfig', () => {
     expect(error.message).not.toContain(SECRET);
   });
 
-  test('the simulator on loopback needs no insecure-http flag', () => {
-    expect(loadWorkerConfig({ AGENT_API_KEY: KEY, AGENT_API_BASE_URL: 'http://127.0.0.1:4010' }).agentApi.baseUrl).toBe(
+  test('the simulator on loopback needs no insecure-http flag, only AGENT_API_ALLOW_LOOPBACK', () => {
+    const env = { AGENT_API_KEY: KEY, AGENT_API_BASE_URL: 'http://127.0.0.1:4010' };
+    expect(loadWorkerConfig({ ...env, AGENT_API_ALLOW_LOOPBACK: 'true' }).agentApi.baseUrl).toBe(
       'http://127.0.0.1:4010',
+    );
+    expect(() => loadWorkerConfig(env)).toThrow(
+      'AGENT_API_BASE_URL is refused: refused to connect to 127.0.0.1: it is a loopback address (this machine); ' +
+        'set AGENT_API_ALLOW_LOOPBACK=true if this target is meant',
+    );
+    expect(() => loadWorkerConfig({ ...env, AGENT_API_BASE_URL: 'https://169.254.169.254/' })).toThrow('link-local');
+    expect(() => loadWorkerConfig({ ...env, AGENT_API_BASE_URL: 'https://10.1.2.3/' })).toThrow(
+      'AGENT_API_ALLOW_PRIVATE_NETWORKS=true',
     );
   });
 
@@ -497,6 +512,9 @@ test("AGENT_NOTIFY_URL is every follow-up's callback unless it has its own: a UR
   const key = { AGENT_API_KEY: 'mint_abcdefgh12' };
   expect(loadWorkerConfig({ ...key, AGENT_NOTIFY_URL: 'https://hooks.example.com/agent' }).notify).toEqual({
     allowInsecureHttp: false,
+    allowLoopback: false,
+    allowPrivateNetworks: false,
+    allowHosts: [],
     defaultUrl: 'https://hooks.example.com/agent',
   });
   expect(loadWorkerConfig({ ...key, AGENT_NOTIFY_URL: 'http://127.0.0.1:9000/cb' }).notify.defaultUrl).toBe(

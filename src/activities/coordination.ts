@@ -4,7 +4,7 @@
  * may refuse for now, which is back-pressure), finding the follow-ups to the same job started before it and what earlier
  * runs of the follow-up did with the message, and, for the coordinator, asking whether a follow-up still runs.
  */
-import type { CheckedIn, CheckInRequest } from '../workflows/activity-contract';
+import type { CheckedIn, CheckInRequest, FollowUpClaim, FollowUpConfirmation } from '../workflows/activity-contract';
 import type { AgentJob, JobRef } from '../kernel/agent-job';
 import type { ProjectCoordinatorWorkflow } from '../workflows/project-coordinator/messages';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -22,6 +22,7 @@ import {
   coordinatorWorkflowId,
   DEFAULT_BUDGET_MEMO_KEY,
   DEFAULT_COORDINATOR_TASK_QUEUE,
+  FOLLOW_UP_WORKFLOW_TYPE,
   PROJECT_COORDINATOR_WORKFLOW_TYPE,
 } from '../kernel/workflow-ids';
 import {
@@ -117,7 +118,6 @@ export function createCoordinationActivities(
         before,
         deadlineMs: request.deadlineMs,
         slotFor,
-        defaultLimit: sendsPerHour,
       };
       const answer = await enterCoordinator(request, enter, sendsPerHour);
       const given = answer.standing?.workflowId === request.workflowId && answer.standing.ticket === request.ticket;
@@ -134,6 +134,16 @@ export function createCoordinationActivities(
       };
     },
 
+    /**
+     * Whether a check-in comes from a running follow-up of ours, of the chain its ticket names: a describe, the
+     * server's record, so a well-formed check-in for a follow-up that does not exist (or is another type, or ended, or
+     * is another chain under that id) takes nothing. With it, the workers' default budget, so no message sets it.
+     */
+    async confirmFollowUp(claim: FollowUpClaim): Promise<FollowUpConfirmation> {
+      const [problem, sendsPerHour] = await Promise.all([followUpProblem(claim), defaultSendsPerHour()]);
+      return { problem, defaultSendsPerHour: sendsPerHour };
+    },
+
     /** Whether the follow-up with this workflow id has a running run. */
     async followUpIsRunning(workflowId: string): Promise<boolean> {
       try {
@@ -144,6 +154,23 @@ export function createCoordinationActivities(
       }
     },
   };
+
+  async function followUpProblem({ workflowId, ticket }: FollowUpClaim): Promise<string | null> {
+    let description;
+    try {
+      description = await client.workflow.getHandle(workflowId).describe();
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return `no workflow '${workflowId}' exists`;
+      throw error;
+    }
+    if (description.type !== FOLLOW_UP_WORKFLOW_TYPE)
+      return `'${workflowId}' is a workflow of type '${description.type}', not a follow-up`;
+    if (description.status.name !== 'RUNNING') return `the follow-up '${workflowId}' is not running`;
+    // The ticket is the chain's first run id (the same across continue-as-new, new for a re-run under the id).
+    const firstRunId = description.raw.workflowExecutionInfo?.firstRunId || description.runId;
+    if (firstRunId !== ticket) return `the running follow-up '${workflowId}' is not the run this check-in names`;
+    return null;
+  }
 
   /**
    * The read before the send, made with the check-in that gave the job. Only a shortcut: a read that fails or is slow

@@ -49,6 +49,7 @@ import {
 } from '../workflows/follow-up/workflow-id-owner';
 import type { followUpNotifyWorkflow } from '../workflows/notify/notify';
 import { projectQuery, setBudgetSignal } from '../workflows/project-coordinator/messages';
+import type { BudgetRequest } from '../kernel/send-budget-rule';
 import { type ProjectView } from '../workflows/project-coordinator/project-coordination';
 import type { projectCoordinatorWorkflow } from '../workflows/project-coordinator/project-coordinator';
 import {
@@ -688,14 +689,16 @@ export class FollowUpClient {
    */
   async setDefaultBudget(sendsPerHour: number | null, options: BudgetOptions = {}): Promise<void> {
     checkBudget(sendsPerHour, options);
-    await this.client.workflow.signalWithStart<typeof budgetDefaultsWorkflow, [{ sendsPerHour: number | null }]>(
+    // The workflow checks it again by the same rule, so the allow flag travels with the figure.
+    const budget = budgetRequest(sendsPerHour, options);
+    await this.client.workflow.signalWithStart<typeof budgetDefaultsWorkflow, [BudgetRequest]>(
       BUDGET_DEFAULTS_WORKFLOW_TYPE,
       {
         workflowId: BUDGET_DEFAULTS_WORKFLOW_ID,
         taskQueue: this.options.coordinatorTaskQueue ?? DEFAULT_COORDINATOR_TASK_QUEUE,
-        args: [{ sendsPerHour }],
+        args: [budget],
         signal: setDefaultBudgetSignal,
-        signalArgs: [{ sendsPerHour }],
+        signalArgs: [budget],
         staticSummary: 'The default send budget of every project',
       },
     );
@@ -710,14 +713,14 @@ export class FollowUpClient {
     const problem = identifierProblem('projectId', projectId);
     if (problem) throw invalidField('projectId', problem);
     checkBudget(sendsPerHour, options);
-    await this.client.workflow.signalWithStart<typeof projectCoordinatorWorkflow, [{ sendsPerHour: number | null }]>(
+    await this.client.workflow.signalWithStart<typeof projectCoordinatorWorkflow, [BudgetRequest]>(
       PROJECT_COORDINATOR_WORKFLOW_TYPE,
       {
         workflowId: coordinatorWorkflowId(projectId),
         taskQueue: this.options.coordinatorTaskQueue ?? DEFAULT_COORDINATOR_TASK_QUEUE,
         args: [{ projectId, sendsPerHour: DEFAULT_SENDS_PER_PROJECT_PER_HOUR }],
         signal: setBudgetSignal,
-        signalArgs: [{ sendsPerHour }],
+        signalArgs: [budgetRequest(sendsPerHour, options)],
         staticSummary: `Project ${projectId}: send budget and one follow-up at a time per job`,
       },
     );
@@ -727,4 +730,9 @@ export class FollowUpClient {
   async close(): Promise<void> {
     await this.client.connection.close();
   }
+}
+
+/** A budget as the workflows take it: the allow flag only when set (the workflow refuses above 100 without it). */
+function budgetRequest(sendsPerHour: number | null, { aboveVendorLimit }: BudgetOptions): BudgetRequest {
+  return { sendsPerHour, ...(aboveVendorLimit ? { aboveVendorLimit: true as const } : {}) };
 }

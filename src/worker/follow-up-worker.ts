@@ -239,7 +239,8 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     coordination,
     ...(options.notify ? { notify: options.notify } : {}),
   });
-  const { followUpIsRunning, watchJobs, readWatchedJobs, adoptBook, ...followUpActivities } = activities;
+  const { followUpIsRunning, confirmFollowUp, watchJobs, readWatchedJobs, adoptBook, ...followUpActivities } =
+    activities;
   const common = {
     connection: options.connection,
     namespace: options.namespace,
@@ -264,7 +265,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     : await Worker.create({
         ...common,
         taskQueue: coordination.taskQueue,
-        activities: { followUpIsRunning },
+        activities: { followUpIsRunning, confirmFollowUp },
         ...workflowCode(options, encrypting),
         maxCachedWorkflows: COORDINATORS_CACHED,
         stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,

@@ -27,6 +27,11 @@ export interface FollowUpActivities {
   checkIn(request: CheckInRequest): Promise<CheckedIn>;
   /** Whether the follow-up holding a job still runs (for its coordinator). */
   followUpIsRunning(workflowId: string): Promise<boolean>;
+  /**
+   * For a coordinator, once per follow-up run: whether the follow-up a check-in names runs, is ours and is the chain
+   * its ticket names (what Temporal recorded, not what the message says), and the workers' default budget.
+   */
+  confirmFollowUp(claim: FollowUpClaim): Promise<FollowUpConfirmation>;
   /** The watcher's reader: reads the watched jobs on their schedules for as long as the watcher runs. */
   watchJobs(request: WatchJobsRequest): Promise<void>;
   /** One turn of a watcher that reads by its own timers (a small book): reads the waits due, tells their follow-ups. */
@@ -39,6 +44,22 @@ export interface FollowUpActivities {
   deliverNotification(delivery: NotificationDelivery): Promise<NotificationDelivered>;
   /** Checks that the callback's parent is our follow-up and recorded the ending the notification reports. */
   checkNotifiedParent(parent: { workflowId: string; runId: string }, notification: FollowUpNotification): Promise<void>;
+}
+
+/** Who a check-in says it comes from: a follow-up's workflow id and the ticket of its chain (its first run id). */
+export interface FollowUpClaim {
+  workflowId: string;
+  ticket: string;
+}
+
+export interface FollowUpConfirmation {
+  /** Why the claim is not a running follow-up of that chain (null: it is). */
+  problem: string | null;
+  /**
+   * The default budget per project as this worker has it: the namespace's (`budget set` without `--project`) or its
+   * own AGENT_SENDS_PER_PROJECT_PER_HOUR, per hour (tests' short windows scale it in the coordinator).
+   */
+  defaultSendsPerHour: number;
 }
 
 /** A send under a slot of the project's budget: the request may leave only before `sendByMs`. */

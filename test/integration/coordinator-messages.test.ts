@@ -4,7 +4,11 @@
  * the job's order and the project's count as they were.
  */
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
-import { coordinatorWorkflowId, PROJECT_COORDINATOR_WORKFLOW_TYPE } from '../../src/kernel/workflow-ids';
+import {
+  coordinatorWorkflowId,
+  FOLLOW_UP_WORKFLOW_TYPE,
+  PROJECT_COORDINATOR_WORKFLOW_TYPE,
+} from '../../src/kernel/workflow-ids';
 import { createHarness, FAST_POLLING, waitFor, type Harness } from '../support/harness';
 import type { projectCoordinatorWorkflow } from '../../src/workflows/project-coordinator/project-coordinator';
 import { enterUpdate, leaveSignal, projectQuery } from '../../src/workflows/project-coordinator/messages';
@@ -42,10 +46,7 @@ test('forged, stale and malformed messages to a coordinator and to its follow-up
     for (const garbage of [
       'garbage',
       { workflowId: second.workflowId },
-      {
-        ...{ workflowId: 'x', ticket: 't', jobId: 'j', startedAtMs: 1, before: [], deadlineMs: 1, slotFor: null },
-        defaultLimit: -1,
-      },
+      { workflowId: 'x', ticket: 't', jobId: 'j', startedAtMs: 1, before: 'nobody', deadlineMs: 1, slotFor: null },
     ]) {
       await expect(coordinator.executeUpdate('enter', { args: [garbage] })).rejects.toBeInstanceOf(
         WorkflowUpdateFailedError,
@@ -116,22 +117,28 @@ test("a slot granted to a follow-up the coordinator cannot tell still counts: th
   const worker = await h.worker(h.taskQueue());
   const projectId = `untold-${Date.now()}`;
   const coordinator = h.client.workflow.getHandle(coordinatorWorkflowId(projectId));
-  // Two check-ins to one job by follow-ups that do not run (ended since, as a follow-up that sent and finished has):
-  // the first gets the job and a slot in its answer, the second waits in the lane. Each starts the coordinator with
-  // the check-in, as the checkIn activity does: a coordinator started empty ends at its first task, and a check-in
-  // sent after that task would find it closing.
-  const checkIn = (workflowId: string, startedAtMs: number) =>
+  // Two check-ins to one job by follow-ups that run when they check in (the coordinator confirms each by a describe:
+  // here two follow-ups on a queue nobody polls) and end after, as a follow-up that sent and finished has: the first
+  // gets the job and a slot in its answer, the second waits in the lane. Each starts the coordinator with the
+  // check-in, as the checkIn activity does: a coordinator started empty ends at its first task, and a check-in sent
+  // after that task would find it closing.
+  const idle = `${h.taskQueue()}-nobody-polls`;
+  const runIds = new Map<string, string>();
+  for (const workflowId of ['ended-first', 'ended-second'].map((name) => `${name}-${projectId}`)) {
+    const started = await h.client.workflow.start(FOLLOW_UP_WORKFLOW_TYPE, { workflowId, taskQueue: idle, args: [] });
+    runIds.set(workflowId, started.firstExecutionRunId);
+  }
+  const checkIn = (name: string, startedAtMs: number) =>
     h.client.workflow.executeUpdateWithStart(enterUpdate, {
       args: [
         {
-          workflowId,
-          ticket: `ticket-${workflowId}`,
+          workflowId: `${name}-${projectId}`,
+          ticket: runIds.get(`${name}-${projectId}`) as string,
           jobId: 'job-1',
           startedAtMs,
           before: [],
           deadlineMs: Date.now() + 600_000,
-          slotFor: `run-${workflowId}#1`,
-          defaultLimit: 80,
+          slotFor: `run-${name}#1`,
         },
       ],
       startWorkflowOperation: new WithStartWorkflowOperation<typeof projectCoordinatorWorkflow>(
@@ -148,8 +155,11 @@ test("a slot granted to a follow-up the coordinator cannot tell still counts: th
     const first = await checkIn('ended-first', 1);
     expect(first.standing).toEqual(expect.objectContaining({ slot: 'run-ended-first#1' }));
     expect((await checkIn('ended-second', 2)).notice).toEqual(expect.objectContaining({ reason: 'lane' }));
-    // The first leaves: the second is granted the job and a slot by a signal that cannot reach it.
-    await coordinator.signal(leaveSignal, { workflowId: 'ended-first', ticket: 'ticket-ended-first' });
+    // Both end; the first leaves: the second is granted the job and a slot by a signal that cannot reach it.
+    for (const name of ['ended-first', 'ended-second'])
+      await h.client.workflow.getHandle(`${name}-${projectId}`).terminate('ended, as a follow-up that sent has');
+    const firstId = `ended-first-${projectId}`;
+    await coordinator.signal(leaveSignal, { workflowId: firstId, ticket: runIds.get(firstId) as string });
     await waitFor(
       async () => (await coordinator.query(projectQuery)).lanes.length === 0,
       'the coordinator to drop the follow-up it cannot tell',

@@ -17,12 +17,13 @@ const valid = {
   before: [],
   deadlineMs: 2,
   slotFor: 'r#1',
-  defaultLimit: 80,
 };
 
 describe('a coordinator takes a check-in only when every field is what it must be', () => {
   test('a well-formed check-in passes, keeping only the fields it knows', () => {
     expect(checkEnterRequest({ ...valid, extra: 'x'.repeat(10) })).toEqual(valid);
+    // A check-in's `defaultLimit` (once the project's budget) is dropped: no check-in sets the budget.
+    expect(checkEnterRequest({ ...valid, defaultLimit: 2_778 })).toEqual(valid);
     expect(checkEnterRequest({ ...valid, slotFor: null })).toEqual({ ...valid, slotFor: null });
   });
 
@@ -37,21 +38,52 @@ describe('a coordinator takes a check-in only when every field is what it must b
       { ...valid, before: Array.from({ length: MAX_BEFORE + 1 }, (_, index) => `f${index}`) },
     ],
     ['an earlier follow-up that is not an id', { ...valid, before: [3] }],
-    ['a default budget below one', { ...valid, defaultLimit: 0.5 }],
     ['an infinite deadline', { ...valid, deadlineMs: Number.POSITIVE_INFINITY }],
   ])('%s is refused with what is wrong', (_, value) => {
     expect(typeof checkEnterRequest(value)).toBe('string');
   });
 });
 
-test('leave and setBudget take only their own shapes', () => {
+test('a leave takes the follow-up and its ticket, always: without one it is refused', () => {
   expect(checkLeave({ workflowId: 'f', ticket: 't' })).toEqual({ workflowId: 'f', ticket: 't' });
-  expect(checkLeave({ workflowId: 'f' })).toEqual({ workflowId: 'f' });
-  for (const bad of [null, 'f', { workflowId: 3 }, { workflowId: 'f', ticket: 4 }]) expect(checkLeave(bad)).toBeNull();
-  expect(checkSetBudget({ sendsPerHour: 10 })).toEqual({ sendsPerHour: 10 });
-  expect(checkSetBudget({ sendsPerHour: null })).toEqual({ sendsPerHour: null });
-  for (const bad of [null, {}, { sendsPerHour: 0 }, { sendsPerHour: Number.NaN }, { sendsPerHour: '10' }])
-    expect(checkSetBudget(bad)).toBeNull();
+  for (const bad of [null, 'f', { workflowId: 'f' }, { workflowId: 3, ticket: 't' }, { workflowId: 'f', ticket: 4 }])
+    expect(checkLeave(bad)).toBeNull();
+  expect(checkLeave({ workflowId: 'f', ticket: '' })).toBeNull();
+});
+
+describe("setBudget is held to the CLI's rule in the workflow", () => {
+  test("a whole number up to the vendor's 100, null, or more with the allow flag carried in the signal", () => {
+    expect(checkSetBudget({ sendsPerHour: 10 })).toEqual({ sendsPerHour: 10 });
+    expect(checkSetBudget({ sendsPerHour: 100 })).toEqual({ sendsPerHour: 100 });
+    expect(checkSetBudget({ sendsPerHour: null })).toEqual({ sendsPerHour: null });
+    expect(checkSetBudget({ sendsPerHour: 500, aboveVendorLimit: true })).toEqual({
+      sendsPerHour: 500,
+      aboveVendorLimit: true,
+    });
+  });
+
+  test.each([
+    ['garbage', null],
+    ['no figure', {}],
+    ['zero', { sendsPerHour: 0 }],
+    ['NaN', { sendsPerHour: Number.NaN }],
+    ['a string', { sendsPerHour: '10' }],
+    ['a fraction', { sendsPerHour: 1.5 }],
+    ['1e12 without the allow flag', { sendsPerHour: 1e12 }],
+    ['101 without the allow flag', { sendsPerHour: 101 }],
+    ['an allow flag that is not true', { sendsPerHour: 500, aboveVendorLimit: 'yes' }],
+    ['1e12 even with the allow flag (not a safe whole number)', { sendsPerHour: 1e17, aboveVendorLimit: true }],
+  ])('%s is refused with what is wrong', (_, value) => {
+    const checked = checkSetBudget(value);
+    expect(typeof checked).toBe('string');
+  });
+
+  test('the refusal says what is wrong and how to fix it', () => {
+    expect(checkSetBudget({ sendsPerHour: 1e12 })).toMatch(
+      /above the vendor's documented limit of 100.*aboveVendorLimit: true/,
+    );
+    expect(checkSetBudget({ sendsPerHour: 1.5 })).toMatch(/whole number of at least 1/);
+  });
 });
 
 test('slotOutcome takes a slot, what became of it, and a Retry-After only with a 429', () => {

@@ -27,7 +27,6 @@ const request = (workflowId: string, jobId: string, startedAtMs: number, before:
   before,
   deadlineMs: 10 * HOUR,
   slotFor: `${workflowId}#1`,
-  defaultLimit: 80,
 });
 
 describe('a job is handed to its follow-ups in the order the server started them', () => {

@@ -5,9 +5,11 @@ import {
   enter,
   grantAtCheckIn,
   holdersToCheck,
+  isConfirmed,
   isIdle,
   isSlotKeyOfRun,
   leave,
+  limitOf,
   nextSlotAtMs,
   noticeAtCheckIn,
   recheckAfterMs,
@@ -29,6 +31,10 @@ import {
   type RoundPlan,
   type TurnGrant,
 } from '../../src/workflows/project-coordinator/project-coordination';
+import { defaultLimitFrom, perWindow } from '../../src/workflows/project-coordinator/budget-source';
+import { checkEnterRequest } from '../../src/workflows/project-coordinator/coordinator-messages';
+
+const perHourOf = (sends: number, windowMs: number) => (sends * 3_600_000) / windowMs;
 
 const HOUR = 3_600_000;
 /** Follow-ups start in the order the tests check them in, unless a test says otherwise. */
@@ -46,7 +52,6 @@ const request = (
   before: [],
   deadlineMs,
   slotFor,
-  defaultLimit: 80,
 });
 
 function burst(state: CoordinatorState, count: number, nowMs: number): void {
@@ -361,9 +366,9 @@ describe("others' uses of the project: the coordinator learns of them from the A
     // The follow-up hears the signal and the answer in either order (the check-in reads the job before it answers):
     // only the order they were said in tells it which to show, even when both were said in the same moment.
     const state = emptyCoordinator('p', 1, HOUR);
-    enter(state, { ...request('a', 'job-a'), defaultLimit: 1 }, 0);
+    enter(state, request('a', 'job-a'), 0);
     const [sent] = slotsOf(planRound(state, 0)) as [TurnGrant];
-    enter(state, { ...request('b', 'job-b'), defaultLimit: 1 }, 5);
+    enter(state, request('b', 'job-b'), 5);
     grantAtCheckIn(state, 'b', 'job-b', 5);
     const answered = noticeAtCheckIn(state, 'b', 'job-b', 5) as QueueNotice;
     expect(answered).toMatchObject({ reason: 'budget', ahead: 0 });
@@ -377,10 +382,10 @@ describe("others' uses of the project: the coordinator learns of them from the A
     // The count goes on across continue-as-new (it is in the state); a coordinator started again from nothing after
     // a termination counts from one, later.
     const restarted = emptyCoordinator('p', 1, HOUR);
-    enter(restarted, { ...request('b', 'job-b'), defaultLimit: 1 }, 6);
+    enter(restarted, request('b', 'job-b'), 6);
     const first = planRound(restarted, 6);
     expect(first.grants).toHaveLength(1);
-    enter(restarted, { ...request('c', 'job-b'), defaultLimit: 1 }, 6);
+    enter(restarted, request('c', 'job-b'), 6);
     const afresh = lastNotices(planRound(restarted, 6).notices).get('c') as QueueNotice;
     expect(afresh.said).toEqual({ atMs: 6, n: 1 });
     expect(saidAfter(afresh.said, retold.said)).toBe(true);
@@ -452,11 +457,58 @@ describe("others' uses of the project: the coordinator learns of them from the A
   });
 });
 
-test("the workers' default comes with each check-in: the latest one counts", () => {
+test('no check-in sets the budget: a forged defaultLimit is dropped by the check and the limit stays', () => {
+  const state = emptyCoordinator('p', 2, HOUR);
+  for (const [workflowId, defaultLimit] of [
+    ['a', 1],
+    ['b', 2_778],
+    ['c', 2_778],
+  ] as const) {
+    const checked = checkEnterRequest({ ...request(workflowId, `job-${workflowId}`), defaultLimit });
+    if (typeof checked === 'string') throw new Error(checked);
+    expect(checked).not.toHaveProperty('defaultLimit');
+    enter(state, checked, 0);
+  }
+  expect(limitOf(state)).toBe(2);
+  expect(planRound(state, 0).grants.filter((grant) => grant.slot !== null)).toHaveLength(2);
+});
+
+test('a follow-up is confirmed once: its lane entry under the same ticket stands for it, nothing else does', () => {
   const state = emptyCoordinator('p', 80, HOUR);
-  enter(state, { ...request('a', 'j'), defaultLimit: 1 }, 0);
-  enter(state, { ...request('b', 'k'), defaultLimit: 1 }, 0);
-  expect(planRound(state, 0).grants.filter((grant) => grant.slot !== null)).toHaveLength(1);
+  const a = request('a', 'job-a');
+  expect(isConfirmed(state, a)).toBe(false);
+  enter(state, a, 0);
+  expect(isConfirmed(state, a)).toBe(true);
+  // Another chain under the same id, the same follow-up named for another job, a name never seen: described again.
+  expect(isConfirmed(state, { ...a, ticket: 'another-chain' })).toBe(false);
+  expect(isConfirmed(state, { ...a, jobId: 'job-other' })).toBe(false);
+  expect(isConfirmed(state, { ...a, workflowId: 'ghost' })).toBe(false);
+  // Waiting behind a holder counts too; leaving ends it.
+  const b = request('b', 'job-a');
+  enter(state, b, 0);
+  planRound(state, 0);
+  expect(isConfirmed(state, b)).toBe(true);
+  leave(state, 'a', a.ticket);
+  expect(isConfirmed(state, a)).toBe(false);
+});
+
+test("a leave with a wrong ticket changes nothing; the holder's own ticket releases the job", () => {
+  const state = emptyCoordinator('p', 80, HOUR);
+  enter(state, request('a', 'job-a'), 0);
+  enter(state, request('b', 'job-a'), 0);
+  planRound(state, 0);
+  expect(leave(state, 'a', 'wrong')).toBe('unknown');
+  expect(viewOf(state, 0).lanes).toEqual([{ jobId: 'job-a', holder: 'a', waiting: ['b'] }]);
+  expect(leave(state, 'a', 't-a')).toBe('released');
+  expect(planRound(state, 0).grants.map((grant) => grant.workflowId)).toEqual(['b']);
+});
+
+test("the workers' default reaches a coordinator per window; what is not a budget changes nothing", () => {
+  expect(defaultLimitFrom(80, HOUR)).toBe(80);
+  expect(defaultLimitFrom(perHourOf(80, 30_000), 30_000)).toBe(80);
+  for (const bad of [0, 0.5, Number.NaN, Number.POSITIVE_INFINITY, '80', null, undefined])
+    expect(defaultLimitFrom(bad, HOUR)).toBeNull();
+  expect(perWindow(1, 10_000)).toBe(1);
 });
 
 describe("a job's lane: one follow-up at a time, the others in arrival order", () => {

@@ -15,35 +15,34 @@ import {
 } from '@temporalio/workflow';
 import { DEFAULT_BUDGET_MEMO_KEY } from '../../kernel/workflow-ids';
 import { setDefaultBudgetSignal } from './messages';
+import { checkBudgetRequest as checkSetBudget, type BudgetRequest } from '../../kernel/send-budget-rule';
 
 /** Keeps the default budget; ends when it is set back to null (the workers' setting). */
-export async function budgetDefaultsWorkflow(
-  start: { sendsPerHour: number | null } = { sendsPerHour: null },
-): Promise<void> {
-  let sendsPerHour = validOrNull(start?.sendsPerHour);
+export async function budgetDefaultsWorkflow(start: BudgetRequest = { sendsPerHour: null }): Promise<void> {
+  let budget: BudgetRequest = validOrNull(start);
   let changed = true;
   setHandler(setDefaultBudgetSignal, (update) => {
-    // Only a budget or an explicit null changes it: a malformed signal must not clear the namespace's default.
-    const value = (update as { sendsPerHour?: unknown } | null)?.sendsPerHour;
-    if (value !== null && validOrNull(value) === null)
-      return void log.warn('Ignored a malformed setDefaultBudget signal');
-    sendsPerHour = validOrNull(value);
+    // Only a budget by the CLI's rule or an explicit null changes it: a malformed signal must not clear the default.
+    const checked = checkSetBudget(update);
+    if (typeof checked === 'string') return void log.warn('Ignored a setDefaultBudget signal', { problem: checked });
+    budget = checked;
     changed = true;
   });
   for (;;) {
     if (changed) {
       changed = false;
-      upsertMemo({ [DEFAULT_BUDGET_MEMO_KEY]: sendsPerHour });
+      upsertMemo({ [DEFAULT_BUDGET_MEMO_KEY]: budget.sendsPerHour });
     }
-    if (sendsPerHour === null) return;
+    if (budget.sendsPerHour === null) return;
     if (workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof budgetDefaultsWorkflow>({ sendsPerHour });
+      await continueAsNew<typeof budgetDefaultsWorkflow>(budget);
     }
     await condition(() => changed);
   }
 }
 
-function validOrNull(value: unknown): number | null {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 1 ? value : null;
+function validOrNull(value: unknown): BudgetRequest {
+  const checked = checkSetBudget(value);
+  return typeof checked === 'string' ? { sendsPerHour: null } : checked;
 }

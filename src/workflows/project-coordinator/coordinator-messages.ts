@@ -5,7 +5,9 @@
  * a malformed, stale or foreign one changes nothing. Pure and workflow-safe (no zod in the workflow bundle).
  */
 import { isCoordinatorWorkflowId } from '../../kernel/workflow-ids';
-import { isFiniteNumber, isId, isObject, isTime, isWholeNumber } from '../../kernel/message-checks';
+import { isId, isObject, isTime, isWholeNumber } from '../../kernel/message-checks';
+import { checkBudgetRequest } from '../../kernel/send-budget-rule';
+export type { BudgetRequest } from '../../kernel/send-budget-rule';
 import type { EnterRequest, QueueNotice, Said, SlotOutcome, TurnGrant } from './project-coordination';
 
 /** More earlier follow-ups than a check-in lists (visibility's first page). */
@@ -14,7 +16,8 @@ export const MAX_BEFORE = 100;
 /** The check-in, or what is wrong with it. */
 export function checkEnterRequest(value: unknown): EnterRequest | string {
   if (!isObject(value)) return 'a check-in must be an object';
-  const { workflowId, ticket, jobId, startedAtMs, before, deadlineMs, slotFor, defaultLimit } = value;
+  // Whatever else it carries (a `defaultLimit`, as check-ins once did) is dropped: no check-in sets the budget.
+  const { workflowId, ticket, jobId, startedAtMs, before, deadlineMs, slotFor } = value;
   if (!isId(workflowId) || isCoordinatorWorkflowId(workflowId)) return 'workflowId must be a follow-up workflow id';
   if (!isId(ticket)) return 'ticket must be a non-empty string';
   if (!isId(jobId)) return 'jobId must be a non-empty string';
@@ -23,15 +26,16 @@ export function checkEnterRequest(value: unknown): EnterRequest | string {
     return `before must list at most ${MAX_BEFORE} workflow ids`;
   if (!isTime(deadlineMs)) return 'deadlineMs must be a time in milliseconds';
   if (slotFor !== null && !isId(slotFor)) return 'slotFor must be an attempt key or null';
-  if (!isFiniteNumber(defaultLimit) || defaultLimit < 1) return 'defaultLimit must be a number of at least 1';
-  return { workflowId, ticket, jobId, startedAtMs, before: before as string[], deadlineMs, slotFor, defaultLimit };
+  return { workflowId, ticket, jobId, startedAtMs, before: before as string[], deadlineMs, slotFor };
 }
 
-/** A `leave`: the follow-up, and (from this version on) the ticket of its check-in. */
-export function checkLeave(value: unknown): { workflowId: string; ticket?: string } | null {
-  if (!isObject(value) || !isId(value.workflowId)) return null;
-  if (value.ticket !== undefined && !isId(value.ticket)) return null;
-  return { workflowId: value.workflowId, ...(value.ticket !== undefined ? { ticket: value.ticket } : {}) };
+/**
+ * A `leave`: the follow-up and the ticket of its check-in, always. A leave without the ticket is refused: with the
+ * holder's workflow id alone, anyone could hand its job on while its result is not yet read.
+ */
+export function checkLeave(value: unknown): { workflowId: string; ticket: string } | null {
+  if (!isObject(value) || !isId(value.workflowId) || !isId(value.ticket)) return null;
+  return { workflowId: value.workflowId, ticket: value.ticket };
 }
 
 /**
@@ -46,13 +50,8 @@ export function checkSlotOutcome(value: unknown): SlotOutcome | null {
   return { workflowId: value.workflowId, slot: value.slot, outcome, retryAfterMs };
 }
 
-/** A `setBudget`: sends per hour, at least 1 (scaled to a test's short window, so not always whole), or null for the workers' default. */
-export function checkSetBudget(value: unknown): { sendsPerHour: number | null } | null {
-  if (!isObject(value)) return null;
-  const { sendsPerHour } = value;
-  if (sendsPerHour === null) return { sendsPerHour };
-  return isFiniteNumber(sendsPerHour) && sendsPerHour >= 1 ? { sendsPerHour } : null;
-}
+/** A `setBudget`, or what is wrong with it: the CLI's rule, checked again here (send-budget-rule.ts). */
+export const checkSetBudget = checkBudgetRequest;
 
 /**
  * A `turn` for this follow-up's run: its ticket (unique to the follow-up's chain, so it names the follow-up too), and a

@@ -4,6 +4,7 @@
  * and the client share without loading the workflow SDK.
  */
 import { queryNamed, signalNamed, updateNamed } from '../../kernel/message-definitions';
+import type { BudgetRequest } from '../../kernel/send-budget-rule';
 import type {
   CheckInAnswer,
   EnterRequest,
@@ -21,8 +22,8 @@ import type {
  */
 export const enterUpdate = updateNamed<CheckInAnswer, [EnterRequest]>('enter');
 
-/** To a coordinator: a follow-up is done with its job, or gives up waiting (with its check-in's ticket). */
-export const leaveSignal = signalNamed<[{ workflowId: string; ticket?: string }]>('leave');
+/** To a coordinator: a follow-up is done with its job, or gives up waiting (with its check-in's ticket, always). */
+export const leaveSignal = signalNamed<[{ workflowId: string; ticket: string }]>('leave');
 
 /**
  * To a coordinator: what became of a slot it granted. Unsent, it does not count; a 429 takes it out of the window and
@@ -31,8 +32,11 @@ export const leaveSignal = signalNamed<[{ workflowId: string; ticket?: string }]
  */
 export const slotOutcomeSignal = signalNamed<[SlotOutcome]>('slotOutcome');
 
-/** To a coordinator: the project's own budget (sends per hour), or null to follow the workers' default again. */
-export const setBudgetSignal = signalNamed<[{ sendsPerHour: number | null }]>('setBudget');
+/**
+ * To a coordinator: the project's own budget (sends per hour, whole, at most the vendor's 100 unless the signal carries
+ * `aboveVendorLimit: true`), or null to follow the workers' default again.
+ */
+export const setBudgetSignal = signalNamed<[BudgetRequest]>('setBudget');
 
 // The messages a coordinator sends its follow-ups (checked by the follow-up with coordinator-messages.ts):
 
@@ -47,7 +51,10 @@ export const projectQuery = queryNamed<ProjectView>('project');
 
 export interface CoordinatorStart {
   projectId: string;
-  /** Sends per window until a worker or `budget set` says otherwise. */
+  /**
+   * Sends per hour until the coordinator's first confirmed check-in reads the workers' default (no slot is granted
+   * before), or `budget set` says otherwise: a starter's figure never governs a send.
+   */
   sendsPerHour: number;
   /** The window's length: an hour, as the vendor counts; shorter only in tests. */
   windowMs?: number;

@@ -172,8 +172,6 @@ export interface EnterRequest {
    * an earlier run delivered). A repeated signal for the same attempt is not granted twice.
    */
   slotFor: string | null;
-  /** The sending worker's AGENT_SENDS_PER_PROJECT_PER_HOUR (scaled to the window), the project's default. */
-  defaultLimit: number;
 }
 
 /** To a follow-up: the job is yours; with `sendByMs`, a request may leave until then. */
@@ -309,7 +307,6 @@ export function nextSlotAtMs(state: CoordinatorState, nowMs: number): number | n
  * Follow-ups to the job started before it that the coordinator has not seen are awaited: it goes after them.
  */
 export function enter(state: CoordinatorState, request: EnterRequest, nowMs: number): void {
-  state.defaultLimit = request.defaultLimit;
   const lane = (state.lanes[request.jobId] ??= { holder: null, waiting: [] });
   const holder = lane.holder?.workflowId === request.workflowId ? lane.holder : null;
   let entry = holder ?? lane.waiting.find((waiting) => waiting.workflowId === request.workflowId) ?? null;
@@ -498,6 +495,22 @@ export function returnSlot(state: CoordinatorState, workflowId: string, key: str
   if (index < 0 && !last) return false;
   state.totals.returned += 1;
   return true;
+}
+
+/**
+ * Whether the coordinator confirmed this follow-up's run already: it holds or waits in the job's lane under the same
+ * ticket (its chain's first run id), which only a check-in confirmed by a describe put there. Its later check-ins
+ * need no describe; any other (a new chain under the id, another job, a name never seen) does.
+ */
+export function isConfirmed(
+  state: CoordinatorState,
+  claim: { workflowId: string; ticket: string; jobId: string },
+): boolean {
+  const lane = state.lanes[claim.jobId];
+  if (!lane) return false;
+  const same = (entry: LaneEntry | null | undefined) =>
+    entry?.workflowId === claim.workflowId && entry.ticket === claim.ticket;
+  return same(lane.holder) || lane.waiting.some(same);
 }
 
 /**

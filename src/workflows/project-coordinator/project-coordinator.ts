@@ -26,6 +26,7 @@ import {
 import { coordinatorWorkflowId } from '../../kernel/workflow-ids';
 import { formatMs } from '../../kernel/duration';
 import { checkEnterRequest, checkLeave, checkSlotOutcome, checkSetBudget } from './coordinator-messages';
+import { defaultLimitFrom, perWindow } from './budget-source';
 import {
   awaitedToCheck,
   emptyCoordinator,
@@ -34,6 +35,7 @@ import {
   grantAtCheckIn,
   holdersToCheck,
   HOUR_MS,
+  isConfirmed,
   isCoordinatorState,
   isIdle,
   leave,
@@ -68,7 +70,7 @@ import {
 } from './messages';
 import { refusalLine } from '../../kernel/words';
 import { NotedGrowth } from '../noted-growth';
-import { type FollowUpActivities } from '../activity-contract';
+import { type FollowUpActivities, type FollowUpConfirmation } from '../activity-contract';
 
 /** Signals a run takes before it continues as new, far below Temporal's 10,000 per run. */
 const SIGNALS_PER_RUN = 4_000;
@@ -94,6 +96,16 @@ const { followUpIsRunning } = proxyActivities<FollowUpActivities>({
   summary: 'check that the follow-up holding a job still runs',
 });
 
+/**
+ * A check-in's describe: short and few attempts, since its sender waits (and holds one of Temporal's 10 updates in
+ * flight); past them the check-in is refused for now and its sender checks in again.
+ */
+const { confirmFollowUp } = proxyActivities<FollowUpActivities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '500ms', maximumInterval: '2s', maximumAttempts: 3 },
+  summary: 'confirm that a follow-up checking in runs, and read the default budget',
+});
+
 /** Coordinates one project's follow-ups: its send budget and one lane per job. */
 export async function projectCoordinatorWorkflow(
   start: CoordinatorStart,
@@ -112,14 +124,56 @@ export async function projectCoordinatorWorkflow(
   // Read in conditions and validators, so only from what the history holds (noted-growth.ts): a validator that read
   // the live figures would refuse every check-in while the loop waits for a change the refusals keep from coming.
   const closing = () => growth.reached(EVENTS_PER_RUN) || signals >= SIGNALS_PER_RUN || checkIns >= CHECK_INS_PER_RUN;
+  // Describes in flight, one per claimed run: a retried check-in waits for the same answer, not a second describe.
+  const confirming = new Map<string, Promise<FollowUpConfirmation>>();
+  let beingConfirmed = 0;
   setHandler(
     enterUpdate,
-    (request) => {
+    async (raw) => {
       checkIns += 1;
       changed = true;
       growth.note();
+      // The validator checked the shape; what it carries beyond the known fields (a `defaultLimit`) goes here.
+      const request = checkEnterRequest(raw);
+      if (typeof request === 'string') throw refusedCheckIn(request);
+      // Only a follow-up the server shows running, ours, of the chain the ticket names, takes a place or a slot;
+      // confirmed once per run (its lane entry then stands for it), so its later check-ins cost no describe.
+      if (!isConfirmed(state, request)) {
+        const key = `${request.workflowId}\u0000${request.ticket}`;
+        let pending = confirming.get(key);
+        if (!pending) {
+          pending = confirmFollowUp({ workflowId: request.workflowId, ticket: request.ticket });
+          confirming.set(key, pending);
+        }
+        let confirmation: FollowUpConfirmation;
+        beingConfirmed += 1;
+        try {
+          confirmation = await pending;
+        } catch {
+          throw ApplicationFailure.create({
+            type: COORDINATOR_BUSY,
+            message: 'The coordinator could not confirm the follow-up checking in yet; check in again shortly',
+          });
+        } finally {
+          confirming.delete(key);
+          beingConfirmed -= 1;
+          // The loop may be waiting for this answer, to take the follow-up or to end idle.
+          changed = true;
+        }
+        const defaultLimit = defaultLimitFrom(confirmation.defaultSendsPerHour, state.windowMs);
+        if (defaultLimit !== null) state.defaultLimit = defaultLimit;
+        if (confirmation.problem !== null) {
+          log.warn('Refused a check-in from no running follow-up of ours', {
+            projectId: state.projectId,
+            workflowId: request.workflowId,
+            problem: confirmation.problem,
+          });
+          throw refusedCheckIn(`${confirmation.problem}; only a running follow-up checks in for itself`);
+        }
+      }
+      changed = true;
       const now = Date.now();
-      enter(state, { ...request, defaultLimit: perWindow(request.defaultLimit, state.windowMs) }, now);
+      enter(state, request, now);
       grantAtCheckIn(state, request.workflowId, request.jobId, now);
       return {
         standing: standingOf(state, request.workflowId, request.slotFor),
@@ -130,12 +184,7 @@ export async function projectCoordinatorWorkflow(
       // Runs before anything is written: a refused check-in leaves no trace, and its sender tries again.
       validator: (request) => {
         const checked = checkEnterRequest(request);
-        if (typeof checked === 'string')
-          throw ApplicationFailure.create({
-            type: CHECK_IN_REFUSED,
-            message: `Invalid check-in: ${checked}`,
-            nonRetryable: true,
-          });
+        if (typeof checked === 'string') throw refusedCheckIn(checked);
         if (closing())
           throw ApplicationFailure.create({
             type: COORDINATOR_BUSY,
@@ -152,8 +201,10 @@ export async function projectCoordinatorWorkflow(
   );
   setHandler(leaveSignal, (message) => {
     const checked = checkLeave(message);
-    if (!checked) return void log.warn('Ignored a malformed leave signal', { projectId: state.projectId });
-    leave(state, checked.workflowId, checked.ticket);
+    if (!checked) return void log.warn('Ignored a leave signal without a ticket', { projectId: state.projectId });
+    // Only the run that checked in with this ticket leaves; a wrong one changes nothing.
+    if (leave(state, checked.workflowId, checked.ticket) === 'unknown')
+      log.warn('Ignored a leave signal of no follow-up held here by its ticket', { projectId: state.projectId });
     heard();
   });
   setHandler(slotOutcomeSignal, (message) => {
@@ -181,7 +232,8 @@ export async function projectCoordinatorWorkflow(
   });
   setHandler(setBudgetSignal, (message) => {
     const checked = checkSetBudget(message);
-    if (!checked) return void log.warn('Ignored a malformed setBudget signal', { projectId: state.projectId });
+    if (typeof checked === 'string')
+      return void log.warn('Ignored a setBudget signal', { projectId: state.projectId, problem: checked });
     state.limitOverride = checked.sendsPerHour === null ? null : perWindow(checked.sendsPerHour, state.windowMs);
     heard();
   });
@@ -200,7 +252,8 @@ export async function projectCoordinatorWorkflow(
       await continueAsNew<typeof projectCoordinatorWorkflow>(start, { ...state, runs: state.runs + 1 });
     }
     if (changed || more) continue;
-    if (isIdle(state, Date.now())) return viewOf(state, Date.now());
+    // A check-in being confirmed is not idleness: its follow-up may be about to take a place.
+    if (isIdle(state, Date.now()) && beingConfirmed === 0) return viewOf(state, Date.now());
     const wakes = [wakeAtMs, nextHolderCheckAtMs(state), nextAwaitedCheckAtMs(state), windowEmptiesAtMs(state)].filter(
       (time): time is number => time !== null,
     );
@@ -210,6 +263,14 @@ export async function projectCoordinatorWorkflow(
     if (wakeIn === undefined) await condition(() => changed || closing());
     else await condition(() => changed || closing(), wakeIn, { summary: wakeSummary(state, wakeAtMs) });
   }
+}
+
+function refusedCheckIn(problem: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: CHECK_IN_REFUSED,
+    message: `Invalid check-in: ${problem}`,
+    nonRetryable: true,
+  });
 }
 
 /** Signals the grants and notices at once; a follow-up that cannot be reached is gone, and loses its place. */
@@ -289,11 +350,6 @@ function knows(state: CoordinatorState, workflowId: string): boolean {
   return Object.values(state.lanes).some(
     (lane) => lane.holder?.workflowId === workflowId || lane.waiting.some((entry) => entry.workflowId === workflowId),
   );
-}
-
-/** A budget per hour as a budget per window (the same unless a test shortened the window). */
-function perWindow(sendsPerHour: number, windowMs: number): number {
-  return windowMs === HOUR_MS ? sendsPerHour : Math.max(1, Math.round((sendsPerHour * windowMs) / HOUR_MS));
 }
 
 function wakeSummary(state: CoordinatorState, wakeAtMs: number | null): string {

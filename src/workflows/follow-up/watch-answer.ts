@@ -1,4 +1,5 @@
 /** What a job watcher tells a waiting follow-up (pure types and checks: workflow code imports them). */
+import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { isAgentJobOf, type AgentJob } from '../../kernel/agent-job';
 
 /** What every answer names: the wait it answers (its round and the name the follow-up drew for it). */
@@ -66,4 +67,22 @@ export function isWatchAnswer(value: unknown): value is WatchAnswer {
     );
   if (answer.kind === 'refused') return true;
   return answer.kind === 'failure' && typeof answer.type === 'string' && typeof answer.message === 'string';
+}
+
+/**
+ * Whether the follow-up's own read `own` confirms a job its watcher told (`told`): the same job id, status and prLink.
+ * An answer is a hint to read, never a fact (issue 73): anyone who may signal the namespace can send a well-formed
+ * answer with the wait's name, which histories hold.
+ */
+export function confirmsTold(told: AgentJob, own: AgentJob): boolean {
+  return told.id === own.id && told.status === own.status && (told.prLink ?? null) === (own.prLink ?? null);
+}
+
+/**
+ * The definite failure (non-retryable) of the follow-up's own read, which ends a wait as the watcher's told failure
+ * would; null for a read that failed only for now (the told failure is then not believed, and the wait goes on).
+ */
+export function definiteFailureOf(error: unknown): ApplicationFailure | null {
+  if (!(error instanceof ActivityFailure) || !(error.cause instanceof ApplicationFailure)) return null;
+  return error.cause.nonRetryable ? error.cause : null;
 }

@@ -101,9 +101,10 @@ test('a forged completed answer with the wait’s name read from the watcher’s
   const events = await historyOf(workflowId);
   // The forged answer and the real one each confirmed by one own read, no more.
   expect(confirmingReads(events)).toBe(2);
-  // A follow-up that sends and waits is about 45 events; the forged answer adds its signal, one read and a wait's
-  // registration (about 15), a busy machine a few retried workflow tasks.
-  expect(events.length).toBeLessThanOrEqual(90);
+  console.log(`forged completed: ${events.length} events`);
+  // A watched follow-up that sends and waits is 32 events here; the forged answer adds its signal, one read and a
+  // wait's registration with their workflow tasks (49 measured); a busy machine may retry a workflow task or two.
+  expect(events.length).toBeLessThanOrEqual(60);
 });
 
 test('a forged failure answer with the wait’s name does not end the follow-up AgentJobNotFound; the real end does, with the real PR', async () => {
@@ -128,7 +129,8 @@ test('a forged failure answer with the wait’s name does not end the follow-up 
   expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe('https://github.com/acme/app/pull/43');
   const events = await historyOf(workflowId);
   expect(confirmingReads(events)).toBe(2);
-  expect(events.length).toBeLessThanOrEqual(90);
+  console.log(`forged failure: ${events.length} events`);
+  expect(events.length).toBeLessThanOrEqual(60);
 });
 
 test('a watched follow-up takes its result from its own read: one GET more than its watcher’s reads, no more', async () => {
@@ -139,9 +141,10 @@ test('a watched follow-up takes its result from its own read: one GET more than 
   const outcome = await followUps.outcome(workflowId);
   expect(outcome.kind).toBe('completed');
   const events = await historyOf(workflowId);
-  expect(confirmingReads(events)).toBe(1);
   const gets = h.simulator.counts(job.projectId, job.jobId).gets;
-  // The figure for docs/BENCHMARKS.md and the report: the job's GETs, ours and its watcher's, and the history.
+  // The figure for the report: the job's GETs, ours and its watcher's, and the history.
   console.log(`own-read: ${gets} GETs for one follow-up, ${events.length} events`);
-  expect(events.length).toBeLessThanOrEqual(60);
+  expect(confirmingReads(events)).toBe(1);
+  // 26 events on main, 32 with the own read (its activity and a workflow task).
+  expect(events.length).toBeLessThanOrEqual(40);
 });

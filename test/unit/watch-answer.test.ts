@@ -1,5 +1,5 @@
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
-import { confirmsTold, definiteFailureOf } from '../../src/workflows/follow-up/watch-answer';
+import { confirmsFailure, confirmsTold, definiteFailureOf } from '../../src/workflows/follow-up/watch-answer';
 
 const told = { id: 'job-1', status: 'completed', prLink: 'https://github.com/acme/app/pull/7' };
 
@@ -22,4 +22,21 @@ test('definiteFailureOf: only a non-retryable failure of the own read ends a wai
   expect(definiteFailureOf(activityFailure(new Error('timeout')))).toBeNull();
   expect(definiteFailureOf(notFound)).toBeNull();
   expect(definiteFailureOf('garbage')).toBeNull();
+});
+
+test('confirmsFailure: the own read fails the way the watcher told, or breaks the contract once more', () => {
+  const failed = (type: string, nonRetryable = false) =>
+    new ActivityFailure(
+      'activity failed',
+      'pollAgentJob',
+      '1',
+      RetryState.MAXIMUM_ATTEMPTS_REACHED,
+      'w',
+      ApplicationFailure.create({ type, message: type, nonRetryable }),
+    );
+  expect(confirmsFailure('AgentJobNotFound', failed('AgentJobNotFound', true))).toBe(true);
+  expect(confirmsFailure('AgentApiContractViolation', failed('AgentApiInvalidResponse'))).toBe(true);
+  expect(confirmsFailure('AgentJobNotFound', failed('AgentApiUnavailable'))).toBe(false);
+  expect(confirmsFailure('AgentJobNotFound', failed('AgentApiInvalidResponse'))).toBe(false);
+  expect(confirmsFailure('AgentJobNotFound', new Error('AgentJobNotFound'))).toBe(false);
 });

@@ -21,7 +21,7 @@ import {
 import { sameJobState } from '../../kernel/agent-job';
 import { formatMs } from '../../kernel/duration';
 import type { PollSchedule, WaitRequest } from '../../kernel/poll-schedule';
-import { definiteFailureOf, isAnswerTo, isEarlierAnswer, type WatchAnswer } from './watch-answer';
+import { confirmsFailure, definiteFailureOf, isAnswerTo, isEarlierAnswer, type WatchAnswer } from './watch-answer';
 import { isAnswer } from '../job-watcher/reader-book';
 import { watchShardOf } from '../job-watcher/watcher-book';
 import { readAgentJobOnce, registerWatch } from './activity-proxies';
@@ -63,14 +63,21 @@ export type WatchedRequest = WaitRequest;
 export type WatchedRead = PollResult & { told?: true };
 
 /**
- * The follow-up's own read (one GET) of a job a watcher told it: a failure for good ends the wait (thrown as the
- * watcher's told failure was); null when the read failed only for now, and the told news is not believed.
+ * The follow-up's own read (one GET) of a job a watcher told it: a read that fails as the watcher told (`toldFailure`),
+ * or for good, ends the wait; null when the read failed only for now, and the told news is not believed.
  */
-export async function ownReadOf(run: FollowUpRun, schedule: PollSchedule, summary: string): Promise<PollResult | null> {
+export async function ownReadOf(
+  run: FollowUpRun,
+  schedule: PollSchedule,
+  summary: string,
+  toldFailure?: { type: string; message: string; details: unknown[] },
+): Promise<PollResult | null> {
   try {
     return await readAgentJobOnce(run.ref, schedule, summary);
   } catch (error) {
     if (CancellationScope.current().consideredCancelled) throw error;
+    if (toldFailure && confirmsFailure(toldFailure.type, error))
+      throw ApplicationFailure.create({ ...toldFailure, nonRetryable: true });
     const definite = definiteFailureOf(error);
     if (definite)
       throw ApplicationFailure.create({
@@ -211,12 +218,13 @@ export class SharedWatch {
         sawActive: this.takeAskedSawActive(),
       };
     }
-    // A failure told is believed only when the follow-up's own read fails for good too (ownReadOf throws it then).
+    // A failure told is believed only when the follow-up's own read fails so too, or for good (ownReadOf throws then).
     if (answer.kind === 'failure') {
       const own = await ownReadOf(
         this.run,
         request.schedule,
-        `read job ${this.run.ref.jobId} (its watcher told a failure)`,
+        `read job ${this.run.ref.jobId}: its watcher told a failure`,
+        { type: answer.type, message: answer.message, details: answer.details },
       );
       if (own === null) return this.wait({ ...request, readAtOnce: false });
       log.warn('The follow-up’s own read found the job its watcher told had failed; waiting on', {

@@ -1,6 +1,10 @@
 /** What a job watcher tells a waiting follow-up (pure types and checks: workflow code imports them). */
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { isAgentJobOf, type AgentJob } from '../../kernel/agent-job';
+import { FollowUpErrorType } from '../../kernel/types';
+
+/** The API client's failure for a get-job body that breaks the contract (agent-api/errors.ts, not loaded here). */
+const INVALID_RESPONSE = 'AgentApiInvalidResponse';
 
 /** What every answer names: the wait it answers (its round and the name the follow-up drew for it). */
 export interface AnswerTo {
@@ -85,4 +89,15 @@ export function confirmsTold(told: AgentJob, own: AgentJob): boolean {
 export function definiteFailureOf(error: unknown): ApplicationFailure | null {
   if (!(error instanceof ActivityFailure) || !(error.cause instanceof ApplicationFailure)) return null;
   return error.cause.nonRetryable ? error.cause : null;
+}
+
+/**
+ * Whether the follow-up's own read, failed with `error`, shows the failure its watcher told (`toldType`): the same
+ * failure type, or, for a contract broken again and again, one more body that breaks it (the watcher counted the ones
+ * before; one read cannot count them again).
+ */
+export function confirmsFailure(toldType: string, error: unknown): boolean {
+  if (!(error instanceof ActivityFailure) || !(error.cause instanceof ApplicationFailure)) return false;
+  const ownType = error.cause.type;
+  return ownType === toldType || (toldType === FollowUpErrorType.ContractViolation && ownType === INVALID_RESPONSE);
 }

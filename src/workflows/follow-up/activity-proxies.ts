@@ -126,17 +126,21 @@ export function registerWatch(
 /**
  * One read of the job, made by the follow-up itself: a read asked for (pollNow) while a shared watcher follows the job,
  * which would come to it only at its next look at its book (a workflow task and a query later, or 2 s for a watcher
- * that reads by its timers). Exactly one GET: the schedule given to the poll
+ * that reads by its timers); or the read that confirms what a watcher told before it ends a wait. Exactly one GET: the schedule given to the poll
  * ends now, so no second read is planned, and a failed read is not retried (the wait goes back to the watcher, which
  * reads again at once and tells of the failure as it tells of any other). `known: null` returns the read as it is.
  */
-export function readAgentJobOnce(ref: JobRef, schedule: PollSchedule): Promise<PollResult> {
+export function readAgentJobOnce(
+  ref: JobRef,
+  schedule: PollSchedule,
+  summary = `read job ${ref.jobId} now (asked for)`,
+): Promise<PollResult> {
   const { pollAgentJob: read } = proxyActivities<FollowUpActivities>({
     // AGENT_API_REQUEST_TIMEOUT is at most 25 s; the heartbeats during the read notice a lost worker sooner.
     startToCloseTimeout: '30s',
     heartbeatTimeout: '10s',
     retry: { maximumAttempts: 1 },
-    summary: `read job ${ref.jobId} now (asked for)`,
+    summary,
   });
   return read({
     ...ref,

@@ -25,7 +25,7 @@ import type { Delivered } from './checkpoint';
 import { classifySendFailure, decideDelivery, refusedByRateLimit, requestLeft, requestStartOf } from './decisions';
 import { pollAgentJob, readSendOutcome, sendFollowUpMessage } from './activity-proxies';
 import { scheduleFrom, scheduleShape } from './run-schedule';
-import { waitForJobChange, withJobWatch } from './job-change';
+import { confirmTold, waitForJobChange, withJobWatch } from './job-change';
 import { sharedWatcherId } from './shared-watch';
 import type { FollowUpRun } from './follow-up-run';
 import { describeFailure } from './run-failures';
@@ -189,12 +189,16 @@ async function readIdleJob(run: FollowUpRun, turn: ProjectTurn, pollNow: PollNow
     while (!isTerminal(read.job.status)) {
       run.enter('waiting-for-idle');
       const busy = read.job;
-      read = await waitForJobChange(run, pollNow, shared, {
+      const changed = await waitForJobChange(run, pollNow, shared, {
         known: jobState(busy),
         acceptUnchangedFromMs: null,
         summary: (readAtOnce) =>
           `${readAtOnce ? 'read now (asked for), then ' : ''}wait for job ${run.ref.jobId} to finish its ${busy.status} work before sending`,
       });
+      // The job's end, as its watcher told it, lets the message go only once the follow-up's own read shows it.
+      const own = 'told' in changed && isTerminal(changed.job.status) ? await confirmTold(run, changed) : changed;
+      if (own === null) continue;
+      read = own;
       run.observe(read.job, read.polls);
       await run.continueAsNewIfSuggested(undefined);
     }

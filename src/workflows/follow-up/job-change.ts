@@ -3,13 +3,15 @@
  * watcher reads for the follow-up (shared-watch.ts), a read asked for (`pollNow`) is made at once, and only a follow-up
  * with no watcher to take its wait (none configured, or every watcher of its shard's chain refused) polls for itself.
  */
+import { log } from '@temporalio/workflow';
 import type { JobState } from '../../kernel/agent-job';
 import type { PollResult } from '../activity-contract';
 import { pollAgentJob } from './activity-proxies';
 import { scheduleFrom } from './run-schedule';
 import type { FollowUpRun } from './follow-up-run';
 import type { PollNow } from './poll-now';
-import { SharedWatch, withEarlierReads } from './shared-watch';
+import { ownReadOf, SharedWatch, withEarlierReads, type WatchedRead } from './shared-watch';
+import { confirmsTold } from './watch-answer';
 import type { WatchRegistration } from '../job-watcher/messages';
 
 export interface JobChange {
@@ -47,7 +49,7 @@ export function waitForJobChange(
   pollNow: PollNow,
   shared: SharedWatch | null,
   change: JobChange,
-): Promise<PollResult> {
+): Promise<WatchedRead> {
   const { known, acceptUnchangedFromMs } = change;
   const pollItself = (readAtOnce: boolean) =>
     pollAgentJob(
@@ -55,7 +57,7 @@ export function waitForJobChange(
       run.deadlineMs,
       change.summary(readAtOnce),
     );
-  return pollNow.poll(async (readAtOnce) => {
+  return pollNow.poll(async (readAtOnce): Promise<WatchedRead> => {
     if (!shared) return pollItself(readAtOnce);
     const request = { known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce };
     let watched = await shared.wait(request);
@@ -78,4 +80,22 @@ export function waitForJobChange(
       run.watchedBy(shared.watcherId);
     }
   });
+}
+
+/**
+ * The follow-up's own read of a job its watcher told it ended, made before that ends anything: the told read counts
+ * only if this read shows the same id, status and prLink; otherwise this read stands in its place (it is the job as it
+ * is, read by the follow-up). Null when the read failed for now: the told read is not believed, and the wait goes on.
+ */
+export async function confirmTold(run: FollowUpRun, told: PollResult): Promise<PollResult | null> {
+  const own = await ownReadOf(run, scheduleFrom(run), `read job ${run.ref.jobId} to confirm what its watcher told`);
+  if (own === null) return null;
+  const polls = told.polls + own.polls;
+  if (confirmsTold(told.job, own.job)) return { ...own, polls, sawActive: told.sawActive || own.sawActive };
+  log.warn('The follow-up’s own read does not show what its watcher told; it goes by its own read', {
+    ...run.ref,
+    told: { status: told.job.status, prLink: told.job.prLink ?? null },
+    read: { status: own.job.status, prLink: own.job.prLink ?? null },
+  });
+  return { ...own, polls };
 }

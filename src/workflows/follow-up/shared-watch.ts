@@ -20,8 +20,8 @@ import {
 } from '@temporalio/workflow';
 import { sameJobState } from '../../kernel/agent-job';
 import { formatMs } from '../../kernel/duration';
-import type { WaitRequest } from '../../kernel/poll-schedule';
-import { isAnswerTo, isEarlierAnswer, type WatchAnswer } from './watch-answer';
+import type { PollSchedule, WaitRequest } from '../../kernel/poll-schedule';
+import { confirmsFailure, definiteFailureOf, isAnswerTo, isEarlierAnswer, type WatchAnswer } from './watch-answer';
 import { isAnswer } from '../job-watcher/reader-book';
 import { watchShardOf } from '../job-watcher/watcher-book';
 import { readAgentJobOnce, registerWatch } from './activity-proxies';
@@ -55,6 +55,44 @@ export interface RefusedWait {
 }
 
 export type WatchedRequest = WaitRequest;
+
+/**
+ * A read that ends a wait. `told`: the watcher's read, told by a signal anyone in the namespace can forge: before it
+ * decides a result the follow-up reads the job itself (`ownReadOf`).
+ */
+export type WatchedRead = PollResult & { told?: true };
+
+/**
+ * The follow-up's own read (one GET) of a job a watcher told it: a read that fails as the watcher told (`toldFailure`),
+ * or for good, ends the wait; null when the read failed only for now, and the told news is not believed.
+ */
+export async function ownReadOf(
+  run: FollowUpRun,
+  schedule: PollSchedule,
+  summary: string,
+  toldFailure?: { type: string; message: string; details: unknown[] },
+): Promise<PollResult | null> {
+  try {
+    return await readAgentJobOnce(run.ref, schedule, summary);
+  } catch (error) {
+    if (CancellationScope.current().consideredCancelled) throw error;
+    if (toldFailure && confirmsFailure(toldFailure.type, error))
+      throw ApplicationFailure.create({ ...toldFailure, nonRetryable: true });
+    const definite = definiteFailureOf(error);
+    if (definite)
+      throw ApplicationFailure.create({
+        type: definite.type ?? 'Error',
+        message: definite.message,
+        details: definite.details ?? [],
+        nonRetryable: true,
+      });
+    log.warn('The follow-up’s own read of a job its watcher told of failed for now; waiting on', {
+      ...run.ref,
+      error: String(error),
+    });
+    return null;
+  }
+}
 
 /** The watcher of a follow-up's shard. */
 export function sharedWatcherId(ref: { projectId: string; jobId: string }, shards: number, overflow = 0): string {
@@ -135,7 +173,7 @@ export class SharedWatch {
    * once; only if it is not an answer (by the watcher's own rule) does the wait go to the watcher, from the schedule's
    * next point.
    */
-  async wait(request: WatchedRequest): Promise<PollResult | RefusedWait> {
+  async wait(request: WatchedRequest): Promise<WatchedRead | RefusedWait> {
     const atSend = this.registeredAtSend;
     this.registeredAtSend = null;
     const round =
@@ -180,19 +218,28 @@ export class SharedWatch {
         sawActive: this.takeAskedSawActive(),
       };
     }
+    // A failure told is believed only when the follow-up's own read fails so too, or for good (ownReadOf throws then).
     if (answer.kind === 'failure') {
-      throw ApplicationFailure.create({
-        type: answer.type,
-        message: answer.message,
-        details: answer.details,
-        nonRetryable: true,
+      const own = await ownReadOf(
+        this.run,
+        request.schedule,
+        `read job ${this.run.ref.jobId}: its watcher told a failure`,
+        { type: answer.type, message: answer.message, details: answer.details },
+      );
+      if (own === null) return this.wait({ ...request, readAtOnce: false });
+      log.warn('The follow-up’s own read found the job its watcher told had failed; waiting on', {
+        ...this.run.ref,
+        told: answer.type,
+        status: own.job.status,
       });
+      return this.withAskedSawActive({ ...own, polls: own.polls + answer.polls });
     }
     return this.withAskedSawActive({
       job: answer.job,
       readAtMs: answer.readAtMs,
       polls: answer.polls,
       sawActive: answer.sawActive,
+      told: true,
     });
   }
 
@@ -202,7 +249,7 @@ export class SharedWatch {
   }
 
   /** A read asked for may have been the one that saw the job working. */
-  private withAskedSawActive(result: PollResult): PollResult {
+  private withAskedSawActive(result: WatchedRead): WatchedRead {
     // The read itself was counted when it was made.
     return withEarlierReads(result, { polls: 0, sawActive: this.takeAskedSawActive() });
   }
@@ -311,7 +358,7 @@ export class SharedWatch {
 }
 
 /** A poll's result, counting the reads of the same wait made before it (and whether one found the job working). */
-export function withEarlierReads(result: PollResult, earlier: { polls: number; sawActive: boolean }): PollResult {
+export function withEarlierReads<R extends PollResult>(result: R, earlier: { polls: number; sawActive: boolean }): R {
   return { ...result, polls: result.polls + earlier.polls, sawActive: result.sawActive || earlier.sawActive };
 }
 

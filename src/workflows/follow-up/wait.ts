@@ -6,7 +6,8 @@
 import { jobState, type AgentJob } from '../../kernel/agent-job';
 import type { Delivered } from './checkpoint';
 import { judgeRead, watchAfter, type ReadVerdict, type ResultWatch } from './decisions';
-import { waitForJobChange, withJobWatch } from './job-change';
+import { confirmTold, waitForJobChange, withJobWatch } from './job-change';
+import type { PollResult } from '../activity-contract';
 import type { FollowUpRun } from './follow-up-run';
 import type { PollNow } from './poll-now';
 import type { SharedWatch } from './shared-watch';
@@ -26,6 +27,7 @@ async function waitWith(
 ): Promise<AgentJob> {
   let state = delivered;
   const watch = (): ResultWatch => ({ ...state, settleWindowMs: run.request.polling.settleWindowMs });
+  const watchSeen = (read: PollResult): ResultWatch => ({ ...watch(), sawActive: state.sawActive || read.sawActive });
   // Until a read says otherwise, what the follow-up knows is the send's answer (or the job before it).
   let verdict: Extract<ReadVerdict, { kind: 'wait' }> = {
     kind: 'wait',
@@ -36,7 +38,7 @@ async function waitWith(
   for (;;) {
     run.enter('waiting', WAITING_FOR[verdict.why]);
     const { known, acceptUnchangedFromMs } = verdict;
-    const { job, readAtMs, polls, sawActive } = await waitForJobChange(run, pollNow, shared, {
+    let read: PollResult = await waitForJobChange(run, pollNow, shared, {
       known,
       acceptUnchangedFromMs,
       summary: (readAtOnce) =>
@@ -44,17 +46,24 @@ async function waitWith(
           ? `read job ${run.ref.jobId} now (asked for), then wait for it to change from ${known.status}`
           : `wait for job ${run.ref.jobId} to change from ${known.status}`,
     });
+    // A result the watcher told is this follow-up's only once its own read shows it (one GET, only then).
+    if ('told' in read && judgeRead(watchSeen(read), jobState(read.job), read.readAtMs).kind === 'result') {
+      const own = await confirmTold(run, read);
+      if (own === null) continue;
+      read = own;
+    }
+    const { job, readAtMs, polls, sawActive } = read;
     const recordedSawActive = state.sawActive;
     // Reads that found the job `active` as already known still prove the agent took this message.
     if (sawActive) state = { ...state, sawActive: true };
-    const read = jobState(job);
-    const next = judgeRead(watch(), read, readAtMs);
+    const seen = jobState(job);
+    const next = judgeRead(watch(), seen, readAtMs);
     // The result is shown with the outcome (one upsert); any other read at once.
     run.observe(job, polls, next.kind !== 'result');
     // Not recorded for the result (a history event saved): this run ends at once, and a later run resuming from the
     // record (after a failure) at worst waits out the rest of the settle window before taking the same result.
     if (next.kind === 'result') return job;
-    const after = watchAfter(watch(), read);
+    const after = watchAfter(watch(), seen);
     state = { ...state, sawActive: after.sawActive, previous: after.previous, known: next.known };
     // A later run of this follow-up must know the job was seen working on its message.
     if (state.sawActive && !recordedSawActive) run.recordDelivered(state);

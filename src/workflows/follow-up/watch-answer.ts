@@ -1,5 +1,10 @@
 /** What a job watcher tells a waiting follow-up (pure types and checks: workflow code imports them). */
+import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { isAgentJobOf, type AgentJob } from '../../kernel/agent-job';
+import { FollowUpErrorType } from '../../kernel/types';
+
+/** The API client's failure for a get-job body that breaks the contract (agent-api/errors.ts, not loaded here). */
+const INVALID_RESPONSE = 'AgentApiInvalidResponse';
 
 /** What every answer names: the wait it answers (its round and the name the follow-up drew for it). */
 export interface AnswerTo {
@@ -66,4 +71,33 @@ export function isWatchAnswer(value: unknown): value is WatchAnswer {
     );
   if (answer.kind === 'refused') return true;
   return answer.kind === 'failure' && typeof answer.type === 'string' && typeof answer.message === 'string';
+}
+
+/**
+ * Whether the follow-up's own read `own` confirms a job its watcher told (`told`): the same job id, status and prLink.
+ * An answer is a hint to read, never a fact (issue 73): anyone who may signal the namespace can send a well-formed
+ * answer with the wait's name, which histories hold.
+ */
+export function confirmsTold(told: AgentJob, own: AgentJob): boolean {
+  return told.id === own.id && told.status === own.status && (told.prLink ?? null) === (own.prLink ?? null);
+}
+
+/**
+ * The definite failure (non-retryable) of the follow-up's own read, which ends a wait as the watcher's told failure
+ * would; null for a read that failed only for now (the told failure is then not believed, and the wait goes on).
+ */
+export function definiteFailureOf(error: unknown): ApplicationFailure | null {
+  if (!(error instanceof ActivityFailure) || !(error.cause instanceof ApplicationFailure)) return null;
+  return error.cause.nonRetryable ? error.cause : null;
+}
+
+/**
+ * Whether the follow-up's own read, failed with `error`, shows the failure its watcher told (`toldType`): the same
+ * failure type, or, for a contract broken again and again, one more body that breaks it (the watcher counted the ones
+ * before; one read cannot count them again).
+ */
+export function confirmsFailure(toldType: string, error: unknown): boolean {
+  if (!(error instanceof ActivityFailure) || !(error.cause instanceof ApplicationFailure)) return false;
+  const ownType = error.cause.type;
+  return ownType === toldType || (toldType === FollowUpErrorType.ContractViolation && ownType === INVALID_RESPONSE);
 }

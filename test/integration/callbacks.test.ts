@@ -332,7 +332,10 @@ test('with encrypted payloads, a completed and a cancelled follow-up are called 
   const dataConverter = {
     payloadCodecs: [new AesGcmPayloadCodec(parsePayloadKeys(`k1:${randomBytes(32).toString('base64')}`))],
   };
-  const worker = await h.worker(taskQueue, undefined, { notify: { secret: SECRET }, dataConverter });
+  const worker = await h.worker(taskQueue, undefined, {
+    notify: { secret: SECRET, allowLoopback: true },
+    dataConverter,
+  });
   const running = worker.run();
   try {
     const followUps = new FollowUpClient(new Client({ connection: h.client.connection, dataConverter }), {

@@ -15,8 +15,7 @@ import { CALLBACK_NOT_ATTESTED, type FollowUpNotification, type FollowUpResult }
 import { FOLLOW_UP_WORKFLOW_TYPE } from '../kernel/workflow-ids';
 import { AgentJobId, AgentProjectId } from '../kernel/search-attributes';
 
-/** A callback whose notification is not what its parent follow-up recorded (or that has no such parent). */
-
+/** The follow-up a callback reports on: its parent, as the server recorded it (`workflowInfo().parent`). */
 export interface NotifiedParent {
   workflowId: string;
   runId: string;

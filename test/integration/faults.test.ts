@@ -141,8 +141,9 @@ describe('a follow-up that ends after errors names them', () => {
   });
 
   test('a GET Retry-After past the deadline ends the follow-up at once as timed out, saying when and why', async () => {
+    // Every read is asked to wait: the watcher's, and the follow-up's own read that must confirm what it was told.
     const failure = await failureAfterSend('Come back later', '10m', [
-      { operation: 'get', kind: 'status', status: 503, retryAfter: String(10 * 24 * 3600), times: 1 },
+      { operation: 'get', kind: 'status', status: 503, retryAfter: String(10 * 24 * 3600) },
     ]);
     expect(failure?.type).toBe(FollowUpErrorType.TimedOut);
     // Not "within 10m": it gave up long before, because no read could come in time.
@@ -210,11 +211,13 @@ describe('a follow-up started again after its message went out resumes instead o
     const { first, result } = await worker.runUntil(async () => {
       const { workflowId } = await followUps.start(input);
       await waitFor(() => h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1, 'the send');
-      h.simulator.injectFaults(ref.projectId, ref.jobId, [{ operation: 'get', status: 401, times: 1 }]);
+      // The key is refused for every read (the watcher's, and the follow-up's own that confirms it) until it is fixed.
+      h.simulator.setJobFaults(ref.projectId, ref.jobId, [{ operation: 'get', kind: 'status', status: 401 }]);
       const failure = await followUps.result(workflowId).then(
         () => undefined,
         (e: unknown) => e,
       );
+      h.simulator.setJobFaults(ref.projectId, ref.jobId, []);
       const again = await followUps.start(input);
       return { first: failure, result: await followUps.result(again.workflowId) };
     });

@@ -1,5 +1,10 @@
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
-import { confirmsFailure, confirmsTold, definiteFailureOf } from '../../src/workflows/follow-up/watch-answer';
+import {
+  confirmsFailure,
+  confirmsTold,
+  definiteFailureOf,
+  isRetryAfterWithin,
+} from '../../src/workflows/follow-up/watch-answer';
 
 const told = { id: 'job-1', status: 'completed', prLink: 'https://github.com/acme/app/pull/7' };
 
@@ -39,4 +44,32 @@ test('confirmsFailure: the own read fails the way the watcher told, or breaks th
   expect(confirmsFailure('AgentJobNotFound', failed('AgentApiUnavailable'))).toBe(false);
   expect(confirmsFailure('AgentJobNotFound', failed('AgentApiInvalidResponse'))).toBe(false);
   expect(confirmsFailure('AgentJobNotFound', new Error('AgentJobNotFound'))).toBe(false);
+});
+
+test('isRetryAfterWithin: an own read asked to wait less than the follow-up has left failed only for now', () => {
+  const asked = (retryAfterMs: number) =>
+    new ActivityFailure(
+      'activity failed',
+      'pollAgentJob',
+      '1',
+      RetryState.NON_RETRYABLE_FAILURE,
+      'w',
+      ApplicationFailure.create({
+        type: 'RetryAfterPastDeadline',
+        message: 'asked to wait',
+        details: [{ retryAfterMs }],
+        nonRetryable: true,
+      }),
+    );
+  const nowMs = 1_000_000;
+  expect(isRetryAfterWithin(asked(1_000), nowMs + 600_000, nowMs)).toBe(true);
+  expect(isRetryAfterWithin(asked(3_600_000), nowMs + 600_000, nowMs)).toBe(false);
+  const notFound = ApplicationFailure.create({ type: 'AgentJobNotFound', message: 'no job', nonRetryable: true });
+  expect(
+    isRetryAfterWithin(
+      new ActivityFailure('activity failed', 'pollAgentJob', '1', RetryState.NON_RETRYABLE_FAILURE, 'w', notFound),
+      nowMs + 600_000,
+      nowMs,
+    ),
+  ).toBe(false);
 });

@@ -21,7 +21,14 @@ import {
 import { sameJobState } from '../../kernel/agent-job';
 import { formatMs } from '../../kernel/duration';
 import type { PollSchedule, WaitRequest } from '../../kernel/poll-schedule';
-import { confirmsFailure, definiteFailureOf, isAnswerTo, isEarlierAnswer, type WatchAnswer } from './watch-answer';
+import {
+  confirmsFailure,
+  definiteFailureOf,
+  isAnswerTo,
+  isEarlierAnswer,
+  isRetryAfterWithin,
+  type WatchAnswer,
+} from './watch-answer';
 import { isAnswer } from '../job-watcher/reader-book';
 import { watchShardOf } from '../job-watcher/watcher-book';
 import { readAgentJobOnce, registerWatch } from './activity-proxies';
@@ -76,6 +83,10 @@ export async function ownReadOf(
     return await readAgentJobOnce(run.ref, schedule, summary);
   } catch (error) {
     if (CancellationScope.current().consideredCancelled) throw error;
+    if (isRetryAfterWithin(error, run.deadlineMs, Date.now())) {
+      log.info('The API asked to wait before reading the job its watcher told of; waiting on', { ...run.ref });
+      return null;
+    }
     if (toldFailure && confirmsFailure(toldFailure.type, error))
       throw ApplicationFailure.create({ ...toldFailure, nonRetryable: true });
     const definite = definiteFailureOf(error);

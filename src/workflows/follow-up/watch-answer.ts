@@ -1,7 +1,7 @@
 /** What a job watcher tells a waiting follow-up (pure types and checks: workflow code imports them). */
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { isAgentJobOf, type AgentJob } from '../../kernel/agent-job';
-import { FollowUpErrorType } from '../../kernel/types';
+import { FollowUpErrorType, RETRY_AFTER_PAST_DEADLINE } from '../../kernel/types';
 
 /** The API client's failure for a get-job body that breaks the contract (agent-api/errors.ts, not loaded here). */
 const INVALID_RESPONSE = 'AgentApiInvalidResponse';
@@ -100,4 +100,16 @@ export function confirmsFailure(toldType: string, error: unknown): boolean {
   if (!(error instanceof ActivityFailure) || !(error.cause instanceof ApplicationFailure)) return false;
   const ownType = error.cause.type;
   return ownType === toldType || (toldType === FollowUpErrorType.ContractViolation && ownType === INVALID_RESPONSE);
+}
+
+/**
+ * Whether the follow-up's own read failed only because the API asked to wait (Retry-After) less than the follow-up has
+ * left. That read is made with its deadline now (readAgentJobOnce), so it calls any Retry-After "past the deadline";
+ * only one past the follow-up's own `deadlineMs` ends the wait, the rest are a read that failed for now.
+ */
+export function isRetryAfterWithin(error: unknown, deadlineMs: number, nowMs: number): boolean {
+  if (!(error instanceof ActivityFailure) || !(error.cause instanceof ApplicationFailure)) return false;
+  if (error.cause.type !== RETRY_AFTER_PAST_DEADLINE) return false;
+  const retryAfterMs = (error.cause.details?.[0] as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+  return typeof retryAfterMs === 'number' && nowMs + retryAfterMs < deadlineMs;
 }

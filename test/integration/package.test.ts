@@ -88,7 +88,7 @@ afterAll(async () => {
 
 const consumer = () => join(dir, 'consumer');
 
-test('the tarball ships the built library, its declarations and the workflow bundle, nothing else', () => {
+test('the tarball ships the built library, its declarations and the workflow bundles (plain and encrypting), nothing else', () => {
   const paths = packed.files.map((file) => file.path);
   expect(paths).toEqual(
     expect.arrayContaining([
@@ -97,6 +97,7 @@ test('the tarball ships the built library, its declarations and the workflow bun
       'LICENSE',
       'CHANGELOG.md',
       'dist/workflow-bundle.js',
+      'dist/workflow-bundle-encrypting.js',
       'dist/src/index.js',
       'dist/src/index.d.ts',
       'dist/src/embedded-worker.d.ts',
@@ -107,7 +108,7 @@ test('the tarball ships the built library, its declarations and the workflow bun
   expect(
     paths.filter(
       (path) =>
-        !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/workflow-bundle\.js|dist\/src\/.+\.(js|d\.ts))$/.test(
+        !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/workflow-bundle(-encrypting)?\.js|dist\/src\/.+\.(js|d\.ts))$/.test(
           path,
         ),
     ),

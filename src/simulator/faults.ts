@@ -26,6 +26,11 @@ export interface FaultRule {
   rate?: number;
   /** The rule fires at most this often; default unlimited. */
   times?: number;
+  /**
+   * The rule is tried only on every Nth request it matches (the Nth, the 2Nth, ...), then by `rate`: a pattern, not a
+   * draw, for faults whose order matters (`every: 2` on a stale read: a job flapping with every other read).
+   */
+  every?: number;
   /** For `status`: the status code to answer. */
   status?: number;
   /** For `status`: the `Retry-After` header to send with it. */
@@ -47,6 +52,7 @@ export const FaultRuleSchema: z.ZodType<FaultRule> = z
     kind: z.enum(FAULT_KINDS),
     rate: z.number().min(0).max(1).optional(),
     times: z.number().int().min(0).optional(),
+    every: z.number().int().min(1).optional(),
     // Only error statuses: a 'status' fault is an answer that did not process the request, which a 2xx would hide.
     status: z.number().int().min(400).max(599).optional(),
     retryAfter: z.string().regex(HEADER_VALUE, 'must be visible ASCII (seconds or an HTTP date)').optional(),

@@ -44,6 +44,11 @@ export interface JobCounts {
   /** Requests whose connection was destroyed instead of answered, by either drop fault. */
   dropped: number;
   gets: number;
+  /**
+   * Successful GET answers that showed the job otherwise (status, prLink) than the successful GET answer before: what a
+   * job that flaps (a lagging replica between fresh reads) costs its readers.
+   */
+  changedReads: number;
   /** The prompts accepted, in order. */
   prompts: string[];
   /** The job's status when each accepted message arrived, in order (`active`: sent to a busy job). */
@@ -108,6 +113,8 @@ export interface SimulatedRequest {
 interface ActiveRule {
   rule: FaultRule;
   remaining: number;
+  /** Requests the rule has matched so far (for `every`). */
+  matched: number;
 }
 
 interface JobRecord {
@@ -122,6 +129,8 @@ interface JobRecord {
   acceptedKeys: Set<string>;
   /** The job as it was just before the last accepted follow-up: what a lagging replica still serves. */
   beforeLastFollowUp: AgentJob | null;
+  /** The job as the last successful GET showed it (for `changedReads`). */
+  lastServed: AgentJob | null;
 }
 
 interface PendingDelay {
@@ -240,6 +249,7 @@ export class AgentApiSimulator {
         duplicatesSuppressed: 0,
         dropped: 0,
         gets: 0,
+        changedReads: 0,
         prompts: [],
         statusesAtSend: [],
         acceptedAtMs: [],
@@ -249,6 +259,7 @@ export class AgentApiSimulator {
       rules,
       acceptedKeys: new Set(),
       beforeLastFollowUp: null,
+      lastServed: null,
     });
     return { ...job };
   }
@@ -423,7 +434,8 @@ export class AgentApiSimulator {
       record.counts.dropped += 1;
       return void req.socket.destroy();
     }
-    if (kind === 'stale-terminal' && record.beforeLastFollowUp) return sendJson(res, 200, record.beforeLastFollowUp);
+    if (kind === 'stale-terminal' && record.beforeLastFollowUp)
+      return sendJson(res, 200, served(record, record.beforeLastFollowUp));
 
     const reply: Reply =
       operation === 'get'
@@ -441,7 +453,7 @@ export class AgentApiSimulator {
       delete broken.status;
       return sendJson(res, 200, broken);
     }
-    return sendJson(res, 200, reply.job);
+    return sendJson(res, 200, operation === 'get' ? served(record, reply.job) : reply.job);
   }
 
   /**
@@ -454,6 +466,8 @@ export class AgentApiSimulator {
       if (active.remaining <= 0 || (rule.operation !== 'any' && rule.operation !== operation)) continue;
       // A stale read needs an earlier state to serve; until then the rule waits, without using its `times`.
       if (rule.kind === 'stale-terminal' && (operation !== 'get' || record.beforeLastFollowUp === null)) continue;
+      active.matched += 1;
+      if (rule.every !== undefined && active.matched % rule.every !== 0) continue;
       if (!this.fires(rule.rate ?? 1)) continue;
       active.remaining -= 1;
       if (rule.kind !== 'latency') return rule;
@@ -622,7 +636,7 @@ export class AgentApiSimulator {
 }
 
 function activate(rules: FaultRule[]): ActiveRule[] {
-  return rules.map((rule) => ({ rule, remaining: rule.times ?? Number.POSITIVE_INFINITY }));
+  return rules.map((rule) => ({ rule, remaining: rule.times ?? Number.POSITIVE_INFINITY, matched: 0 }));
 }
 
 function copyCounts(counts: JobCounts): JobCounts {
@@ -680,4 +694,13 @@ function sendRaw(res: ServerResponse, status: number, body: string, headers: Rec
   if (res.destroyed) return;
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), ...headers });
   res.end(body);
+}
+
+/** A job a GET answers with, counted in `changedReads` when it shows the job otherwise than the GET before. */
+function served(record: JobRecord, job: AgentJob): AgentJob {
+  const last = record.lastServed;
+  if (last !== null && (last.status !== job.status || (last.prLink ?? null) !== (job.prLink ?? null)))
+    record.counts.changedReads += 1;
+  record.lastServed = { ...job };
+  return job;
 }

@@ -293,6 +293,26 @@ describe('rates, times and order', () => {
     expect(statuses).toEqual([503, 503, 503, 200, 200]);
   });
 
+  test('a rule with every 3 is tried on every third request it matches, and times counts only those it fired on', async () => {
+    const ref = freshJob({ faults: [{ operation: 'get', kind: 'status', status: 503, every: 3, times: 2 }] });
+    const statuses: number[] = [];
+    for (let i = 0; i < 9; i += 1) statuses.push((await getJob(ref)).status);
+    expect(statuses).toEqual([200, 200, 503, 200, 200, 503, 200, 200, 200]);
+  });
+
+  test('a stale read every other read flaps the job, and each GET that shows it otherwise than the one before is a changed read', async () => {
+    const oldPr = 'https://github.com/acme/flapping/pull/7';
+    const ref = freshJob({ prLink: oldPr, faults: [{ operation: 'get', kind: 'stale-terminal', every: 2 }] });
+    await getJob(ref);
+    expect((await json(await send(ref, 'Flap.'))).status).toBe('active');
+    const statuses: unknown[] = [];
+    for (let i = 0; i < 4; i += 1) statuses.push((await json(await getJob(ref))).status);
+    // The stale rule counts reads from the send on: the first read after it is fresh, the second stale.
+    expect(statuses).toEqual(['active', 'completed', 'active', 'completed']);
+    // completed (before the send) -> active -> completed -> active -> completed: four changes.
+    expect(simulator.counts(ref.projectId, ref.jobId).changedReads).toBe(4);
+  });
+
   test('the same seed gives the same sequence of fired and not fired over 50 requests at rate 0.5', async () => {
     const sequence = async (seed: number): Promise<boolean[]> => {
       const own = await ownSimulator({ seed });
@@ -510,6 +530,7 @@ describe('control routes', () => {
             duplicatesSuppressed: 0,
             dropped: 0,
             gets: 0,
+            changedReads: 0,
             prompts: ['Counted.'],
             statusesAtSend: ['completed'],
             acceptedAtMs: [expect.any(Number)],

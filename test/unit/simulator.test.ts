@@ -92,6 +92,7 @@ describe('AgentApiSimulator requests', () => {
       duplicatesSuppressed: 0,
       dropped: 0,
       gets: 0,
+      changedReads: 0,
       prompts: [],
       statusesAtSend: [],
       acceptedAtMs: [],

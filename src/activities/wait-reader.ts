@@ -69,7 +69,7 @@ export function createWaitReader(
     try {
       const job = await countedApiCall('get_job', () => api.getAgentJob(registration, context.cancellationSignal));
       apiCounters(context).polls.add(1, { status: job.status });
-      const { answer: answers, recovered } = readSucceeded(wait, job, readAtMs, Date.now());
+      const { answer: answers, recovered, previous } = readSucceeded(wait, job, readAtMs, Date.now());
       if (answers) {
         await answer(wait, {
           round: registration.round,
@@ -79,6 +79,7 @@ export function createWaitReader(
           readAtMs,
           polls: wait.polls,
           sawActive: wait.sawActive,
+          ...(registration.result ? { previous } : {}),
         });
       } else if (recovered && (await tell(wait, () => followUp(wait).signal(readTroubleSignal, null)))) {
         wait.troubleTold = false;

@@ -4,6 +4,7 @@
  * a crash) knows the next poll from the clock alone. Pure: the workflow and the activity share it.
  */
 import type { JobState } from './agent-job';
+import type { ResultRule } from './result-rule';
 
 /**
  * Polls closer together than this run in a loop inside one activity attempt (frequent polling: one task, many polls);
@@ -78,4 +79,9 @@ export interface WaitRequest {
   schedule: PollSchedule;
   /** Read at once (a read asked for, or a re-registration after silence), rather than at the schedule's next point. */
   readAtOnce: boolean;
+  /**
+   * After the follow-up's first answer since the send: a read that would answer is told only when it is news
+   * (`isNews`), so a job flapping between states already seen wakes the follow-up once per state, not once per read.
+   */
+  result?: ResultRule;
 }

@@ -136,6 +136,11 @@ export interface PollResult {
   polls: number;
   /** A read of this wait showed the job `active`, even if the workflow already knew it so (proof of work). */
   sawActive: boolean;
+  /**
+   * For a wait with a result rule (WaitRequest.result): the reader's own read before this one (null: none), which the
+   * follow-up judges the result by, as the reader did.
+   */
+  previous?: JobState | null;
 }
 
 export interface CheckInRequest {

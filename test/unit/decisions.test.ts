@@ -11,14 +11,12 @@ import type { JobState } from '../../src/kernel/agent-job';
 import {
   classifySendFailure,
   decideDelivery,
-  judgeRead,
   RECONCILE_DELAY_MS,
   reconcilePauseMs,
   requestLeft,
   requestStartOf,
-  watchAfter,
-  type ResultWatch,
 } from '../../src/workflows/follow-up/decisions';
+import { judgeRead, watchAfter, type ResultWatch } from '../../src/kernel/result-rule';
 
 /** A failed send as the workflow sees it: Temporal's ActivityFailure around the activity's own failure. */
 function sendFailed(cause: Error): ActivityFailure {

@@ -365,7 +365,10 @@ describe('ReaderBook', () => {
     const book = new ReaderBook();
     book.apply({ version: 1, full: true, upserts: [registration()], removed: [], refused: [] }, T0);
     const wait = book.get('followup/p/j/1')!;
-    expect(readSucceeded(wait, job('active'), T0 + 5_000, T0 + 5_000)).toEqual({ answer: false, recovered: false });
+    expect(readSucceeded(wait, job('active'), T0 + 5_000, T0 + 5_000)).toMatchObject({
+      answer: false,
+      recovered: false,
+    });
     expect(wait.dueAtMs).toBe(T0 + 15_000);
     expect(
       readSucceeded(wait, job('completed', 'https://github.com/a/b/pull/1'), T0 + 15_000, T0 + 15_000).answer,

@@ -23,6 +23,34 @@ describe('checkRegistration', () => {
     expect(checkRegistration({ ...registration, padding: 'x'.repeat(100_000) })).toEqual(registration);
   });
 
+  const result = {
+    baseline: { status: 'completed', prLink: 'pr/1', archivedAt: null },
+    sentAtMs: 1_800_000_000_000,
+    settleWindowMs: 30_000,
+    sawActive: true,
+    seen: [
+      { status: 'completed', prLink: 'pr/1', archivedAt: null },
+      { status: 'active', prLink: null, archivedAt: null },
+    ],
+  };
+
+  test('a result rule is kept with its documented fields only', () => {
+    const stray = { ...result, padding: 'x', seen: result.seen.map((state) => ({ ...state, extra: 1 })) };
+    expect(checkRegistration({ ...registration, result: stray })).toEqual({ ...registration, result });
+  });
+
+  test.each([
+    ['not an object', 'rule'],
+    ['no baseline', { ...result, baseline: undefined }],
+    ['a send time that is not a time', { ...result, sentAtMs: -1 }],
+    ['sawActive not a boolean', { ...result, sawActive: 'yes' }],
+    ['no states seen', { ...result, seen: [] }],
+    ['more states seen than a follow-up keeps', { ...result, seen: Array(9).fill(result.baseline) }],
+    ['a seen state without a status', { ...result, seen: [{ prLink: null, archivedAt: null }] }],
+  ])('a result rule with %s: the registration is refused', (_, rule) => {
+    expect(checkRegistration({ ...registration, result: rule })).toBeNull();
+  });
+
   test.each([
     ['garbage', 'watch me'],
     ['nothing', null],

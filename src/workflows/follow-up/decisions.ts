@@ -1,7 +1,7 @@
 /**
- * Every decision a follow-up takes, as pure functions: how a failed send leaves the message, whether an ambiguous
- * send arrived, and whether a read is this follow-up's result. Kept apart from the workflow so each reads as the
- * tables in docs/RELIABILITY.md and is unit-tested on its own. Workflow-safe (no zod, no I/O).
+ * The send's decisions, as pure functions: how a failed send leaves the message and whether an ambiguous send arrived
+ * (whether a read is the result is kernel/result-rule.ts, which the job's readers share). Kept apart from the workflow
+ * so each reads as the tables in docs/RELIABILITY.md and is unit-tested on its own. Workflow-safe (no zod, no I/O).
  */
 import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure } from '@temporalio/common';
 import { isTerminal, sameJobState, type JobState } from '../../kernel/agent-job';
@@ -114,51 +114,4 @@ export function decideDelivery(before: JobState, after: JobState, readGapMs = 0)
   if (!isTerminal(after.status)) return 'unknown';
   if (!sameJobState(before, after)) return 'delivered';
   return readGapMs <= RECONCILE_TRUST_MS ? 'not-delivered' : 'unknown';
-}
-
-/** What the follow-up knows while it waits for its result. */
-export interface ResultWatch {
-  /** The idle job just before the send. */
-  baseline: JobState;
-  sentAtMs: number;
-  /** A read after the send showed the job `active`: the agent took this follow-up's message. */
-  sawActive: boolean;
-  /** The read returned before this one, if any since the send. */
-  previous: JobState | null;
-  settleWindowMs: number;
-}
-
-/** What to do with a read: it is this follow-up's result, or wait on (telling the wait activity when to come back). */
-export type ReadVerdict =
-  | { kind: 'result' }
-  | {
-      kind: 'wait';
-      /** Come back when the job differs from this... */
-      known: JobState;
-      /** ...or, if it is terminal and unchanged, once this time has come (null: only on a change). */
-      acceptUnchangedFromMs: number | null;
-      why: 'working' | 'settling' | 'confirming';
-    };
-
-/**
- * Whether a read (made at `readAtMs`) is this follow-up's result. A terminal read counts only after the job was seen
- * `active` after the send, or once the settle window has passed since the send: before that it may be a lagging
- * replica, or the job's earlier result. A read identical to the job before the send must also be read twice in a row,
- * so one lagging read cannot end the follow-up with the old result.
- */
-export function judgeRead(watch: ResultWatch, read: JobState, readAtMs: number): ReadVerdict {
-  if (!isTerminal(read.status)) return { kind: 'wait', known: read, acceptUnchangedFromMs: null, why: 'working' };
-  const settled = watch.sawActive || readAtMs - watch.sentAtMs >= watch.settleWindowMs;
-  if (!settled) {
-    return { kind: 'wait', known: read, acceptUnchangedFromMs: watch.sentAtMs + watch.settleWindowMs, why: 'settling' };
-  }
-  const asBefore = sameJobState(read, watch.baseline);
-  const confirmed = watch.previous !== null && sameJobState(watch.previous, read);
-  if (asBefore && !confirmed) return { kind: 'wait', known: read, acceptUnchangedFromMs: readAtMs, why: 'confirming' };
-  return { kind: 'result' };
-}
-
-/** The watch after a read that was not the result. */
-export function watchAfter(watch: ResultWatch, read: JobState): ResultWatch {
-  return { ...watch, sawActive: watch.sawActive || read.status === 'active', previous: read };
 }

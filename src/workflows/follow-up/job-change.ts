@@ -5,6 +5,7 @@
  */
 import { log } from '@temporalio/workflow';
 import type { JobState } from '../../kernel/agent-job';
+import type { ResultRule } from '../../kernel/result-rule';
 import type { PollResult } from '../activity-contract';
 import { pollAgentJob } from './activity-proxies';
 import { scheduleFrom } from './run-schedule';
@@ -21,6 +22,8 @@ export interface JobChange {
   acceptUnchangedFromMs: number | null;
   /** What the wait is for, as the summary of a poll the follow-up makes itself. */
   summary: (readAtOnce: boolean) => string;
+  /** After the send's first answer: the watcher tells only news (WaitRequest.result). */
+  result?: ResultRule;
 }
 
 /**
@@ -59,7 +62,9 @@ export function waitForJobChange(
     );
   return pollNow.poll(async (readAtOnce): Promise<WatchedRead> => {
     if (!shared) return pollItself(readAtOnce);
-    const request = { known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce };
+    // Only the watcher tells news alone: its reader remembers its reads of the wait (a poll's attempts do not).
+    const result = change.result ? { result: change.result } : {};
+    const request = { known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce, ...result };
     let watched = await shared.wait(request);
     // Refused (a full book, or another workflow under the id): the next watcher of the shard's chain takes the wait.
     while ('refused' in watched && shared.moveOn()) {
@@ -91,7 +96,14 @@ export async function confirmTold(run: FollowUpRun, told: PollResult): Promise<P
   const own = await ownReadOf(run, scheduleFrom(run), `read job ${run.ref.jobId} to confirm what its watcher told`);
   if (own === null) return null;
   const polls = told.polls + own.polls;
-  if (confirmsTold(told.job, own.job)) return { ...own, polls, sawActive: told.sawActive || own.sawActive };
+  // Confirmed, it stands where the told read stood: after the read the watcher made before it.
+  if (confirmsTold(told.job, own.job))
+    return {
+      ...own,
+      polls,
+      sawActive: told.sawActive || own.sawActive,
+      ...(told.previous !== undefined ? { previous: told.previous } : {}),
+    };
   log.warn('The follow-up’s own read does not show what its watcher told; it goes by its own read', {
     ...run.ref,
     told: { status: told.job.status, prLink: told.job.prLink ?? null },

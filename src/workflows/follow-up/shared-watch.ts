@@ -250,6 +250,7 @@ export class SharedWatch {
       readAtMs: answer.readAtMs,
       polls: answer.polls,
       sawActive: answer.sawActive,
+      ...(request.result ? { previous: answer.previous ?? null } : {}),
       told: true,
     });
   }
@@ -282,7 +283,10 @@ export class SharedWatch {
     this.replyTo = uuid4();
     this.answer = null;
     const asked = request.readAtOnce ? await this.readAsked(request) : null;
-    if (asked && isAnswer(request, asked.job, asked.readAtMs)) return { answered: this.withAskedSawActive(asked) };
+    // The follow-up's own read, made with no read of this round before it.
+    const memory = { previous: null, sawActive: asked?.sawActive ?? false };
+    if (asked && isAnswer(request, asked.job, asked.readAtMs, memory))
+      return { answered: this.withAskedSawActive(request.result ? { ...asked, previous: null } : asked) };
     if (asked) {
       // Counted and shown now, like any other read: `status` should not wait for the next answer to show it.
       this.run.observe(asked.job, asked.polls);

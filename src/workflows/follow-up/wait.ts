@@ -5,7 +5,7 @@
  */
 import { jobState, type AgentJob } from '../../kernel/agent-job';
 import type { Delivered } from './checkpoint';
-import { judgeRead, watchAfter, type ReadVerdict, type ResultWatch } from './decisions';
+import { judgeRead, watchAfter, withSeen, type ReadVerdict, type ResultWatch } from '../../kernel/result-rule';
 import { confirmTold, waitForJobChange, withJobWatch } from './job-change';
 import type { PollResult } from '../activity-contract';
 import type { FollowUpRun } from './follow-up-run';
@@ -26,18 +26,32 @@ async function waitWith(
   shared: SharedWatch | null,
 ): Promise<AgentJob> {
   let state = delivered;
-  const watch = (): ResultWatch => ({ ...state, settleWindowMs: run.request.polling.settleWindowMs });
-  const watchSeen = (read: PollResult): ResultWatch => ({ ...watch(), sawActive: state.sawActive || read.sawActive });
+  const settleWindowMs = run.request.polling.settleWindowMs;
+  // The states seen since the send: a watcher tells a read back in one of them only when it is the result.
+  let seen = withSeen([state.baseline], state.known);
+  // The first wait goes as the send registered it, every later one with the rule (the watcher then tells news only).
+  let ruled = false;
+  // A read told by a reader under the rule is judged after the read that reader made before it, as the reader judged.
+  const watch = (read?: PollResult): ResultWatch => ({
+    ...state,
+    settleWindowMs,
+    previous: ruled && read ? (read.previous ?? null) : state.previous,
+  });
+  const watchSeen = (read: PollResult): ResultWatch => ({
+    ...watch(read),
+    sawActive: state.sawActive || read.sawActive,
+  });
   // Until a read says otherwise, what the follow-up knows is the send's answer (or the job before it).
   let verdict: Extract<ReadVerdict, { kind: 'wait' }> = {
     kind: 'wait',
     known: state.known,
-    acceptUnchangedFromMs: state.sentAtMs + run.request.polling.settleWindowMs,
+    acceptUnchangedFromMs: state.sentAtMs + settleWindowMs,
     why: state.sawActive ? 'working' : 'settling',
   };
   for (;;) {
     run.enter('waiting', WAITING_FOR[verdict.why]);
     const { known, acceptUnchangedFromMs } = verdict;
+    const { baseline, sentAtMs, sawActive: sawActiveBefore } = state;
     let read: PollResult = await waitForJobChange(run, pollNow, shared, {
       known,
       acceptUnchangedFromMs,
@@ -45,6 +59,7 @@ async function waitWith(
         readAtOnce
           ? `read job ${run.ref.jobId} now (asked for), then wait for it to change from ${known.status}`
           : `wait for job ${run.ref.jobId} to change from ${known.status}`,
+      ...(ruled ? { result: { baseline, sentAtMs, settleWindowMs, sawActive: sawActiveBefore, seen } } : {}),
     });
     // A result the watcher told is this follow-up's only once its own read shows it (one GET, only then).
     if ('told' in read && judgeRead(watchSeen(read), jobState(read.job), read.readAtMs).kind === 'result') {
@@ -56,15 +71,17 @@ async function waitWith(
     const recordedSawActive = state.sawActive;
     // Reads that found the job `active` as already known still prove the agent took this message.
     if (sawActive) state = { ...state, sawActive: true };
-    const seen = jobState(job);
-    const next = judgeRead(watch(), seen, readAtMs);
+    const seenNow = jobState(job);
+    const next = judgeRead(watch(read), seenNow, readAtMs);
     // The result is shown with the outcome (one upsert); any other read at once.
     run.observe(job, polls, next.kind !== 'result');
     // Not recorded for the result (a history event saved): this run ends at once, and a later run resuming from the
     // record (after a failure) at worst waits out the rest of the settle window before taking the same result.
     if (next.kind === 'result') return job;
-    const after = watchAfter(watch(), seen);
+    const after = watchAfter(watch(read), seenNow);
     state = { ...state, sawActive: after.sawActive, previous: after.previous, known: next.known };
+    seen = withSeen(seen, seenNow);
+    ruled = true;
     // A later run of this follow-up must know the job was seen working on its message.
     if (state.sawActive && !recordedSawActive) run.recordDelivered(state);
     verdict = next;

@@ -1,7 +1,8 @@
 /** What a job watcher tells a waiting follow-up (pure types and checks: workflow code imports them). */
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
-import { isAgentJobOf, type AgentJob } from '../../kernel/agent-job';
+import { isAgentJobOf, type AgentJob, type JobState } from '../../kernel/agent-job';
 import { FollowUpErrorType, RETRY_AFTER_PAST_DEADLINE } from '../../kernel/types';
+import { isJobState } from './checkpoint';
 
 /** The API client's failure for a get-job body that breaks the contract (agent-api/errors.ts, not loaded here). */
 const INVALID_RESPONSE = 'AgentApiInvalidResponse';
@@ -23,6 +24,8 @@ export type WatchAnswer = AnswerTo &
         polls: number;
         /** A read of this wait showed the job `active`. */
         sawActive: boolean;
+        /** The reader's read of this wait before this one (null: none), for a wait with a result rule. */
+        previous?: JobState | null;
       }
     | {
         /** The wait cannot go on: a definite failure (job not found, key refused, contract broken) or a Retry-After past the deadline. */
@@ -67,7 +70,8 @@ export function isWatchAnswer(value: unknown): value is WatchAnswer {
       typeof answer.job === 'object' &&
       answer.job !== null &&
       typeof answer.readAtMs === 'number' &&
-      typeof answer.sawActive === 'boolean'
+      typeof answer.sawActive === 'boolean' &&
+      (answer.previous === undefined || answer.previous === null || isJobState(answer.previous))
     );
   if (answer.kind === 'refused') return true;
   return answer.kind === 'failure' && typeof answer.type === 'string' && typeof answer.message === 'string';

@@ -3,8 +3,9 @@
  * so far showed, and whether its follow-up heard of trouble. The rules are the per-follow-up poll's: the same schedule
  * (nextPollAt), the same "is this read an answer" (`isAnswer`), the same counting of failed reads.
  */
-import { isTerminal, jobState, sameJobState, type AgentJob } from '../../kernel/agent-job';
-import { lastPollAtOrBefore, nextPollAt, type PollSchedule } from '../../kernel/poll-schedule';
+import { isTerminal, jobState, sameJobState, type AgentJob, type JobState } from '../../kernel/agent-job';
+import { lastPollAtOrBefore, nextPollAt, type PollSchedule, type WaitRequest } from '../../kernel/poll-schedule';
+import { isNews, type ReaderMemory } from '../../kernel/result-rule';
 import { type WatchChanges, type WatchRegistration, type WaitReadReport } from './messages';
 
 export interface WatchedWait {
@@ -13,6 +14,8 @@ export interface WatchedWait {
   dueAtMs: number | null;
   polls: number;
   sawActive: boolean;
+  /** This reader's read of the wait before the last (for the "read twice" rule; null: none since it took the wait). */
+  previous?: JobState | null;
   /** The last read of the job for this run: when, and the status it found (null: it failed). */
   lastRead: { atMs: number; status: string | null } | null;
   failingSinceMs: number | null;
@@ -28,18 +31,23 @@ export interface WatchedWait {
   answered: boolean;
 }
 
-/** Whether a read answers the wait: it changed, or it is the unchanged terminal read asked for. */
+/**
+ * Whether a read answers the wait: it changed, or it is the unchanged terminal read asked for, and (for a wait with a
+ * result rule) it is news to the follow-up. `memory`: what the reader itself read of the wait before (none: nothing).
+ */
 export function isAnswer(
-  registration: Pick<WatchRegistration, 'known' | 'acceptUnchangedFromMs'>,
+  registration: Pick<WaitRequest, 'known' | 'acceptUnchangedFromMs' | 'result'>,
   job: AgentJob,
   readAtMs: number,
+  memory: ReaderMemory = { previous: null, sawActive: false },
 ): boolean {
-  if (registration.known === null || !sameJobState(jobState(job), registration.known)) return true;
-  return (
-    isTerminal(job.status) &&
-    registration.acceptUnchangedFromMs !== null &&
-    readAtMs >= registration.acceptUnchangedFromMs
-  );
+  const changed = registration.known === null || !sameJobState(jobState(job), registration.known);
+  const accepted =
+    changed ||
+    (isTerminal(job.status) &&
+      registration.acceptUnchangedFromMs !== null &&
+      readAtMs >= registration.acceptUnchangedFromMs);
+  return accepted && (registration.result === undefined || isNews(registration.result, job, readAtMs, memory));
 }
 
 /**
@@ -107,6 +115,7 @@ export class ReaderBook {
         // follow-up: they carry over, so its count of reads never goes back. An answered round's went with its answer.
         polls: sameRun && !kept.answered ? kept.polls : 0,
         sawActive: false,
+        previous: null,
         lastRead: sameRun ? kept.lastRead : null,
         // Errors carry over to the next round of the same run: the API's health did not change with it.
         failingSinceMs: sameRun ? kept.failingSinceMs : null,
@@ -181,19 +190,21 @@ export function readSucceeded(
   job: AgentJob,
   readAtMs: number,
   nowMs: number,
-): { answer: boolean; recovered: boolean } {
+): { answer: boolean; recovered: boolean; previous: JobState | null } {
   wait.polls += 1;
   wait.lastRead = { atMs: readAtMs, status: job.status };
   if (job.status === 'active') wait.sawActive = true;
+  const previous = wait.previous ?? null;
+  wait.previous = jobState(job);
   const recovered = wait.troubleTold;
   wait.failingSinceMs = null;
   wait.failedReads = 0;
   wait.lastError = null;
   wait.invalidReads = 0;
-  const answer = isAnswer(wait.registration, job, readAtMs);
+  const answer = isAnswer(wait.registration, job, readAtMs, { previous, sawActive: wait.sawActive });
   if (answer) wait.answered = true;
   else wait.dueAtMs = nextReadAfter(wait.registration, job, nextAfter(wait, nowMs));
-  return { answer, recovered };
+  return { answer, recovered, previous };
 }
 
 /**

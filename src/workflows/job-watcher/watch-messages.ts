@@ -8,6 +8,7 @@
 import type { JobState } from '../../kernel/agent-job';
 import { isFiniteNumber, isId, isObject, isTime, isWholeNumber } from '../../kernel/message-checks';
 import type { PollSchedule } from '../../kernel/poll-schedule';
+import { SEEN_STATES_KEPT, type ResultRule } from '../../kernel/result-rule';
 import type { ReadTrouble } from '../../kernel/types';
 import { type BookLook, type Unwatch, type WatchRegistration, type WaitReadReport } from './messages';
 
@@ -30,6 +31,8 @@ export function checkRegistration(value: unknown): WatchRegistration | null {
   if (!isObject(value)) return null;
   const { workflowId, runId, projectId, jobId, known, acceptUnchangedFromMs, readAtOnce, round, replyTo, readBefore } =
     value;
+  const result = value.result === undefined ? undefined : checkResultRule(value.result);
+  if (result === null) return null;
   if (![workflowId, runId, projectId, jobId, replyTo].every(isId)) return null;
   if (known !== null && !isJobState(known)) return null;
   if (acceptUnchangedFromMs !== null && !isTime(acceptUnchangedFromMs)) return null;
@@ -46,12 +49,13 @@ export function checkRegistration(value: unknown): WatchRegistration | null {
     runId: runId as string,
     projectId: projectId as string,
     jobId: jobId as string,
-    known: known === null ? null : { status: known.status, prLink: known.prLink, archivedAt: known.archivedAt },
+    known: known === null ? null : jobStateOf(known),
     acceptUnchangedFromMs,
     schedule,
     readAtOnce,
     round,
     replyTo: replyTo as string,
+    ...(result !== undefined ? { result } : {}),
     ...(readBefore !== undefined
       ? { readBefore: { atMs: readBefore.atMs as number, status: readBefore.status as string } }
       : {}),
@@ -120,6 +124,27 @@ function checkSchedule(value: unknown): PollSchedule | null {
     return null;
   if (!isFiniteNumber(backoffCoefficient) || backoffCoefficient < 1) return null;
   return { startedAtMs, initialIntervalMs, backoffCoefficient, maxIntervalMs, deadlineMs };
+}
+
+/** A registration's result rule, kept with only its documented fields, or null. */
+function checkResultRule(value: unknown): ResultRule | null {
+  if (!isObject(value)) return null;
+  const { baseline, sentAtMs, settleWindowMs, sawActive, seen } = value;
+  if (!isJobState(baseline) || !isTime(sentAtMs) || !isTime(settleWindowMs)) return null;
+  if (typeof sawActive !== 'boolean') return null;
+  if (!Array.isArray(seen) || seen.length === 0 || seen.length > SEEN_STATES_KEPT || !seen.every(isJobState))
+    return null;
+  return {
+    baseline: jobStateOf(baseline),
+    sentAtMs,
+    settleWindowMs,
+    sawActive,
+    seen: (seen as JobState[]).map(jobStateOf),
+  };
+}
+
+function jobStateOf({ status, prLink, archivedAt }: JobState): JobState {
+  return { status, prLink, archivedAt };
 }
 
 function isJobState(value: unknown): value is JobState {

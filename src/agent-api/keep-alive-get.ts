@@ -1,8 +1,7 @@
 /**
  * The transport of the reads: GET through `node:http(s)` on kept-alive connections. Waiting follow-ups are read every
  * 5 to 60 s, so a worker makes a few dozen GETs a second in small groups; on kept-alive connections a read costs the
- * worker less than half the CPU it costs through `fetch` (docs/BENCHMARKS-HISTORY.md, "The reads on kept-alive
- * connections").
+ * worker less than half the CPU it costs through `fetch` (docs/BENCHMARKS.md, "Experiments behind the defaults").
  *
  * Sends stay on `fetch` (http-client.ts): they are a hundred an hour per project at most, and what their failures
  * mean (taken or not) is recorded in tests and replay histories. A GET may be repeated, so this transport also repeats

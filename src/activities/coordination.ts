@@ -1,42 +1,23 @@
 /**
  * What a follow-up's coordination needs from outside workflow code: checking in with its project's coordinator
- * (update-with-start: the coordinator may not be running, and only a client call can start it; the update's validator
- * may refuse for now, which is back-pressure), finding the follow-ups to the same job started before it and what earlier
- * runs of the follow-up did with the message, and, for the coordinator, asking whether a follow-up still runs.
+ * (check-in.ts), finding the follow-ups to the same job started before it and what earlier runs of the follow-up did
+ * with the message, and, for the coordinator, asking whether a follow-up still runs.
  */
 import type { CheckedIn, CheckInRequest, FollowUpClaim, FollowUpConfirmation } from '../workflows/activity-contract';
 import type { AgentJob, JobRef } from '../kernel/agent-job';
-import type { ProjectCoordinatorWorkflow } from '../workflows/project-coordinator/messages';
-import { setTimeout as delay } from 'node:timers/promises';
-import { status as GrpcStatus } from '@grpc/grpc-js';
-import { ApplicationFailure, Context, log } from '@temporalio/activity';
-import {
-  WithStartWorkflowOperation,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-  WorkflowUpdateRPCTimeoutOrCancelledError,
-  type Client,
-} from '@temporalio/client';
+import { Context, log } from '@temporalio/activity';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
   BUDGET_DEFAULTS_WORKFLOW_ID,
-  coordinatorWorkflowId,
   DEFAULT_BUDGET_MEMO_KEY,
   DEFAULT_COORDINATOR_TASK_QUEUE,
   FOLLOW_UP_WORKFLOW_TYPE,
-  PROJECT_COORDINATOR_WORKFLOW_TYPE,
 } from '../kernel/workflow-ids';
-import {
-  HOUR_MS,
-  recheckAfterMs,
-  type CheckInAnswer,
-  type EnterRequest,
-} from '../workflows/project-coordinator/project-coordination';
-import { CHECK_IN_REFUSED, COORDINATOR_BUSY, FollowUpErrorType } from '../kernel/types';
+import { HOUR_MS, recheckAfterMs, type EnterRequest } from '../workflows/project-coordinator/project-coordination';
 import { DEFAULT_WATCH_SHARDS } from '../config/watch-defaults';
 import { createReadEarlierDelivery } from './earlier-delivery';
 import { createFindEarlierOfJob } from './earlier-of-job';
-import { KeyedGate } from './keyed-gate';
-import { enterUpdate } from '../workflows/project-coordinator/messages';
+import { createEnterCoordinator } from './check-in';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../kernel/send-budget-rule';
 
 export interface CoordinationSettings {
@@ -71,15 +52,6 @@ export const DEFAULT_COORDINATION: CoordinationSettings = {
   watchShards: DEFAULT_WATCH_SHARDS,
 };
 
-/** How long one check-in may wait for the coordinator's answer before the holder of its id is looked at. */
-const CHECK_IN_ANSWER_MS = 10_000;
-/** Refused for now (busy, or Temporal's limit of updates in flight): tried again within the attempt, for this long. */
-const CHECK_IN_ATTEMPT_MS = 20_000;
-/** The pause after a refusal, doubling: jittered, so a burst of refused check-ins does not come back together. */
-const REFUSED_PAUSE = { firstMs: 500, maxMs: 5_000 } as const;
-/** Check-ins of one worker process in flight to one coordinator, below Temporal's 10 updates in flight per workflow. */
-const CHECK_INS_IN_FLIGHT_PER_COORDINATOR = 4;
-
 /** How long the read made with a check-in may take: past it the follow-up reads by its usual path. */
 const READ_AT_CHECK_IN_MS = 5_000;
 
@@ -99,8 +71,7 @@ export function createCoordinationActivities(
   const findEarlierOfJob = createFindEarlierOfJob(client);
   const readEarlierDelivery = createReadEarlierDelivery(client);
   const defaultSendsPerHour = createDefaultBudgetReader(client, settings.sendsPerHour);
-  const reportedForeign = new Set<string>();
-  const inFlight = new KeyedGate(CHECK_INS_IN_FLIGHT_PER_COORDINATOR);
+  const enterCoordinator = createEnterCoordinator(client, settings);
   return {
     /**
      * Takes the follow-up's place in its job's lane and asks for a send slot (starting the coordinator if need be);
@@ -121,7 +92,8 @@ export function createCoordinationActivities(
       };
       const answer = await enterCoordinator(request, enter, sendsPerHour);
       const given = answer.standing?.workflowId === request.workflowId && answer.standing.ticket === request.ticket;
-      const jobRead = request.readJob === true && earlier === null && given ? await readAtCheckIn(request) : undefined;
+      const jobRead =
+        request.readJob === true && earlier === null && given ? await readAtCheckIn(readJob, request) : undefined;
       return {
         earlier,
         recheckAfterMs: recheckAfterMs(settings.windowMs ?? HOUR_MS),
@@ -140,182 +112,55 @@ export function createCoordinationActivities(
      * is another chain under that id) takes nothing. With it, the workers' default budget, so no message sets it.
      */
     async confirmFollowUp(claim: FollowUpClaim): Promise<FollowUpConfirmation> {
-      const [problem, sendsPerHour] = await Promise.all([followUpProblem(claim), defaultSendsPerHour()]);
+      const [problem, sendsPerHour] = await Promise.all([followUpProblem(client, claim), defaultSendsPerHour()]);
       return { problem, defaultSendsPerHour: sendsPerHour };
     },
 
     /** Whether the follow-up with this workflow id has a running run. */
-    async followUpIsRunning(workflowId: string): Promise<boolean> {
-      try {
-        return (await client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
-      } catch (error) {
-        if (error instanceof WorkflowNotFoundError) return false;
-        throw error;
-      }
-    },
+    followUpIsRunning: (workflowId: string): Promise<boolean> => followUpIsRunning(client, workflowId),
   };
+}
 
-  async function followUpProblem({ workflowId, ticket }: FollowUpClaim): Promise<string | null> {
-    let description;
-    try {
-      description = await client.workflow.getHandle(workflowId).describe();
-    } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return `no workflow '${workflowId}' exists`;
-      throw error;
-    }
-    if (description.type !== FOLLOW_UP_WORKFLOW_TYPE)
-      return `'${workflowId}' is a workflow of type '${description.type}', not a follow-up`;
-    if (description.status.name !== 'RUNNING') return `the follow-up '${workflowId}' is not running`;
-    // The ticket is the chain's first run id (the same across continue-as-new, new for a re-run under the id).
-    const firstRunId = description.raw.workflowExecutionInfo?.firstRunId || description.runId;
-    if (firstRunId !== ticket) return `the running follow-up '${workflowId}' is not the run this check-in names`;
-    return null;
+async function followUpIsRunning(client: Client, workflowId: string): Promise<boolean> {
+  try {
+    return (await client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
   }
+}
 
-  /**
-   * The read before the send, made with the check-in that gave the job. Only a shortcut: a read that fails or is slow
-   * decides nothing (it is logged and dropped), and the follow-up reads by its usual path, under the read rules.
-   */
-  async function readAtCheckIn(ref: JobRef): Promise<AgentJob | undefined> {
-    const signal = AbortSignal.any([Context.current().cancellationSignal, AbortSignal.timeout(READ_AT_CHECK_IN_MS)]);
-    try {
-      return await readJob({ projectId: ref.projectId, jobId: ref.jobId }, signal);
-    } catch (error) {
-      log.info('The read with the check-in failed; the follow-up reads the job itself', {
-        error: error instanceof Error ? error.message : String(error),
-      });
-      return undefined;
-    }
+async function followUpProblem(client: Client, { workflowId, ticket }: FollowUpClaim): Promise<string | null> {
+  let description;
+  try {
+    description = await client.workflow.getHandle(workflowId).describe();
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return `no workflow '${workflowId}' exists`;
+    throw error;
   }
+  if (description.type !== FOLLOW_UP_WORKFLOW_TYPE)
+    return `'${workflowId}' is a workflow of type '${description.type}', not a follow-up`;
+  if (description.status.name !== 'RUNNING') return `the follow-up '${workflowId}' is not running`;
+  // The ticket is the chain's first run id (the same across continue-as-new, new for a re-run under the id).
+  const firstRunId = description.raw.workflowExecutionInfo?.firstRunId || description.runId;
+  if (firstRunId !== ticket) return `the running follow-up '${workflowId}' is not the run this check-in names`;
+  return null;
+}
 
-  /**
-   * The check-in itself, tried again within the attempt while the coordinator refuses it for now (closing its run,
-   * full) or Temporal refuses another update in flight; past CHECK_IN_ATTEMPT_MS the attempt fails and Temporal's retry
-   * policy brings it back. An answer that does not come in time, or a refusal no coordinator gives, means something
-   * else may hold the coordinator's id: that is looked at, and fails the follow-up at once if so.
-   */
-  async function enterCoordinator(
-    request: CheckInRequest,
-    enter: EnterRequest,
-    sendsPerHour: number,
-  ): Promise<CheckInAnswer> {
-    const coordinatorId = coordinatorWorkflowId(request.projectId);
-    const giveUpAtMs = Date.now() + CHECK_IN_ATTEMPT_MS;
-    let pauseMs: number = REFUSED_PAUSE.firstMs;
-    for (;;) {
-      try {
-        const answered = await inFlight.run(coordinatorId, giveUpAtMs, () =>
-          client.withDeadline(Date.now() + CHECK_IN_ANSWER_MS, () =>
-            client.workflow.executeUpdateWithStart(enterUpdate, {
-              args: [enter],
-              updateId: `check-in/${request.runId}/${request.sequence ?? 0}`,
-              startWorkflowOperation: new WithStartWorkflowOperation<ProjectCoordinatorWorkflow>(
-                PROJECT_COORDINATOR_WORKFLOW_TYPE,
-                {
-                  workflowId: coordinatorId,
-                  taskQueue: settings.taskQueue,
-                  workflowIdConflictPolicy: 'USE_EXISTING',
-                  args: [
-                    {
-                      projectId: request.projectId,
-                      sendsPerHour,
-                      ...(settings.windowMs ? { windowMs: settings.windowMs } : {}),
-                      ...(settings.sendsAtOnce ? { sendsAtOnce: settings.sendsAtOnce } : {}),
-                    },
-                  ],
-                  staticSummary: `Project ${request.projectId}: send budget and one follow-up at a time per job`,
-                },
-              ),
-            }),
-          ),
-        );
-        if (answered !== 'timedOut') return answered.done;
-        throw ApplicationFailure.create({
-          type: COORDINATOR_BUSY,
-          message: `The check-ins of this worker to the coordinator of project '${request.projectId}' are many at once; checking in again`,
-          nextRetryDelay: jittered(REFUSED_PAUSE.maxMs),
-        });
-      } catch (error) {
-        if (error instanceof ApplicationFailure) throw error;
-        const refusal = refusalOf(error);
-        if (refusal === 'invalid')
-          throw ApplicationFailure.create({ type: CHECK_IN_REFUSED, message: describe(error), nonRetryable: true });
-        if (refusal !== 'busy') await failIfForeign(coordinatorId);
-        if (Date.now() + pauseMs >= giveUpAtMs) {
-          throw ApplicationFailure.create({
-            type: COORDINATOR_BUSY,
-            message: `The coordinator of project '${request.projectId}' did not take the check-in yet (${describe(error)}); checking in again`,
-            nextRetryDelay: jittered(REFUSED_PAUSE.maxMs),
-          });
-        }
-        await delay(jittered(pauseMs), undefined, { signal: Context.current().cancellationSignal });
-        pauseMs = Math.min(pauseMs * 2, REFUSED_PAUSE.maxMs);
-      }
-    }
-  }
-
-  /** Fails the check-in for good when the coordinator's id is held by something that will never answer it. */
-  async function failIfForeign(coordinatorId: string): Promise<void> {
-    let description;
-    try {
-      description = await client.workflow.getHandle(coordinatorId).describe();
-    } catch {
-      return;
-    }
-    const { type, taskQueue, runId, status } = description;
-    if (status.name !== 'RUNNING') return;
-    if (type === PROJECT_COORDINATOR_WORKFLOW_TYPE && taskQueue === settings.taskQueue) return;
-    const terminate = `temporal workflow terminate --workflow-id '${coordinatorId}' --reason 'not the project coordinator'`;
-    const message =
-      type === PROJECT_COORDINATOR_WORKFLOW_TYPE
-        ? `The project's coordinator '${coordinatorId}' (run ${runId}) runs on task queue '${taskQueue}', not on this worker's ` +
-          `'${settings.taskQueue}', and did not answer the check-in, so nothing was sent. Fix: set the same AGENT_COORDINATOR_TASK_QUEUE ` +
-          `on every worker, or end it (${terminate}; its send window restarts empty), then start the follow-up again.`
-        : `The workflow '${coordinatorId}' (run ${runId}) is a workflow of type '${type}', and it holds the id of the project's ` +
-          `coordinator: no follow-up to this project can be coordinated while it runs, so nothing was sent. Fix: end it ` +
-          `(${terminate}), then start the follow-up again.`;
-    if (!reportedForeign.has(runId)) {
-      reportedForeign.add(runId);
-      log.error('A foreign workflow holds a project coordinator id', {
-        coordinatorId,
-        runId,
-        workflowType: type,
-        taskQueue,
-      });
-    }
-    throw ApplicationFailure.create({
-      type: FollowUpErrorType.CoordinatorIdTaken,
-      message,
-      nonRetryable: true,
-      details: [{ workflowId: coordinatorId, runId, workflowType: type, taskQueue }],
+/**
+ * The read before the send, made with the check-in that gave the job. Only a shortcut: a read that fails or is slow
+ * decides nothing (it is logged and dropped), and the follow-up reads by its usual path, under the read rules.
+ */
+async function readAtCheckIn(readJob: ReadJob, ref: JobRef): Promise<AgentJob | undefined> {
+  const signal = AbortSignal.any([Context.current().cancellationSignal, AbortSignal.timeout(READ_AT_CHECK_IN_MS)]);
+  try {
+    return await readJob({ projectId: ref.projectId, jobId: ref.jobId }, signal);
+  } catch (error) {
+    log.info('The read with the check-in failed; the follow-up reads the job itself', {
+      error: error instanceof Error ? error.message : String(error),
     });
+    return undefined;
   }
-}
-
-/** How an update failed: refused for now (try again), refused as malformed, or anything else (look at the holder). */
-function refusalOf(error: unknown): 'busy' | 'invalid' | 'other' {
-  if (error instanceof WorkflowUpdateFailedError) {
-    const type = (error.cause as { type?: unknown } | undefined)?.type;
-    if (type === COORDINATOR_BUSY) return 'busy';
-    if (type === CHECK_IN_REFUSED) return 'invalid';
-    return 'other';
-  }
-  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return 'other';
-  // Temporal's own refusals of one more update in flight, or of a run that just closed, are for now.
-  const code = (error as { cause?: { code?: unknown } }).cause?.code ?? (error as { code?: unknown }).code;
-  return code === GrpcStatus.RESOURCE_EXHAUSTED || code === GrpcStatus.ABORTED || code === GrpcStatus.UNAVAILABLE
-    ? 'busy'
-    : 'other';
-}
-
-function describe(error: unknown): string {
-  if (error instanceof WorkflowUpdateFailedError && error.cause) return error.cause.message;
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** Between half and all of `ms`. */
-function jittered(ms: number): number {
-  return Math.round(ms / 2 + Math.random() * (ms / 2));
 }
 
 /** How long a worker trusts its last read of the namespace's default budget. */

@@ -64,110 +64,148 @@ export function createPollAgentJob(api: AgentApiClient, { stopping, maxLoops, re
       return holdsLoop;
     };
     try {
-      return await poll(request, mayLoop);
+      return await poll(api, { stopping, reportTrouble }, request, mayLoop);
     } finally {
       if (holdsLoop) loops -= 1;
     }
   };
+}
 
-  /** One attempt of the wait; `mayLoop()` says whether it may keep sleeping in this worker (and claims a loop). */
-  async function poll(request: PollRequest, mayLoop: () => boolean): Promise<PollResult> {
-    const context = Context.current();
-    const { attempt } = context.info;
-    const now = attemptClock(context.info);
-    const carried = readCheckpoint(context.info.heartbeatDetails);
-    // An attempt that never heartbeated made exactly one read (the retry phase), so counting attempts fills the gap.
-    const checkpoint: PollCheckpoint = {
-      attempt,
-      polls: carried ? carried.polls + Math.max(0, attempt - carried.attempt - 1) : attempt - 1,
-      sawActive: carried?.sawActive === true,
-      invalidInARow: carried?.invalidInARow ?? 0,
-      lastStatus: carried?.lastStatus ?? null,
-      lastError: carried?.lastError ?? null,
-      nextPollAtMs: null,
-      failingSinceMs: carried?.failingSinceMs ?? null,
-      failedReads: carried?.failedReads ?? 0,
-      troubleTold: carried?.troubleTold === true,
-    };
-    // Tells the follow-up of a change in the API's health once per change: a storm of failed reads costs it nothing.
-    const tell = async (trouble: ReadTrouble | null): Promise<void> => {
-      const execution = context.info.workflowExecution;
-      if (!reportTrouble || !execution || (trouble !== null) === checkpoint.troubleTold) return;
-      try {
-        await reportTrouble(execution, trouble);
-        checkpoint.troubleTold = trouble !== null;
-      } catch (error) {
-        // The follow-up may have ended or moved on (this attempt is then cancelled); the pending activity still says.
-        log.debug('Could not tell the follow-up about its reads', { error: String(error) });
-      }
-    };
-    let dueAtMs: number | null = attempt > 1 || request.readAtOnce ? now() : nextPollAt(request.schedule, now());
+/** One attempt of the wait; `mayLoop()` says whether it may keep sleeping in this worker (and claims a loop). */
+async function poll(
+  api: AgentApiClient,
+  { stopping, reportTrouble }: Omit<PollLoopLimits, 'maxLoops'>,
+  request: PollRequest,
+  mayLoop: () => boolean,
+): Promise<PollResult> {
+  const context = Context.current();
+  const now = attemptClock(context.info);
+  const checkpoint = checkpointOfAttempt(context.info.attempt, context.info.heartbeatDetails);
+  const tell = troubleTeller(reportTrouble, context, checkpoint);
+  let dueAtMs: number | null =
+    context.info.attempt > 1 || request.readAtOnce ? now() : nextPollAt(request.schedule, now());
 
-    for (;;) {
-      const nowMs = now();
-      if (dueAtMs === null) throw unchanged(checkpoint, 'no poll is left before the deadline', ONE_DAY_MS);
-      const gap = dueAtMs - nowMs;
-      if (gap > 0) {
-        checkpoint.nextPollAtMs = dueAtMs;
-        if (gap >= FREQUENT_POLL_LIMIT_MS || !mayLoop())
-          throw unchanged(checkpoint, `next poll in ${Math.round(gap / 1000)}s`, gap);
-        await sleepHeartbeating(context, stopping, gap, checkpoint);
-      }
-      if (stopping.aborted) throw stoppingFailure(checkpoint);
-
-      const readAtMs = now();
-      checkpoint.polls += 1;
-      let job: AgentJob;
-      try {
-        job = await heartbeatingWhile(
-          context,
-          checkpoint,
-          countedApiCall('get_job', () => api.getAgentJob(request, context.cancellationSignal)),
-        );
-      } catch (error) {
-        const waitMs = await afterReadFailure(error, checkpoint, request, context, readAtMs);
-        await tell({
-          since: new Date(checkpoint.failingSinceMs ?? readAtMs).toISOString(),
-          lastError: checkpoint.lastError ?? 'the read failed',
-        });
-        // The next attempt (a retry, or another worker) continues the count and knows what the follow-up was told.
-        context.heartbeat({ ...checkpoint });
-        const planned = nextPollAt(request.schedule, now());
-        const asked = now() + waitMs;
-        // The API asks to wait past the deadline: no read can come in time, so say so now rather than at the deadline.
-        if (waitMs > 0 && asked >= request.schedule.deadlineMs)
-          throw retryAfterPastDeadlineFailure(error, waitMs, request, checkpoint);
-        // No poll left before the deadline: a retry delay past it makes Temporal end the wait as timed out.
-        if (planned === null) throw withRetryDelay(error, ONE_DAY_MS, checkpoint);
-        dueAtMs = Math.max(planned, now() + waitMs);
-        if (dueAtMs - now() >= FREQUENT_POLL_LIMIT_MS || !mayLoop())
-          throw withRetryDelay(error, dueAtMs - now(), checkpoint);
-        continue;
-      }
-      const hadInvalid = checkpoint.invalidInARow > 0;
-      const recovered = (checkpoint.failedReads ?? 0) > 0;
-      checkpoint.invalidInARow = 0;
-      checkpoint.lastError = null;
-      checkpoint.failingSinceMs = null;
-      checkpoint.failedReads = 0;
-      checkpoint.lastStatus = job.status;
-      const firstActive = job.status === 'active' && !checkpoint.sawActive;
-      if (job.status === 'active') checkpoint.sawActive = true;
-      apiCounters(context).polls.add(1, { status: statusLabel(job.status) });
-      if (!isKnownStatus(job.status)) {
-        log.warn('Agent job has a status the API contract does not list; treating it as not finished', {
-          status: job.status,
-        });
-      }
-      // An answer reaches the follow-up anyway, and clears its errors there.
-      if (isAnswer(request, job, readAtMs))
-        return { job, readAtMs, polls: checkpoint.polls, sawActive: checkpoint.sawActive };
-      await tell(null);
-      // The next attempt must know what this one saw: errors that ended, the first `active`.
-      if (hadInvalid || firstActive || recovered) context.heartbeat({ ...checkpoint });
-      dueAtMs = nextReadAfter(request, job, nextPollAt(request.schedule, now()));
+  for (;;) {
+    const nowMs = now();
+    if (dueAtMs === null) throw unchanged(checkpoint, 'no poll is left before the deadline', ONE_DAY_MS);
+    const gap = dueAtMs - nowMs;
+    if (gap > 0) {
+      checkpoint.nextPollAtMs = dueAtMs;
+      if (gap >= FREQUENT_POLL_LIMIT_MS || !mayLoop())
+        throw unchanged(checkpoint, `next poll in ${Math.round(gap / 1000)}s`, gap);
+      await sleepHeartbeating(context, stopping, gap, checkpoint);
     }
+    if (stopping.aborted) throw stoppingFailure(checkpoint);
+
+    const readAtMs = now();
+    checkpoint.polls += 1;
+    let job: AgentJob;
+    try {
+      job = await heartbeatingWhile(
+        context,
+        checkpoint,
+        countedApiCall('get_job', () => api.getAgentJob(request, context.cancellationSignal)),
+      );
+    } catch (error) {
+      const waitMs = await afterReadFailure(error, checkpoint, request, context, readAtMs);
+      await tell({
+        since: new Date(checkpoint.failingSinceMs ?? readAtMs).toISOString(),
+        lastError: checkpoint.lastError ?? 'the read failed',
+      });
+      // The next attempt (a retry, or another worker) continues the count and knows what the follow-up was told.
+      context.heartbeat({ ...checkpoint });
+      dueAtMs = nextReadAfterFailure(error, waitMs, request, checkpoint, now);
+      if (dueAtMs - now() >= FREQUENT_POLL_LIMIT_MS || !mayLoop())
+        throw withRetryDelay(error, dueAtMs - now(), checkpoint);
+      continue;
+    }
+    const { heartbeatDue } = noteRead(checkpoint, job);
+    apiCounters(context).polls.add(1, { status: statusLabel(job.status) });
+    // An answer reaches the follow-up anyway, and clears its errors there.
+    if (isAnswer(request, job, readAtMs))
+      return { job, readAtMs, polls: checkpoint.polls, sawActive: checkpoint.sawActive };
+    await tell(null);
+    // The next attempt must know what this one saw: errors that ended, the first `active`.
+    if (heartbeatDue) context.heartbeat({ ...checkpoint });
+    dueAtMs = nextReadAfter(request, job, nextPollAt(request.schedule, now()));
   }
+}
+
+/** Tells the follow-up of a change in the API's health once per change: a storm of failed reads costs it nothing. */
+function troubleTeller(
+  reportTrouble: ReportReadTrouble | undefined,
+  context: Context,
+  checkpoint: PollCheckpoint,
+): (trouble: ReadTrouble | null) => Promise<void> {
+  return async (trouble) => {
+    const execution = context.info.workflowExecution;
+    if (!reportTrouble || !execution || (trouble !== null) === checkpoint.troubleTold) return;
+    try {
+      await reportTrouble(execution, trouble);
+      checkpoint.troubleTold = trouble !== null;
+    } catch (error) {
+      // The follow-up may have ended or moved on (this attempt is then cancelled); the pending activity still says.
+      log.debug('Could not tell the follow-up about its reads', { error: String(error) });
+    }
+  };
+}
+
+/** The checkpoint an attempt starts from: the one the attempt before heartbeat, carried on. */
+function checkpointOfAttempt(attempt: number, heartbeatDetails: unknown): PollCheckpoint {
+  const carried = readCheckpoint(heartbeatDetails);
+  // An attempt that never heartbeated made exactly one read (the retry phase), so counting attempts fills the gap.
+  return {
+    attempt,
+    polls: carried ? carried.polls + Math.max(0, attempt - carried.attempt - 1) : attempt - 1,
+    sawActive: carried?.sawActive === true,
+    invalidInARow: carried?.invalidInARow ?? 0,
+    lastStatus: carried?.lastStatus ?? null,
+    lastError: carried?.lastError ?? null,
+    nextPollAtMs: null,
+    failingSinceMs: carried?.failingSinceMs ?? null,
+    failedReads: carried?.failedReads ?? 0,
+    troubleTold: carried?.troubleTold === true,
+  };
+}
+
+/**
+ * When to read again after a failed read that did not end the wait: the next planned poll, or later if the API asked.
+ * Throws when no read can come before the deadline (the API asks past it, or no poll is left).
+ */
+function nextReadAfterFailure(
+  error: unknown,
+  waitMs: number,
+  request: PollRequest,
+  checkpoint: PollCheckpoint,
+  now: () => number,
+): number {
+  const planned = nextPollAt(request.schedule, now());
+  const asked = now() + waitMs;
+  // The API asks to wait past the deadline: no read can come in time, so say so now rather than at the deadline.
+  if (waitMs > 0 && asked >= request.schedule.deadlineMs)
+    throw retryAfterPastDeadlineFailure(error, waitMs, request, checkpoint);
+  // No poll left before the deadline: a retry delay past it makes Temporal end the wait as timed out.
+  if (planned === null) throw withRetryDelay(error, ONE_DAY_MS, checkpoint);
+  return Math.max(planned, now() + waitMs);
+}
+
+/** Notes a read that answered in the checkpoint; `heartbeatDue`: it saw what the next attempt must know. */
+function noteRead(checkpoint: PollCheckpoint, job: AgentJob): { heartbeatDue: boolean } {
+  const hadInvalid = checkpoint.invalidInARow > 0;
+  const recovered = (checkpoint.failedReads ?? 0) > 0;
+  checkpoint.invalidInARow = 0;
+  checkpoint.lastError = null;
+  checkpoint.failingSinceMs = null;
+  checkpoint.failedReads = 0;
+  checkpoint.lastStatus = job.status;
+  const firstActive = job.status === 'active' && !checkpoint.sawActive;
+  if (job.status === 'active') checkpoint.sawActive = true;
+  if (!isKnownStatus(job.status)) {
+    log.warn('Agent job has a status the API contract does not list; treating it as not finished', {
+      status: job.status,
+    });
+  }
+  return { heartbeatDue: hadInvalid || firstActive || recovered };
 }
 
 /**

@@ -4,10 +4,10 @@
  * terminated under it. Every registration is checked to have reached one of our watchers: a workflow of another kind
  * under a watcher's id takes a signal without a word and would leave the wait unanswered until its deadline.
  */
-import { ApplicationFailure, log } from '@temporalio/activity';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { JobWatcherWorkflow, WatcherStart } from '../workflows/job-watcher/messages';
-import { JOB_WATCHER_WORKFLOW_TYPE, WATCHER_ID_TAKEN } from '../kernel/workflow-ids';
+import { JOB_WATCHER_WORKFLOW_TYPE, WATCHER_ID_TAKEN, watcherTaskQueue } from '../kernel/workflow-ids';
 import {
   REGISTRATIONS_PER_SIGNAL,
   watchJobBatchSignal,
@@ -20,6 +20,11 @@ export interface WatcherAddress {
   watcherId: string;
   /** The task queue our watchers of this shard run on (watcherTaskQueue of the follow-ups' queue). */
   taskQueue: string;
+}
+
+/** The watcher's address as a follow-up of the current activity's task queue registers with it. */
+export function watcherAddressOf(watcherId: string): WatcherAddress {
+  return { watcherId, taskQueue: watcherTaskQueue(Context.current().info.taskQueue) };
 }
 
 export type StartWatching = (address: WatcherAddress, registration: WatchRegistration) => Promise<void>;
@@ -52,6 +57,25 @@ interface Gathered {
  * describe per watcher run; a watcher continues as new every few thousand signals): a foreign one fails the
  * registrations with WatcherIdTaken, logged once per run as an error with the fix.
  */
+/** The failure of a registration that reached a foreign workflow under a watcher's id, with the fix. */
+function watcherIdTaken(
+  watcherId: string,
+  runId: string,
+  { type, taskQueue }: { type: string; taskQueue: string },
+): ApplicationFailure {
+  const terminate = `temporal workflow terminate --workflow-id '${watcherId}' --reason 'not a job watcher'`;
+  return ApplicationFailure.create({
+    type: WATCHER_ID_TAKEN,
+    message:
+      `The workflow '${watcherId}' (run ${runId}) is a workflow of type '${type}' on task queue '${taskQueue}', and it ` +
+      `holds the id of a job watcher: the follow-ups of its shard move on to the next watcher of the shard's chain (` +
+      `'${watcherId}/1', ...) while it runs, at the cost of a refused registration each. Fix: end it (${terminate}); ` +
+      `the next wait starts a watcher of ours.`,
+    nonRetryable: true,
+    details: [{ workflowId: watcherId, runId, workflowType: type }],
+  });
+}
+
 export function createStartWatching(temporal: Client, start: WatcherStart, wakeups?: ReaderWakeups): StartWatching {
   const ours = new Set<string>();
   const reportedForeign = new Set<string>();
@@ -85,12 +109,6 @@ export function createStartWatching(temporal: Client, start: WatcherStart, wakeu
       ours.add(runId);
       return void wakeups?.wake(watcherId);
     }
-    const terminate = `temporal workflow terminate --workflow-id '${watcherId}' --reason 'not a job watcher'`;
-    const message =
-      `The workflow '${watcherId}' (run ${runId}) is a workflow of type '${description.type}' on task queue '${description.taskQueue}', and it ` +
-      `holds the id of a job watcher: the follow-ups of its shard move on to the next watcher of the shard's chain (` +
-      `'${watcherId}/1', ...) while it runs, at the cost of a refused registration each. Fix: end it (${terminate}); ` +
-      `the next wait starts a watcher of ours.`;
     if (!reportedForeign.has(runId)) {
       reportedForeign.add(runId);
       log.error('A foreign workflow holds a job watcher id', {
@@ -100,12 +118,7 @@ export function createStartWatching(temporal: Client, start: WatcherStart, wakeu
         taskQueue: description.taskQueue,
       });
     }
-    throw ApplicationFailure.create({
-      type: WATCHER_ID_TAKEN,
-      message,
-      nonRetryable: true,
-      details: [{ workflowId: watcherId, runId, workflowType: description.type }],
-    });
+    throw watcherIdTaken(watcherId, runId, description);
   };
   return (address, registration) =>
     new Promise<void>((resolve, reject) => {

@@ -30,48 +30,30 @@ export function createWaitReader(
   aborted: () => boolean,
   hooks: WaitReaderHooks,
 ): ReadWait {
-  const followUp = (wait: WatchedWait) =>
-    temporal.workflow.getHandle(wait.registration.workflowId, wait.registration.runId);
+  const reader = new WaitReader(api, temporal, context, aborted, hooks);
+  return (wait) => reader.read(wait);
+}
 
-  const tell = async (wait: WatchedWait, send: () => Promise<void>): Promise<boolean> => {
-    try {
-      await send();
-      return true;
-    } catch (error) {
-      if (error instanceof WorkflowNotFoundError) {
-        await hooks.gone(wait);
-        return false;
-      }
-      log.warn('Could not tell a follow-up what its watcher read; trying again at the next read', {
-        workflowId: wait.registration.workflowId,
-        error: String(error),
-      });
-      return false;
-    }
-  };
-  /** Answers the wait; the watcher then forgets it (the follow-up registers its next wait, if any). */
-  const answer = async (wait: WatchedWait, message: WatchAnswer): Promise<void> => {
-    wait.answered = await tell(wait, () => followUp(wait).signal(jobAnswerSignal, message));
-    if (wait.answered) await hooks.answered(wait);
-  };
-  const fail = (wait: WatchedWait, failure: WaitFailure): Promise<void> =>
-    answer(wait, {
-      round: wait.registration.round,
-      replyTo: wait.registration.replyTo,
-      kind: 'failure',
-      ...failure,
-      polls: wait.polls,
-    });
+class WaitReader {
+  constructor(
+    private readonly api: AgentApiClient,
+    private readonly temporal: Client,
+    private readonly context: Context,
+    private readonly aborted: () => boolean,
+    private readonly hooks: WaitReaderHooks,
+  ) {}
 
-  return async function readWait(wait: WatchedWait): Promise<void> {
+  async read(wait: WatchedWait): Promise<void> {
     const { registration } = wait;
     const readAtMs = Date.now();
     try {
-      const job = await countedApiCall('get_job', () => api.getAgentJob(registration, context.cancellationSignal));
-      apiCounters(context).polls.add(1, { status: job.status });
+      const job = await countedApiCall('get_job', () =>
+        this.api.getAgentJob(registration, this.context.cancellationSignal),
+      );
+      apiCounters(this.context).polls.add(1, { status: job.status });
       const { answer: answers, recovered, previous } = readSucceeded(wait, job, readAtMs, Date.now());
       if (answers) {
-        await answer(wait, {
+        await this.answer(wait, {
           round: registration.round,
           replyTo: registration.replyTo,
           kind: 'read',
@@ -81,40 +63,83 @@ export function createWaitReader(
           sawActive: wait.sawActive,
           ...(registration.result ? { previous } : {}),
         });
-      } else if (recovered && (await tell(wait, () => followUp(wait).signal(readTroubleSignal, null)))) {
+      } else if (recovered && (await this.tell(wait, () => this.followUp(wait).signal(readTroubleSignal, null)))) {
         wait.troubleTold = false;
       }
     } catch (error) {
-      if (aborted()) return;
-      const judged = judgeFailedRead(error, wait.invalidReads, registration);
-      if (judged.ends) return void (await fail(wait, judged.failure));
-      const message = judged.lastError;
-      if (judged.invalid) wait.invalidReads += 1;
-      const { retryAfterMs } = judged;
-      const { pastDeadline } = readFailed(wait, message, readAtMs, Date.now(), retryAfterMs);
-      if (pastDeadline) {
-        return void (await fail(
-          wait,
-          retryAfterPastDeadline(registration, {
-            retryAfterMs,
-            failingSinceMs: wait.failingSinceMs,
-            failedReads: wait.failedReads,
-            lastError: message,
-          }),
-        ));
-      }
-      // Told when failing begins and again each time the count doubles: the follow-up's count is never off by more
-      // than half, and a day of failures costs it about a dozen signals.
-      if (!wait.troubleTold || isPowerOfTwo(wait.failedReads)) {
-        const trouble = {
-          since: new Date(wait.failingSinceMs ?? readAtMs).toISOString(),
-          lastError: message,
-          failedReads: wait.failedReads,
-        };
-        if (await tell(wait, () => followUp(wait).signal(readTroubleSignal, trouble))) wait.troubleTold = true;
-      }
+      if (this.aborted()) return;
+      await this.afterFailedRead(wait, error, readAtMs);
     }
-  };
+  }
+
+  /** A failed read: the wait ends if the rules say so; else its follow-up hears that reads fail, now and then. */
+  private async afterFailedRead(wait: WatchedWait, error: unknown, readAtMs: number): Promise<void> {
+    const { registration } = wait;
+    const judged = judgeFailedRead(error, wait.invalidReads, registration);
+    if (judged.ends) return this.fail(wait, judged.failure);
+    const message = judged.lastError;
+    if (judged.invalid) wait.invalidReads += 1;
+    const { retryAfterMs } = judged;
+    const { pastDeadline } = readFailed(wait, message, readAtMs, Date.now(), retryAfterMs);
+    if (pastDeadline) {
+      return this.fail(
+        wait,
+        retryAfterPastDeadline(registration, {
+          retryAfterMs,
+          failingSinceMs: wait.failingSinceMs,
+          failedReads: wait.failedReads,
+          lastError: message,
+        }),
+      );
+    }
+    // Told when failing begins and again each time the count doubles: the follow-up's count is never off by more
+    // than half, and a day of failures costs it about a dozen signals.
+    if (!wait.troubleTold || isPowerOfTwo(wait.failedReads)) {
+      const trouble = {
+        since: new Date(wait.failingSinceMs ?? readAtMs).toISOString(),
+        lastError: message,
+        failedReads: wait.failedReads,
+      };
+      if (await this.tell(wait, () => this.followUp(wait).signal(readTroubleSignal, trouble))) wait.troubleTold = true;
+    }
+  }
+
+  private followUp(wait: WatchedWait) {
+    return this.temporal.workflow.getHandle(wait.registration.workflowId, wait.registration.runId);
+  }
+
+  private async tell(wait: WatchedWait, send: () => Promise<void>): Promise<boolean> {
+    try {
+      await send();
+      return true;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) {
+        await this.hooks.gone(wait);
+        return false;
+      }
+      log.warn('Could not tell a follow-up what its watcher read; trying again at the next read', {
+        workflowId: wait.registration.workflowId,
+        error: String(error),
+      });
+      return false;
+    }
+  }
+
+  /** Answers the wait; the watcher then forgets it (the follow-up registers its next wait, if any). */
+  private async answer(wait: WatchedWait, message: WatchAnswer): Promise<void> {
+    wait.answered = await this.tell(wait, () => this.followUp(wait).signal(jobAnswerSignal, message));
+    if (wait.answered) await this.hooks.answered(wait);
+  }
+
+  private fail(wait: WatchedWait, failure: WaitFailure): Promise<void> {
+    return this.answer(wait, {
+      round: wait.registration.round,
+      replyTo: wait.registration.replyTo,
+      kind: 'failure',
+      ...failure,
+      polls: wait.polls,
+    });
+  }
 }
 
 function isPowerOfTwo(count: number): boolean {

@@ -100,42 +100,8 @@ export function failureForStatus(
   const permanent = (type: AgentApiErrorType, message: string) =>
     ApplicationFailure.create({ type, message: `${message}${reason}`, nonRetryable: true, details });
 
-  if (status >= 300 && status < 400) {
-    return permanent(
-      AgentApiErrorType.Rejected,
-      `The agent API answered ${context.operation} for ${where} with a redirect (HTTP ${status}), which is never ` +
-        'followed because it would carry the API key elsewhere. Set AGENT_API_BASE_URL to the final address.',
-    );
-  }
-  if (status === 400 || status === 422) {
-    return permanent(
-      AgentApiErrorType.BadRequest,
-      `The agent API rejected the ${context.operation} request for ${where} as invalid (HTTP ${status}). ` +
-        'Check the prompt (at least 1 character) and the ids; resending the same request will not help.',
-    );
-  }
-  if (status === 401) {
-    return permanent(
-      AgentApiErrorType.Unauthorized,
-      `The agent API did not accept the API key (HTTP 401) for ${context.operation} on ${where}. ` +
-        "Set AGENT_API_KEY in the worker's environment to a valid admin key from the dashboard's API keys page, " +
-        'then restart the worker.',
-    );
-  }
-  if (status === 403) {
-    return permanent(
-      AgentApiErrorType.Forbidden,
-      `The API key may not ${context.operation} on ${where} (HTTP 403). ` +
-        'Use an admin key that belongs to this project.',
-    );
-  }
-  if (status === 404) {
-    return permanent(
-      AgentApiErrorType.JobNotFound,
-      `Agent job not found: ${where} (HTTP 404). Check the project and job ids; ` +
-        'a follow-up can only be sent to a job that already exists.',
-    );
-  }
+  const refused = refusalFor(status, context.operation, where);
+  if (refused) return permanent(refused.type, refused.message);
   if (status === 429) {
     return ApplicationFailure.create({
       type: AgentApiErrorType.RateLimited,
@@ -155,27 +121,89 @@ export function failureForStatus(
       details,
     });
   }
-  if (status >= 500) {
-    // A 503 with Retry-After is the server asking us to come back: it did not process the request. Any other 5xx may
-    // have come after the work was done, so for a send it is ambiguous (see docs/RELIABILITY.md, "Never sending twice").
-    if (context.operation === 'send follow-up message' && !(status === 503 && retryAfterMs !== undefined)) {
-      return sendAmbiguous(
-        `The agent API failed with HTTP ${status} on send follow-up message for ${where}; the message may or may not have been taken.${reason}`,
-        { status, operation: context.operation, retryAfterMs, underlyingType: AgentApiErrorType.ServerError },
-      );
-    }
-    return ApplicationFailure.create({
-      type: AgentApiErrorType.ServerError,
-      message: `The agent API failed with HTTP ${status} on ${context.operation} for ${where}; retrying with backoff.${reason}`,
-      nextRetryDelay: retryAfterMs,
-      details,
-    });
-  }
+  if (status >= 500) return serverFailure(status, context, { where, reason, retryAfterMs, details });
   return permanent(
     AgentApiErrorType.Rejected,
     `The agent API refused ${context.operation} on ${where} with HTTP ${status}. ` +
       'This status is not one the client retries; check the request and the job state.',
   );
+}
+
+/**
+ * A 5xx answer. A 503 with Retry-After is the server asking us to come back: it did not process the request. Any other
+ * 5xx may have come after the work was done, so for a send it is ambiguous (see docs/RELIABILITY.md, "Never sending
+ * twice").
+ */
+function serverFailure(
+  status: number,
+  context: RequestContext,
+  {
+    where,
+    reason,
+    retryAfterMs,
+    details,
+  }: { where: string; reason: string; retryAfterMs: number | undefined; details: ApiFailureDetails[] },
+): ApplicationFailure {
+  if (context.operation === 'send follow-up message' && !(status === 503 && retryAfterMs !== undefined)) {
+    return sendAmbiguous(
+      `The agent API failed with HTTP ${status} on send follow-up message for ${where}; the message may or may not have been taken.${reason}`,
+      { status, operation: context.operation, retryAfterMs, underlyingType: AgentApiErrorType.ServerError },
+    );
+  }
+  return ApplicationFailure.create({
+    type: AgentApiErrorType.ServerError,
+    message: `The agent API failed with HTTP ${status} on ${context.operation} for ${where}; retrying with backoff.${reason}`,
+    nextRetryDelay: retryAfterMs,
+    details,
+  });
+}
+
+/** What the API refused for good (the request itself is wrong, or the key, or the job), in words that say the fix. */
+function refusalFor(
+  status: number,
+  operation: string,
+  where: string,
+): { type: AgentApiErrorType; message: string } | null {
+  if (status >= 300 && status < 400) {
+    return {
+      type: AgentApiErrorType.Rejected,
+      message:
+        `The agent API answered ${operation} for ${where} with a redirect (HTTP ${status}), which is never ` +
+        'followed because it would carry the API key elsewhere. Set AGENT_API_BASE_URL to the final address.',
+    };
+  }
+  if (status === 400 || status === 422) {
+    return {
+      type: AgentApiErrorType.BadRequest,
+      message:
+        `The agent API rejected the ${operation} request for ${where} as invalid (HTTP ${status}). ` +
+        'Check the prompt (at least 1 character) and the ids; resending the same request will not help.',
+    };
+  }
+  if (status === 401) {
+    return {
+      type: AgentApiErrorType.Unauthorized,
+      message:
+        `The agent API did not accept the API key (HTTP 401) for ${operation} on ${where}. ` +
+        "Set AGENT_API_KEY in the worker's environment to a valid admin key from the dashboard's API keys page, " +
+        'then restart the worker.',
+    };
+  }
+  if (status === 403) {
+    return {
+      type: AgentApiErrorType.Forbidden,
+      message: `The API key may not ${operation} on ${where} (HTTP 403). Use an admin key that belongs to this project.`,
+    };
+  }
+  if (status === 404) {
+    return {
+      type: AgentApiErrorType.JobNotFound,
+      message:
+        `Agent job not found: ${where} (HTTP 404). Check the project and job ids; ` +
+        'a follow-up can only be sent to a job that already exists.',
+    };
+  }
+  return null;
 }
 
 /** The non-retryable failure for a send whose outcome is unknown: Temporal must never resend it blindly. */

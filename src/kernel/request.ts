@@ -168,6 +168,44 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * Checks a follow-up's input and applies the defaults; every problem is listed, each naming its field. Never throws (the
  * workflow and the CLI decide what a problem means); the library's `checkFollowUpInput` throws InvalidFollowUpInputError.
  */
+/** The polling options resolved over the defaults; each problem noted with its field. */
+function inspectPolling(given: unknown, note: (field: string, message: string | undefined) => void): ResolvedPolling {
+  const polling: ResolvedPolling = { ...DEFAULT_POLLING };
+  if (given === undefined) return polling;
+  if (!isPlainObject(given)) {
+    note('polling', 'polling must be an object');
+    return polling;
+  }
+  const extraPolling = unknownFields(given, POLLING_FIELDS);
+  if (extraPolling.length > 0) {
+    note(
+      'polling',
+      `polling: unknown field(s) ${extraPolling.map((key) => JSON.stringify(key)).join(', ')}; allowed: ${POLLING_FIELDS.join(', ')}`,
+    );
+  }
+  const durations = [
+    ['initialInterval', 'initialIntervalMs', LIMITS.intervalMs],
+    ['maxInterval', 'maxIntervalMs', LIMITS.intervalMs],
+    ['timeout', 'timeoutMs', LIMITS.timeoutMs],
+    ['settleWindow', 'settleWindowMs', LIMITS.settleWindowMs],
+  ] as const;
+  for (const [field, key, range] of durations) {
+    if (given[field] === undefined) continue;
+    const checked = durationCheck(`polling.${field}`, given[field], range);
+    if ('problem' in checked) note(`polling.${field}`, checked.problem);
+    else polling[key] = checked.ms;
+  }
+  if (given.backoffCoefficient !== undefined) {
+    const problem = coefficientProblem(given.backoffCoefficient);
+    if (problem) note('polling.backoffCoefficient', problem);
+    else polling.backoffCoefficient = given.backoffCoefficient as number;
+  }
+  if (polling.maxIntervalMs < polling.initialIntervalMs) {
+    note('polling.maxInterval', maxBelowInitialProblem(polling.maxIntervalMs, polling.initialIntervalMs));
+  }
+  return polling;
+}
+
 export function inspectFollowUpInput(raw: unknown, maxPromptLength: number = DEFAULT_MAX_PROMPT_LENGTH): InputCheck {
   if (!isPlainObject(raw)) {
     return {
@@ -196,41 +234,7 @@ export function inspectFollowUpInput(raw: unknown, maxPromptLength: number = DEF
   ) {
     note('onAmbiguousSend', `onAmbiguousSend must be one of ${AMBIGUOUS_SEND_POLICIES.join(', ')}`);
   }
-  const polling: ResolvedPolling = { ...DEFAULT_POLLING };
-  if (raw.polling !== undefined) {
-    if (!isPlainObject(raw.polling)) {
-      note('polling', 'polling must be an object');
-    } else {
-      const given = raw.polling;
-      const extraPolling = unknownFields(given, POLLING_FIELDS);
-      if (extraPolling.length > 0) {
-        note(
-          'polling',
-          `polling: unknown field(s) ${extraPolling.map((key) => JSON.stringify(key)).join(', ')}; allowed: ${POLLING_FIELDS.join(', ')}`,
-        );
-      }
-      const durations = [
-        ['initialInterval', 'initialIntervalMs', LIMITS.intervalMs],
-        ['maxInterval', 'maxIntervalMs', LIMITS.intervalMs],
-        ['timeout', 'timeoutMs', LIMITS.timeoutMs],
-        ['settleWindow', 'settleWindowMs', LIMITS.settleWindowMs],
-      ] as const;
-      for (const [field, key, range] of durations) {
-        if (given[field] === undefined) continue;
-        const checked = durationCheck(`polling.${field}`, given[field], range);
-        if ('problem' in checked) note(`polling.${field}`, checked.problem);
-        else polling[key] = checked.ms;
-      }
-      if (given.backoffCoefficient !== undefined) {
-        const problem = coefficientProblem(given.backoffCoefficient);
-        if (problem) note('polling.backoffCoefficient', problem);
-        else polling.backoffCoefficient = given.backoffCoefficient as number;
-      }
-      if (polling.maxIntervalMs < polling.initialIntervalMs) {
-        note('polling.maxInterval', maxBelowInitialProblem(polling.maxIntervalMs, polling.initialIntervalMs));
-      }
-    }
-  }
+  const polling = inspectPolling(raw.polling, note);
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,

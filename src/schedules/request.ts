@@ -190,42 +190,48 @@ function createScheduleRequestSchema(maxPromptLength: number) {
             : 'the schedule request must be an object with input and either cron or every',
       },
     )
-    .superRefine((request, ctx) => {
-      const hasCron = request.cron !== undefined;
-      const hasEvery = request.every !== undefined;
-      if (hasCron === hasEvery) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [hasCron ? 'every' : 'cron'],
-          message: hasCron
-            ? 'give either cron or every, not both'
-            : 'give either cron (e.g. "0 9 * * MON-FRI") or every (e.g. "1h")',
-        });
-      }
-      if (request.offset !== undefined && !hasEvery) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['offset'],
-          message: 'offset applies to every only; a cron expression says its own times',
-        });
-      }
-      if (request.offset !== undefined && request.every !== undefined && request.offset >= request.every) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['offset'],
-          message: `offset (${formatMs(request.offset)}) must be below every (${formatMs(request.every)})`,
-        });
-      }
-      // An interval is counted from the Unix epoch in absolute time; a zone would silently change nothing.
-      if (request.timezone !== undefined && hasEvery) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['timezone'],
-          message:
-            'timezone applies to cron only (intervals count from the Unix epoch); for "daily at 09:00 Berlin time" use cron "0 9 * * *" with timezone "Europe/Berlin"',
-        });
-      }
+    .superRefine(checkTimingFields);
+}
+
+/** The timing fields together: cron or every (one of them), an offset below every, a time zone for cron only. */
+function checkTimingFields(
+  request: { cron?: string; every?: number; offset?: number; timezone?: string },
+  ctx: z.RefinementCtx,
+): void {
+  const hasCron = request.cron !== undefined;
+  const hasEvery = request.every !== undefined;
+  if (hasCron === hasEvery) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [hasCron ? 'every' : 'cron'],
+      message: hasCron
+        ? 'give either cron or every, not both'
+        : 'give either cron (e.g. "0 9 * * MON-FRI") or every (e.g. "1h")',
     });
+  }
+  if (request.offset !== undefined && !hasEvery) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['offset'],
+      message: 'offset applies to every only; a cron expression says its own times',
+    });
+  }
+  if (request.offset !== undefined && request.every !== undefined && request.offset >= request.every) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['offset'],
+      message: `offset (${formatMs(request.offset)}) must be below every (${formatMs(request.every)})`,
+    });
+  }
+  // An interval is counted from the Unix epoch in absolute time; a zone would silently change nothing.
+  if (request.timezone !== undefined && hasEvery) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['timezone'],
+      message:
+        'timezone applies to cron only (intervals count from the Unix epoch); for "daily at 09:00 Berlin time" use cron "0 9 * * *" with timezone "Europe/Berlin"',
+    });
+  }
 }
 
 /** Every problem in one message, each naming its field: "cron the hour field …; input.jobId may contain only …". */

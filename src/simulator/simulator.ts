@@ -279,6 +279,18 @@ export class AgentApiSimulator {
     this.sendTimes.set(projectId, times);
   }
 
+  /** The project's rolling window: the limit a send is over (refused), or null (the send is counted in it). */
+  private takeSendSlot(projectId: string): { sends: number; windowMs: number } | null {
+    const limit = this.sendLimitOf(projectId);
+    if (limit === null) return null;
+    const windowStart = this.now() - limit.windowMs;
+    const times = (this.sendTimes.get(projectId) ?? []).filter((time) => time > windowStart);
+    this.sendTimes.set(projectId, times);
+    if (times.length >= limit.sends) return limit;
+    times.push(this.now());
+    return null;
+  }
+
   private sendLimitOf(projectId: string): { sends: number; windowMs: number } | null {
     const own = this.projectLimits.get(projectId);
     if (own !== undefined) return own;
@@ -380,20 +392,9 @@ export class AgentApiSimulator {
     const segments = url.pathname.split('/').slice(1);
     if (segments[0] === '_simulator') return this.handleControl(req, res, segments.slice(1));
 
-    // /v2/agent/{projectId}/job/{id}[/message]; segments are decoded one by one, so an encoded '/' stays in the id.
-    const route =
-      segments.length >= 5 && segments[0] === API_PREFIX[0] && segments[1] === API_PREFIX[1] && segments[3] === 'job'
-        ? { projectId: decode(segments[2]), jobId: decode(segments[4]), rest: segments.slice(5) }
-        : undefined;
-    const operation: Operation | undefined =
-      route && route.rest.length === 0 && req.method === 'GET'
-        ? 'get'
-        : route && route.rest.length === 1 && route.rest[0] === 'message' && req.method === 'POST'
-          ? 'send'
-          : undefined;
-    if (!route || !operation || route.projectId === undefined || route.jobId === undefined) {
-      return this.sendError(req, res, 404, `no route for ${req.method} ${url.pathname}`);
-    }
+    const route = routeOf(req.method, segments);
+    if (!route) return this.sendError(req, res, 404, `no route for ${req.method} ${url.pathname}`);
+    const { operation } = route;
     // The whole request is read before any fault applies: a latency fault then models a timeout after the request
     // was written, and a drop never races the upload.
     const body = await readBody(req);
@@ -405,21 +406,10 @@ export class AgentApiSimulator {
     const record = this.jobs.get(key(route.projectId, route.jobId));
     if (!record) return this.sendError(req, res, 404, `agent job ${route.jobId} not found`);
 
-    if (operation === 'get') record.counts.gets += 1;
-    else record.counts.posts += 1;
-    this.options.onRequest?.({ operation, projectId: route.projectId, jobId: route.jobId, atMs: this.now() });
-    const idempotencyKey = operation === 'send' ? headerValue(req.headers['idempotency-key']) : undefined;
-    if (idempotencyKey !== undefined) record.counts.idempotencyKeys.push(idempotencyKey);
+    const idempotencyKey = this.countRequest(req, record, route);
 
     const scripted = record.faults.find((candidate) => candidate.operation === operation);
-    if (scripted) {
-      scripted.times = (scripted.times ?? 1) - 1;
-      if (scripted.times <= 0) record.faults.splice(record.faults.indexOf(scripted), 1);
-      if (operation === 'send') record.counts.messagesRejected += 1;
-      const headers: Record<string, string> = scripted.retryAfter ? { 'Retry-After': scripted.retryAfter } : {};
-      if (scripted.body !== undefined) return sendRaw(res, scripted.status, scripted.body, headers);
-      return this.sendError(req, res, scripted.status, `injected ${scripted.status}`, headers);
-    }
+    if (scripted) return this.answerScripted(req, res, record, scripted);
 
     const picked = await this.pickFault(record, operation);
     if (picked === CLOSED) return;
@@ -454,6 +444,30 @@ export class AgentApiSimulator {
       return sendJson(res, 200, broken);
     }
     return sendJson(res, 200, operation === 'get' ? served(record, reply.job) : reply.job);
+  }
+
+  /** Counts a request that reached a job; the send's Idempotency-Key, if it has one. */
+  private countRequest(
+    req: IncomingMessage,
+    record: JobRecord,
+    { operation, projectId, jobId }: { operation: Operation; projectId: string; jobId: string },
+  ): string | undefined {
+    if (operation === 'get') record.counts.gets += 1;
+    else record.counts.posts += 1;
+    this.options.onRequest?.({ operation, projectId, jobId, atMs: this.now() });
+    const idempotencyKey = operation === 'send' ? headerValue(req.headers['idempotency-key']) : undefined;
+    if (idempotencyKey !== undefined) record.counts.idempotencyKeys.push(idempotencyKey);
+    return idempotencyKey;
+  }
+
+  /** A scripted fault of the job answers the request, and is used up after its `times`. */
+  private answerScripted(req: IncomingMessage, res: ServerResponse, record: JobRecord, scripted: SimulatedFault): void {
+    scripted.times = (scripted.times ?? 1) - 1;
+    if (scripted.times <= 0) record.faults.splice(record.faults.indexOf(scripted), 1);
+    if (scripted.operation === 'send') record.counts.messagesRejected += 1;
+    const headers: Record<string, string> = scripted.retryAfter ? { 'Retry-After': scripted.retryAfter } : {};
+    if (scripted.body !== undefined) return sendRaw(res, scripted.status, scripted.body, headers);
+    return this.sendError(req, res, scripted.status, `injected ${scripted.status}`, headers);
   }
 
   /**
@@ -527,20 +541,14 @@ export class AgentApiSimulator {
       return { ok: true, job: this.advance(record) };
     }
 
-    const limit = this.sendLimitOf(projectId);
-    if (limit !== null) {
-      const windowStart = this.now() - limit.windowMs;
-      const times = (this.sendTimes.get(projectId) ?? []).filter((time) => time > windowStart);
-      this.sendTimes.set(projectId, times);
-      if (times.length >= limit.sends) {
-        record.counts.rateLimited += 1;
-        // No Retry-After: the vendor documents none (VENDOR-FACTS.md), so clients must not count on one.
-        return reject(
-          429,
-          `rate limit exceeded: ${limit.sends} uses per project per ${limit.windowMs === 3_600_000 ? 'hour' : `${limit.windowMs} ms`}`,
-        );
-      }
-      times.push(this.now());
+    const over = this.takeSendSlot(projectId);
+    if (over !== null) {
+      record.counts.rateLimited += 1;
+      // No Retry-After: the vendor documents none (VENDOR-FACTS.md), so clients must not count on one.
+      return reject(
+        429,
+        `rate limit exceeded: ${over.sends} uses per project per ${over.windowMs === 3_600_000 ? 'hour' : `${over.windowMs} ms`}`,
+      );
     }
 
     record.counts.messagesAccepted += 1;
@@ -703,4 +711,23 @@ function served(record: JobRecord, job: AgentJob): AgentJob {
     record.counts.changedReads += 1;
   record.lastServed = { ...job };
   return job;
+}
+
+/** /v2/agent/{projectId}/job/{id}[/message]; segments are decoded one by one, so an encoded '/' stays in the id. */
+function routeOf(
+  method: string | undefined,
+  segments: string[],
+): { projectId: string; jobId: string; operation: Operation } | undefined {
+  if (segments.length < 5 || segments[0] !== API_PREFIX[0] || segments[1] !== API_PREFIX[1] || segments[3] !== 'job')
+    return undefined;
+  const projectId = decode(segments[2]);
+  const jobId = decode(segments[4]);
+  const rest = segments.slice(5);
+  const operation: Operation | undefined =
+    rest.length === 0 && method === 'GET'
+      ? 'get'
+      : rest.length === 1 && rest[0] === 'message' && method === 'POST'
+        ? 'send'
+        : undefined;
+  return operation && projectId !== undefined && jobId !== undefined ? { projectId, jobId, operation } : undefined;
 }

@@ -218,13 +218,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
   setMaxListeners(0, stopping.signal);
   const coordination: CoordinationSettings = { ...DEFAULT_COORDINATION, ...options.coordination };
   const maxConcurrentActivities = options.maxConcurrentActivities ?? WORKER_DEFAULTS.maxConcurrentActivities;
-  const payloadCodecs = options.dataConverter?.payloadCodecs ?? [];
-  // With a payload key the payloads are secret, so failure messages (an API's error may quote the prompt) are
-  // encoded with them; a codec that only passes payloads through keeps them in clear, as before.
-  const encrypting = payloadCodecs.some((codec) => codec instanceof AesGcmPayloadCodec);
-  const dataConverter = encrypting
-    ? { payloadCodecs, failureConverterPath: FAILURE_CONVERTER_PATH }
-    : { payloadCodecs };
+  const { encrypting, dataConverter } = dataConverterOf(options);
   const temporal = new Client({
     connection: options.connection,
     namespace: options.namespace,
@@ -241,15 +235,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
   });
   const { followUpIsRunning, confirmFollowUp, watchJobs, readWatchedJobs, adoptBook, ...followUpActivities } =
     activities;
-  const common = {
-    connection: options.connection,
-    namespace: options.namespace,
-    ...(options.identity ? { identity: options.identity } : {}),
-    interceptors: { activity: [jobLogAttributesInterceptor, ...(options.interceptors?.activity ?? [])] },
-    dataConverter,
-    // The SDK's default of 0 would cancel in-flight HTTP calls at once on SIGTERM; let them finish instead.
-    shutdownGraceTime: options.shutdownGraceTimeMs ?? 30_000,
-  };
+  const common = commonWorkerOptions(options, dataConverter);
   const main = await Worker.create({
     ...common,
     taskQueue: options.taskQueue,
@@ -260,29 +246,66 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     maxConcurrentActivityTaskExecutions: maxConcurrentActivities,
   });
   const coordinatorsKey = `${options.namespace}\u0000${coordination.taskQueue}`;
+  const side = { ...common, ...workflowCode(options, encrypting) };
   const coordinators = coordinatorQueuesPolled.has(coordinatorsKey)
     ? null
-    : await Worker.create({
-        ...common,
-        taskQueue: coordination.taskQueue,
-        activities: { followUpIsRunning, confirmFollowUp },
-        ...workflowCode(options, encrypting),
-        maxCachedWorkflows: COORDINATORS_CACHED,
-        stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
-      });
+    : await createSideWorker(side, coordination.taskQueue, { followUpIsRunning, confirmFollowUp }, COORDINATORS_CACHED);
   if (coordinators) coordinatorQueuesPolled.add(coordinatorsKey);
   const watchers = coordination.watchShards
-    ? await Worker.create({
-        ...common,
-        taskQueue: watcherTaskQueue(options.taskQueue),
-        activities: { watchJobs, readWatchedJobs, adoptBook },
-        ...workflowCode(options, encrypting),
-        maxCachedWorkflows: WATCHERS_CACHED,
-        stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
-      })
+    ? await createSideWorker(
+        side,
+        watcherTaskQueue(options.taskQueue),
+        { watchJobs, readWatchedJobs, adoptBook },
+        WATCHERS_CACHED,
+      )
     : null;
-  // Long waits end their loop as soon as the worker begins to stop, so another worker carries them on at once
-  // instead of after the grace time (a send, meanwhile, is left to finish).
+  abortWhenStopping(main, stopping);
+  const guardWatchers = () =>
+    startWatcherGuard({
+      temporal,
+      taskQueue: options.taskQueue,
+      shards: coordination.watchShards ?? 0,
+      start: watcherStartOf(coordination),
+      log: Runtime.instance().logger,
+    });
+  const released = () => (coordinators ? coordinatorQueuesPolled.delete(coordinatorsKey) : undefined);
+  return new FollowUpWorker(main, coordinators, watchers, released, watchers ? guardWatchers : null);
+}
+
+/** What the worker's three workers (follow-ups, coordinators, watchers) share. */
+function commonWorkerOptions(
+  options: FollowUpWorkerOptions,
+  dataConverter: ReturnType<typeof dataConverterOf>['dataConverter'],
+) {
+  return {
+    connection: options.connection,
+    namespace: options.namespace,
+    ...(options.identity ? { identity: options.identity } : {}),
+    interceptors: { activity: [jobLogAttributesInterceptor, ...(options.interceptors?.activity ?? [])] },
+    dataConverter,
+    // The SDK's default of 0 would cancel in-flight HTTP calls at once on SIGTERM; let them finish instead.
+    shutdownGraceTime: options.shutdownGraceTimeMs ?? 30_000,
+  };
+}
+
+/**
+ * The worker's data converter: with a payload key the payloads are secret, so failure messages (an API's error may
+ * quote the prompt) are encoded with them; a codec that only passes payloads through keeps them in clear, as before.
+ */
+function dataConverterOf(options: FollowUpWorkerOptions) {
+  const payloadCodecs = options.dataConverter?.payloadCodecs ?? [];
+  const encrypting = payloadCodecs.some((codec) => codec instanceof AesGcmPayloadCodec);
+  const dataConverter = encrypting
+    ? { payloadCodecs, failureConverterPath: FAILURE_CONVERTER_PATH }
+    : { payloadCodecs };
+  return { encrypting, dataConverter };
+}
+
+/**
+ * Long waits end their loop as soon as the worker begins to stop, so another worker carries them on at once instead
+ * of after the grace time (a send, meanwhile, is left to finish).
+ */
+function abortWhenStopping(main: Worker, stopping: AbortController): void {
   const watch = setInterval(() => {
     const state = main.getState();
     if (state !== 'INITIALIZED' && state !== 'RUNNING') {
@@ -291,23 +314,20 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     }
   }, 250);
   watch.unref();
-  const guardWatchers = watchers
-    ? () =>
-        startWatcherGuard({
-          temporal,
-          taskQueue: options.taskQueue,
-          shards: coordination.watchShards ?? 0,
-          start: watcherStartOf(coordination),
-          log: Runtime.instance().logger,
-        })
-    : null;
-  return new FollowUpWorker(
-    main,
-    coordinators,
-    watchers,
-    () => {
-      if (coordinators) coordinatorQueuesPolled.delete(coordinatorsKey);
-    },
-    guardWatchers,
-  );
+}
+
+/** A worker of the coordinators' or the watchers' task queue, beside the follow-ups' own. */
+function createSideWorker(
+  options: Omit<WorkerOptions, 'taskQueue' | 'activities'>,
+  taskQueue: string,
+  activities: object,
+  maxCachedWorkflows: number,
+): Promise<Worker> {
+  return Worker.create({
+    ...options,
+    taskQueue,
+    activities,
+    maxCachedWorkflows,
+    stickyQueueScheduleToStartTimeout: WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout,
+  });
 }

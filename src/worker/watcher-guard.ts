@@ -45,14 +45,8 @@ export interface WatcherGuard {
   stop(): void;
 }
 
-export function startWatcherGuard({
-  temporal,
-  taskQueue,
-  shards,
-  start,
-  log,
-  everyMs = WATCHER_CHECK_EVERY_MS,
-}: WatcherGuardOptions): WatcherGuard {
+export function startWatcherGuard(options: WatcherGuardOptions): WatcherGuard {
+  const { temporal, taskQueue, shards, log, everyMs = WATCHER_CHECK_EVERY_MS } = options;
   /** The terminated run each watcher id was last checked for: its book is read once. */
   const seen = new Map<string, string>();
   /** Watcher ids with no watcher running at the last look, and of those, ids no workflow was ever under. */
@@ -81,43 +75,21 @@ export function startWatcherGuard({
       return true;
     seen.set(watcherId, runId);
     if (!closeTime || Date.now() - closeTime.getTime() > ADOPT_CLOSED_WITHIN_MS) return true;
-    const book = await temporal.workflow.getHandle(watcherId, runId).query(watchChangesQuery, 0);
-    if (book.upserts.length === 0) return true;
-    log.warn('A job watcher was terminated with waits in its book: starting a new one to take them over', {
-      watcherId,
-      terminatedRunId: runId,
-      waits: book.upserts.length,
-    });
-    try {
-      await temporal.workflow.start(JOB_WATCHER_WORKFLOW_TYPE, {
-        workflowId: watcherId,
-        taskQueue: watcherTaskQueue(taskQueue),
-        args: [start],
-        staticSummary: WATCHER_SUMMARY,
-      });
-    } catch (error) {
-      // Another worker, or a follow-up's registration, started one first: that run takes the waits over.
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    }
+    await takeOverWaits(options, watcherId, runId);
     return true;
   };
 
   const check = (everyOne = true): Promise<void> => {
-    checking ??= (async () => {
-      for (let shard = 0; shard < shards; shard += 1) {
-        for (let overflow = 0; overflow <= MAX_OVERFLOW; overflow += 1) {
-          const watcherId = watcherWorkflowId(taskQueue, shard, overflow);
-          try {
-            if (!(await checkWatcher(watcherId, everyOne))) break;
-          } catch (error) {
-            // The next period tries again: a server that is away now is the usual cause.
-            seen.delete(watcherId);
-            log.debug('Could not check a job watcher', { watcherId, error: String(error) });
-            break;
-          }
-        }
-      }
-    })().finally(() => {
+    checking ??= checkEveryChain(
+      taskQueue,
+      shards,
+      (watcherId) => checkWatcher(watcherId, everyOne),
+      (watcherId, error) => {
+        // The next period tries again: a server that is away now is the usual cause.
+        seen.delete(watcherId);
+        log.debug('Could not check a job watcher', { watcherId, error: String(error) });
+      },
+    ).finally(() => {
       checking = null;
     });
     return checking;
@@ -129,4 +101,53 @@ export function startWatcherGuard({
   }, everyMs);
   timer.unref();
   return { check, stop: () => clearInterval(timer) };
+}
+
+/**
+ * A watcher terminated with waits in its book: a new one is started under its id, and takes them over from the
+ * terminated run (adoptBook). Nothing to do when its book was empty or another start came first.
+ */
+async function takeOverWaits(
+  { temporal, taskQueue, start, log }: Pick<WatcherGuardOptions, 'temporal' | 'taskQueue' | 'start' | 'log'>,
+  watcherId: string,
+  runId: string,
+): Promise<void> {
+  const book = await temporal.workflow.getHandle(watcherId, runId).query(watchChangesQuery, 0);
+  if (book.upserts.length === 0) return;
+  log.warn('A job watcher was terminated with waits in its book: starting a new one to take them over', {
+    watcherId,
+    terminatedRunId: runId,
+    waits: book.upserts.length,
+  });
+  try {
+    await temporal.workflow.start(JOB_WATCHER_WORKFLOW_TYPE, {
+      workflowId: watcherId,
+      taskQueue: watcherTaskQueue(taskQueue),
+      args: [start],
+      staticSummary: WATCHER_SUMMARY,
+    });
+  } catch (error) {
+    // Another worker, or a follow-up's registration, started one first: that run takes the waits over.
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
+
+/** Each shard's chain of watcher ids, in order, as far as a workflow was ever under one (or a check failed). */
+async function checkEveryChain(
+  taskQueue: string,
+  shards: number,
+  checkWatcher: (watcherId: string) => Promise<boolean>,
+  failed: (watcherId: string, error: unknown) => void,
+): Promise<void> {
+  for (let shard = 0; shard < shards; shard += 1) {
+    for (let overflow = 0; overflow <= MAX_OVERFLOW; overflow += 1) {
+      const watcherId = watcherWorkflowId(taskQueue, shard, overflow);
+      try {
+        if (!(await checkWatcher(watcherId))) break;
+      } catch (error) {
+        failed(watcherId, error);
+        break;
+      }
+    }
+  }
 }

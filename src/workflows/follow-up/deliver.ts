@@ -29,7 +29,7 @@ import { confirmTold, waitForJobChange, withJobWatch } from './job-change';
 import { sharedWatcherId } from './shared-watch';
 import type { FollowUpRun } from './follow-up-run';
 import { describeFailure } from './run-failures';
-import type { ProjectTurn } from './project-turn';
+import type { HeldSlot, ProjectTurn } from './project-turn';
 import type { PollNow } from './poll-now';
 import { type FirstWait } from '../activity-contract';
 
@@ -81,81 +81,15 @@ export async function deliver(
     // The earliest the request can have left; the activity says when it really did.
     const scheduledAtMs = Date.now();
     run.sending(baseline);
-    let waitMs: number;
+    let after: AfterFailure;
     try {
-      const { job, requestStartedAtMs, watching, acceptedTold } = await sendFollowUpMessage({
-        ...run.ref,
-        prompt: run.request.prompt,
-        idempotencyKey,
-        sendByMs: slot.sendByMs,
-        ...firstWait(run, baseline),
-        ...turn.acceptedSlot(slot),
-      });
-      run.firstWaitRegistered(watching ?? null);
-      // The answer is what the next read is compared with; it is no proof of work on this message (only a read is).
-      const delivered = run.delivered({
-        baseline: jobState(baseline),
-        sentAtMs: requestStartedAtMs,
-        via: 'response',
-        sawActive: false,
-        known: jobState(job ?? baseline),
-        previous: null,
-      });
-      // The job as the API answered this message: the first state this follow-up shows.
-      if (job) run.observe(job, 0);
-      // After the delivery is recorded, so a caller waiting for "sent" does not wait for this signal too.
-      await turn.answered(false, null, acceptedTold === true);
-      return delivered;
+      return await sendOnce(run, turn, baseline, idempotencyKey, slot);
     } catch (error) {
-      const refused = refusedByRateLimit(error);
-      if (!requestLeft(error)) {
-        // Certainly nothing went out (no request is made before the server has its record): the slot does not
-        // count, a later run has nothing open to settle, and sending again is safe.
-        await turn.giveBack();
-        run.notSent();
-        if (isCancellation(error)) throw error;
-        if (isSlotExpired(error)) continue;
-      } else if (refused) {
-        await turn.answered(true, retryAfterOf(error) ?? null);
-      } else if (answeredByApi(error)) {
-        await turn.answered(false, null);
-      } else {
-        turn.spent();
-      }
-      const kind = classifySendFailure(error);
-      if (kind === 'final') throw error;
-      run.noteError(describeFailure(error));
-      log.warn(
-        kind === 'ambiguous'
-          ? 'The send failed in a way that leaves delivery open'
-          : 'The send did not arrive; sending again later',
-        {
-          ...run.ref,
-          policy: run.request.onAmbiguousSend,
-          error: run.progress.lastError,
-        },
-      );
-      if (kind === 'ambiguous') {
-        const cause = run.progress.lastError ?? 'the send failed without saying why';
-        if (run.request.onAmbiguousSend === 'fail') throw deliveryUnknown(run, cause, jobState(baseline), null);
-        if (run.request.onAmbiguousSend === 'reconcile') {
-          open = { baseline: jobState(baseline), startedAtMs: requestStartOf(error) ?? scheduledAtMs, cause };
-          continue;
-        }
-      }
-      const retryAfterMs = retryAfterOf(error);
-      // Asked to wait past the deadline: no send can come in time, and the failure says so now, not at the deadline.
-      if (retryAfterMs !== undefined && Date.now() + retryAfterMs >= run.deadlineMs)
-        throw run.gaveUpEarly(retryAfterMs, 'take the message');
-      // A 429 paused the project's sends at its coordinator: the next slot comes with its accepted probe, and no
-      // follow-up tries again on its own meanwhile.
-      if (refused) {
-        // Each refused attempt adds events; a storm of them continues as new like any other retry.
-        await run.continueAsNewIfSuggested(undefined);
-        continue;
-      }
-      waitMs = retryAfterMs ?? backoffMs;
+      after = await afterSendFailure(run, turn, error, jobState(baseline), scheduledAtMs, backoffMs);
     }
+    if (after.then === 'settle') open = after.open;
+    if (after.then !== 'pause') continue;
+    const { waitMs } = after;
     // Nothing arrived (or, for `retry`, the Idempotency-Key covers a duplicate): try again after a pause.
     if (Date.now() + waitMs >= run.deadlineMs) throw run.timedOut('the follow-up message could not be sent');
     run.retryingAt(Date.now() + waitMs);
@@ -164,6 +98,98 @@ export async function deliver(
     backoffMs = Math.min(backoffMs * 2, SEND_BACKOFF.maxMs);
     await run.continueAsNewIfSuggested(undefined);
   }
+}
+
+/** What follows a send that failed: send again now, settle an open attempt first, or pause and send again. */
+type AfterFailure = { then: 'send-again' } | { then: 'settle'; open: OpenAttempt } | { then: 'pause'; waitMs: number };
+
+/** One send under a slot; the delivery it records, its answer told to the coordinator. */
+async function sendOnce(
+  run: FollowUpRun,
+  turn: ProjectTurn,
+  baseline: AgentJob,
+  idempotencyKey: string,
+  slot: HeldSlot,
+): Promise<Delivered> {
+  const { job, requestStartedAtMs, watching, acceptedTold } = await sendFollowUpMessage({
+    ...run.ref,
+    prompt: run.request.prompt,
+    idempotencyKey,
+    sendByMs: slot.sendByMs,
+    ...firstWait(run, baseline),
+    ...turn.acceptedSlot(slot),
+  });
+  run.firstWaitRegistered(watching ?? null);
+  // The answer is what the next read is compared with; it is no proof of work on this message (only a read is).
+  const delivered = run.delivered({
+    baseline: jobState(baseline),
+    sentAtMs: requestStartedAtMs,
+    via: 'response',
+    sawActive: false,
+    known: jobState(job ?? baseline),
+    previous: null,
+  });
+  // The job as the API answered this message: the first state this follow-up shows.
+  if (job) run.observe(job, 0);
+  // After the delivery is recorded, so a caller waiting for "sent" does not wait for this signal too.
+  await turn.answered(false, null, acceptedTold === true);
+  return delivered;
+}
+
+/**
+ * After a failed send: the coordinator told what became of the slot, then whether another attempt is safe (by the
+ * failure's kind and the follow-up's `onAmbiguousSend`), and when.
+ */
+async function afterSendFailure(
+  run: FollowUpRun,
+  turn: ProjectTurn,
+  error: unknown,
+  baseline: JobState,
+  scheduledAtMs: number,
+  backoffMs: number,
+): Promise<AfterFailure> {
+  const refused = refusedByRateLimit(error);
+  if (!requestLeft(error)) {
+    // Certainly nothing went out (no request is made before the server has its record): the slot does not
+    // count, a later run has nothing open to settle, and sending again is safe.
+    await turn.giveBack();
+    run.notSent();
+    if (isCancellation(error)) throw error;
+    if (isSlotExpired(error)) return { then: 'send-again' };
+  } else if (refused) {
+    await turn.answered(true, retryAfterOf(error) ?? null);
+  } else if (answeredByApi(error)) {
+    await turn.answered(false, null);
+  } else {
+    turn.spent();
+  }
+  const kind = classifySendFailure(error);
+  if (kind === 'final') throw error;
+  run.noteError(describeFailure(error));
+  log.warn(
+    kind === 'ambiguous'
+      ? 'The send failed in a way that leaves delivery open'
+      : 'The send did not arrive; sending again later',
+    { ...run.ref, policy: run.request.onAmbiguousSend, error: run.progress.lastError },
+  );
+  if (kind === 'ambiguous') {
+    const cause = run.progress.lastError ?? 'the send failed without saying why';
+    if (run.request.onAmbiguousSend === 'fail') throw deliveryUnknown(run, cause, baseline, null);
+    if (run.request.onAmbiguousSend === 'reconcile')
+      return { then: 'settle', open: { baseline, startedAtMs: requestStartOf(error) ?? scheduledAtMs, cause } };
+  }
+  const retryAfterMs = retryAfterOf(error);
+  // Asked to wait past the deadline: no send can come in time, and the failure says so now, not at the deadline.
+  if (retryAfterMs !== undefined && Date.now() + retryAfterMs >= run.deadlineMs)
+    throw run.gaveUpEarly(retryAfterMs, 'take the message');
+  // A 429 paused the project's sends at its coordinator: the next slot comes with its accepted probe, and no
+  // follow-up tries again on its own meanwhile.
+  if (refused) {
+    // Each refused attempt adds events; a storm of them continues as new like any other retry.
+    await run.continueAsNewIfSuggested(undefined);
+    return { then: 'send-again' };
+  }
+  return { then: 'pause', waitMs: retryAfterMs ?? backoffMs };
 }
 
 /**

@@ -81,65 +81,54 @@ export class FollowUpRun {
     const delivered = checkpoint?.delivered;
     // A run continued after the message carries reads made after it; one continued before carries none to show.
     this.shown = delivered ? this.lastJob : null;
-    this.progress = {
-      phase: delivered ? 'waiting' : 'starting',
-      ...this.ref,
-      lastStatus: this.shown?.status ?? null,
-      lastStatusUnknown: this.shown ? !isKnownStatus(this.shown.status) : false,
-      waitingFor: null,
-      queue: null,
+    this.progress = initialProgress(this.ref, this.shown, delivered, {
       polls: this.polls,
-      lastError: null,
-      errorsSince: null,
-      sentAt: delivered ? new Date(delivered.sentAtMs).toISOString() : null,
-      deadline: new Date(this.deadlineMs).toISOString(),
+      deadlineMs: this.deadlineMs,
       runs: this.runs,
       sendAttempts: this.sendAttempts,
-      delivery: delivered?.via ?? null,
-      prLink: this.shown?.prLink ?? null,
-      outcome: null,
-      watcherId: null,
-    };
+    });
     this.view = new RunView(this.ref, this.progress);
     // The poll activity says when reads begin to fail and when they succeed again; the failed reads themselves never
     // reach the workflow (they stay on the pending activity, where `status` reads the live count).
-    setHandler(readTroubleSignal, (message) => {
-      const checked = checkReadTrouble(message);
-      if (!checked) return void log.warn('Ignored a malformed readTrouble signal', { ...this.ref });
-      const { trouble } = checked;
-      if (trouble === null) this.clearErrors();
-      else {
-        this.progress.lastError = trouble.lastError;
-        this.progress.errorsSince ??= trouble.since;
-        if (typeof trouble.failedReads === 'number') this.progress.failedReads = trouble.failedReads;
-      }
-      this.view.publish();
+    setHandler(readTroubleSignal, (message) => this.onReadTrouble(message));
+    setHandler(sendAnswerUpdate, () => this.awaitSendAnswer(), {
+      validator: (...args: unknown[]) => this.checkSendAnswerAsk(args),
     });
-    setHandler(
-      sendAnswerUpdate,
-      async () => {
-        await condition(() => this.ending !== null || this.sendAnswer() !== null);
-        if (this.ending !== null) throw this.ending;
-        return this.sendAnswer() as NonNullable<ReturnType<FollowUpRun['sendAnswer']>>;
-      },
-      {
-        validator: (...args: unknown[]) => {
-          if (args.length > 0) throw new Error('sendAnswer takes no arguments');
-          // Answerable now: refused with the answer, so only an ask that must wait is written to history.
-          const answer = this.ending === null ? this.sendAnswer() : null;
-          if (answer !== null) {
-            throw ApplicationFailure.create({
-              type: SEND_ANSWERED,
-              message: `The send is ${answer.state} already: the answer is in this refusal's details`,
-              details: [answer],
-            });
-          }
-        },
-      },
-    );
     if (!checkpoint) recordStarted();
     this.view.showJob(this.shown);
     this.view.publish();
+  }
+
+  private onReadTrouble(message: unknown): void {
+    const checked = checkReadTrouble(message);
+    if (!checked) return void log.warn('Ignored a malformed readTrouble signal', { ...this.ref });
+    const { trouble } = checked;
+    if (trouble === null) this.clearErrors();
+    else {
+      this.progress.lastError = trouble.lastError;
+      this.progress.errorsSince ??= trouble.since;
+      if (typeof trouble.failedReads === 'number') this.progress.failedReads = trouble.failedReads;
+    }
+    this.view.publish();
+  }
+
+  private async awaitSendAnswer() {
+    await condition(() => this.ending !== null || this.sendAnswer() !== null);
+    if (this.ending !== null) throw this.ending;
+    return this.sendAnswer() as NonNullable<ReturnType<FollowUpRun['sendAnswer']>>;
+  }
+
+  private checkSendAnswerAsk(args: unknown[]): void {
+    if (args.length > 0) throw new Error('sendAnswer takes no arguments');
+    // Answerable now: refused with the answer, so only an ask that must wait is written to history.
+    const answer = this.ending === null ? this.sendAnswer() : null;
+    if (answer !== null) {
+      throw ApplicationFailure.create({
+        type: SEND_ANSWERED,
+        message: `The send is ${answer.state} already: the answer is in this refusal's details`,
+        details: [answer],
+      });
+    }
   }
 
   /** Enters a phase and shows it. */
@@ -420,5 +409,33 @@ function queuePlace(notice: QueueNotice): QueuePlace {
     ahead,
     nextSlotAt: nextSlotAtMs === null ? null : new Date(nextSlotAtMs).toISOString(),
     ...(refusedSinceMs !== undefined ? { refusedSince: new Date(refusedSinceMs).toISOString() } : {}),
+  };
+}
+
+/** What `progress` says when a run begins: from the start, or where the run before it left off. */
+function initialProgress(
+  ref: { projectId: string; jobId: string },
+  shown: AgentJob | null,
+  delivered: FollowUpCheckpoint['delivered'],
+  counts: { polls: number; deadlineMs: number; runs: number; sendAttempts: number },
+): FollowUpProgress {
+  return {
+    phase: delivered ? 'waiting' : 'starting',
+    ...ref,
+    lastStatus: shown?.status ?? null,
+    lastStatusUnknown: shown ? !isKnownStatus(shown.status) : false,
+    waitingFor: null,
+    queue: null,
+    polls: counts.polls,
+    lastError: null,
+    errorsSince: null,
+    sentAt: delivered ? new Date(delivered.sentAtMs).toISOString() : null,
+    deadline: new Date(counts.deadlineMs).toISOString(),
+    runs: counts.runs,
+    sendAttempts: counts.sendAttempts,
+    delivery: delivered?.via ?? null,
+    prLink: shown?.prLink ?? null,
+    outcome: null,
+    watcherId: null,
   };
 }

@@ -44,6 +44,7 @@ import {
   watchJobSignal,
   watchJobBatchSignal,
   REGISTRATIONS_PER_SIGNAL,
+  type BookLook,
   type WatcherStart,
 } from './messages';
 import { isId } from '../../kernel/message-checks';
@@ -144,274 +145,325 @@ const { adoptBook } = proxyActivities<FollowUpActivities>({
 });
 
 export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void> {
-  const limitBytes =
-    typeof start.bookLimitBytes === 'number' && start.bookLimitBytes > 0
-      ? start.bookLimitBytes
-      : WATCH_BOOK_LIMIT_BYTES;
-  const longReaderFrom =
-    typeof start.longReaderFrom === 'number' && start.longReaderFrom >= 0 ? start.longReaderFrom : LONG_READER_FROM;
-  const book = new WatcherBook(start, Date.now(), limitBytes);
-  let signals = 0;
-  let refused = 0;
-  /** Set with the reading below: the long reader reports reads only of waits asked about. */
-  let readingLong = false;
-  /** Asks for live figures taken this run: an ask ends the long reader's `awaitChanges`. */
-  let asks = 0;
-  /** The long reader is being stopped: its `awaitChanges` answers so, and it ends without waiting for a heartbeat. */
-  let readerStopping = false;
-  /** This run winds down to continue as new: an ask for figures is refused (WATCHER_CONTINUING) for the next run. */
-  let continuing = false;
-  /** The latest attempt of the long reader that waits on `awaitChanges`: an earlier attempt's wait (it died) ends. */
-  let readerAttempt = 0;
-  /** The name drawn for the long reader now running: a look without it is not its own. */
-  let readerName = '';
-  let looksWaiting = 0;
-  /** When the waiting look was taken: only a look taken a heartbeat timeout before may be ended by a later attempt's. */
-  let lookTakenAtMs = 0;
-  const growth = new NotedGrowth();
-  // Read in conditions, so only from what the history holds (noted-growth.ts).
-  const shouldContinue = () => growth.reached(EVENTS_PER_RUN) || signals >= SIGNALS_PER_RUN;
-  /** Sets the watcher's details; a no-op until the reading below exists (a handler may run before it). */
-  let refreshDetails: () => void = () => undefined;
-  const register = (message: unknown) => {
-    const registration = checkRegistration(message);
-    if (!registration) return void log.warn('Ignored a malformed watchJob registration');
-    if (book.admit(registration, Date.now())) return;
-    refused += 1;
-    // Once a run: a full watcher refuses every new wait, and its details keep the count.
-    if (refused === 1) {
-      log.warn('The book is full: waits are refused, and their follow-ups move on to the next watcher of the shard', {
-        waits: book.size,
-        bookBytes: book.bookBytes,
-        limitBytes,
-      });
-    }
-  };
-  setHandler(watchJobSignal, (message) => {
-    signals += 1;
-    growth.note();
-    register(message);
+  const watcher = new JobWatcher(start);
+  setHandler(watchJobSignal, (message) => watcher.onRegistration(message));
+  setHandler(watchJobBatchSignal, (messages) => watcher.onRegistrations(messages));
+  setHandler(unwatchJobSignal, (message) => watcher.onUnwatch(message));
+  // Queries only read: the reader's reports come by `reportReads`, an ask for figures by `watchFigures`.
+  setHandler(watchChangesQuery, (version) => watcher.changesSince(version));
+  setHandler(watchedWaitQuery, (workflowId) => watcher.waitView(workflowId));
+  setHandler(awaitChangesUpdate, (look) => watcher.awaitChanges(look), {
+    validator: (look) => watcher.checkLook(look),
   });
-  // The registrations one worker made within a few milliseconds, in one signal (start-watching.ts).
-  setHandler(watchJobBatchSignal, (messages) => {
-    signals += 1;
-    growth.note();
+  setHandler(watchFiguresUpdate, (workflowId) => watcher.askFigures(workflowId), {
+    validator: (workflowId) => watcher.checkFiguresAsk(workflowId),
+  });
+  setHandler(reportReadsUpdate, (reports) => watcher.noteReports(reports), {
+    validator: (reports) => watcher.checkReports(reports),
+  });
+  await watcher.run();
+}
+
+/**
+ * A watcher's run: its book, how it reads it (by its timers or by the long reader), and the state of the long
+ * reader's looks and of the asks for live figures. The handlers above go one line each into it; `run` is the loop.
+ */
+class JobWatcher {
+  private readonly limitBytes: number;
+  private readonly longReaderFrom: number;
+  private readonly book: WatcherBook;
+  private signals = 0;
+  private refused = 0;
+  /** Set with the reading below: the long reader reports reads only of waits asked about. */
+  private readingLong = false;
+  /** Asks for live figures taken this run: an ask ends the long reader's `awaitChanges`. */
+  private asks = 0;
+  /** The long reader is being stopped: its `awaitChanges` answers so, and it ends without waiting for a heartbeat. */
+  private readerStopping = false;
+  /** This run winds down to continue as new: an ask for figures is refused (WATCHER_CONTINUING) for the next run. */
+  private continuing = false;
+  /** The latest attempt of the long reader that waits on `awaitChanges`: an earlier attempt's wait (it died) ends. */
+  private readerAttempt = 0;
+  /** The name drawn for the long reader now running: a look without it is not its own. */
+  private readerName = '';
+  private looksWaiting = 0;
+  /** When the waiting look was taken: only a look taken a heartbeat timeout before may be ended by a later attempt's. */
+  private lookTakenAtMs = 0;
+  private readonly growth = new NotedGrowth();
+  /** The reading now running; null until `run` starts it (a handler may run before). */
+  private reading: Reading | null = null;
+
+  constructor(private readonly start: WatcherStart) {
+    this.limitBytes =
+      typeof start.bookLimitBytes === 'number' && start.bookLimitBytes > 0
+        ? start.bookLimitBytes
+        : WATCH_BOOK_LIMIT_BYTES;
+    this.longReaderFrom =
+      typeof start.longReaderFrom === 'number' && start.longReaderFrom >= 0 ? start.longReaderFrom : LONG_READER_FROM;
+    this.book = new WatcherBook(start, Date.now(), this.limitBytes);
+  }
+
+  /** Read in conditions, so only from what the history holds (noted-growth.ts). */
+  private shouldContinue(): boolean {
+    return this.growth.reached(EVENTS_PER_RUN) || this.signals >= SIGNALS_PER_RUN;
+  }
+
+  onRegistration(message: unknown): void {
+    this.noteSignal();
+    this.register(message);
+  }
+
+  /** The registrations one worker made within a few milliseconds, in one signal (start-watching.ts). */
+  onRegistrations(messages: unknown): void {
+    this.noteSignal();
     if (!Array.isArray(messages) || messages.length === 0 || messages.length > REGISTRATIONS_PER_SIGNAL)
       return void log.warn('Ignored a malformed watchJobBatch signal');
-    for (const message of messages) register(message);
-  });
-  setHandler(unwatchJobSignal, (message) => {
-    signals += 1;
-    growth.note();
+    for (const message of messages) this.register(message);
+  }
+
+  onUnwatch(message: unknown): void {
+    this.noteSignal();
     const unwatch = checkUnwatch(message);
     if (!unwatch) return void log.warn('Ignored a malformed unwatchJob signal');
-    book.remove(unwatch.workflowId, unwatch.runId, unwatch.round, unwatch.replyTo);
-  });
-  // Queries only read: the reader's reports come by `reportReads`, an ask for figures by `watchFigures`.
-  setHandler(watchChangesQuery, (version) => ({
-    ...book.changesSince(typeof version === 'number' ? version : 0, Date.now()),
-    asks,
-  }));
-  setHandler(
-    awaitChangesUpdate,
-    async (look) => {
-      growth.note();
-      const { version, asks: asksSeen, attempt } = look;
-      readerAttempt = Math.max(readerAttempt, attempt);
-      looksWaiting += 1;
-      lookTakenAtMs = Date.now();
-      // No timeout (a timer would be billed and written): an idle book leaves the reader waiting for nothing.
-      await condition(
-        () => readerStopping || book.changeVersion !== version || asks !== asksSeen || readerAttempt > attempt,
-      ).finally(() => (looksWaiting -= 1));
-      return { version: book.changeVersion, asks, stop: readerStopping };
-    },
-    {
-      // Refusals write nothing: a look that is malformed, without the name drawn for the reader (one sent from
-      // elsewhere), behind the book, from an earlier attempt of the reader, beside one of the same attempt already
-      // waiting, or of a later attempt while the waiting one is younger than the heartbeat timeout (someone who read
-      // the name in the history and sends rising attempts can end a look at most once per timeout).
-      validator: (look) => {
-        const checked = checkBookLook(look);
-        if (!checked)
-          throw ApplicationFailure.nonRetryable('awaitChanges takes { version, asks, attempt }: whole numbers');
-        if (!readingLong || readerStopping)
-          throw ApplicationFailure.create({
-            type: 'NotReadingLong',
-            message: 'this watcher has no long reader now',
-            nonRetryable: true,
-          });
-        if (checked.reader !== readerName)
-          throw ApplicationFailure.create({
-            type: 'NotThisReader',
-            message: "the look does not carry the name this watcher gave its reader (the watchJobs activity's input)",
-            nonRetryable: true,
-          });
-        if (checked.version !== book.changeVersion || checked.asks !== asks)
-          throw ApplicationFailure.create({
-            type: 'BookChanged',
-            message: `the book is at version ${book.changeVersion} with ${asks} asks: read the changes (watchChanges) first`,
-            nonRetryable: true,
-          });
-        const waitingYoung = looksWaiting > 0 && Date.now() - lookTakenAtMs < READER_HEARTBEAT_TIMEOUT_MS;
-        if (
-          checked.attempt < readerAttempt ||
-          (checked.attempt === readerAttempt && looksWaiting > 0) ||
-          (checked.attempt > readerAttempt && waitingYoung)
-        )
-          throw ApplicationFailure.create({
-            type: 'AlreadyAwaited',
-            message: `attempt ${readerAttempt} of the reader awaits the book's changes already`,
-            nonRetryable: true,
-          });
-      },
-    },
-  );
-  setHandler(watchedWaitQuery, (workflowId) => book.view(String(workflowId), Date.now(), !readingLong));
-  setHandler(
-    watchFiguresUpdate,
-    async (workflowId) => {
-      growth.note();
-      const reportBefore = book.lastReport(workflowId);
-      if (book.askFigures(workflowId, Date.now(), Date.now() + LIVE_FIGURES_FOR_MS)) asks += 1;
-      refreshDetails();
-      // A reader by timers notes every read already; the long reader reports at its next look at the book, unless it
-      // is being stopped (an ask must not hold up a switch or continue-as-new; the next reader reports it).
-      if (readingLong)
-        await condition(() => readerStopping || book.lastReport(workflowId) !== reportBefore, REPORT_AWAITED_MS);
-      return book.view(workflowId, Date.now(), !readingLong);
-    },
-    {
-      // Refusals write nothing: an ask that is malformed, for a wait not held here, or already answered for a while;
-      // and, while this run winds down, every ask: its reader is stopping, and the next run answers.
-      validator: (workflowId) => {
-        if (!isId(workflowId)) throw ApplicationFailure.nonRetryable('watchFigures takes a follow-up workflow id');
-        if (!book.view(workflowId, Date.now()))
-          throw ApplicationFailure.create({
-            type: 'NotWatchedHere',
-            message: `this watcher holds no wait of ${workflowId}`,
-            nonRetryable: true,
-          });
-        if (continuing || shouldContinue())
-          throw ApplicationFailure.create({
-            type: WATCHER_CONTINUING,
-            message: 'this watcher is continuing as new: ask again in a moment, and its next run answers',
-          });
-        const askedUntil = book.figuresAskedUntil(workflowId, Date.now());
-        if (askedUntil !== null && askedUntil - Date.now() > LIVE_FIGURES_RENEW_WITHIN_MS)
-          throw ApplicationFailure.create({
-            type: 'FiguresAlreadyAsked',
-            message: `the live figures of ${workflowId} are reported already: read them with the watchedWait query`,
-            nonRetryable: true,
-          });
-      },
-    },
-  );
-  setHandler(
-    reportReadsUpdate,
-    (reports) => {
-      growth.note();
-      book.noteReports(checkReports(reports));
-      // Reports come only of waits someone asks about: the Web UI's details show them as they come.
-      refreshDetails();
-    },
-    {
-      validator: (reports) => {
-        if (!Array.isArray(reports) || reports.length === 0 || reports.length > REPORTS_AT_ONCE)
-          throw ApplicationFailure.nonRetryable(`reportReads takes 1 to ${REPORTS_AT_ONCE} reports`);
-        const checked = checkReports(reports);
-        if (checked.length !== reports.length)
-          throw ApplicationFailure.nonRetryable('reportReads: a report is malformed');
-        if (!checked.some((report) => book.holdsWaitOf(report)))
-          throw ApplicationFailure.nonRetryable('reportReads: no report is of a wait this watcher holds');
-      },
-    },
-  );
+    this.book.remove(unwatch.workflowId, unwatch.runId, unwatch.round, unwatch.replyTo);
+  }
 
-  // Started afresh (not continued): a run before it terminated under its waits leaves them to this one.
-  const adopting =
-    workflowInfo().continuedFromExecutionRunId === undefined
-      ? adoptBook({ watcherId: workflowInfo().workflowId, runId: workflowInfo().runId }).then(
-          (registrations) => {
-            // Read at once: nobody read them since their watcher was terminated.
-            for (const registration of registrations) book.admit({ ...registration, readAtOnce: true }, Date.now());
-          },
-          (error: unknown) => log.warn('Could not take over the waits of the run before', { error: String(error) }),
-        )
-      : Promise.resolve();
-  // The reading: by this workflow's own timers while the book is small, by one long activity once it is large (or
-  // has refusals to tell, which only the long reader does). Switched when the book crosses the line, with a margin.
-  // Set again after each turn by timers (not a command: no history), so the Web UI shows the last reads.
-  const showDetails = () => {
+  private noteSignal(): void {
+    this.signals += 1;
+    this.growth.note();
+  }
+
+  private register(message: unknown): void {
+    const registration = checkRegistration(message);
+    if (!registration) return void log.warn('Ignored a malformed watchJob registration');
+    if (this.book.admit(registration, Date.now())) return;
+    this.refused += 1;
+    // Once a run: a full watcher refuses every new wait, and its details keep the count.
+    if (this.refused === 1) {
+      log.warn('The book is full: waits are refused, and their follow-ups move on to the next watcher of the shard', {
+        waits: this.book.size,
+        bookBytes: this.book.bookBytes,
+        limitBytes: this.limitBytes,
+      });
+    }
+  }
+
+  changesSince(version: unknown) {
+    return { ...this.book.changesSince(typeof version === 'number' ? version : 0, Date.now()), asks: this.asks };
+  }
+
+  waitView(workflowId: unknown) {
+    return this.book.view(String(workflowId), Date.now(), !this.readingLong);
+  }
+
+  async awaitChanges(look: BookLook) {
+    this.growth.note();
+    const { version, asks: asksSeen, attempt } = look;
+    this.readerAttempt = Math.max(this.readerAttempt, attempt);
+    this.looksWaiting += 1;
+    this.lookTakenAtMs = Date.now();
+    // No timeout (a timer would be billed and written): an idle book leaves the reader waiting for nothing.
+    await condition(
+      () =>
+        this.readerStopping ||
+        this.book.changeVersion !== version ||
+        this.asks !== asksSeen ||
+        this.readerAttempt > attempt,
+    ).finally(() => (this.looksWaiting -= 1));
+    return { version: this.book.changeVersion, asks: this.asks, stop: this.readerStopping };
+  }
+
+  /**
+   * Refusals write nothing: a look that is malformed, without the name drawn for the reader (one sent from
+   * elsewhere), behind the book, from an earlier attempt of the reader, beside one of the same attempt already
+   * waiting, or of a later attempt while the waiting one is younger than the heartbeat timeout (someone who read
+   * the name in the history and sends rising attempts can end a look at most once per timeout).
+   */
+  checkLook(look: unknown): void {
+    const checked = checkBookLook(look);
+    if (!checked) throw ApplicationFailure.nonRetryable('awaitChanges takes { version, asks, attempt }: whole numbers');
+    if (!this.readingLong || this.readerStopping)
+      throw refusal('NotReadingLong', 'this watcher has no long reader now');
+    if (checked.reader !== this.readerName)
+      throw refusal(
+        'NotThisReader',
+        "the look does not carry the name this watcher gave its reader (the watchJobs activity's input)",
+      );
+    if (checked.version !== this.book.changeVersion || checked.asks !== this.asks)
+      throw refusal(
+        'BookChanged',
+        `the book is at version ${this.book.changeVersion} with ${this.asks} asks: read the changes (watchChanges) first`,
+      );
+    const waitingYoung = this.looksWaiting > 0 && Date.now() - this.lookTakenAtMs < READER_HEARTBEAT_TIMEOUT_MS;
+    if (
+      checked.attempt < this.readerAttempt ||
+      (checked.attempt === this.readerAttempt && this.looksWaiting > 0) ||
+      (checked.attempt > this.readerAttempt && waitingYoung)
+    )
+      throw refusal('AlreadyAwaited', `attempt ${this.readerAttempt} of the reader awaits the book's changes already`);
+  }
+
+  async askFigures(workflowId: string) {
+    this.growth.note();
+    const reportBefore = this.book.lastReport(workflowId);
+    if (this.book.askFigures(workflowId, Date.now(), Date.now() + LIVE_FIGURES_FOR_MS)) this.asks += 1;
+    this.refreshDetails();
+    // A reader by timers notes every read already; the long reader reports at its next look at the book, unless it
+    // is being stopped (an ask must not hold up a switch or continue-as-new; the next reader reports it).
+    if (this.readingLong)
+      await condition(
+        () => this.readerStopping || this.book.lastReport(workflowId) !== reportBefore,
+        REPORT_AWAITED_MS,
+      );
+    return this.book.view(workflowId, Date.now(), !this.readingLong);
+  }
+
+  /**
+   * Refusals write nothing: an ask that is malformed, for a wait not held here, or already answered for a while;
+   * and, while this run winds down, every ask: its reader is stopping, and the next run answers.
+   */
+  checkFiguresAsk(workflowId: unknown): void {
+    if (!isId(workflowId)) throw ApplicationFailure.nonRetryable('watchFigures takes a follow-up workflow id');
+    if (!this.book.view(workflowId, Date.now()))
+      throw refusal('NotWatchedHere', `this watcher holds no wait of ${workflowId}`);
+    if (this.continuing || this.shouldContinue())
+      throw ApplicationFailure.create({
+        type: WATCHER_CONTINUING,
+        message: 'this watcher is continuing as new: ask again in a moment, and its next run answers',
+      });
+    const askedUntil = this.book.figuresAskedUntil(workflowId, Date.now());
+    if (askedUntil !== null && askedUntil - Date.now() > LIVE_FIGURES_RENEW_WITHIN_MS)
+      throw refusal(
+        'FiguresAlreadyAsked',
+        `the live figures of ${workflowId} are reported already: read them with the watchedWait query`,
+      );
+  }
+
+  noteReports(reports: unknown): void {
+    this.growth.note();
+    this.book.noteReports(checkReports(reports));
+    // Reports come only of waits someone asks about: the Web UI's details show them as they come.
+    this.refreshDetails();
+  }
+
+  checkReports(reports: unknown): void {
+    if (!Array.isArray(reports) || reports.length === 0 || reports.length > REPORTS_AT_ONCE)
+      throw ApplicationFailure.nonRetryable(`reportReads takes 1 to ${REPORTS_AT_ONCE} reports`);
+    const checked = checkReports(reports);
+    if (checked.length !== reports.length) throw ApplicationFailure.nonRetryable('reportReads: a report is malformed');
+    if (!checked.some((report) => this.book.holdsWaitOf(report)))
+      throw ApplicationFailure.nonRetryable('reportReads: no report is of a wait this watcher holds');
+  }
+
+  /** Sets the watcher's details; a no-op until the reading exists (a handler may run before it). */
+  private refreshDetails(): void {
+    if (this.reading) this.showDetails(this.reading);
+  }
+
+  /** Set again after each turn by timers (not a command: no history), so the Web UI shows the last reads. */
+  private showDetails(reading: Reading): void {
     const nowMs = Date.now();
-    const asked = book.figuresAskedNow(nowMs).flatMap(({ workflowId, untilMs }) => {
-      const view = book.view(workflowId, nowMs, !reading.long);
+    const asked = this.book.figuresAskedNow(nowMs).flatMap(({ workflowId, untilMs }) => {
+      const view = this.book.view(workflowId, nowMs, !reading.long);
       return view ? [{ workflowId, untilMs, figures: watchFiguresOf(view, nowMs) }] : [];
     });
     setCurrentDetails(
       renderWatcherDetails({
         taskQueue: servedTaskQueue(workflowInfo().taskQueue),
-        waits: book.size,
-        bookBytes: book.bookBytes,
-        limitBytes,
-        refused,
+        waits: this.book.size,
+        bookBytes: this.book.bookBytes,
+        limitBytes: this.limitBytes,
+        refused: this.refused,
         readsByTimers: !reading.long,
         lastTurn: reading.timed?.lastTurn ?? null,
         nextTurnAtMs: reading.timed?.nextTurnAtMs() ?? null,
         asked,
       }),
     );
-  };
-  const startReading = (long: boolean): Reading => {
-    readingLong = long;
-    readerStopping = false;
-    readerAttempt = 0;
-    readerName = long ? uuid4() : '';
+  }
+
+  private startReading(long: boolean): Reading {
+    this.readingLong = long;
+    this.readerStopping = false;
+    this.readerAttempt = 0;
+    this.readerName = long ? uuid4() : '';
     // A turn's reads come back from an activity: a point in history where the growth can be noted (noted-growth.ts).
     return long
-      ? readLong(readerName)
-      : readByTimers(book, () => {
-          growth.note();
-          showDetails();
+      ? readLong(this.readerName)
+      : readByTimers(this.book, () => {
+          this.growth.note();
+          this.refreshDetails();
         });
-  };
-  const stopReading = (): Promise<number> => {
-    readerStopping = true;
-    return reading.stop();
-  };
-  let reading = startReading(!(book.size < longReaderFrom && book.refusalCount === 0));
-  refreshDetails = showDetails;
-  for (;;) {
-    growth.note();
-    showDetails();
-    const wantsLong = () => book.size >= longReaderFrom || refused > 0;
-    const wantsTimers = () => book.size < longReaderFrom / 2 && refused === 0 && book.refusalCount === 0;
-    const switchDue = () => (reading.long ? wantsTimers() : wantsLong());
-    const size = book.size;
-    const refusedBefore = refused;
-    if (size === 0) {
-      const busy = await condition(() => book.size > 0 || shouldContinue(), IDLE_FOR_MS);
-      if (!busy) break;
-    } else {
-      await condition(() => book.size !== size || refused !== refusedBefore || shouldContinue());
-    }
-    if (shouldContinue()) {
-      continuing = true;
-      await adopting;
-      const readerStoppedAtMs = await stopReading();
-      await condition(allHandlersFinished);
-      await continueAsNew<typeof jobWatcherWorkflow>({
-        ...book.carried(readerStoppedAtMs),
-        bookLimitBytes: limitBytes,
-        ...(start.longReaderFrom !== undefined ? { longReaderFrom: start.longReaderFrom } : {}),
-      });
-    }
-    if (switchDue()) {
-      const long = !reading.long;
-      await stopReading();
-      reading = startReading(long);
-    }
   }
-  await adopting;
-  await stopReading();
+
+  private stopReading(reading: Reading): Promise<number> {
+    this.readerStopping = true;
+    return reading.stop();
+  }
+
+  /**
+   * The reading: by this workflow's own timers while the book is small, by one long activity once it is large (or has
+   * refusals to tell, which only the long reader does), switched when the book crosses the line, with a margin. The
+   * run continues as new before its signals or history grow large, and ends when no wait is left for a while.
+   */
+  async run(): Promise<void> {
+    const adopting = this.adoptBook();
+    let reading = this.startReading(!(this.book.size < this.longReaderFrom && this.book.refusalCount === 0));
+    this.reading = reading;
+    for (;;) {
+      this.growth.note();
+      this.showDetails(reading);
+      const size = this.book.size;
+      const refusedBefore = this.refused;
+      if (size === 0) {
+        const busy = await condition(() => this.book.size > 0 || this.shouldContinue(), IDLE_FOR_MS);
+        if (!busy) break;
+      } else {
+        await condition(() => this.book.size !== size || this.refused !== refusedBefore || this.shouldContinue());
+      }
+      if (this.shouldContinue()) {
+        this.continuing = true;
+        await adopting;
+        const readerStoppedAtMs = await this.stopReading(reading);
+        await condition(allHandlersFinished);
+        await continueAsNew<typeof jobWatcherWorkflow>({
+          ...this.book.carried(readerStoppedAtMs),
+          bookLimitBytes: this.limitBytes,
+          ...(this.start.longReaderFrom !== undefined ? { longReaderFrom: this.start.longReaderFrom } : {}),
+        });
+      }
+      if (this.switchDue(reading)) {
+        const long = !reading.long;
+        await this.stopReading(reading);
+        reading = this.startReading(long);
+        this.reading = reading;
+      }
+    }
+    await adopting;
+    await this.stopReading(reading);
+  }
+
+  private switchDue(reading: Reading): boolean {
+    const { size, refusalCount } = this.book;
+    return reading.long
+      ? size < this.longReaderFrom / 2 && this.refused === 0 && refusalCount === 0
+      : size >= this.longReaderFrom || this.refused > 0;
+  }
+
+  /** Started afresh (not continued): a run before it terminated under its waits leaves them to this one. */
+  private adoptBook(): Promise<void> {
+    if (workflowInfo().continuedFromExecutionRunId !== undefined) return Promise.resolve();
+    return adoptBook({ watcherId: workflowInfo().workflowId, runId: workflowInfo().runId }).then(
+      (registrations) => {
+        // Read at once: nobody read them since their watcher was terminated.
+        for (const registration of registrations) this.book.admit({ ...registration, readAtOnce: true }, Date.now());
+      },
+      (error: unknown) => log.warn('Could not take over the waits of the run before', { error: String(error) }),
+    );
+  }
+}
+
+/** A refusal of an update that writes nothing and is not tried again. */
+function refusal(type: string, message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: true });
 }

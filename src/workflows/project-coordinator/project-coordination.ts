@@ -559,37 +559,68 @@ export function forgetAwaited(state: CoordinatorState, workflowId: string): void
  * waiting follow-up should be told. Changes the state; the caller signals the grants and notices.
  */
 export function planRound(state: CoordinatorState, nowMs: number, maxMessages = Number.POSITIVE_INFINITY): RoundPlan {
-  const grants: TurnGrant[] = [];
-  const notices: RoundPlan['notices'] = [];
-  // Every grant and notice is a signal, two events in the coordinator's history: a round says at most `maxMessages`
-  // and leaves the rest for the next, so the coordinator can continue as new between rounds, however big a burst.
-  let messages = 0;
-  let more = false;
-  const canSay = () => {
-    if (messages < maxMessages) return true;
-    more = true;
-    return false;
-  };
+  const said = new RoundMessages(maxMessages);
   state.slots = countedSlots(state, nowMs);
   dropLostProbe(state, nowMs);
   state.slotRequests = state.slotRequests.filter((request) => request.deadlineMs > nowMs);
+  const turns = handOutJobs(state, nowMs, said);
+  // Slots go only to follow-ups holding their job, in the order they asked.
+  const holders = holderIds(state);
+  const grants = grantSlots(state, nowMs, said, turns, holders);
+  // A turn without a slot: the follow-up needs none (its message went out in an earlier run), or waits for one,
+  // holding the job meanwhile (it reads the job before it sends).
+  for (const [workflowId, ticket] of turns) grants.push({ workflowId, ticket, slot: null, sendByMs: null });
+  const nextSlot = nextSlotAtMs(state, nowMs);
+  const notices = noticesOfRound(state, nowMs, said, holders, nextSlot);
+  return { grants, notices, wakeAtMs: roundWakeAtMs(state, nowMs, nextSlot), more: said.more };
+}
 
+/**
+ * Every grant and notice is a signal, two events in the coordinator's history: a round says at most `max` and leaves
+ * the rest for the next, so the coordinator can continue as new between rounds, however big a burst.
+ */
+class RoundMessages {
+  private said = 0;
+  /** Something was left for the next round. */
+  more = false;
+  constructor(private readonly max: number) {}
+  canSay(): boolean {
+    if (this.said < this.max) return true;
+    this.more = true;
+    return false;
+  }
+  say(): void {
+    this.said += 1;
+  }
+}
+
+/** Hands each free job to the first in its line; the turns given, by follow-up (its ticket). */
+function handOutJobs(state: CoordinatorState, nowMs: number, said: RoundMessages): Map<string, string> {
   const turns = new Map<string, string>();
   for (const [jobId, lane] of Object.entries(state.lanes)) {
     lane.waiting = lane.waiting.filter((entry) => entry.deadlineMs > nowMs);
     // The first in start order goes, once every follow-up started before it has been seen (or found gone).
     const next = lane.waiting[0];
-    if (lane.holder === null && next !== undefined && next.awaits === undefined && canSay()) {
+    if (lane.holder === null && next !== undefined && next.awaits === undefined && said.canSay()) {
       lane.waiting.shift();
-      messages += 1;
+      said.say();
       lane.holder = { ...next, sinceMs: nowMs, checkedAtMs: nowMs };
       turns.set(next.workflowId, next.ticket);
     }
     if (lane.holder === null && lane.waiting.length === 0) delete state.lanes[jobId];
   }
+  return turns;
+}
 
-  // Slots go only to follow-ups holding their job, in the order they asked.
-  const holders = holderIds(state);
+/** Grants send slots to holders in the order they asked, while the window has room; a turn's slot rides on it. */
+function grantSlots(
+  state: CoordinatorState,
+  nowMs: number,
+  said: RoundMessages,
+  turns: Map<string, string>,
+  holders: ReadonlySet<string>,
+): TurnGrant[] {
+  const grants: TurnGrant[] = [];
   const stillWaiting: SlotRequest[] = [];
   // Slots keep the order they were asked in: once one waits for the next round, so do those after it.
   let deferred = false;
@@ -601,9 +632,9 @@ export function planRound(state: CoordinatorState, nowMs: number, maxMessages = 
     // A slot that comes with a turn rides on the turn's signal; any other is a signal of its own.
     const ridesOnTurn = turns.has(request.workflowId);
     const open = slotAvailability(state, nowMs) !== 'closed';
-    if (!deferred && !ridesOnTurn && open && !canSay()) deferred = true;
+    if (!deferred && !ridesOnTurn && open && !said.canSay()) deferred = true;
     if (!deferred && open) {
-      if (!ridesOnTurn) messages += 1;
+      if (!ridesOnTurn) said.say();
       const slot = grantSlot(state, request, nowMs);
       grants.push({
         workflowId: request.workflowId,
@@ -618,19 +649,26 @@ export function planRound(state: CoordinatorState, nowMs: number, maxMessages = 
     }
   }
   state.slotRequests = stillWaiting;
-  // A turn without a slot: the follow-up needs none (its message went out in an earlier run), or waits for one,
-  // holding the job meanwhile (it reads the job before it sends).
-  for (const [workflowId, ticket] of turns) grants.push({ workflowId, ticket, slot: null, sendByMs: null });
+  return grants;
+}
 
-  const nextSlot = nextSlotAtMs(state, nowMs);
+/** What each waiting follow-up is told that it was not told yet: its place for the budget, or in its job's line. */
+function noticesOfRound(
+  state: CoordinatorState,
+  nowMs: number,
+  said: RoundMessages,
+  holders: ReadonlySet<string>,
+  nextSlot: number | null,
+): RoundPlan['notices'] {
+  const notices: RoundPlan['notices'] = [];
   const counted = countedSlots(state, nowMs);
   let ahead = 0;
   for (const request of state.slotRequests) {
     if (!holders.has(request.workflowId)) continue;
     const notice = budgetNotice(state, ahead, counted, nextSlot);
     const news = !request.told || (request.toldSlotAtMs === null && notice.nextSlotAtMs !== null);
-    if (news && canSay()) {
-      messages += 1;
+    if (news && said.canSay()) {
+      said.say();
       notices.push({ workflowId: request.workflowId, ticket: request.ticket, notice: say(state, notice, nowMs) });
       request.told = true;
       request.toldSlotAtMs = notice.nextSlotAtMs;
@@ -640,8 +678,8 @@ export function planRound(state: CoordinatorState, nowMs: number, maxMessages = 
   for (const [jobId, lane] of Object.entries(state.lanes)) {
     lane.waiting.forEach((entry, index) => {
       const place = index + (lane.holder ? 1 : 0);
-      if (entry.toldAhead !== place && canSay()) {
-        messages += 1;
+      if (entry.toldAhead !== place && said.canSay()) {
+        said.say();
         notices.push({
           workflowId: entry.workflowId,
           ticket: entry.ticket,
@@ -651,7 +689,11 @@ export function planRound(state: CoordinatorState, nowMs: number, maxMessages = 
       }
     });
   }
+  return notices;
+}
 
+/** When the coordinator must look again: the next slot, an answer overdue, a probe due, or a deadline. */
+function roundWakeAtMs(state: CoordinatorState, nowMs: number, nextSlot: number | null): number | null {
   const wakes: number[] = [];
   if (state.slotRequests.length > 0) {
     if (nextSlot !== null) wakes.push(nextSlot);
@@ -661,7 +703,7 @@ export function planRound(state: CoordinatorState, nowMs: number, maxMessages = 
   }
   for (const lane of Object.values(state.lanes)) for (const entry of lane.waiting) wakes.push(entry.deadlineMs);
   for (const request of state.slotRequests) wakes.push(request.deadlineMs);
-  return { grants, notices, wakeAtMs: wakes.length > 0 ? Math.min(...wakes) : null, more };
+  return wakes.length > 0 ? Math.min(...wakes) : null;
 }
 
 /**

@@ -51,7 +51,9 @@ import {
   standingOf,
   viewOf,
   windowEmptiesAtMs,
+  type CheckInAnswer,
   type CoordinatorState,
+  type EnterRequest,
   type ProjectView,
   type QueueNotice,
   type TurnGrant,
@@ -111,114 +113,142 @@ export async function projectCoordinatorWorkflow(
   start: CoordinatorStart,
   ...continued: unknown[]
 ): Promise<ProjectView> {
-  const state = admit(start, continued);
-  let changed = true;
-  let signals = 0;
-  let checkIns = 0;
-  const growth = new NotedGrowth();
-  const heard = () => {
-    signals += 1;
-    changed = true;
-    growth.note();
-  };
-  // Read in conditions and validators, so only from what the history holds (noted-growth.ts): a validator that read
-  // the live figures would refuse every check-in while the loop waits for a change the refusals keep from coming.
-  const closing = () => growth.reached(EVENTS_PER_RUN) || signals >= SIGNALS_PER_RUN || checkIns >= CHECK_INS_PER_RUN;
-  // Describes in flight, one per claimed run: a retried check-in waits for the same answer, not a second describe.
-  const confirming = new Map<string, Promise<FollowUpConfirmation>>();
-  let beingConfirmed = 0;
-  setHandler(
-    enterUpdate,
-    async (raw) => {
-      checkIns += 1;
-      changed = true;
-      growth.note();
-      // The validator checked the shape; what it carries beyond the known fields (a `defaultLimit`) goes here.
-      const request = checkEnterRequest(raw);
-      if (typeof request === 'string') throw refusedCheckIn(request);
-      // Only a follow-up the server shows running, ours, of the chain the ticket names, takes a place or a slot;
-      // confirmed once per run (its lane entry then stands for it), so its later check-ins cost no describe.
-      if (!isConfirmed(state, request)) {
-        const key = `${request.workflowId}\u0000${request.ticket}`;
-        let pending = confirming.get(key);
-        if (!pending) {
-          pending = confirmFollowUp({ workflowId: request.workflowId, ticket: request.ticket });
-          confirming.set(key, pending);
-        }
-        let confirmation: FollowUpConfirmation;
-        beingConfirmed += 1;
-        try {
-          confirmation = await pending;
-        } catch {
-          throw ApplicationFailure.create({
-            type: COORDINATOR_BUSY,
-            message: 'The coordinator could not confirm the follow-up checking in yet; check in again shortly',
-          });
-        } finally {
-          confirming.delete(key);
-          beingConfirmed -= 1;
-          // The loop may be waiting for this answer, to take the follow-up or to end idle.
-          changed = true;
-        }
-        const defaultLimit = defaultLimitFrom(confirmation.defaultSendsPerHour, state.windowMs);
-        if (defaultLimit !== null) state.defaultLimit = defaultLimit;
-        if (confirmation.problem !== null) {
-          log.warn('Refused a check-in from no running follow-up of ours', {
-            projectId: state.projectId,
-            workflowId: request.workflowId,
-            problem: confirmation.problem,
-          });
-          throw refusedCheckIn(`${confirmation.problem}; only a running follow-up checks in for itself`);
-        }
-      }
-      changed = true;
-      const now = Date.now();
-      enter(state, request, now);
-      grantAtCheckIn(state, request.workflowId, request.jobId, now);
-      return {
-        standing: standingOf(state, request.workflowId, request.slotFor),
-        notice: noticeAtCheckIn(state, request.workflowId, request.jobId, now),
-      };
-    },
-    {
-      // Runs before anything is written: a refused check-in leaves no trace, and its sender tries again.
-      validator: (request) => {
-        const checked = checkEnterRequest(request);
-        if (typeof checked === 'string') throw refusedCheckIn(checked);
-        if (closing())
-          throw ApplicationFailure.create({
-            type: COORDINATOR_BUSY,
-            message: 'The coordinator is continuing as new; check in again shortly',
-          });
-        if (followUpsKept(state) >= MAX_FOLLOW_UPS_KEPT && !knows(state, checked.workflowId)) {
-          throw ApplicationFailure.create({
-            type: COORDINATOR_BUSY,
-            message: `The coordinator keeps ${MAX_FOLLOW_UPS_KEPT} follow-ups already; check in again later`,
-          });
-        }
-      },
-    },
-  );
-  setHandler(leaveSignal, (message) => {
+  const coordinator = new ProjectCoordinator(admit(start, continued));
+  setHandler(enterUpdate, (request) => coordinator.checkIn(request), {
+    // Runs before anything is written: a refused check-in leaves no trace, and its sender tries again.
+    validator: (request) => coordinator.checkCheckIn(request),
+  });
+  setHandler(leaveSignal, (message) => coordinator.onLeave(message));
+  setHandler(slotOutcomeSignal, (message) => coordinator.onSlotOutcome(message));
+  setHandler(setBudgetSignal, (message) => coordinator.onSetBudget(message));
+  setHandler(projectQuery, () => viewOf(coordinator.state, Date.now()));
+  return coordinator.run(start);
+}
+
+/**
+ * A coordinator's run: the state its decisions act on (project-coordination.ts), what it heard since its last round,
+ * and the check-ins being confirmed. The handlers above go one line each into it; `run` is the loop.
+ */
+class ProjectCoordinator {
+  /** Something changed since the last round began: plan another before waiting. */
+  private changed = true;
+  private signals = 0;
+  private checkIns = 0;
+  private readonly growth = new NotedGrowth();
+  /** Describes in flight, one per claimed run: a retried check-in waits for the same answer, not a second describe. */
+  private readonly confirming = new Map<string, Promise<FollowUpConfirmation>>();
+  private beingConfirmed = 0;
+
+  constructor(readonly state: CoordinatorState) {}
+
+  /**
+   * Read in conditions and validators, so only from what the history holds (noted-growth.ts): a validator that read
+   * the live figures would refuse every check-in while the loop waits for a change the refusals keep from coming.
+   */
+  private closing(): boolean {
+    return this.growth.reached(EVENTS_PER_RUN) || this.signals >= SIGNALS_PER_RUN || this.checkIns >= CHECK_INS_PER_RUN;
+  }
+
+  private heard(): void {
+    this.signals += 1;
+    this.changed = true;
+    this.growth.note();
+  }
+
+  async checkIn(raw: EnterRequest): Promise<CheckInAnswer> {
+    this.checkIns += 1;
+    this.changed = true;
+    this.growth.note();
+    // The validator checked the shape; what it carries beyond the known fields (a `defaultLimit`) goes here.
+    const request = checkEnterRequest(raw);
+    if (typeof request === 'string') throw refusedCheckIn(request);
+    // Only a follow-up the server shows running, ours, of the chain the ticket names, takes a place or a slot;
+    // confirmed once per run (its lane entry then stands for it), so its later check-ins cost no describe.
+    if (!isConfirmed(this.state, request)) await this.confirm(request);
+    this.changed = true;
+    const now = Date.now();
+    enter(this.state, request, now);
+    grantAtCheckIn(this.state, request.workflowId, request.jobId, now);
+    return {
+      standing: standingOf(this.state, request.workflowId, request.slotFor),
+      notice: noticeAtCheckIn(this.state, request.workflowId, request.jobId, now),
+    };
+  }
+
+  /** Confirms the follow-up checking in by a describe (shared by its retried check-ins), or refuses the check-in. */
+  private async confirm(request: EnterRequest): Promise<void> {
+    const key = `${request.workflowId}\u0000${request.ticket}`;
+    let pending = this.confirming.get(key);
+    if (!pending) {
+      pending = confirmFollowUp({ workflowId: request.workflowId, ticket: request.ticket });
+      this.confirming.set(key, pending);
+    }
+    let confirmation: FollowUpConfirmation;
+    this.beingConfirmed += 1;
+    try {
+      confirmation = await pending;
+    } catch {
+      throw ApplicationFailure.create({
+        type: COORDINATOR_BUSY,
+        message: 'The coordinator could not confirm the follow-up checking in yet; check in again shortly',
+      });
+    } finally {
+      this.confirming.delete(key);
+      this.beingConfirmed -= 1;
+      // The loop may be waiting for this answer, to take the follow-up or to end idle.
+      this.changed = true;
+    }
+    const defaultLimit = defaultLimitFrom(confirmation.defaultSendsPerHour, this.state.windowMs);
+    if (defaultLimit !== null) this.state.defaultLimit = defaultLimit;
+    if (confirmation.problem !== null) {
+      log.warn('Refused a check-in from no running follow-up of ours', {
+        projectId: this.state.projectId,
+        workflowId: request.workflowId,
+        problem: confirmation.problem,
+      });
+      throw refusedCheckIn(`${confirmation.problem}; only a running follow-up checks in for itself`);
+    }
+  }
+
+  checkCheckIn(request: unknown): void {
+    const checked = checkEnterRequest(request);
+    if (typeof checked === 'string') throw refusedCheckIn(checked);
+    if (this.closing())
+      throw ApplicationFailure.create({
+        type: COORDINATOR_BUSY,
+        message: 'The coordinator is continuing as new; check in again shortly',
+      });
+    if (followUpsKept(this.state) >= MAX_FOLLOW_UPS_KEPT && !knows(this.state, checked.workflowId)) {
+      throw ApplicationFailure.create({
+        type: COORDINATOR_BUSY,
+        message: `The coordinator keeps ${MAX_FOLLOW_UPS_KEPT} follow-ups already; check in again later`,
+      });
+    }
+  }
+
+  onLeave(message: unknown): void {
+    const { state } = this;
     const checked = checkLeave(message);
     if (!checked) return void log.warn('Ignored a leave signal without a ticket', { projectId: state.projectId });
     // Only the run that checked in with this ticket leaves; a wrong one changes nothing.
     if (leave(state, checked.workflowId, checked.ticket) === 'unknown')
       log.warn('Ignored a leave signal of no follow-up held here by its ticket', { projectId: state.projectId });
-    heard();
-  });
-  setHandler(slotOutcomeSignal, (message) => {
+    this.heard();
+  }
+
+  onSlotOutcome(message: unknown): void {
+    const { state } = this;
     const checked = checkSlotOutcome(message);
     if (!checked) return void log.warn('Ignored a malformed slotOutcome signal', { projectId: state.projectId });
     if (checked.outcome === 'unsent') {
       returnSlot(state, checked.workflowId, checked.slot);
-      return void heard();
+      return void this.heard();
     }
     const refused = checked.outcome === 'refused';
     const refusedBefore = state.refusal?.sinceMs;
     // A slot this coordinator does not hold (stale, or not this project's) changes nothing.
     const answer = { workflowId: checked.workflowId, slot: checked.slot, refused, retryAfterMs: checked.retryAfterMs };
-    if (!sendAnswered(state, answer, Date.now())) return void heard();
+    if (!sendAnswered(state, answer, Date.now())) return void this.heard();
     if (refused && refusedBefore === undefined)
       log.warn("The agent API refused a send (429): the project's sends pause until a probe is accepted", {
         projectId: state.projectId,
@@ -228,40 +258,47 @@ export async function projectCoordinatorWorkflow(
       log.info('The agent API took the probe: the project sends again', { projectId: state.projectId });
     // Said at once: the main loop may be busy telling a burst its grants.
     if (state.refusal?.sinceMs !== refusedBefore) setCurrentDetails(describe(state));
-    heard();
-  });
-  setHandler(setBudgetSignal, (message) => {
+    this.heard();
+  }
+
+  onSetBudget(message: unknown): void {
+    const { state } = this;
     const checked = checkSetBudget(message);
     if (typeof checked === 'string')
       return void log.warn('Ignored a setBudget signal', { projectId: state.projectId, problem: checked });
     state.limitOverride = checked.sendsPerHour === null ? null : perWindow(checked.sendsPerHour, state.windowMs);
-    heard();
-  });
-  setHandler(projectQuery, () => viewOf(state, Date.now()));
+    this.heard();
+  }
 
-  for (;;) {
-    changed = false;
-    growth.note();
-    const { grants, notices, wakeAtMs, more } = planRound(state, Date.now(), MESSAGES_PER_ROUND);
-    await tell(state, grants, notices);
-    await checkHolders(state);
-    await checkAwaited(state);
-    setCurrentDetails(describe(state));
-    if (closing()) {
-      await condition(allHandlersFinished);
-      await continueAsNew<typeof projectCoordinatorWorkflow>(start, { ...state, runs: state.runs + 1 });
+  /**
+   * Rounds until idle: tell a bounded round of grants and notices, check on holders and awaited follow-ups, continue
+   * as new when the run has taken what it keeps, then wait for a change or the next time something falls due.
+   */
+  async run(start: CoordinatorStart): Promise<ProjectView> {
+    const { state } = this;
+    for (;;) {
+      this.changed = false;
+      this.growth.note();
+      const { grants, notices, wakeAtMs, more } = planRound(state, Date.now(), MESSAGES_PER_ROUND);
+      await tell(state, grants, notices);
+      await checkHolders(state);
+      await checkAwaited(state);
+      setCurrentDetails(describe(state));
+      if (this.closing()) {
+        await condition(allHandlersFinished);
+        await continueAsNew<typeof projectCoordinatorWorkflow>(start, { ...state, runs: state.runs + 1 });
+      }
+      if (this.changed || more) continue;
+      // A check-in being confirmed is not idleness: its follow-up may be about to take a place.
+      if (isIdle(state, Date.now()) && this.beingConfirmed === 0) return viewOf(state, Date.now());
+      const wakes = [wakeAtMs, nextHolderCheckAtMs(state), nextAwaitedCheckAtMs(state), windowEmptiesAtMs(state)];
+      const due = wakes.filter((time): time is number => time !== null);
+      const wakeIn = due.length > 0 ? Math.max(Math.min(...due) - Date.now(), 1_000) : undefined;
+      // A run that starts refusing check-ins (the server suggests continue-as-new) must not wait for a change that the
+      // refusals keep from coming: it wakes and continues as new.
+      if (wakeIn === undefined) await condition(() => this.changed || this.closing());
+      else await condition(() => this.changed || this.closing(), wakeIn, { summary: wakeSummary(state, wakeAtMs) });
     }
-    if (changed || more) continue;
-    // A check-in being confirmed is not idleness: its follow-up may be about to take a place.
-    if (isIdle(state, Date.now()) && beingConfirmed === 0) return viewOf(state, Date.now());
-    const wakes = [wakeAtMs, nextHolderCheckAtMs(state), nextAwaitedCheckAtMs(state), windowEmptiesAtMs(state)].filter(
-      (time): time is number => time !== null,
-    );
-    const wakeIn = wakes.length > 0 ? Math.max(Math.min(...wakes) - Date.now(), 1_000) : undefined;
-    // A run that starts refusing check-ins (the server suggests continue-as-new) must not wait for a change that the
-    // refusals keep from coming: it wakes and continues as new.
-    if (wakeIn === undefined) await condition(() => changed || closing());
-    else await condition(() => changed || closing(), wakeIn, { summary: wakeSummary(state, wakeAtMs) });
   }
 }
 

@@ -165,6 +165,11 @@ test('a receiver that fails twice gets the callback on the third attempt: signed
     expect(() =>
       verifyNotification({ secret: 'another-secret-0000', body: last.body, headers: last.headers }),
     ).toThrow();
+    // The receiver's 200 reaches the callback's record a workflow task after the receiver sent it.
+    await waitFor(
+      async () => (await followUps.status(completed.workflowId)).callback?.state === 'delivered',
+      'the callback recorded as delivered',
+    );
     const status = await followUps.status(completed.workflowId);
     expect(status.callback).toMatchObject({ state: 'delivered', status: 200 });
     // The secret is in no history (the follow-up's, its callback's), no body and no log line.

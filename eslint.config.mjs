@@ -29,7 +29,9 @@ export default tseslint.config(
   {
     // Workflow code and the kernel it imports: everything here is evaluated in every cached workflow, so it stays free
     // of Node built-ins and of heavy modules (zod is used at the edges only: client/input.ts is the client's schema).
-    files: ['src/workflows/**/*.ts', 'src/kernel/**/*.ts'],
+    // In a wing (coordinator/, watch/) every file is workflow code unless its name says where else it runs.
+    files: ['src/workflows/**/*.ts', 'src/kernel/**/*.ts', 'src/coordinator/**/*.ts', 'src/watch/**/*.ts'],
+    ignores: ['src/**/*.activity.ts', 'src/**/*.worker.ts', 'src/**/*.client.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -54,8 +56,9 @@ export default tseslint.config(
                 "Client and worker settings stay out of the workflow bundle (the input's rules: kernel/request).",
             },
             {
-              group: ['**/activities', '**/activities/*'],
-              message: 'Workflows know activities by their contract: import from workflows/activity-contract.ts.',
+              group: ['**/activities', '**/activities/*', '**/*.activity', '**/*.worker', '**/*.client'],
+              message:
+                'Workflows know activities by their contract (workflows/activity-contract.ts); worker and client code stays out of the bundle.',
             },
             {
               group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity'],
@@ -84,7 +87,7 @@ export default tseslint.config(
           patterns: [
             {
               regex:
-                '^(\\.\\.?/)+(client|kernel|workflows|agent-api|config|activities|worker|observability|secrets|loopback|schedules|encryption|notify|simulator|peers)(/.*)?$',
+                '^(\\.\\.?/)+(client|kernel|workflows|agent-api|config|activities|worker|observability|secrets|loopback|schedules|encryption|notify|simulator|peers|coordinator|watch)(/.*)?$',
               message: "The CLI uses only the library's public API: import it from src/index.ts.",
             },
           ],

@@ -10,8 +10,8 @@ export { FollowUpClient } from './client/follow-up-client';
 export * from './client/calls';
 export * from './kernel/types';
 export type { AgentJob } from './agent-api/schemas';
-export type { SharedWatchFigures, SharedWatchStatus } from './workflows/job-watcher/watch-figures';
-export type { ProjectView } from './workflows/project-coordinator/project-coordination';
+export type { SharedWatchFigures, SharedWatchStatus } from './watch/watch-figures';
+export type { ProjectView } from './coordinator/project-coordination';
 export type { WorkflowIdMismatch } from './workflows/follow-up/workflow-id-owner';
 export {
   FollowUpNotSentError,

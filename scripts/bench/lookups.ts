@@ -6,7 +6,7 @@
  * list of the job's open follow-ups beside the one it made with `ExecutionStatus = 'Running'`.
  */
 import { TypedSearchAttributes } from '@temporalio/common';
-import { createFindEarlierOfJob, quote } from '../../src/activities/earlier-of-job';
+import { createFindEarlierOfJob, quote } from '../../src/coordinator/earlier-of-job.activity';
 import { openFollowUpsOfJobQuery } from '../../src/client/job-follow-ups-query';
 import { AgentJobId, AgentProjectId } from '../../src/kernel/search-attributes';
 import { FOLLOW_UP_WORKFLOW_TYPE } from '../../src/kernel/workflow-ids';

@@ -2,7 +2,7 @@
  * What losing the job watchers costs the follow-ups that wait through them (issue 38 point 4): N follow-ups wait on the
  * defaults, every watcher of their task queue is terminated as an operator would, and each follow-up's cost is the time
  * from the terminate to its job's next read. Below 200 waits a watcher reads by its own timers and the worker's guard
- * restarts it (src/worker/watcher-guard.ts); from 200 its long reader puts the waits back (watch-jobs.ts). Either way
+ * restarts it (src/watch/watcher-guard.worker.ts); from 200 its long reader puts the waits back (watch-jobs.activity.ts). Either way
  * the new run reads every adopted wait at once, so the delay is the loss's, not the schedule's.
  */
 import { addWaitingJobs, startBenchStack, startFollowUpsAndAwaitSends } from './bench-stack';

@@ -11,7 +11,7 @@ import { checkFollowUpInput } from '../../src/client';
 import { startLocalStack, type LocalStack } from '../stack/local-stack';
 import { coordinatorWorkflowId, watcherWorkflowId } from '../../src/kernel/workflow-ids';
 import { followUpStartMetadata } from '../../src/client/start-metadata';
-import { watchShardOf } from '../../src/workflows/job-watcher/watcher-book';
+import { watchShardOf } from '../../src/watch/watcher-book';
 import type { FollowUpInput } from '../../src/client/input';
 import type { followUpWorkflow } from '../../src/workflows/follow-up/follow-up';
 const OUT_DIR = join(__dirname, '..', '..', '..', 'test', 'histories');

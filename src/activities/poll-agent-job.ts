@@ -18,7 +18,7 @@ import { attemptClock } from './attempt-clock';
 import type { AgentApiClient } from '../agent-api/http-client';
 import { isKnownStatus, type AgentJob } from '../kernel/agent-job';
 import { readCheckpoint, type PollCheckpoint } from '../workflows/follow-up/poll-checkpoint';
-import { isAnswer, nextReadAfter } from '../workflows/job-watcher/reader-book';
+import { isAnswer, nextReadAfter } from '../watch/reader-book';
 import { FREQUENT_POLL_LIMIT_MS, nextPollAt } from '../kernel/poll-schedule';
 import type { ReadTrouble } from '../kernel/types';
 import { apiCounters, countedApiCall } from './api-metrics';

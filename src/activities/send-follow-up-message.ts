@@ -14,9 +14,9 @@ import type { AgentApiClient, MessageRequest } from '../agent-api/http-client';
 import { SEND_NOT_RECORDED, SEND_SLOT_EXPIRED, type SendFailureDetails } from '../kernel/types';
 import { countedApiCall } from './api-metrics';
 import { jobState, type JobState } from '../kernel/agent-job';
-import { watcherAddressOf, type StartWatching } from './start-watching';
-import { slotOutcomeSignal } from '../workflows/project-coordinator/messages';
-import type { WatchRegistration } from '../workflows/job-watcher/messages';
+import { watcherAddressOf, type StartWatching } from '../watch/start-watching.activity';
+import { slotOutcomeSignal } from '../coordinator/messages';
+import type { WatchRegistration } from '../watch/messages';
 
 /** How long registering the first wait may hold up a send's answer: past it the follow-up registers it itself. */
 const FIRST_WAIT_REGISTRATION_MS = 5_000;

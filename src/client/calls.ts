@@ -7,7 +7,7 @@ import type {
   SendAnswer,
 } from '../kernel/types';
 import type { AgentJobCheck } from '../workflows/check-job/check-job';
-import type { SharedWatchStatus } from '../workflows/job-watcher/watch-figures';
+import type { SharedWatchStatus } from '../watch/watch-figures';
 import { type FollowUpOutcome } from './outcome';
 
 export interface FollowUpClientOptions {

@@ -36,8 +36,8 @@ import {
   notifyWorkflowId,
   PROJECT_COORDINATOR_WORKFLOW_TYPE,
 } from '../kernel/workflow-ids';
-import type { budgetDefaultsWorkflow } from '../workflows/budget-defaults/budget-defaults';
-import { setDefaultBudgetSignal } from '../workflows/budget-defaults/messages';
+import type { budgetDefaultsWorkflow } from '../coordinator/budget-defaults';
+import { setDefaultBudgetSignal } from '../coordinator/budget-defaults-messages';
 import type { checkAgentJobWorkflow } from '../workflows/check-job/check-job';
 import type { followUpWorkflow } from '../workflows/follow-up/follow-up';
 import { pollNowUpdate, progressQuery, sendAnswerUpdate } from '../workflows/follow-up/messages';
@@ -48,10 +48,10 @@ import {
   type ExistingWorkflow,
 } from '../workflows/follow-up/workflow-id-owner';
 import type { followUpNotifyWorkflow } from '../workflows/notify/notify';
-import { projectQuery, setBudgetSignal } from '../workflows/project-coordinator/messages';
+import { projectQuery, setBudgetSignal } from '../coordinator/messages';
 import type { BudgetRequest } from '../kernel/send-budget-rule';
-import { type ProjectView } from '../workflows/project-coordinator/project-coordination';
-import type { projectCoordinatorWorkflow } from '../workflows/project-coordinator/project-coordinator';
+import { type ProjectView } from '../coordinator/project-coordination';
+import type { projectCoordinatorWorkflow } from '../coordinator/project-coordinator';
 import {
   type AgentJobCheckResult,
   type FollowUpClientOptions,
@@ -72,8 +72,8 @@ import {
   maxPromptLengthFromEnv,
 } from './checks';
 import { describePollActivity } from './describe-poll';
-import { describeWatch } from './describe-watch';
-import type { SharedWatchStatus } from '../workflows/job-watcher/watch-figures';
+import { describeWatch } from '../watch/describe-watch.client';
+import type { SharedWatchStatus } from '../watch/watch-figures';
 import {
   explainStartRefusal,
   FollowUpNotSentError,
@@ -313,7 +313,7 @@ export class FollowUpClient {
   /**
    * The live figures a follow-up's shared job watcher keeps of its wait (its reads, the last read and its status, the
    * next read), read by query; a watcher's long reader reports them only while someone asks, so a first ask (and one
-   * every 15 s while asking) is an Update (describe-watch.ts). `watcherId` is the follow-up's progress's; never throws
+   * every 15 s while asking) is an Update (watch/describe-watch.client.ts). `watcherId` is the follow-up's progress's; never throws
    * for a watcher that cannot say (the figures are then unavailable, with the reason).
    */
   async watchFigures(workflowId: string, watcherId: string): Promise<SharedWatchStatus> {

@@ -3,7 +3,7 @@
  * overlap unnoticed. Our ids all start with `agent-followup`, with '/' between their parts (no project or job id may
  * contain one, so no two ids meet).
  *
- * Workflow ids of the project coordinators (workflows/project-coordinator/): one per project, holding its send
+ * Workflow ids of the project coordinators (src/coordinator/): one per project, holding its send
  * budget and its jobs' lanes. They live in a space of their own: no follow-up may be started with an id in it (the
  * client refuses, and the follow-up workflow fails at once if another starter tries), so a follow-up can never occupy
  * a coordinator's place, and a coordinator checks its own id, so it never occupies a follow-up's. Pure: workflow code

@@ -22,14 +22,14 @@ import {
   type CoordinationSettings,
   type NotifySettings,
 } from '../activities';
-import { DEFAULT_COORDINATION } from '../activities/coordination';
+import { DEFAULT_COORDINATION } from '../coordinator/coordination.activity';
 import type { AgentApiClient } from '../agent-api/http-client';
 import { NamespaceNotReadyError } from '../client/namespace-errors';
 import { checkSearchAttributes } from '../client/namespace-setup';
 import { pollLoopLimit, WORKER_DEFAULTS } from '../config/worker-defaults';
 import { watcherTaskQueue } from '../kernel/workflow-ids';
-import { watcherStartOf } from '../activities/start-watching';
-import { startWatcherGuard } from './watcher-guard';
+import { watcherStartOf } from '../watch/start-watching.activity';
+import { startWatcherGuard } from '../watch/watcher-guard.worker';
 
 export interface FollowUpWorkerOptions {
   connection: NativeConnection;
@@ -116,7 +116,7 @@ export class FollowUpWorker {
     /** Null without shared watching (`watchShards: 0`). */
     readonly watchers: Worker | null = null,
     private readonly release: () => void = () => undefined,
-    /** Watches over the shard watchers while the workers run (watcher-guard.ts); none without shared watching. */
+    /** Watches over the shard watchers while the workers run (watch/watcher-guard.worker.ts); none without shared watching. */
     private readonly guardWatchers: (() => { stop(): void }) | null = null,
   ) {}
 

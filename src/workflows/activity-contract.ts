@@ -12,9 +12,9 @@ import type {
   NotificationDelivered,
   NotificationDelivery,
 } from '../kernel/types';
-import type { WatchRegistration } from './job-watcher/messages';
-import type { WatchedWait } from './job-watcher/reader-book';
-import type { QueueNotice, TurnGrant } from './project-coordinator/project-coordination';
+import type { WatchRegistration } from '../watch/messages';
+import type { WatchedWait } from '../watch/reader-book';
+import type { QueueNotice, TurnGrant } from '../coordinator/project-coordination';
 
 export interface FollowUpActivities {
   /** One send of the follow-up message, under a slot of the project's budget (one attempt; the workflow decides more). */

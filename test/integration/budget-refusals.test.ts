@@ -7,11 +7,11 @@
  * The vendor's window is shortened to a minute on both sides (the simulator's limit and the coordinator's window), so
  * the others' uses age out by the first probe, a minute after the first 429, as they would within the hour.
  */
-import type { ProjectView } from '../../src/workflows/project-coordinator/project-coordination';
+import type { ProjectView } from '../../src/coordinator/project-coordination';
 import { coordinatorWorkflowId } from '../../src/kernel/workflow-ids';
 import { describeProgress } from '../../src/command-line/render';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
-import { projectQuery, queueNoticeSignal } from '../../src/workflows/project-coordinator/messages';
+import { projectQuery, queueNoticeSignal } from '../../src/coordinator/messages';
 import { followUpWorkflowId } from '../../src/client';
 import { followUpStartMetadata } from '../../src/client/start-metadata';
 

@@ -10,8 +10,8 @@ import {
   PROJECT_COORDINATOR_WORKFLOW_TYPE,
 } from '../../src/kernel/workflow-ids';
 import { createHarness, FAST_POLLING, waitFor, type Harness } from '../support/harness';
-import type { projectCoordinatorWorkflow } from '../../src/workflows/project-coordinator/project-coordinator';
-import { enterUpdate, leaveSignal, projectQuery } from '../../src/workflows/project-coordinator/messages';
+import type { projectCoordinatorWorkflow } from '../../src/coordinator/project-coordinator';
+import { enterUpdate, leaveSignal, projectQuery } from '../../src/coordinator/messages';
 jest.setTimeout(240_000);
 
 let h: Harness;

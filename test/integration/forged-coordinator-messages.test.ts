@@ -7,8 +7,8 @@
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { coordinatorWorkflowId, PROJECT_COORDINATOR_WORKFLOW_TYPE } from '../../src/kernel/workflow-ids';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
-import type { projectCoordinatorWorkflow } from '../../src/workflows/project-coordinator/project-coordinator';
-import { projectQuery } from '../../src/workflows/project-coordinator/messages';
+import type { projectCoordinatorWorkflow } from '../../src/coordinator/project-coordinator';
+import { projectQuery } from '../../src/coordinator/messages';
 
 jest.setTimeout(240_000);
 

@@ -8,7 +8,7 @@ import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { coordinatorWorkflowId } from '../../src/kernel/workflow-ids';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
-import { projectQuery } from '../../src/workflows/project-coordinator/messages';
+import { projectQuery } from '../../src/coordinator/messages';
 
 let h: Harness;
 /** POSTs the simulator received, per job. */

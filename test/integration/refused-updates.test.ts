@@ -7,7 +7,7 @@
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { coordinatorWorkflowId, watcherWorkflowId } from '../../src/kernel/workflow-ids';
-import { watchShardOf } from '../../src/workflows/job-watcher/watcher-book';
+import { watchShardOf } from '../../src/watch/watcher-book';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { heldWaits, startWatchingWorker, type WatchingWorker } from '../support/shard-watchers';
 jest.setTimeout(300_000);

@@ -9,13 +9,13 @@ import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common'
 import type { temporal } from '@temporalio/proto';
 import type { FollowUpClient } from '../../src/client';
 import { BUDGET_DEFAULTS_WORKFLOW_ID, coordinatorWorkflowId } from '../../src/kernel/workflow-ids';
-import type { ProjectView } from '../../src/workflows/project-coordinator/project-coordination';
+import type { ProjectView } from '../../src/coordinator/project-coordination';
 import { FollowUpErrorType } from '../../src/kernel/types';
 import { describeProgress } from '../../src/command-line/render';
 import { createHarness, FAST_POLLING, TEST_API_KEY, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { startBuiltScript } from '../support/processes';
 import { maxInAnyWindow } from '../support/windows';
-import { projectQuery } from '../../src/workflows/project-coordinator/messages';
+import { projectQuery } from '../../src/coordinator/messages';
 
 jest.setTimeout(300_000);
 

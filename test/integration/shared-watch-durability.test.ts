@@ -10,7 +10,7 @@ import { findTemporalCli } from '../../scripts/stack/temporal-cli';
 import { FOLLOW_UP_SEARCH_ATTRIBUTES } from '../../src/kernel/search-attributes';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { FollowUpOutcome } from '../../src/client';
-import { watchShardOf } from '../../src/workflows/job-watcher/watcher-book';
+import { watchShardOf } from '../../src/watch/watcher-book';
 import type { SimulatedRequest } from '../../src/simulator/simulator';
 import { createHarness, FAST_POLLING, TEST_API_KEY, waitFor, type Harness } from '../support/harness';
 import { startBuiltScript, type StartedScript } from '../support/processes';

@@ -17,7 +17,7 @@ import { ExitCode } from '../../src/cli';
 import type { FollowUpInput, FollowUpOutcome, FollowUpStatus } from '../../src/client';
 import type { JobRef } from '../../src/kernel/agent-job';
 import { FollowUpReportSchema } from '../../src/command-line/json-output';
-import { watchShardOf } from '../../src/workflows/job-watcher/watcher-book';
+import { watchShardOf } from '../../src/watch/watcher-book';
 import { runCliOn, startCliOn } from '../support/cli-runner';
 import {
   createHarness,
@@ -37,7 +37,7 @@ import {
   WATCHER_CONTINUING,
   watchFiguresUpdate,
   type WaitReadReport,
-} from '../../src/workflows/job-watcher/messages';
+} from '../../src/watch/messages';
 import { watcherTaskQueue, watcherWorkflowId } from '../../src/kernel/workflow-ids';
 
 const SHARDS = 2;

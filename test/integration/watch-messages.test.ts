@@ -13,7 +13,7 @@ import {
   watchJobBatchSignal,
   watchJobSignal,
   type WatchRegistration,
-} from '../../src/workflows/job-watcher/messages';
+} from '../../src/watch/messages';
 const SHARDS = 2;
 let h: Harness;
 let watching: WatchingWorker;

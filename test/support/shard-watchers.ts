@@ -2,7 +2,7 @@
 import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import type { FollowUpWorker } from '../../src/worker/follow-up-worker';
 import type { Harness } from './harness';
-import { watchChangesQuery, type WatchRegistration } from '../../src/workflows/job-watcher/messages';
+import { watchChangesQuery, type WatchRegistration } from '../../src/watch/messages';
 import { watcherWorkflowId } from '../../src/kernel/workflow-ids';
 
 export interface WatchingWorker {

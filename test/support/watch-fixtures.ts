@@ -1,6 +1,6 @@
 /** A wait as a follow-up registers it with its watcher, for the unit tests of the books on both sides. */
 import type { PollSchedule } from '../../src/kernel/poll-schedule';
-import { type WatchRegistration } from '../../src/workflows/job-watcher/messages';
+import { type WatchRegistration } from '../../src/watch/messages';
 
 /** The default schedule from `startedAtMs`: points at +5 s, 15 s, 35 s, 75 s, then every 60 s, for an hour. */
 export function defaultSchedule(startedAtMs: number): PollSchedule {

@@ -7,7 +7,7 @@ import {
   checkTurn,
   MAX_BEFORE,
   SAID_AHEAD_MS,
-} from '../../src/workflows/project-coordinator/coordinator-messages';
+} from '../../src/coordinator/coordinator-messages';
 
 const valid = {
   workflowId: 'f',

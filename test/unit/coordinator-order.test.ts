@@ -16,7 +16,7 @@ import {
   standingOf,
   viewOf,
   type EnterRequest,
-} from '../../src/workflows/project-coordinator/project-coordination';
+} from '../../src/coordinator/project-coordination';
 
 const HOUR = 3_600_000;
 const request = (workflowId: string, jobId: string, startedAtMs: number, before: string[] = []): EnterRequest => ({

@@ -5,8 +5,8 @@
  */
 import { ServiceError, type Client } from '@temporalio/client';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { createFindEarlierOfJob } from '../../src/activities/earlier-of-job';
-import { MAX_BEFORE } from '../../src/workflows/project-coordinator/coordinator-messages';
+import { createFindEarlierOfJob } from '../../src/coordinator/earlier-of-job.activity';
+import { MAX_BEFORE } from '../../src/coordinator/coordinator-messages';
 
 interface Row {
   workflowId: string;

@@ -1,4 +1,4 @@
-import { KeyedGate } from '../../src/activities/keyed-gate';
+import { KeyedGate } from '../../src/coordinator/keyed-gate.activity';
 
 /** A promise and the function that settles it. */
 function deferred(): { promise: Promise<void>; resolve: () => void } {

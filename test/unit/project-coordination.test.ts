@@ -30,9 +30,9 @@ import {
   type QueueNotice,
   type RoundPlan,
   type TurnGrant,
-} from '../../src/workflows/project-coordinator/project-coordination';
-import { defaultLimitFrom, perWindow } from '../../src/workflows/project-coordinator/budget-source';
-import { checkEnterRequest } from '../../src/workflows/project-coordinator/coordinator-messages';
+} from '../../src/coordinator/project-coordination';
+import { defaultLimitFrom, perWindow } from '../../src/coordinator/budget-source';
+import { checkEnterRequest } from '../../src/coordinator/coordinator-messages';
 
 const perHourOf = (sends: number, windowMs: number) => (sends * 3_600_000) / windowMs;
 

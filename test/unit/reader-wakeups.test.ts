@@ -1,4 +1,4 @@
-import { ReaderWakeups } from '../../src/activities/reader-wakeups';
+import { ReaderWakeups } from '../../src/watch/reader-wakeups.activity';
 
 test('a registration wakes the readers of its watcher only, and a reader that stopped listening hears nothing', () => {
   const wakeups = new ReaderWakeups();

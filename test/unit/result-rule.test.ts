@@ -1,6 +1,6 @@
 import type { JobState } from '../../src/kernel/agent-job';
 import { isNews, SEEN_STATES_KEPT, withSeen, type ResultRule } from '../../src/kernel/result-rule';
-import { readSucceeded, ReaderBook } from '../../src/workflows/job-watcher/reader-book';
+import { readSucceeded, ReaderBook } from '../../src/watch/reader-book';
 import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';
 
 const state = (status: string, prLink: string | null = null): JobState => ({ status, prLink, archivedAt: null });

@@ -8,9 +8,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { quietActivityEnvironment } from '../support/quiet-activity-environment';
 import { createActivities } from '../../src/activities';
 import { SEND_NOT_RECORDED } from '../../src/kernel/types';
-import { DEFAULT_COORDINATION } from '../../src/activities/coordination';
+import { DEFAULT_COORDINATION } from '../../src/coordinator/coordination.activity';
 import { loopbackApi } from '../support/loopback-api';
-import { type WatchRegistration } from '../../src/workflows/job-watcher/messages';
+import { type WatchRegistration } from '../../src/watch/messages';
 import { type SendRequest, type SentMessage } from '../../src/workflows/activity-contract';
 
 const API_KEY = 'mint_test_send_key_0001';

@@ -1,10 +1,10 @@
 import type { AgentJob } from '../../src/kernel/agent-job';
 import { isAnswerTo, isEarlierAnswer } from '../../src/workflows/follow-up/watch-answer';
-import { nextReadAfter, readFailed, readSucceeded, ReaderBook } from '../../src/workflows/job-watcher/reader-book';
-import { watchShardOf, WatcherBook } from '../../src/workflows/job-watcher/watcher-book';
+import { nextReadAfter, readFailed, readSucceeded, ReaderBook } from '../../src/watch/reader-book';
+import { watchShardOf, WatcherBook } from '../../src/watch/watcher-book';
 import { reservedWorkflowIdProblem } from '../../src/workflows/follow-up/workflow-id-owner';
 import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';
-import { type WatchRegistration } from '../../src/workflows/job-watcher/messages';
+import { type WatchRegistration } from '../../src/watch/messages';
 
 const T0 = 1_800_000_000_000;
 const schedule = defaultSchedule(T0);

@@ -1,11 +1,11 @@
 import { describeWatchLine, failingLine } from '../../src/command-line/render';
 import { followUpReport, FollowUpReportSchema } from '../../src/command-line/json-output';
 import type { FollowUpProgress } from '../../src/kernel/types';
-import { readFailed, readSucceeded, reportOf, ReaderBook } from '../../src/workflows/job-watcher/reader-book';
-import { nextReadAtMs, watchFiguresOf, type WatchedWaitFacts } from '../../src/workflows/job-watcher/watch-figures';
-import { WatcherBook } from '../../src/workflows/job-watcher/watcher-book';
+import { readFailed, readSucceeded, reportOf, ReaderBook } from '../../src/watch/reader-book';
+import { nextReadAtMs, watchFiguresOf, type WatchedWaitFacts } from '../../src/watch/watch-figures';
+import { WatcherBook } from '../../src/watch/watcher-book';
 import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';
-import { type WatchRegistration } from '../../src/workflows/job-watcher/messages';
+import { type WatchRegistration } from '../../src/watch/messages';
 
 const T0 = Date.parse('2026-11-25T12:00:00.000Z');
 // Points at T0 + 5 s, 15 s, 35 s, 75 s, then every 60 s.

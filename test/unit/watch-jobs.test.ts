@@ -8,8 +8,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { type MockActivityEnvironment } from '@temporalio/testing';
 import { quietActivityEnvironment } from '../support/quiet-activity-environment';
-import type { StartWatching, WatcherAddress } from '../../src/activities/start-watching';
-import { createWatchJobs } from '../../src/activities/watch-jobs';
+import type { StartWatching, WatcherAddress } from '../../src/watch/start-watching.activity';
+import { createWatchJobs } from '../../src/watch/watch-jobs.activity';
 import { jobState } from '../../src/kernel/agent-job';
 import type { WatchAnswer } from '../../src/workflows/follow-up/watch-answer';
 import { loopbackApi } from '../support/loopback-api';
@@ -18,7 +18,7 @@ import {
   type WatchRefusal,
   type WatchRegistration,
   type WaitReadReport,
-} from '../../src/workflows/job-watcher/messages';
+} from '../../src/watch/messages';
 const API_KEY = 'mint_test_watch_key_0001';
 const loopback = loopbackApi(API_KEY);
 

@@ -4,7 +4,7 @@ import {
   checkRegistration,
   checkReports,
   checkUnwatch,
-} from '../../src/workflows/job-watcher/watch-messages';
+} from '../../src/watch/watch-messages';
 import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';
 
 const registration = watchRegistration(defaultSchedule(1_800_000_000_000));

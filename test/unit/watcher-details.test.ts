@@ -1,4 +1,4 @@
-import { renderWatcherDetails } from '../../src/workflows/job-watcher/watcher-details';
+import { renderWatcherDetails } from '../../src/watch/watcher-details';
 import { servedTaskQueue, watcherTaskQueue } from '../../src/kernel/workflow-ids';
 
 const base = { taskQueue: 'agent-followup', waits: 10, bookBytes: 5_000, limitBytes: 1_000_000, refused: 0 };

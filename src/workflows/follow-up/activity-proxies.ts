@@ -6,7 +6,7 @@ import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from 
 import { pollHeartbeatTimeoutMs } from '../../kernel/poll-schedule';
 import type { PollSchedule } from '../../kernel/poll-schedule';
 import type { JobRef } from '../../kernel/agent-job';
-import { type WatchRegistration } from '../job-watcher/messages';
+import { type WatchRegistration } from '../../watch/messages';
 import {
   type CheckedIn,
   type CheckInRequest,

@@ -14,10 +14,10 @@ import {
 } from '@temporalio/workflow';
 import { isKnownStatus, jobState, type AgentJob, type TerminalJobStatus } from '../../kernel/agent-job';
 import type { Delivered, FollowUpCheckpoint } from './checkpoint';
-import type { QueueNotice } from '../project-coordinator/project-coordination';
+import type { QueueNotice } from '../../coordinator/project-coordination';
 import type { FollowUpRequest, FollowUpInput } from '../../kernel/request';
 import { formatMs } from '../../kernel/duration';
-import { checkReadTrouble } from '../job-watcher/watch-messages';
+import { checkReadTrouble } from '../../watch/watch-messages';
 import {
   SEND_ANSWERED,
   type FollowUpNotification,
@@ -31,7 +31,7 @@ import { recordFinished, recordStarted, recordTimeToTerminal } from './metrics';
 import { endingOf, gaveUpEarlyFailure, timedOutFailure, type FailureFacts } from './run-failures';
 import { RunView } from './run-view';
 import { readTroubleSignal, sendAnswerUpdate } from './messages';
-import { type WatchRegistration } from '../job-watcher/messages';
+import { type WatchRegistration } from '../../watch/messages';
 
 export class FollowUpRun {
   readonly ref: { projectId: string; jobId: string };

@@ -13,7 +13,7 @@ import type { FollowUpRun } from './follow-up-run';
 import type { PollNow } from './poll-now';
 import { ownReadOf, SharedWatch, withEarlierReads, type WatchedRead } from './shared-watch';
 import { confirmsTold } from './watch-answer';
-import type { WatchRegistration } from '../job-watcher/messages';
+import type { WatchRegistration } from '../../watch/messages';
 
 export interface JobChange {
   /** The job as the follow-up knows it: a read that shows it otherwise ends the wait. */

@@ -1,6 +1,6 @@
 /**
  * The messages a follow-up takes, as plain definitions its callers share without loading the workflow SDK (their
- * checks: watch-answer.ts for its watcher's, project-coordinator/coordinator-messages.ts for its coordinator's).
+ * checks: watch-answer.ts for its watcher's, coordinator/coordinator-messages.ts for its coordinator's).
  */
 import { queryNamed, signalNamed, updateNamed } from '../../kernel/message-definitions';
 import type { AskedRead, FollowUpProgress, ReadTrouble, SendAnswer } from '../../kernel/types';

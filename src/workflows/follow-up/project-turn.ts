@@ -14,7 +14,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { coordinatorWorkflowId } from '../../kernel/workflow-ids';
-import { checkNotice, checkTurn } from '../project-coordinator/coordinator-messages';
+import { checkNotice, checkTurn } from '../../coordinator/coordinator-messages';
 import { formatMs } from '../../kernel/duration';
 import { notifyProblem } from '../../kernel/request';
 import {
@@ -25,12 +25,12 @@ import {
   type QueueNotice,
   type Said,
   type TurnGrant,
-} from '../project-coordinator/project-coordination';
+} from '../../coordinator/project-coordination';
 import type { DeliveryRecord } from '../../kernel/types';
 import type { AgentJob } from '../../kernel/agent-job';
 import { checkIn } from './activity-proxies';
 import type { FollowUpRun } from './follow-up-run';
-import { leaveSignal, slotOutcomeSignal, queueNoticeSignal, turnSignal } from '../project-coordinator/messages';
+import { leaveSignal, slotOutcomeSignal, queueNoticeSignal, turnSignal } from '../../coordinator/messages';
 import { type AcceptedSlot, type CheckedIn } from '../activity-contract';
 
 /** A slot with less of its lease left than this is given back and a new one asked for: the request might not make it. */

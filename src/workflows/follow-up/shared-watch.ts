@@ -29,13 +29,13 @@ import {
   isRetryAfterWithin,
   type WatchAnswer,
 } from './watch-answer';
-import { isAnswer } from '../job-watcher/reader-book';
-import { watchShardOf } from '../job-watcher/watcher-book';
+import { isAnswer } from '../../watch/reader-book';
+import { watchShardOf } from '../../watch/watcher-book';
 import { readAgentJobOnce, registerWatch } from './activity-proxies';
 import { Alarm } from './alarm';
 import type { FollowUpRun } from './follow-up-run';
 import { jobAnswerSignal } from './messages';
-import { unwatchJobSignal, type WatchRegistration } from '../job-watcher/messages';
+import { unwatchJobSignal, type WatchRegistration } from '../../watch/messages';
 import { MAX_OVERFLOW, WATCHER_ID_TAKEN, watcherWorkflowId } from '../../kernel/workflow-ids';
 import { type PollResult } from '../activity-contract';
 

@@ -1,7 +1,7 @@
 /**
  * A project's coordination, as pure state and changes: its send budget (at most N sends in any rolling window, the
  * way the vendor counts "100 uses per project per hour") and its jobs' lanes (one follow-up at a time per job, the
- * others in the order they were started). The coordinator workflow (workflows/project-coordinator/project-coordinator.ts) holds one such state per
+ * others in the order they were started). The coordinator workflow (project-coordinator.ts) holds one such state per
  * project and turns what `planRound` decides into signals; everything here is unit-tested without a server.
  * Pure: workflow code imports it.
  */

@@ -4,7 +4,7 @@
  * at the holder of its id when no answer comes, which fails the follow-up at once if a foreign workflow holds it.
  */
 import type { CheckInRequest } from '../workflows/activity-contract';
-import type { ProjectCoordinatorWorkflow } from '../workflows/project-coordinator/messages';
+import type { ProjectCoordinatorWorkflow } from './messages';
 import { setTimeout as delay } from 'node:timers/promises';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
@@ -15,11 +15,11 @@ import {
   type Client,
 } from '@temporalio/client';
 import { coordinatorWorkflowId, PROJECT_COORDINATOR_WORKFLOW_TYPE } from '../kernel/workflow-ids';
-import type { CheckInAnswer, EnterRequest } from '../workflows/project-coordinator/project-coordination';
+import type { CheckInAnswer, EnterRequest } from './project-coordination';
 import { CHECK_IN_REFUSED, COORDINATOR_BUSY, FollowUpErrorType } from '../kernel/types';
-import { KeyedGate } from './keyed-gate';
-import { enterUpdate } from '../workflows/project-coordinator/messages';
-import type { CoordinationSettings } from './coordination';
+import { KeyedGate } from './keyed-gate.activity';
+import { enterUpdate } from './messages';
+import type { CoordinationSettings } from './coordination.activity';
 
 /** How long one check-in may wait for the coordinator's answer before the holder of its id is looked at. */
 const CHECK_IN_ANSWER_MS = 10_000;

@@ -3,8 +3,8 @@
  * coordinator-messages.ts), and how the coordinator is started: plain definitions the follow-ups, their activities
  * and the client share without loading the workflow SDK.
  */
-import { queryNamed, signalNamed, updateNamed } from '../../kernel/message-definitions';
-import type { BudgetRequest } from '../../kernel/send-budget-rule';
+import { queryNamed, signalNamed, updateNamed } from '../kernel/message-definitions';
+import type { BudgetRequest } from '../kernel/send-budget-rule';
 import type {
   CheckInAnswer,
   EnterRequest,

@@ -3,7 +3,7 @@
  * workflow answers when asked about one follow-up (both by query: nothing of it goes into history), and what the
  * client shows. Pure: the watcher workflow, its activity and the client share it.
  */
-import { nextPollAt } from '../../kernel/poll-schedule';
+import { nextPollAt } from '../kernel/poll-schedule';
 import type { WaitReadReport, WatchRegistration } from './messages';
 
 /** What the figures are made of: the parts of the watcher's answer they read. */

@@ -2,14 +2,14 @@
  * adoptBook: a watcher started afresh (not continued as new) takes over the waits of the run before it under its id,
  * when that run was terminated (by an operator, or a reset) with waits in its book. Nothing else would read them:
  * a watcher reading by its timers has no reader left to put them back. The new run is started by the next wait on its
- * shard or by a worker's guard (watcher-guard.ts). A closed run still answers queries (its history replayed), so its
+ * shard or by a worker's guard (watcher-guard.worker.ts). A closed run still answers queries (its history replayed), so its
  * book is read the way a reader reads it.
  */
 import { log } from '@temporalio/activity';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { AdoptBookRequest } from '../workflows/activity-contract';
 import { JOB_WATCHER_WORKFLOW_TYPE } from '../kernel/workflow-ids';
-import { watchChangesQuery, type WatchRegistration } from '../workflows/job-watcher/messages';
+import { watchChangesQuery, type WatchRegistration } from './messages';
 
 /**
  * A run closed longer ago than this is not adopted: its follow-ups have registered again by themselves at the

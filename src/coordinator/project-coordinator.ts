@@ -4,7 +4,7 @@
  * order the follow-ups were started, and grants send slots so that at most N sends leave in any rolling window, all at
  * once while the window has room (the way the vendor counts "100 uses per project per hour"). What a check-in can
  * have at once rides on its answer; the rest goes out as signals in bounded rounds. The decisions are pure functions
- * in workflows/project-coordinator/project-coordination.ts; every message is checked by workflows/project-coordinator/coordinator-messages.ts.
+ * in project-coordination.ts; every message is checked by coordinator-messages.ts.
  *
  * It is keyed by project only, so every worker, task queue and service on the namespace shares it. It outlives worker
  * and server restarts like any workflow, keeps its history bounded with continue-as-new (its update validator refuses
@@ -23,8 +23,8 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { coordinatorWorkflowId } from '../../kernel/workflow-ids';
-import { formatMs } from '../../kernel/duration';
+import { coordinatorWorkflowId } from '../kernel/workflow-ids';
+import { formatMs } from '../kernel/duration';
 import { checkEnterRequest, checkLeave, checkSlotOutcome, checkSetBudget } from './coordinator-messages';
 import { defaultLimitFrom, perWindow } from './budget-source';
 import {
@@ -58,8 +58,8 @@ import {
   type QueueNotice,
   type TurnGrant,
 } from './project-coordination';
-import { identifierProblem } from '../../kernel/request';
-import { CHECK_IN_REFUSED, COORDINATOR_BUSY, FollowUpErrorType } from '../../kernel/types';
+import { identifierProblem } from '../kernel/request';
+import { CHECK_IN_REFUSED, COORDINATOR_BUSY, FollowUpErrorType } from '../kernel/types';
 import {
   enterUpdate,
   leaveSignal,
@@ -70,9 +70,9 @@ import {
   queueNoticeSignal,
   turnSignal,
 } from './messages';
-import { refusalLine } from '../../kernel/words';
-import { NotedGrowth } from '../noted-growth';
-import { type FollowUpActivities, type FollowUpConfirmation } from '../activity-contract';
+import { refusalLine } from '../kernel/words';
+import { NotedGrowth } from '../workflows/noted-growth';
+import { type FollowUpActivities, type FollowUpConfirmation } from '../workflows/activity-contract';
 
 /** Signals a run takes before it continues as new, far below Temporal's 10,000 per run. */
 const SIGNALS_PER_RUN = 4_000;

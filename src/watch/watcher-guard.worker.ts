@@ -2,7 +2,7 @@
  * Notices, from the worker, a job watcher terminated with waits in its book, and starts a new run that takes them
  * over (its adoptBook). A watcher that reads by its own timers has nothing running between its turns that would
  * notice: without this, its follow-ups would learn of it only after their silence (sixty poll gaps, an hour at the
- * default schedule). A long reader notices for itself and puts its waits back (watch-jobs.ts); this finds that case
+ * default schedule). A long reader notices for itself and puts its waits back (watch-jobs.activity.ts); this finds that case
  * already mended.
  *
  * It describes each shard's watcher ids on a period, along the shard's chain (`…/<shard>/1`, ...) as far as a watcher
@@ -12,11 +12,11 @@
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from '@temporalio/common';
-import type { WatcherStart } from '../workflows/job-watcher/messages';
-import { watchChangesQuery } from '../workflows/job-watcher/messages';
+import type { WatcherStart } from './messages';
+import { watchChangesQuery } from './messages';
 import { JOB_WATCHER_WORKFLOW_TYPE, MAX_OVERFLOW, watcherTaskQueue, watcherWorkflowId } from '../kernel/workflow-ids';
-import { ADOPT_CLOSED_WITHIN_MS } from '../activities/adopt-book';
-import { WATCHER_SUMMARY } from '../activities/start-watching';
+import { ADOPT_CLOSED_WITHIN_MS } from './adopt-book.activity';
+import { WATCHER_SUMMARY } from './start-watching.activity';
 
 /**
  * How often a shard whose watcher ran at the last look is described. A lost watcher must cost a follow-up at most 30 s:

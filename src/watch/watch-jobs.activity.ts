@@ -20,11 +20,11 @@ import {
 } from '@temporalio/client';
 import type { AgentApiClient } from '../agent-api/http-client';
 import type { WatchAnswer } from '../workflows/follow-up/watch-answer';
-import { reportOf, ReaderBook, type WatchedWait } from '../workflows/job-watcher/reader-book';
+import { reportOf, ReaderBook, type WatchedWait } from './reader-book';
 import { sleepUnlessAborted } from '../agent-api/abort-signals';
-import type { StartWatching } from './start-watching';
-import { createWaitReader, type ReadWait } from './wait-reader';
-import { ReaderWakeups } from './reader-wakeups';
+import type { StartWatching } from './start-watching.activity';
+import { createWaitReader, type ReadWait } from './wait-reader.activity';
+import { ReaderWakeups } from './reader-wakeups.activity';
 import { jobAnswerSignal } from '../workflows/follow-up/messages';
 import {
   awaitChangesUpdate,
@@ -35,7 +35,7 @@ import {
   watchChangesQuery,
   type WatchChanges,
   type WatchRefusal,
-} from '../workflows/job-watcher/messages';
+} from './messages';
 /**
  * How often the book is brought up to date while no `awaitChanges` waits for its changes (a watcher of an earlier
  * build, or the Update refused or failing). Each refresh is a query, a workflow task on some worker: refreshing more

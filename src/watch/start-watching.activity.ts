@@ -6,15 +6,11 @@
  */
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type { JobWatcherWorkflow, WatcherStart } from '../workflows/job-watcher/messages';
+import type { JobWatcherWorkflow, WatcherStart } from './messages';
 import { JOB_WATCHER_WORKFLOW_TYPE, WATCHER_ID_TAKEN, watcherTaskQueue } from '../kernel/workflow-ids';
-import {
-  REGISTRATIONS_PER_SIGNAL,
-  watchJobBatchSignal,
-  type WatchRegistration,
-} from '../workflows/job-watcher/messages';
-import type { CoordinationSettings } from './coordination';
-import type { ReaderWakeups } from './reader-wakeups';
+import { REGISTRATIONS_PER_SIGNAL, watchJobBatchSignal, type WatchRegistration } from './messages';
+import type { CoordinationSettings } from '../coordinator/coordination.activity';
+import type { ReaderWakeups } from './reader-wakeups.activity';
 
 export interface WatcherAddress {
   watcherId: string;

@@ -1,6 +1,6 @@
 /**
  * What a follow-up's coordination needs from outside workflow code: checking in with its project's coordinator
- * (check-in.ts), finding the follow-ups to the same job started before it and what earlier runs of the follow-up did
+ * (check-in.activity.ts), finding the follow-ups to the same job started before it and what earlier runs of the follow-up did
  * with the message, and, for the coordinator, asking whether a follow-up still runs.
  */
 import type { CheckedIn, CheckInRequest, FollowUpClaim, FollowUpConfirmation } from '../workflows/activity-contract';
@@ -13,11 +13,11 @@ import {
   DEFAULT_COORDINATOR_TASK_QUEUE,
   FOLLOW_UP_WORKFLOW_TYPE,
 } from '../kernel/workflow-ids';
-import { HOUR_MS, recheckAfterMs, type EnterRequest } from '../workflows/project-coordinator/project-coordination';
+import { HOUR_MS, recheckAfterMs, type EnterRequest } from './project-coordination';
 import { DEFAULT_WATCH_SHARDS } from '../config/watch-defaults';
-import { createReadEarlierDelivery } from './earlier-delivery';
-import { createFindEarlierOfJob } from './earlier-of-job';
-import { createEnterCoordinator } from './check-in';
+import { createReadEarlierDelivery } from './earlier-delivery.activity';
+import { createFindEarlierOfJob } from './earlier-of-job.activity';
+import { createEnterCoordinator } from './check-in.activity';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../kernel/send-budget-rule';
 
 export interface CoordinationSettings {

@@ -5,11 +5,11 @@
  * wait it holds. A malformed message changes nothing; a registration is kept only with the fields it documents, so
  * no stray field grows the book.
  */
-import type { JobState } from '../../kernel/agent-job';
-import { isFiniteNumber, isId, isObject, isTime, isWholeNumber } from '../../kernel/message-checks';
-import type { PollSchedule } from '../../kernel/poll-schedule';
-import { SEEN_STATES_KEPT, type ResultRule } from '../../kernel/result-rule';
-import type { ReadTrouble } from '../../kernel/types';
+import type { JobState } from '../kernel/agent-job';
+import { isFiniteNumber, isId, isObject, isTime, isWholeNumber } from '../kernel/message-checks';
+import type { PollSchedule } from '../kernel/poll-schedule';
+import { SEEN_STATES_KEPT, type ResultRule } from '../kernel/result-rule';
+import type { ReadTrouble } from '../kernel/types';
 import { type BookLook, type Unwatch, type WatchRegistration, type WaitReadReport } from './messages';
 
 /** An `awaitChanges` look at the book, or null. */

@@ -3,9 +3,9 @@
  * so far showed, and whether its follow-up heard of trouble. The rules are the per-follow-up poll's: the same schedule
  * (nextPollAt), the same "is this read an answer" (`isAnswer`), the same counting of failed reads.
  */
-import { isTerminal, jobState, sameJobState, type AgentJob, type JobState } from '../../kernel/agent-job';
-import { lastPollAtOrBefore, nextPollAt, type PollSchedule, type WaitRequest } from '../../kernel/poll-schedule';
-import { isNews, type ReaderMemory } from '../../kernel/result-rule';
+import { isTerminal, jobState, sameJobState, type AgentJob, type JobState } from '../kernel/agent-job';
+import { lastPollAtOrBefore, nextPollAt, type PollSchedule, type WaitRequest } from '../kernel/poll-schedule';
+import { isNews, type ReaderMemory } from '../kernel/result-rule';
 import { type WatchChanges, type WatchRegistration, type WaitReadReport } from './messages';
 
 export interface WatchedWait {

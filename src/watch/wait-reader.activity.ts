@@ -1,16 +1,16 @@
 /**
  * One read of a watched wait, and what its follow-up hears of it: the job's answer, the beginning and end of failing
- * reads, or the failure that ends the wait. Both ways a watcher reads (its long reader, watch-jobs.ts, and the short
- * batches its timers wake, read-watched-jobs.ts) read through this, so a wait means the same whichever reads it.
+ * reads, or the failure that ends the wait. Both ways a watcher reads (its long reader, watch-jobs.activity.ts, and the short
+ * batches its timers wake, read-watched-jobs.activity.ts) read through this, so a wait means the same whichever reads it.
  */
 import { type Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { log } from '@temporalio/activity';
 import type { AgentApiClient } from '../agent-api/http-client';
 import type { WatchAnswer } from '../workflows/follow-up/watch-answer';
-import { readFailed, readSucceeded, type WatchedWait } from '../workflows/job-watcher/reader-book';
-import { apiCounters, countedApiCall } from './api-metrics';
-import { judgeFailedRead, retryAfterPastDeadline, type WaitFailure } from './read-rules';
+import { readFailed, readSucceeded, type WatchedWait } from './reader-book';
+import { apiCounters, countedApiCall } from '../activities/api-metrics';
+import { judgeFailedRead, retryAfterPastDeadline, type WaitFailure } from '../activities/read-rules';
 import { jobAnswerSignal, readTroubleSignal } from '../workflows/follow-up/messages';
 
 export interface WaitReaderHooks {

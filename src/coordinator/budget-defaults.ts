@@ -13,9 +13,9 @@ import {
   upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
-import { DEFAULT_BUDGET_MEMO_KEY } from '../../kernel/workflow-ids';
-import { setDefaultBudgetSignal } from './messages';
-import { checkBudgetRequest as checkSetBudget, type BudgetRequest } from '../../kernel/send-budget-rule';
+import { DEFAULT_BUDGET_MEMO_KEY } from '../kernel/workflow-ids';
+import { setDefaultBudgetSignal } from './budget-defaults-messages';
+import { checkBudgetRequest as checkSetBudget, type BudgetRequest } from '../kernel/send-budget-rule';
 
 /** Keeps the default budget; ends when it is set back to null (the workers' setting). */
 export async function budgetDefaultsWorkflow(start: BudgetRequest = { sendsPerHour: null }): Promise<void> {

@@ -4,10 +4,10 @@
  * after its shape is checked, and a grant or notice only when it carries the ticket of the follow-up's own check-in:
  * a malformed, stale or foreign one changes nothing. Pure and workflow-safe (no zod in the workflow bundle).
  */
-import { isCoordinatorWorkflowId } from '../../kernel/workflow-ids';
-import { isId, isObject, isTime, isWholeNumber } from '../../kernel/message-checks';
-import { checkBudgetRequest } from '../../kernel/send-budget-rule';
-export type { BudgetRequest } from '../../kernel/send-budget-rule';
+import { isCoordinatorWorkflowId } from '../kernel/workflow-ids';
+import { isId, isObject, isTime, isWholeNumber } from '../kernel/message-checks';
+import { checkBudgetRequest } from '../kernel/send-budget-rule';
+export type { BudgetRequest } from '../kernel/send-budget-rule';
 import type { EnterRequest, QueueNotice, Said, SlotOutcome, TurnGrant } from './project-coordination';
 
 /** More earlier follow-ups than a check-in lists (visibility's first page). */

@@ -2,8 +2,8 @@
  * The messages a job watcher takes (checked by watch-messages.ts), as plain definitions the follow-ups' activities
  * and the client share without loading the workflow SDK.
  */
-import { queryNamed, signalNamed, updateNamed } from '../../kernel/message-definitions';
-import type { WaitRequest } from '../../kernel/poll-schedule';
+import { queryNamed, signalNamed, updateNamed } from '../kernel/message-definitions';
+import type { WaitRequest } from '../kernel/poll-schedule';
 
 /** To a job watcher: watch this wait of a follow-up (replacing its earlier one). */
 export const watchJobSignal = signalNamed<[WatchRegistration]>('watchJob');

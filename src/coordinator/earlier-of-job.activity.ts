@@ -4,7 +4,7 @@
  *   its follow-ups in the order they were started, so a check-in names those it must go after even when they have not
  *   checked in yet (a slow worker, a coordinator reset). Visibility is eventually consistent: a follow-up started
  *   within its lag before this one may be missing (docs/HOW-IT-WORKS.md says when order holds).
- * - The earlier runs under this workflow id (earlier-delivery.ts reads what they did with the message).
+ * - The earlier runs under this workflow id (earlier-delivery.activity.ts reads what they did with the message).
  *
  * One list rather than one each, and led by the job's two keywords with the running condition inside the `OR`: on
  * the dev server's SQLite a top-level `ExecutionStatus = "Running"` made the planner walk every running workflow of
@@ -12,7 +12,7 @@
  */
 import { ServiceError, type Client } from '@temporalio/client';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { MAX_BEFORE } from '../workflows/project-coordinator/coordinator-messages';
+import { MAX_BEFORE } from './coordinator-messages';
 import { FOLLOW_UP_WORKFLOW_TYPE } from '../kernel/workflow-ids';
 
 export interface EarlierOfJobQuery {

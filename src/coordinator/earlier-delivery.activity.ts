@@ -3,12 +3,12 @@
  * out or was cancelled after its message went out, started again with the same input (hence the same id), must not
  * send it a second time: it resumes from the earlier run's record (its memo) instead.
  *
- * The runs come from visibility (earlier-of-job.ts: eventually consistent, but a run is listed from its start, long
+ * The runs come from visibility (earlier-of-job.activity.ts: eventually consistent, but a run is listed from its start, long
  * before it can end); each record is read with describe(), which is consistent.
  */
 import type { Client } from '@temporalio/client';
 import { DELIVERY_MEMO_KEY, type DeliveryRecord } from '../kernel/types';
-import type { EarlierRun } from './earlier-of-job';
+import type { EarlierRun } from './earlier-of-job.activity';
 
 /** Builds the reader around a Temporal client of the worker's connection. */
 export function createReadEarlierDelivery(client: Client) {

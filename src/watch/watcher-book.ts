@@ -5,7 +5,7 @@
  * continue-as-new, which the server refuses past 2 MB (and then terminates the watcher): so it keeps to a size in
  * bytes, and a wait that would pass it is refused (its follow-up moves on to the next watcher of its shard).
  */
-import { isObject, isTime } from '../../kernel/message-checks';
+import { isObject, isTime } from '../kernel/message-checks';
 import type {
   CarriedBook,
   WaitReadReport,

@@ -16,13 +16,8 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { z } from 'zod';
-import { nextReadAtMs, watchFiguresOf, type SharedWatchStatus } from '../workflows/job-watcher/watch-figures';
-import {
-  LIVE_FIGURES_RENEW_WITHIN_MS,
-  WATCHER_CONTINUING,
-  watchedWaitQuery,
-  watchFiguresUpdate,
-} from '../workflows/job-watcher/messages';
+import { nextReadAtMs, watchFiguresOf, type SharedWatchStatus } from './watch-figures';
+import { LIVE_FIGURES_RENEW_WITHIN_MS, WATCHER_CONTINUING, watchedWaitQuery, watchFiguresUpdate } from './messages';
 
 const WatchedWaitViewSchema = z.object({
   registration: z.looseObject({

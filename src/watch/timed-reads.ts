@@ -11,7 +11,7 @@ import {
   type FollowUpActivities,
   type ReadWatchedJobsResult,
   type WaitAfterRead,
-} from '../activity-contract';
+} from '../workflows/activity-contract';
 import { ReaderBook, reportOf, type WatchedWait } from './reader-book';
 import type { WatcherBook } from './watcher-book';
 import type { TurnSummary } from './watcher-details';
@@ -19,7 +19,7 @@ import type { TurnSummary } from './watcher-details';
 const { readWatchedJobs } = proxyActivities<FollowUpActivities>({
   // A turn's reads each end within the API client's own timeouts: this only bounds a turn that hangs.
   startToCloseTimeout: '10 minutes',
-  // A turn heartbeats only after 10 s (read-watched-jobs.ts): a worker that dies mid-turn is noticed within this.
+  // A turn heartbeats only after 10 s (read-watched-jobs.activity.ts): a worker that dies mid-turn is noticed within this.
   heartbeatTimeout: '20s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '10s' },
   summary: 'read the watched jobs due now, and tell their follow-ups',

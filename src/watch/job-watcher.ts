@@ -47,10 +47,10 @@ import {
   type BookLook,
   type WatcherStart,
 } from './messages';
-import { isId } from '../../kernel/message-checks';
-import { NotedGrowth } from '../noted-growth';
-import { servedTaskQueue } from '../../kernel/workflow-ids';
-import { type FollowUpActivities } from '../activity-contract';
+import { isId } from '../kernel/message-checks';
+import { NotedGrowth } from '../workflows/noted-growth';
+import { servedTaskQueue } from '../kernel/workflow-ids';
+import { type FollowUpActivities } from '../workflows/activity-contract';
 
 /**
  * A run continues as new after this many signals or events, so that replaying it stays short. A watcher that takes
@@ -213,7 +213,7 @@ class JobWatcher {
     this.register(message);
   }
 
-  /** The registrations one worker made within a few milliseconds, in one signal (start-watching.ts). */
+  /** The registrations one worker made within a few milliseconds, in one signal (start-watching.activity.ts). */
   onRegistrations(messages: unknown): void {
     this.noteSignal();
     if (!Array.isArray(messages) || messages.length === 0 || messages.length > REGISTRATIONS_PER_SIGNAL)

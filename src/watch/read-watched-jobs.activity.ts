@@ -1,6 +1,6 @@
 /**
- * readWatchedJobs: one turn of a watcher that reads by its own durable timers (job-watcher/timed-reads.ts). It reads
- * the waits the watcher found due, tells their follow-ups as the long reader would (wait-reader.ts), and hands every
+ * readWatchedJobs: one turn of a watcher that reads by its own durable timers (timed-reads.ts). It reads
+ * the waits the watcher found due, tells their follow-ups as the long reader would (wait-reader.activity.ts), and hands every
  * wait's new state back to the watcher, which keeps it in its history: nothing runs between turns, so a waiting
  * follow-up costs a timer and an activity per turn, and turns are shared by every wait due together.
  */
@@ -13,8 +13,8 @@ import {
   type ReadWatchedJobsRequest,
   type ReadWatchedJobsResult,
 } from '../workflows/activity-contract';
-import type { WatchedWait } from '../workflows/job-watcher/reader-book';
-import { createWaitReader } from './wait-reader';
+import type { WatchedWait } from './reader-book';
+import { createWaitReader } from './wait-reader.activity';
 import { sleepUnlessAborted } from '../agent-api/abort-signals';
 
 /** Reads in flight at once, as the long reader's. */

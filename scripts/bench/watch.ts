@@ -12,7 +12,7 @@ import { requestTimes, startBenchStack, startFollowUpsAndAwaitSends, type BenchS
 import { eventMs, fetchHistories, type HistoryEvent } from './history';
 import { cpuOverWindow, peakRssMiB, rssMiB, sleep } from './processes';
 import { HOUR_MS, inBatches, percentile } from './stats';
-import { jobAnswerSignal } from '../../src/workflows/follow-up/messages';
+import { jobAnswerSignal } from '../../src/watch/messages';
 import { watcherWorkflowId } from '../../src/kernel/workflow-ids';
 
 export interface WatchRowOptions {

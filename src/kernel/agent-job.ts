@@ -57,6 +57,17 @@ export function sameJobState(a: AgentJob | JobState, b: AgentJob | JobState): bo
   );
 }
 
+/** Whether `value` is a job's state as a message or a checkpoint carries it (what comes from outside is checked so). */
+export function isJobState(value: unknown): value is JobState {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const { status, prLink, archivedAt } = value as Record<string, unknown>;
+  return (
+    typeof status === 'string' &&
+    (prLink === null || typeof prLink === 'string') &&
+    (archivedAt === null || typeof archivedAt === 'string')
+  );
+}
+
 /**
  * Whether `value` is a job as this project keeps it (the shape schemas.ts makes of a response body), and the job
  * `jobId`: for what reaches workflow code from outside the API client, which zod does not check there.

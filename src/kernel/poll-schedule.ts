@@ -1,10 +1,12 @@
 /**
  * When a wait polls the job: at fixed points counted from the wait's start (interval, then ×coefficient, capped),
  * the last one on the deadline. Points, not gaps, so any attempt of the wait activity (a retry, or a new worker after
- * a crash) knows the next poll from the clock alone. Pure: the workflow and the activity share it.
+ * a crash) knows the next poll from the clock alone. And which read answers a wait (`isAnswer`), when the next read is
+ * due after one that did not (`nextReadAfter`): one rule for every reader, the follow-up's own poll and the watcher's.
+ * Pure: the workflow and the activity share it.
  */
-import type { JobState } from './agent-job';
-import type { ResultRule } from './result-rule';
+import { isTerminal, jobState, sameJobState, type AgentJob, type JobState } from './agent-job';
+import { isNews, type ReaderMemory, type ResultRule } from './result-rule';
 
 /**
  * Polls closer together than this run in a loop inside one activity attempt (frequent polling: one task, many polls);
@@ -84,4 +86,44 @@ export interface WaitRequest {
    * (`isNews`), so a job flapping between states already seen wakes the follow-up once per state, not once per read.
    */
   result?: ResultRule;
+}
+
+/**
+ * Whether a read answers the wait: it changed, or it is the unchanged terminal read asked for, and (for a wait with a
+ * result rule) it is news to the follow-up. `memory`: what the reader itself read of the wait before (none: nothing).
+ */
+export function isAnswer(
+  registration: Pick<WaitRequest, 'known' | 'acceptUnchangedFromMs' | 'result'>,
+  job: AgentJob,
+  readAtMs: number,
+  memory: ReaderMemory = { previous: null, sawActive: false },
+): boolean {
+  const changed = registration.known === null || !sameJobState(jobState(job), registration.known);
+  const accepted =
+    changed ||
+    (isTerminal(job.status) &&
+      registration.acceptUnchangedFromMs !== null &&
+      readAtMs >= registration.acceptUnchangedFromMs);
+  return accepted && (registration.result === undefined || isNews(registration.result, job, readAtMs, memory));
+}
+
+/**
+ * When the next read is due after one that did not answer: the schedule's next point, or sooner the moment the read's
+ * result would be accepted unchanged (a job found ended and waiting out the settle window), so a follow-up whose job
+ * ended early is answered when the window ends, not at the schedule's next point, up to a gap later.
+ */
+export function nextReadAfter(
+  registration: Pick<WaitRequest, 'known' | 'acceptUnchangedFromMs' | 'schedule'>,
+  job: AgentJob,
+  planned: number | null,
+): number | null {
+  const settledAtMs = registration.acceptUnchangedFromMs;
+  const settling =
+    settledAtMs !== null &&
+    settledAtMs < registration.schedule.deadlineMs &&
+    isTerminal(job.status) &&
+    registration.known !== null &&
+    sameJobState(jobState(job), registration.known);
+  if (!settling) return planned;
+  return planned === null ? settledAtMs : Math.min(planned, settledAtMs);
 }

@@ -4,6 +4,7 @@
  */
 import { queryNamed, signalNamed, updateNamed } from '../kernel/message-definitions';
 import type { WaitRequest } from '../kernel/poll-schedule';
+import type { WatchAnswer } from './watch-answer';
 
 /** To a job watcher: watch this wait of a follow-up (replacing its earlier one). */
 export const watchJobSignal = signalNamed<[WatchRegistration]>('watchJob');
@@ -201,3 +202,6 @@ export interface CarriedBook {
 
 /** The watcher's workflow as its starters see it (a follow-up's registration starts it with its first `watchJob`). */
 export type JobWatcherWorkflow = (start?: WatcherStart) => Promise<void>;
+
+/** To a follow-up, from its watcher: the read that answers its wait, or why the wait cannot go on. */
+export const jobAnswerSignal = signalNamed<[WatchAnswer]>('jobAnswer');

@@ -3,9 +3,8 @@
  * so far showed, and whether its follow-up heard of trouble. The rules are the per-follow-up poll's: the same schedule
  * (nextPollAt), the same "is this read an answer" (`isAnswer`), the same counting of failed reads.
  */
-import { isTerminal, jobState, sameJobState, type AgentJob, type JobState } from '../kernel/agent-job';
-import { lastPollAtOrBefore, nextPollAt, type PollSchedule, type WaitRequest } from '../kernel/poll-schedule';
-import { isNews, type ReaderMemory } from '../kernel/result-rule';
+import { jobState, type AgentJob, type JobState } from '../kernel/agent-job';
+import { isAnswer, lastPollAtOrBefore, nextPollAt, nextReadAfter, type PollSchedule } from '../kernel/poll-schedule';
 import { type WatchChanges, type WatchRegistration, type WaitReadReport } from './messages';
 
 export interface WatchedWait {
@@ -29,46 +28,6 @@ export interface WatchedWait {
   reading: boolean;
   /** Its answer went out: nothing more is read until the follow-up registers its next wait. */
   answered: boolean;
-}
-
-/**
- * Whether a read answers the wait: it changed, or it is the unchanged terminal read asked for, and (for a wait with a
- * result rule) it is news to the follow-up. `memory`: what the reader itself read of the wait before (none: nothing).
- */
-export function isAnswer(
-  registration: Pick<WaitRequest, 'known' | 'acceptUnchangedFromMs' | 'result'>,
-  job: AgentJob,
-  readAtMs: number,
-  memory: ReaderMemory = { previous: null, sawActive: false },
-): boolean {
-  const changed = registration.known === null || !sameJobState(jobState(job), registration.known);
-  const accepted =
-    changed ||
-    (isTerminal(job.status) &&
-      registration.acceptUnchangedFromMs !== null &&
-      readAtMs >= registration.acceptUnchangedFromMs);
-  return accepted && (registration.result === undefined || isNews(registration.result, job, readAtMs, memory));
-}
-
-/**
- * When the next read is due after one that did not answer: the schedule's next point, or sooner the moment the read's
- * result would be accepted unchanged (a job found ended and waiting out the settle window), so a follow-up whose job
- * ended early is answered when the window ends, not at the schedule's next point, up to a gap later.
- */
-export function nextReadAfter(
-  registration: Pick<WatchRegistration, 'known' | 'acceptUnchangedFromMs' | 'schedule'>,
-  job: AgentJob,
-  planned: number | null,
-): number | null {
-  const settledAtMs = registration.acceptUnchangedFromMs;
-  const settling =
-    settledAtMs !== null &&
-    settledAtMs < registration.schedule.deadlineMs &&
-    isTerminal(job.status) &&
-    registration.known !== null &&
-    sameJobState(jobState(job), registration.known);
-  if (!settling) return planned;
-  return planned === null ? settledAtMs : Math.min(planned, settledAtMs);
 }
 
 /** When a wait new to the book is first read: its next planned poll, or at once the one missed while no one read. */

@@ -7,11 +7,12 @@ import { type Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { log } from '@temporalio/activity';
 import type { AgentApiClient } from '../agent-api/http-client';
-import type { WatchAnswer } from '../workflows/follow-up/watch-answer';
+import type { WatchAnswer } from './watch-answer';
 import { readFailed, readSucceeded, type WatchedWait } from './reader-book';
 import { apiCounters, countedApiCall } from '../activities/api-metrics';
 import { judgeFailedRead, retryAfterPastDeadline, type WaitFailure } from '../activities/read-rules';
-import { jobAnswerSignal, readTroubleSignal } from '../workflows/follow-up/messages';
+import { readTroubleSignal } from '../workflows/follow-up/messages';
+import { jobAnswerSignal } from './messages';
 
 export interface WaitReaderHooks {
   /** The wait's answer reached its follow-up: the watcher forgets the wait. */

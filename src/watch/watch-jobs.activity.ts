@@ -19,13 +19,13 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import type { AgentApiClient } from '../agent-api/http-client';
-import type { WatchAnswer } from '../workflows/follow-up/watch-answer';
+import type { WatchAnswer } from './watch-answer';
 import { reportOf, ReaderBook, type WatchedWait } from './reader-book';
 import { sleepUnlessAborted } from '../agent-api/abort-signals';
 import type { StartWatching } from './start-watching.activity';
 import { createWaitReader, type ReadWait } from './wait-reader.activity';
 import { ReaderWakeups } from './reader-wakeups.activity';
-import { jobAnswerSignal } from '../workflows/follow-up/messages';
+import { jobAnswerSignal } from './messages';
 import {
   awaitChangesUpdate,
   LIVE_FIGURES_FOR_MS,

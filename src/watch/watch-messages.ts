@@ -5,11 +5,10 @@
  * wait it holds. A malformed message changes nothing; a registration is kept only with the fields it documents, so
  * no stray field grows the book.
  */
-import type { JobState } from '../kernel/agent-job';
+import { isJobState, type JobState } from '../kernel/agent-job';
 import { isFiniteNumber, isId, isObject, isTime, isWholeNumber } from '../kernel/message-checks';
 import type { PollSchedule } from '../kernel/poll-schedule';
 import { SEEN_STATES_KEPT, type ResultRule } from '../kernel/result-rule';
-import type { ReadTrouble } from '../kernel/types';
 import { type BookLook, type Unwatch, type WatchRegistration, type WaitReadReport } from './messages';
 
 /** An `awaitChanges` look at the book, or null. */
@@ -102,15 +101,6 @@ export function checkReports(value: unknown): WaitReadReport[] {
   });
 }
 
-/** A `readTrouble`: `{ trouble }` (null: reads succeed again), or null when malformed. */
-export function checkReadTrouble(value: unknown): { trouble: ReadTrouble | null } | null {
-  if (value === null) return { trouble: null };
-  if (!isObject(value) || typeof value.since !== 'string' || typeof value.lastError !== 'string') return null;
-  const { since, lastError, failedReads } = value;
-  if (failedReads !== undefined && !(isWholeNumber(failedReads) && failedReads >= 0)) return null;
-  return { trouble: { since, lastError, ...(failedReads !== undefined ? { failedReads } : {}) } };
-}
-
 function checkSchedule(value: unknown): PollSchedule | null {
   if (!isObject(value)) return null;
   const { startedAtMs, initialIntervalMs, backoffCoefficient, maxIntervalMs, deadlineMs } = value;
@@ -145,14 +135,4 @@ function checkResultRule(value: unknown): ResultRule | null {
 
 function jobStateOf({ status, prLink, archivedAt }: JobState): JobState {
   return { status, prLink, archivedAt };
-}
-
-function isJobState(value: unknown): value is JobState {
-  if (!isObject(value)) return false;
-  const { status, prLink, archivedAt } = value;
-  return (
-    typeof status === 'string' &&
-    (prLink === null || typeof prLink === 'string') &&
-    (archivedAt === null || typeof archivedAt === 'string')
-  );
 }

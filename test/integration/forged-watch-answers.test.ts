@@ -7,8 +7,7 @@
 import type { temporal } from '@temporalio/proto';
 import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { heldWaits, startWatchingWorker, type WatchingWorker } from '../support/shard-watchers';
-import { jobAnswerSignal } from '../../src/workflows/follow-up/messages';
-import type { WatchRegistration } from '../../src/watch/messages';
+import { jobAnswerSignal, type WatchRegistration } from '../../src/watch/messages';
 
 const SHARDS = 1;
 let h: Harness;

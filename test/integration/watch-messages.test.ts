@@ -7,7 +7,8 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { ASKED_READ_GAP } from '../../src/workflows/follow-up/asked-reads';
 import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { heldWaits, startWatchingWorker, type HeldWait, type WatchingWorker } from '../support/shard-watchers';
-import { jobAnswerSignal, readTroubleSignal } from '../../src/workflows/follow-up/messages';
+import { readTroubleSignal } from '../../src/workflows/follow-up/messages';
+import { jobAnswerSignal } from '../../src/watch/messages';
 import {
   unwatchJobSignal,
   watchJobBatchSignal,

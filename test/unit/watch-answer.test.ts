@@ -1,10 +1,5 @@
 import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
-import {
-  confirmsFailure,
-  confirmsTold,
-  definiteFailureOf,
-  isRetryAfterWithin,
-} from '../../src/workflows/follow-up/watch-answer';
+import { confirmsFailure, confirmsTold, definiteFailureOf, isRetryAfterWithin } from '../../src/watch/watch-answer';
 
 const told = { id: 'job-1', status: 'completed', prLink: 'https://github.com/acme/app/pull/7' };
 

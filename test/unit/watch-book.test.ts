@@ -1,6 +1,7 @@
 import type { AgentJob } from '../../src/kernel/agent-job';
-import { isAnswerTo, isEarlierAnswer } from '../../src/workflows/follow-up/watch-answer';
-import { nextReadAfter, readFailed, readSucceeded, ReaderBook } from '../../src/watch/reader-book';
+import { isAnswerTo, isEarlierAnswer } from '../../src/watch/watch-answer';
+import { readFailed, readSucceeded, ReaderBook } from '../../src/watch/reader-book';
+import { nextReadAfter } from '../../src/kernel/poll-schedule';
 import { watchShardOf, WatcherBook } from '../../src/watch/watcher-book';
 import { reservedWorkflowIdProblem } from '../../src/workflows/follow-up/workflow-id-owner';
 import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';

@@ -11,7 +11,7 @@ import { quietActivityEnvironment } from '../support/quiet-activity-environment'
 import type { StartWatching, WatcherAddress } from '../../src/watch/start-watching.activity';
 import { createWatchJobs } from '../../src/watch/watch-jobs.activity';
 import { jobState } from '../../src/kernel/agent-job';
-import type { WatchAnswer } from '../../src/workflows/follow-up/watch-answer';
+import type { WatchAnswer } from '../../src/watch/watch-answer';
 import { loopbackApi } from '../support/loopback-api';
 import {
   type WatchChanges,

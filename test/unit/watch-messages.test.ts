@@ -1,10 +1,5 @@
-import {
-  checkBookLook,
-  checkReadTrouble,
-  checkRegistration,
-  checkReports,
-  checkUnwatch,
-} from '../../src/watch/watch-messages';
+import { checkBookLook, checkRegistration, checkReports, checkUnwatch } from '../../src/watch/watch-messages';
+import { checkReadTrouble } from '../../src/workflows/follow-up/messages';
 import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';
 
 const registration = watchRegistration(defaultSchedule(1_800_000_000_000));

@@ -3,7 +3,7 @@
  * it. Only a run that really was continued may take one (the workflow checks `continuedFromExecutionRunId`): a
  * checkpoint passed by a starter could otherwise skip the send. Pure: workflow code imports it.
  */
-import type { AgentJob, JobState } from '../../kernel/agent-job';
+import { isJobState, type AgentJob, type JobState } from '../../kernel/agent-job';
 import type { DeliveryEvidence } from '../../kernel/types';
 
 /** A delivered message and what the follow-up has learnt about its result so far. */
@@ -41,15 +41,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 const isCount = (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value >= 0;
 const isTime = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value >= 0;
 const isNullableString = (value: unknown) => value === null || typeof value === 'string';
-
-export function isJobState(value: unknown): value is JobState {
-  return (
-    isRecord(value) &&
-    typeof value.status === 'string' &&
-    isNullableString(value.prLink) &&
-    isNullableString(value.archivedAt)
-  );
-}
 
 function isJob(value: unknown): value is AgentJob {
   return (

@@ -25,11 +25,11 @@ import type { Delivered } from './checkpoint';
 import { classifySendFailure, decideDelivery, refusedByRateLimit, requestLeft, requestStartOf } from './decisions';
 import { pollAgentJob, readSendOutcome, sendFollowUpMessage } from './activity-proxies';
 import { scheduleFrom, scheduleShape } from './run-schedule';
-import { confirmTold, waitForJobChange, withJobWatch } from './job-change';
-import { sharedWatcherId } from './shared-watch';
+import { waitForJobChange, withJobWatch } from './job-change';
+import { confirmTold, sharedWatcherId } from '../../watch/shared-watch';
 import type { FollowUpRun } from './follow-up-run';
 import { describeFailure } from './run-failures';
-import type { HeldSlot, ProjectTurn } from './project-turn';
+import type { HeldSlot, ProjectTurn } from '../../coordinator/project-turn';
 import type { PollNow } from './poll-now';
 import { type FirstWait } from '../activity-contract';
 
@@ -222,7 +222,10 @@ async function readIdleJob(run: FollowUpRun, turn: ProjectTurn, pollNow: PollNow
           `${readAtOnce ? 'read now (asked for), then ' : ''}wait for job ${run.ref.jobId} to finish its ${busy.status} work before sending`,
       });
       // The job's end, as its watcher told it, lets the message go only once the follow-up's own read shows it.
-      const own = 'told' in changed && isTerminal(changed.job.status) ? await confirmTold(run, changed) : changed;
+      const own =
+        'told' in changed && isTerminal(changed.job.status)
+          ? await confirmTold(run, scheduleFrom(run), changed)
+          : changed;
       if (own === null) continue;
       read = own;
       run.observe(read.job, read.polls);

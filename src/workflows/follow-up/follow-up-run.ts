@@ -17,7 +17,6 @@ import type { Delivered, FollowUpCheckpoint } from './checkpoint';
 import type { QueueNotice } from '../../coordinator/project-coordination';
 import type { FollowUpRequest, FollowUpInput } from '../../kernel/request';
 import { formatMs } from '../../kernel/duration';
-import { checkReadTrouble } from '../../watch/watch-messages';
 import {
   SEND_ANSWERED,
   type FollowUpNotification,
@@ -30,7 +29,7 @@ import { sendAnswerOf } from './send-answer';
 import { recordFinished, recordStarted, recordTimeToTerminal } from './metrics';
 import { endingOf, gaveUpEarlyFailure, timedOutFailure, type FailureFacts } from './run-failures';
 import { RunView } from './run-view';
-import { readTroubleSignal, sendAnswerUpdate } from './messages';
+import { checkReadTrouble, readTroubleSignal, sendAnswerUpdate } from './messages';
 import { type WatchRegistration } from '../../watch/messages';
 
 export class FollowUpRun {

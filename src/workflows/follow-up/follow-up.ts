@@ -28,7 +28,7 @@ import { reservedWorkflowIdProblem } from './workflow-id-owner';
 import { deliver } from './deliver';
 import { FollowUpRun } from './follow-up-run';
 import { withoutStack } from './run-failures';
-import { ProjectTurn } from './project-turn';
+import { ProjectTurn } from '../../coordinator/project-turn';
 import { PollNow } from './poll-now';
 import { waitForResult } from './wait';
 import { FOLLOW_UP_NOTIFY_WORKFLOW_TYPE, notifyWorkflowId } from '../../kernel/workflow-ids';

@@ -3,16 +3,13 @@
  * watcher reads for the follow-up (shared-watch.ts), a read asked for (`pollNow`) is made at once, and only a follow-up
  * with no watcher to take its wait (none configured, or every watcher of its shard's chain refused) polls for itself.
  */
-import { log } from '@temporalio/workflow';
 import type { JobState } from '../../kernel/agent-job';
 import type { ResultRule } from '../../kernel/result-rule';
-import type { PollResult } from '../activity-contract';
 import { pollAgentJob } from './activity-proxies';
 import { scheduleFrom } from './run-schedule';
 import type { FollowUpRun } from './follow-up-run';
 import type { PollNow } from './poll-now';
-import { ownReadOf, SharedWatch, withEarlierReads, type WatchedRead } from './shared-watch';
-import { confirmsTold } from './watch-answer';
+import { SharedWatch, withEarlierReads, type WatchedRead } from '../../watch/shared-watch';
 import type { WatchRegistration } from '../../watch/messages';
 
 export interface JobChange {
@@ -85,29 +82,4 @@ export function waitForJobChange(
       run.watchedBy(shared.watcherId);
     }
   });
-}
-
-/**
- * The follow-up's own read of a job its watcher told it ended, made before that ends anything: the told read counts
- * only if this read shows the same id, status and prLink; otherwise this read stands in its place (it is the job as it
- * is, read by the follow-up). Null when the read failed for now: the told read is not believed, and the wait goes on.
- */
-export async function confirmTold(run: FollowUpRun, told: PollResult): Promise<PollResult | null> {
-  const own = await ownReadOf(run, scheduleFrom(run), `read job ${run.ref.jobId} to confirm what its watcher told`);
-  if (own === null) return null;
-  const polls = told.polls + own.polls;
-  // Confirmed, it stands where the told read stood: after the read the watcher made before it.
-  if (confirmsTold(told.job, own.job))
-    return {
-      ...own,
-      polls,
-      sawActive: told.sawActive || own.sawActive,
-      ...(told.previous !== undefined ? { previous: told.previous } : {}),
-    };
-  log.warn('The follow-up’s own read does not show what its watcher told; it goes by its own read', {
-    ...run.ref,
-    told: { status: told.job.status, prLink: told.job.prLink ?? null },
-    read: { status: own.job.status, prLink: own.job.prLink ?? null },
-  });
-  return { ...own, polls };
 }

@@ -1,10 +1,10 @@
 /**
- * The messages a follow-up takes, as plain definitions its callers share without loading the workflow SDK (their
- * checks: watch-answer.ts for its watcher's, coordinator/coordinator-messages.ts for its coordinator's).
+ * The messages a follow-up takes, as plain definitions its callers share without loading the workflow SDK (the
+ * checks of its watcher's answer: watch/watch-answer.ts; of its coordinator's: coordinator/coordinator-messages.ts).
  */
 import { queryNamed, signalNamed, updateNamed } from '../../kernel/message-definitions';
 import type { AskedRead, FollowUpProgress, ReadTrouble, SendAnswer } from '../../kernel/types';
-import type { WatchAnswer } from './watch-answer';
+import { isObject, isWholeNumber } from '../../kernel/message-checks';
 
 /** Where the follow-up stands: phase, last status, place in a queue, reads, last error. */
 export const progressQuery = queryNamed<FollowUpProgress>('progress');
@@ -27,5 +27,11 @@ export const sendAnswerUpdate = updateNamed<SendAnswer, []>('sendAnswer');
 /** To a follow-up, from its poll activity: reading the job began to fail, or (null) succeeds again. */
 export const readTroubleSignal = signalNamed<[ReadTrouble | null]>('readTrouble');
 
-/** To a follow-up, from its watcher: the read that answers its wait, or why the wait cannot go on. */
-export const jobAnswerSignal = signalNamed<[WatchAnswer]>('jobAnswer');
+/** A `readTrouble`: `{ trouble }` (null: reads succeed again), or null when malformed. */
+export function checkReadTrouble(value: unknown): { trouble: ReadTrouble | null } | null {
+  if (value === null) return { trouble: null };
+  if (!isObject(value) || typeof value.since !== 'string' || typeof value.lastError !== 'string') return null;
+  const { since, lastError, failedReads } = value;
+  if (failedReads !== undefined && !(isWholeNumber(failedReads) && failedReads >= 0)) return null;
+  return { trouble: { since, lastError, ...(failedReads !== undefined ? { failedReads } : {}) } };
+}

@@ -6,11 +6,12 @@
 import { jobState, type AgentJob } from '../../kernel/agent-job';
 import type { Delivered } from './checkpoint';
 import { judgeRead, watchAfter, withSeen, type ReadVerdict, type ResultWatch } from '../../kernel/result-rule';
-import { confirmTold, waitForJobChange, withJobWatch } from './job-change';
+import { waitForJobChange, withJobWatch } from './job-change';
+import { scheduleFrom } from './run-schedule';
 import type { PollResult } from '../activity-contract';
 import type { FollowUpRun } from './follow-up-run';
 import type { PollNow } from './poll-now';
-import type { SharedWatch } from './shared-watch';
+import { confirmTold, type SharedWatch } from '../../watch/shared-watch';
 
 const WAITING_FOR = { working: 'work', settling: 'settle', confirming: 'confirmation' } as const;
 
@@ -63,7 +64,7 @@ async function waitWith(
     });
     // A result the watcher told is this follow-up's only once its own read shows it (one GET, only then).
     if ('told' in read && judgeRead(watchSeen(read), jobState(read.job), read.readAtMs).kind === 'result') {
-      const own = await confirmTold(run, read);
+      const own = await confirmTold(run, scheduleFrom(run), read);
       if (own === null) continue;
       read = own;
     }

@@ -10,13 +10,15 @@ import {
   ContinueAsNew,
   getExternalWorkflowHandle,
   log,
+  proxyActivities,
+  proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { coordinatorWorkflowId } from '../../kernel/workflow-ids';
-import { checkNotice, checkTurn } from '../../coordinator/coordinator-messages';
-import { formatMs } from '../../kernel/duration';
-import { notifyProblem } from '../../kernel/request';
+import { coordinatorWorkflowId } from '../kernel/workflow-ids';
+import { checkNotice, checkTurn } from './coordinator-messages';
+import { formatMs } from '../kernel/duration';
+import { notifyProblem } from '../kernel/request';
 import {
   isSlotKeyOfRun,
   RECHECK_GROWTH,
@@ -25,18 +27,75 @@ import {
   type QueueNotice,
   type Said,
   type TurnGrant,
-} from '../../coordinator/project-coordination';
-import type { DeliveryRecord } from '../../kernel/types';
-import type { AgentJob } from '../../kernel/agent-job';
-import { checkIn } from './activity-proxies';
-import type { FollowUpRun } from './follow-up-run';
-import { leaveSignal, slotOutcomeSignal, queueNoticeSignal, turnSignal } from '../../coordinator/messages';
-import { type AcceptedSlot, type CheckedIn } from '../activity-contract';
+} from './project-coordination';
+import type { DeliveryRecord } from '../kernel/types';
+import type { AgentJob } from '../kernel/agent-job';
+import { leaveSignal, slotOutcomeSignal, queueNoticeSignal, turnSignal } from './messages';
+import {
+  type AcceptedSlot,
+  type CheckedIn,
+  type CheckInRequest,
+  type FollowUpActivities,
+} from '../workflows/activity-contract';
+import type { JobRef } from '../kernel/agent-job';
 
 /** A slot with less of its lease left than this is given back and a new one asked for: the request might not make it. */
 const LEASE_LEFT_MS = 1_000;
 /** Until the first check-in says otherwise (an hour's window): how long a waiting follow-up trusts silence. */
 const DEFAULT_RECHECK_AFTER_MS = 5 * 60_000;
+
+/**
+ * Checks in with the project's coordinator: joins the job's lane, asks for a send slot, and (first time) finds what
+ * earlier runs of this follow-up sent. Retried until the follow-up's deadline, never past it.
+ *
+ * A run's first check-in is a local activity: it runs inside the run's first workflow task, so a follow-up whose
+ * check-in gives it the job and a slot schedules its send in that same task (one workflow task and no activity task
+ * before the send: the burst figures are in docs/BENCHMARKS.md). A lost task leaves no record of it, so it runs again:
+ * the coordinator repeats its answer (by the update's id, or by the slot key, which the run asks for again), a turn
+ * its lost answer led to is kept (project-turn.ts, `take`), and the read it makes is only a read. The deadline it is
+ * judged by counts from the recorded start (follow-up-run.ts). Later check-ins (a slot asked again, silence while
+ * waiting) are rare and may wait long: activities, so a long wait writes nothing.
+ */
+export function checkIn(request: CheckInRequest): Promise<CheckedIn> {
+  const timeouts = {
+    scheduleToCloseTimeout: Math.max(request.deadlineMs - Date.now(), 1_000),
+    startToCloseTimeout: '30s',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+  } as const;
+  if (request.findEarlier) {
+    const { checkIn: local } = proxyLocalActivities<FollowUpActivities>({
+      ...timeouts,
+      summary:
+        "check in with the project's coordinator, look for an earlier run that sent the message, and read the job if given it",
+    });
+    return local(request);
+  }
+  const { checkIn: check } = proxyActivities<FollowUpActivities>({
+    ...timeouts,
+    summary: "ask the project's coordinator for a send slot",
+  });
+  return check(request);
+}
+
+/**
+ * What a follow-up's turn needs of the follow-up: plain values, and calls back that report what the coordinator said,
+ * so the turn holds none of the follow-up's own state (the follow-up's run, follow-up-run.ts, is one).
+ */
+export interface LaneHolder {
+  readonly ref: JobRef;
+  readonly deadlineMs: number;
+  /** An earlier run of this chain holds the job already (continue-as-new keeps it). */
+  readonly holdsLane: boolean;
+  /** The workers' watcher shards and callback URL, learned at check-in, kept for the follow-up's waits and ending. */
+  watchShards: number | null;
+  defaultNotifyUrl: string | null;
+  /** Waiting behind earlier follow-ups or for the budget (null: checking in), shown in the follow-up's progress. */
+  queued(notice: QueueNotice | null): void;
+  tookLane(): void;
+  gotSlot(): void;
+  /** The failure a follow-up ends with when its deadline passes while it waits for its turn. */
+  timedOut(why: string): Error;
+}
 
 /** A send slot as the follow-up holds it: its key, until when its request may leave, whether its answer is awaited. */
 export interface HeldSlot {
@@ -79,7 +138,7 @@ export class ProjectTurn {
   /** A continued run that already holds the job: it does not check in for it again. */
   private readonly beganHolding: boolean;
 
-  constructor(private readonly run: FollowUpRun) {
+  constructor(private readonly run: LaneHolder) {
     this.holds = run.holdsLane;
     this.beganHolding = run.holdsLane;
     setHandler(turnSignal, (message) => {

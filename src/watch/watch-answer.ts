@@ -1,8 +1,7 @@
 /** What a job watcher tells a waiting follow-up (pure types and checks: workflow code imports them). */
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
-import { isAgentJobOf, type AgentJob, type JobState } from '../../kernel/agent-job';
-import { FollowUpErrorType, RETRY_AFTER_PAST_DEADLINE } from '../../kernel/types';
-import { isJobState } from './checkpoint';
+import { isAgentJobOf, isJobState, type AgentJob, type JobState } from '../kernel/agent-job';
+import { FollowUpErrorType, RETRY_AFTER_PAST_DEADLINE } from '../kernel/types';
 
 /** The API client's failure for a get-job body that breaks the contract (agent-api/errors.ts, not loaded here). */
 const INVALID_RESPONSE = 'AgentApiInvalidResponse';

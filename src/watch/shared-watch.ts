@@ -9,6 +9,7 @@
  */
 import {
   ActivityFailure,
+  proxyActivities,
   ApplicationFailure,
   CancellationScope,
   condition,
@@ -18,26 +19,24 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import { sameJobState } from '../../kernel/agent-job';
-import { formatMs } from '../../kernel/duration';
-import type { PollSchedule, WaitRequest } from '../../kernel/poll-schedule';
+import { sameJobState, type AgentJob } from '../kernel/agent-job';
+import { formatMs } from '../kernel/duration';
+import { isAnswer, type PollSchedule, type WaitRequest } from '../kernel/poll-schedule';
 import {
   confirmsFailure,
+  confirmsTold,
   definiteFailureOf,
   isAnswerTo,
   isEarlierAnswer,
   isRetryAfterWithin,
   type WatchAnswer,
 } from './watch-answer';
-import { isAnswer } from '../../watch/reader-book';
-import { watchShardOf } from '../../watch/watcher-book';
-import { readAgentJobOnce, registerWatch } from './activity-proxies';
+import { watchShardOf } from './watcher-book';
 import { Alarm } from './alarm';
-import type { FollowUpRun } from './follow-up-run';
-import { jobAnswerSignal } from './messages';
-import { unwatchJobSignal, type WatchRegistration } from '../../watch/messages';
-import { MAX_OVERFLOW, WATCHER_ID_TAKEN, watcherWorkflowId } from '../../kernel/workflow-ids';
-import { type PollResult } from '../activity-contract';
+import { jobAnswerSignal, unwatchJobSignal, type WatchRegistration } from './messages';
+import { MAX_OVERFLOW, WATCHER_ID_TAKEN, watcherWorkflowId } from '../kernel/workflow-ids';
+import { type FollowUpActivities, type PollResult } from '../workflows/activity-contract';
+import type { JobRef } from '../kernel/agent-job';
 
 /**
  * Silence, in poll gaps at the schedule's cap, after which a follow-up registers its wait again: an hour at the default
@@ -50,6 +49,63 @@ const SILENT_GAPS_BEFORE_REREGISTERING = 60;
 
 /** Room after the deadline for the watcher's last read, planned on the deadline itself, to arrive. */
 const LAST_READ_GRACE_MS = 5_000;
+
+/** Registers a wait with its shard's watcher, starting the watcher if need be: every registration but the send's own. */
+export function registerWatch(
+  request: { watcherId: string; registration: WatchRegistration },
+  deadlineMs: number,
+): Promise<void> {
+  const { registerWatch: register } = proxyActivities<FollowUpActivities>({
+    scheduleToCloseTimeout: Math.max(deadlineMs - Date.now(), 1_000),
+    startToCloseTimeout: '30s',
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+    summary: `register with the job watcher ${request.watcherId} (starting it)`,
+  });
+  return register(request);
+}
+
+/**
+ * One read of the job, made by the follow-up itself: a read asked for (pollNow) while a shared watcher follows the job,
+ * which would come to it only at its next look at its book (a workflow task and a query later, or 2 s for a watcher
+ * that reads by its timers); or the read that confirms what a watcher told before it ends a wait. Exactly one GET: the schedule given to the poll
+ * ends now, so no second read is planned, and a failed read is not retried (the wait goes back to the watcher, which
+ * reads again at once and tells of the failure as it tells of any other). `known: null` returns the read as it is.
+ */
+export function readAgentJobOnce(
+  ref: JobRef,
+  schedule: PollSchedule,
+  summary = `read job ${ref.jobId} now (asked for)`,
+): Promise<PollResult> {
+  const { pollAgentJob: read } = proxyActivities<FollowUpActivities>({
+    // AGENT_API_REQUEST_TIMEOUT is at most 25 s; the heartbeats during the read notice a lost worker sooner.
+    startToCloseTimeout: '30s',
+    heartbeatTimeout: '10s',
+    retry: { maximumAttempts: 1 },
+    summary,
+  });
+  return read({
+    ...ref,
+    known: null,
+    acceptUnchangedFromMs: null,
+    readAtOnce: true,
+    schedule: { ...schedule, deadlineMs: Date.now() },
+  });
+}
+
+/**
+ * What a shared watch needs of the follow-up it waits for: plain values and two calls back, so the watch holds none of
+ * the follow-up's own state (the follow-up's run, follow-up-run.ts, is one).
+ */
+export interface WatchingRun {
+  readonly ref: JobRef;
+  readonly deadlineMs: number;
+  /** Reads failed in a row as the watcher last told (null: it did not say). */
+  readonly failedReadsTold: number | null;
+  /** Counts and shows a read the follow-up made itself while its watcher holds the wait (a read asked for). */
+  observe(job: AgentJob, polls: number): void;
+  /** The failure a follow-up ends with when its deadline passes while it waits. */
+  deadlinePassedWhileWaiting(failedReads: number | null): Error;
+}
 
 /** The watcher's book was full: the follow-up polls for this wait itself, at once if the watcher was to read at once. */
 export interface RefusedWait {
@@ -73,8 +129,8 @@ export type WatchedRead = PollResult & { told?: true };
  * The follow-up's own read (one GET) of a job a watcher told it: a read that fails as the watcher told (`toldFailure`),
  * or for good, ends the wait; null when the read failed only for now, and the told news is not believed.
  */
-export async function ownReadOf(
-  run: FollowUpRun,
+async function ownReadOf(
+  run: WatchingRun,
   schedule: PollSchedule,
   summary: string,
   toldFailure?: { type: string; message: string; details: unknown[] },
@@ -105,6 +161,35 @@ export async function ownReadOf(
   }
 }
 
+/**
+ * The follow-up's own read of a job its watcher told it ended, made before that ends anything: the told read counts
+ * only if this read shows the same id, status and prLink; otherwise this read stands in its place (it is the job as it
+ * is, read by the follow-up). Null when the read failed for now: the told read is not believed, and the wait goes on.
+ */
+export async function confirmTold(
+  run: WatchingRun,
+  schedule: PollSchedule,
+  told: PollResult,
+): Promise<PollResult | null> {
+  const own = await ownReadOf(run, schedule, `read job ${run.ref.jobId} to confirm what its watcher told`);
+  if (own === null) return null;
+  const polls = told.polls + own.polls;
+  // Confirmed, it stands where the told read stood: after the read the watcher made before it.
+  if (confirmsTold(told.job, own.job))
+    return {
+      ...own,
+      polls,
+      sawActive: told.sawActive || own.sawActive,
+      ...(told.previous !== undefined ? { previous: told.previous } : {}),
+    };
+  log.warn('The follow-up’s own read does not show what its watcher told; it goes by its own read', {
+    ...run.ref,
+    told: { status: told.job.status, prLink: told.job.prLink ?? null },
+    read: { status: own.job.status, prLink: own.job.prLink ?? null },
+  });
+  return { ...own, polls };
+}
+
 /** The watcher of a follow-up's shard. */
 export function sharedWatcherId(ref: { projectId: string; jobId: string }, shards: number, overflow = 0): string {
   return watcherWorkflowId(workflowInfo().taskQueue, watchShardOf(ref.projectId, ref.jobId, shards), overflow);
@@ -133,7 +218,7 @@ export class SharedWatch {
   private askedSawActive = false;
 
   constructor(
-    private readonly run: FollowUpRun,
+    private readonly run: WatchingRun,
     private readonly shards: number,
     registeredAtSend: WatchRegistration | null,
   ) {

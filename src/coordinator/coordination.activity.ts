@@ -115,19 +115,7 @@ export function createCoordinationActivities(
       const [problem, sendsPerHour] = await Promise.all([followUpProblem(client, claim), defaultSendsPerHour()]);
       return { problem, defaultSendsPerHour: sendsPerHour };
     },
-
-    /** Whether the follow-up with this workflow id has a running run. */
-    followUpIsRunning: (workflowId: string): Promise<boolean> => followUpIsRunning(client, workflowId),
   };
-}
-
-async function followUpIsRunning(client: Client, workflowId: string): Promise<boolean> {
-  try {
-    return (await client.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return false;
-    throw error;
-  }
 }
 
 async function followUpProblem(client: Client, { workflowId, ticket }: FollowUpClaim): Promise<string | null> {
@@ -143,7 +131,8 @@ async function followUpProblem(client: Client, { workflowId, ticket }: FollowUpC
   if (description.status.name !== 'RUNNING') return `the follow-up '${workflowId}' is not running`;
   // The ticket is the chain's first run id (the same across continue-as-new, new for a re-run under the id).
   const firstRunId = description.raw.workflowExecutionInfo?.firstRunId || description.runId;
-  if (firstRunId !== ticket) return `the running follow-up '${workflowId}' is not the run this check-in names`;
+  if (ticket !== null && firstRunId !== ticket)
+    return `the running follow-up '${workflowId}' is not the run this check-in names`;
   return null;
 }
 

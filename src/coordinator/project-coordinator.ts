@@ -92,11 +92,16 @@ const EVENTS_PER_RUN = 10_000;
  */
 const MESSAGES_PER_ROUND = 50;
 
-const { followUpIsRunning } = proxyActivities<FollowUpActivities>({
+const { confirmFollowUp: confirmStillRunning } = proxyActivities<FollowUpActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', maximumInterval: '30s' },
-  summary: 'check that the follow-up holding a job still runs',
+  summary: 'check that a follow-up holding or awaited in a lane still runs',
 });
+
+/** Whether a follow-up holding a job, or awaited in its lane, still runs: a describe, retried until it answers. */
+async function followUpIsRunning(workflowId: string): Promise<boolean> {
+  return (await confirmStillRunning({ workflowId, ticket: null })).problem === null;
+}
 
 /**
  * A check-in's describe: short and few attempts, since its sender waits (and holds one of Temporal's 10 updates in

@@ -41,7 +41,6 @@ import {
   watchedWaitQuery,
   WATCHER_CONTINUING,
   watchFiguresUpdate,
-  watchJobSignal,
   watchJobBatchSignal,
   REGISTRATIONS_PER_SIGNAL,
   type BookLook,
@@ -146,7 +145,6 @@ const { adoptBook } = proxyActivities<FollowUpActivities>({
 
 export async function jobWatcherWorkflow(start: WatcherStart = {}): Promise<void> {
   const watcher = new JobWatcher(start);
-  setHandler(watchJobSignal, (message) => watcher.onRegistration(message));
   setHandler(watchJobBatchSignal, (messages) => watcher.onRegistrations(messages));
   setHandler(unwatchJobSignal, (message) => watcher.onUnwatch(message));
   // Queries only read: the reader's reports come by `reportReads`, an ask for figures by `watchFigures`.
@@ -208,11 +206,6 @@ class JobWatcher {
     return this.growth.reached(EVENTS_PER_RUN) || this.signals >= SIGNALS_PER_RUN;
   }
 
-  onRegistration(message: unknown): void {
-    this.noteSignal();
-    this.register(message);
-  }
-
   /** The registrations one worker made within a few milliseconds, in one signal (start-watching.activity.ts). */
   onRegistrations(messages: unknown): void {
     this.noteSignal();
@@ -235,7 +228,7 @@ class JobWatcher {
 
   private register(message: unknown): void {
     const registration = checkRegistration(message);
-    if (!registration) return void log.warn('Ignored a malformed watchJob registration');
+    if (!registration) return void log.warn('Ignored a malformed registration in a watchJobBatch signal');
     if (this.book.admit(registration, Date.now())) return;
     this.refused += 1;
     // Once a run: a full watcher refuses every new wait, and its details keep the count.

@@ -6,12 +6,10 @@ import { queryNamed, signalNamed, updateNamed } from '../kernel/message-definiti
 import type { WaitRequest } from '../kernel/poll-schedule';
 import type { WatchAnswer } from './watch-answer';
 
-/** To a job watcher: watch this wait of a follow-up (replacing its earlier one). */
-export const watchJobSignal = signalNamed<[WatchRegistration]>('watchJob');
-
 /**
- * To a job watcher: watch these waits, each as `watchJob` would. One worker's registrations to one watcher within a
- * few milliseconds go together: a burst of one signal each was refused "Workflow is busy" (docs/BENCHMARKS.md).
+ * To a job watcher: watch these waits of follow-ups (each replacing its follow-up's earlier one). One worker's
+ * registrations to one watcher within a few milliseconds go together, and a lone one is a batch of one: a burst of
+ * one signal each was refused "Workflow is busy" (docs/BENCHMARKS.md).
  */
 export const watchJobBatchSignal = signalNamed<[WatchRegistration[]]>('watchJobBatch');
 
@@ -200,7 +198,7 @@ export interface CarriedBook {
   figuresAsked?: Record<string, { untilMs: number; report: WaitReadReport | null }>;
 }
 
-/** The watcher's workflow as its starters see it (a follow-up's registration starts it with its first `watchJob`). */
+/** The watcher's workflow as its starters see it (a follow-up's registration starts it with its first `watchJobBatch`). */
 export type JobWatcherWorkflow = (start?: WatcherStart) => Promise<void>;
 
 /** To a follow-up, from its watcher: the read that answers its wait, or why the wait cannot go on. */

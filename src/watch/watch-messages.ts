@@ -25,7 +25,7 @@ export function checkBookLook(value: unknown): BookLook | null {
   };
 }
 
-/** A `watchJob` registration, as kept, or null. */
+/** A registration (one of a `watchJobBatch`), as kept, or null. */
 export function checkRegistration(value: unknown): WatchRegistration | null {
   if (!isObject(value)) return null;
   const { workflowId, runId, projectId, jobId, known, acceptUnchangedFromMs, readAtOnce, round, replyTo, readBefore } =

@@ -233,8 +233,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     coordination,
     ...(options.notify ? { notify: options.notify } : {}),
   });
-  const { followUpIsRunning, confirmFollowUp, watchJobs, readWatchedJobs, adoptBook, ...followUpActivities } =
-    activities;
+  const { confirmFollowUp, watchJobs, readWatchedJobs, adoptBook, ...followUpActivities } = activities;
   const common = commonWorkerOptions(options, dataConverter);
   const main = await Worker.create({
     ...common,
@@ -249,7 +248,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
   const side = { ...common, ...workflowCode(options, encrypting) };
   const coordinators = coordinatorQueuesPolled.has(coordinatorsKey)
     ? null
-    : await createSideWorker(side, coordination.taskQueue, { followUpIsRunning, confirmFollowUp }, COORDINATORS_CACHED);
+    : await createSideWorker(side, coordination.taskQueue, { confirmFollowUp }, COORDINATORS_CACHED);
   if (coordinators) coordinatorQueuesPolled.add(coordinatorsKey);
   const watchers = coordination.watchShards
     ? await createSideWorker(

@@ -25,11 +25,10 @@ export interface FollowUpActivities {
   readSendOutcome(request: SendOutcomeRequest): Promise<SendOutcomeReads>;
   /** Checks in with the project's coordinator (update-with-start): the job's lane, a send slot, earlier runs. */
   checkIn(request: CheckInRequest): Promise<CheckedIn>;
-  /** Whether the follow-up holding a job still runs (for its coordinator). */
-  followUpIsRunning(workflowId: string): Promise<boolean>;
   /**
-   * For a coordinator, once per follow-up run: whether the follow-up a check-in names runs, is ours and is the chain
-   * its ticket names (what Temporal recorded, not what the message says), and the workers' default budget.
+   * For a coordinator: whether the follow-up a check-in names runs, is ours and is the chain its ticket names (what
+   * Temporal recorded, not what the message says), and the workers' default budget; once per follow-up run, and again
+   * (without a ticket: any chain) for a holder or an awaited follow-up that fell silent.
    */
   confirmFollowUp(claim: FollowUpClaim): Promise<FollowUpConfirmation>;
   /** The watcher's reader: reads the watched jobs on their schedules for as long as the watcher runs. */
@@ -49,7 +48,8 @@ export interface FollowUpActivities {
 /** Who a check-in says it comes from: a follow-up's workflow id and the ticket of its chain (its first run id). */
 export interface FollowUpClaim {
   workflowId: string;
-  ticket: string;
+  /** Null: any running follow-up under the id will do. */
+  ticket: string | null;
 }
 
 export interface FollowUpConfirmation {

@@ -12,7 +12,6 @@ import { jobAnswerSignal } from '../../src/watch/messages';
 import {
   unwatchJobSignal,
   watchJobBatchSignal,
-  watchJobSignal,
   type WatchRegistration,
 } from '../../src/watch/messages';
 const SHARDS = 2;
@@ -199,8 +198,8 @@ test('malformed messages to a watcher and to a waiting follow-up change nothing:
     { ...wait, workflowId: 7 },
     { ...wait, round: -1 },
   ];
-  for (const message of garbage) await watcher.signal(watchJobSignal, message as never);
-  // The same in batches, and batches that are no list, empty or too long.
+  for (const message of garbage) await watcher.signal(watchJobBatchSignal, [message] as never);
+  // The same in one batch, and batches that are no list, empty or too long.
   for (const batch of [garbage, null, 'x', [], Array.from({ length: 51 }, () => ({ ...wait, round: wait.round + 1 }))])
     await watcher.signal(watchJobBatchSignal, batch as never);
   // Well-formed but not knowing the wait's name: the follow-up's own leave and its watcher's answers carry it.

@@ -1,11 +1,13 @@
 /**
- * The callback's one POST per attempt: the notification's JSON, signed afresh (each attempt has its own timestamp),
- * with the same delivery id on every attempt. Temporal retries a non-2xx answer or a failed connection with backoff
+ * The callback's one POST per attempt, after checking (every attempt) that the callback's parent is our follow-up and
+ * recorded the ending it reports (notified-parent.ts): the notification's JSON, signed afresh (each attempt has its own
+ * timestamp), with the same delivery id on every attempt. Temporal retries a non-2xx answer or a failed connection with backoff
  * for up to 24 h (workflows/notify/notify.ts); a missing secret, a refused URL or target, or a redirect is final at
  * once (callback-post.ts).
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { NotificationDelivered, NotificationDelivery } from '../kernel/types';
+import type { NotifiedParent } from './notified-parent';
 import { isLoopbackHost } from '../loopback';
 import {
   DELIVERY_HEADER,
@@ -41,9 +43,15 @@ export const NotifyErrorType = {
   ...CallbackPostErrorType,
 } as const;
 
-export function createDeliverNotification(settings: NotifySettings) {
+export function createDeliverNotification(
+  settings: NotifySettings,
+  checkParent: (parent: NotifiedParent, notification: NotificationDelivery['notification']) => Promise<void>,
+) {
   const postCallback = createCallbackPost(settings);
-  return async function deliverNotification(delivery: NotificationDelivery): Promise<NotificationDelivered> {
+  return async function deliverNotification(
+    delivery: NotificationDelivery,
+    parent: NotifiedParent,
+  ): Promise<NotificationDelivered> {
     const { info } = Context.current();
     if (!settings.secret) {
       throw ApplicationFailure.nonRetryable(
@@ -68,6 +76,8 @@ export function createDeliverNotification(settings: NotifySettings) {
         NotifyErrorType.InsecureUrl,
       );
     }
+    // Nothing is signed for an ending its parent did not record (CallbackNotAttested, final).
+    await checkParent(parent, delivery.notification);
     const body = JSON.stringify(delivery.notification);
     const timestampS = Math.floor(Date.now() / 1000);
     const deliveryId = info.workflowExecution?.workflowId ?? info.activityId;

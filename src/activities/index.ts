@@ -82,8 +82,7 @@ export function createActivities({
     watchJobs: createWatchJobs(api, temporal, stopping, startWatching, wakeups),
     readWatchedJobs: createReadWatchedJobs(api, temporal, stopping),
     adoptBook: createAdoptBook(temporal),
-    deliverNotification: createDeliverNotification(notify),
-    checkNotifiedParent: createCheckNotifiedParent(temporal),
+    deliverNotification: createDeliverNotification(notify, createCheckNotifiedParent(temporal)),
 
     /**
      * Registers a wait with its shard's watcher, starting the watcher if it is not running (signal-with-start: only a

@@ -24,7 +24,7 @@ export interface NotifiedParent {
 /** The follow-up's ending as recorded: its result, or the failure it closed with. */
 export type RecordedEnding = { result: FollowUpResult } | { failure: unknown };
 
-/** Builds the check the callback workflow runs before it posts (checkNotifiedParent). */
+/** Builds the check every attempt to post a callback makes first (deliver-notification.ts). */
 export function createCheckNotifiedParent(temporal: Client) {
   return async function checkNotifiedParent(parent: NotifiedParent, notification: FollowUpNotification): Promise<void> {
     const refuse = (why: string) =>

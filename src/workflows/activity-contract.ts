@@ -6,12 +6,7 @@
 import type { MessageRequest, SendResult } from '../agent-api/http-client';
 import type { AgentJob, JobRef, JobState } from '../kernel/agent-job';
 import type { PollSchedule, WaitRequest } from '../kernel/poll-schedule';
-import type {
-  DeliveryRecord,
-  FollowUpNotification,
-  NotificationDelivered,
-  NotificationDelivery,
-} from '../kernel/types';
+import type { DeliveryRecord, NotificationDelivered, NotificationDelivery } from '../kernel/types';
 import type { WatchRegistration } from '../watch/messages';
 import type { WatchedWait } from '../watch/reader-book';
 import type { QueueNotice, TurnGrant } from '../coordinator/project-coordination';
@@ -39,10 +34,14 @@ export interface FollowUpActivities {
   adoptBook(request: AdoptBookRequest): Promise<WatchRegistration[]>;
   /** Registers a wait with its shard's watcher, starting the watcher if need be. */
   registerWatch(request: { watcherId: string; registration: WatchRegistration }): Promise<void>;
-  /** One signed POST of a follow-up's callback. */
-  deliverNotification(delivery: NotificationDelivery): Promise<NotificationDelivered>;
-  /** Checks that the callback's parent is our follow-up and recorded the ending the notification reports. */
-  checkNotifiedParent(parent: { workflowId: string; runId: string }, notification: FollowUpNotification): Promise<void>;
+  /**
+   * One signed POST of a follow-up's callback, once the callback's parent (as Temporal recorded it) is found to be our
+   * follow-up and to have recorded the ending the notification reports.
+   */
+  deliverNotification(
+    delivery: NotificationDelivery,
+    parent: { workflowId: string; runId: string },
+  ): Promise<NotificationDelivered>;
 }
 
 /** Who a check-in says it comes from: a follow-up's workflow id and the ticket of its chain (its first run id). */

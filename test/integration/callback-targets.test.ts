@@ -179,8 +179,8 @@ test('a name that resolves inward is refused at the connection, rebinding includ
             (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'deliverNotification',
           ),
         ).toHaveLength(1);
-        // The parent check (checkNotifiedParent) and one post: 18 events at most.
-        expect(events.length).toBeLessThanOrEqual(18);
+        // One activity checks the parent and posts: 12 events at most.
+        expect(events.length).toBeLessThanOrEqual(12);
       }
       // The same name, first at the (allowed) receiver, then rebound to a private address: each connection is checked.
       const first = await start(`http://rebind.example:${receiver.port}/hook`);
@@ -253,8 +253,8 @@ test('a 302 from a receiver is a definite failure: one attempt, not followed, no
           (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'deliverNotification',
         ),
       ).toHaveLength(1);
-      // The parent check (checkNotifiedParent) and one post: 18 events at most.
-      expect(events.length).toBeLessThanOrEqual(18);
+      // One activity checks the parent and posts: 12 events at most.
+      expect(events.length).toBeLessThanOrEqual(12);
       expect(status.outcome?.kind).toBe('completed');
     });
     expect(receiver.received).toHaveLength(1);

@@ -4,7 +4,7 @@
  * id>`, the delivery id every attempt carries. It posts only what its parent recorded: it must have a parent (the
  * server sets it; a raw start has none), and an activity checks that the parent is our follow-up and ended as the
  * notification says (CallbackNotAttested otherwise, nothing posted). Non-2xx answers and failed connections are
- * retried with backoff for up to 24 h; it ends failed when they run out or the workers cannot post at all (no secret,
+ * retried with backoff for up to 24 h, each attempt checking the parent again; it ends failed when they run out or the workers cannot post at all (no secret,
  * a refused URL). Its state is what `status` shows of the callback.
  */
 import { ApplicationFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
@@ -15,19 +15,14 @@ import { type FollowUpActivities } from '../activity-contract';
 /** How long a callback is retried. */
 export const NOTIFY_RETRY_HOURS = 24;
 
+// The parent is closing as the first attempt runs: its check waits for the recorded ending (the parent's last step
+// started this, so it comes at once), then the POST has its own request timeout (10 s by default). A worker lost
+// mid-attempt is noticed at the start-to-close timeout: another attempt follows 5 s later.
 const { deliverNotification } = proxyActivities<FollowUpActivities>({
   scheduleToCloseTimeout: `${NOTIFY_RETRY_HOURS}h`,
-  startToCloseTimeout: '20s',
+  startToCloseTimeout: '30s',
   retry: { initialInterval: '5s', backoffCoefficient: 2, maximumInterval: '10m' },
-  summary: 'post the signed callback',
-});
-
-// The parent is closing as this runs: the check waits for its ending, retried while the server is out of reach.
-const { checkNotifiedParent } = proxyActivities<FollowUpActivities>({
-  scheduleToCloseTimeout: '1h',
-  startToCloseTimeout: '1m',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-  summary: "check the follow-up's recorded ending",
+  summary: "check the follow-up's recorded ending, then post the signed callback",
 });
 
 export async function followUpNotifyWorkflow(delivery: NotificationDelivery): Promise<NotificationDelivered> {
@@ -45,6 +40,5 @@ export async function followUpNotifyWorkflow(delivery: NotificationDelivery): Pr
       CALLBACK_NOT_ATTESTED,
     );
   }
-  await checkNotifiedParent({ workflowId: parent.workflowId, runId: parent.runId }, delivery.notification);
-  return deliverNotification(delivery);
+  return deliverNotification(delivery, { workflowId: parent.workflowId, runId: parent.runId });
 }

@@ -9,11 +9,7 @@ import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harn
 import { heldWaits, startWatchingWorker, type HeldWait, type WatchingWorker } from '../support/shard-watchers';
 import { readTroubleSignal } from '../../src/workflows/follow-up/messages';
 import { jobAnswerSignal } from '../../src/watch/messages';
-import {
-  unwatchJobSignal,
-  watchJobBatchSignal,
-  type WatchRegistration,
-} from '../../src/watch/messages';
+import { unwatchJobSignal, watchJobBatchSignal, type WatchRegistration } from '../../src/watch/messages';
 const SHARDS = 2;
 let h: Harness;
 let watching: WatchingWorker;

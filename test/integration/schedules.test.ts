@@ -412,10 +412,16 @@ describe('the CLI', () => {
           JSON.parse((await cli(['schedule', 'list', '--project', ref.projectId, '--json'], taskQueue)).out),
         ).find((entry) => entry.scheduleId === scheduleId);
       await waitFor(async () => (await listedAs())?.paused === false, 'the schedule to be listed, active');
-      // A header, and every column starting where its title does.
-      const listed = (await cli(['schedule', 'list', '--project', ref.projectId], taskQueue)).out.trimEnd().split('\n');
+      // A header, and every column starting where its title does. Each list is a new read of visibility, which may
+      // still answer from before the unpause once more: the table is read until it says active too.
+      let listed: string[] = [];
+      const rowOf = (lines: string[]) => lines.find((line) => line.startsWith(scheduleId)) ?? '';
+      await waitFor(async () => {
+        listed = (await cli(['schedule', 'list', '--project', ref.projectId], taskQueue)).out.trimEnd().split('\n');
+        return rowOf(listed).includes('  active');
+      }, 'the table to list the schedule active');
       expect(listed[0]).toMatch(/^SCHEDULE +STATE +PROJECT\/JOB +WHEN +NEXT RUN +LAST RUN$/);
-      const row = listed.find((line) => line.startsWith(scheduleId)) as string;
+      const row = rowOf(listed);
       for (const [title, cell] of [
         ['STATE', 'active'],
         ['PROJECT/JOB', `${ref.projectId}/${ref.jobId}`],

@@ -17,6 +17,7 @@ import { createSendFollowUpMessage } from './send-follow-up-message';
 import { createWatchJobs } from '../watch/watch-jobs.activity';
 import { createStartWatching, watcherAddressOf, watcherStartOf } from '../watch/start-watching.activity';
 import { ReaderWakeups } from '../watch/reader-wakeups.activity';
+import type { WatchersInSight } from '../watch/watcher-guard.worker';
 import { createDeliverNotification, type NotifySettings } from './deliver-notification';
 import { createCheckNotifiedParent } from './notified-parent';
 import { readTroubleSignal } from '../workflows/follow-up/messages';
@@ -40,6 +41,8 @@ export interface ActivityDependencies {
   coordination: CoordinationSettings;
   /** How callbacks are signed and where they may go (deliver-notification.ts). */
   notify?: NotifySettings;
+  /** The job watchers the worker's guard keeps in sight: each one a registration reached is added. */
+  watchersInSight?: WatchersInSight;
 }
 
 /** Builds the activities around their dependencies. */
@@ -50,10 +53,14 @@ export function createActivities({
   maxPollLoops = Number.POSITIVE_INFINITY,
   coordination,
   notify = {},
+  watchersInSight,
 }: ActivityDependencies): FollowUpActivities {
   // A registration made here wakes this worker's long reader of its watcher, if it has it (a fast first read).
   const wakeups = new ReaderWakeups();
-  const startWatching = createStartWatching(temporal, watcherStartOf(coordination), wakeups);
+  const startWatching = createStartWatching(temporal, watcherStartOf(coordination), {
+    wakeups,
+    inSight: watchersInSight,
+  });
   return {
     sendFollowUpMessage: createSendFollowUpMessage(api, temporal, startWatching),
 

@@ -11,6 +11,7 @@ import { JOB_WATCHER_WORKFLOW_TYPE, WATCHER_ID_TAKEN, watcherTaskQueue } from '.
 import { REGISTRATIONS_PER_SIGNAL, watchJobBatchSignal, type WatchRegistration } from './messages';
 import type { CoordinationSettings } from '../coordinator/coordination.activity';
 import type { ReaderWakeups } from './reader-wakeups.activity';
+import type { WatchersInSight } from './watcher-guard.worker';
 
 export interface WatcherAddress {
   watcherId: string;
@@ -72,7 +73,11 @@ function watcherIdTaken(
   });
 }
 
-export function createStartWatching(temporal: Client, start: WatcherStart, wakeups?: ReaderWakeups): StartWatching {
+export function createStartWatching(
+  temporal: Client,
+  start: WatcherStart,
+  { wakeups, inSight }: { wakeups?: ReaderWakeups; inSight?: WatchersInSight } = {},
+): StartWatching {
   const ours = new Set<string>();
   const reportedForeign = new Set<string>();
   const gathering = new Map<string, Gathered>();
@@ -99,11 +104,16 @@ export function createStartWatching(temporal: Client, start: WatcherStart, wakeu
       },
     );
     const runId = handle.signaledRunId;
-    if (ours.has(runId)) return void wakeups?.wake(watcherId);
+    // Held by one of ours: the worker's guard keeps it in sight from now on (watcher-guard.worker.ts).
+    const held = () => {
+      inSight?.add(watcherId);
+      wakeups?.wake(watcherId);
+    };
+    if (ours.has(runId)) return held();
     const description = await temporal.workflow.getHandle(watcherId, runId).describe();
     if (description.type === JOB_WATCHER_WORKFLOW_TYPE && description.taskQueue === taskQueue) {
       ours.add(runId);
-      return void wakeups?.wake(watcherId);
+      return held();
     }
     if (!reportedForeign.has(runId)) {
       reportedForeign.add(runId);

@@ -29,7 +29,7 @@ import { checkSearchAttributes } from '../client/namespace-setup';
 import { pollLoopLimit, WORKER_DEFAULTS } from '../config/worker-defaults';
 import { watcherTaskQueue } from '../kernel/workflow-ids';
 import { watcherStartOf } from '../watch/start-watching.activity';
-import { startWatcherGuard } from '../watch/watcher-guard.worker';
+import { startWatcherGuard, WatchersInSight } from '../watch/watcher-guard.worker';
 
 export interface FollowUpWorkerOptions {
   connection: NativeConnection;
@@ -225,8 +225,11 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
     dataConverter,
     ...(options.interceptors?.client ? { interceptors: options.interceptors.client } : {}),
   });
+  // The watchers a registration from this worker reached: its guard keeps them in sight.
+  const watchersInSight = new WatchersInSight();
   const activities = createActivities({
     api: options.api,
+    watchersInSight,
     temporal,
     stopping: stopping.signal,
     maxPollLoops: options.maxPollLoops ?? pollLoopLimit(maxConcurrentActivities),
@@ -265,6 +268,7 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
       taskQueue: options.taskQueue,
       shards: coordination.watchShards ?? 0,
       start: watcherStartOf(coordination),
+      inSight: watchersInSight,
       log: Runtime.instance().logger,
     });
   const released = () => (coordinators ? coordinatorQueuesPolled.delete(coordinatorsKey) : undefined);

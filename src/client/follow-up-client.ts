@@ -37,7 +37,6 @@ import {
   PROJECT_COORDINATOR_WORKFLOW_TYPE,
 } from '../kernel/workflow-ids';
 import type { budgetDefaultsWorkflow } from '../coordinator/budget-defaults';
-import { setDefaultBudgetSignal } from '../coordinator/budget-defaults-messages';
 import type { checkAgentJobWorkflow } from '../workflows/check-job/check-job';
 import type { followUpWorkflow } from '../workflows/follow-up/follow-up';
 import { pollNowUpdate, progressQuery, sendAnswerUpdate } from '../workflows/follow-up/messages';
@@ -697,7 +696,7 @@ export class FollowUpClient {
         workflowId: BUDGET_DEFAULTS_WORKFLOW_ID,
         taskQueue: this.options.coordinatorTaskQueue ?? DEFAULT_COORDINATOR_TASK_QUEUE,
         args: [budget],
-        signal: setDefaultBudgetSignal,
+        signal: setBudgetSignal,
         signalArgs: [budget],
         staticSummary: 'The default send budget of every project',
       },

@@ -14,17 +14,19 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { DEFAULT_BUDGET_MEMO_KEY } from '../kernel/workflow-ids';
-import { setDefaultBudgetSignal } from './budget-defaults-messages';
+import { setBudgetSignal } from './messages';
 import { checkBudgetRequest as checkSetBudget, type BudgetRequest } from '../kernel/send-budget-rule';
 
 /** Keeps the default budget; ends when it is set back to null (the workers' setting). */
 export async function budgetDefaultsWorkflow(start: BudgetRequest = { sendsPerHour: null }): Promise<void> {
   let budget: BudgetRequest = validOrNull(start);
   let changed = true;
-  setHandler(setDefaultBudgetSignal, (update) => {
+  // The coordinators' own `setBudget`: one message sets a budget, the project's or (here) the default.
+  setHandler(setBudgetSignal, (update) => {
     // Only a budget by the CLI's rule or an explicit null changes it: a malformed signal must not clear the default.
     const checked = checkSetBudget(update);
-    if (typeof checked === 'string') return void log.warn('Ignored a setDefaultBudget signal', { problem: checked });
+    if (typeof checked === 'string')
+      return void log.warn('Ignored a setBudget signal to the budget defaults', { problem: checked });
     budget = checked;
     changed = true;
   });

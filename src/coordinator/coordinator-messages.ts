@@ -8,7 +8,7 @@ import { isCoordinatorWorkflowId } from '../kernel/workflow-ids';
 import { isId, isObject, isTime, isWholeNumber } from '../kernel/message-checks';
 import { checkBudgetRequest } from '../kernel/send-budget-rule';
 export type { BudgetRequest } from '../kernel/send-budget-rule';
-import type { EnterRequest, QueueNotice, Said, SlotOutcome, TurnGrant } from './project-coordination';
+import type { CheckInAnswer, EnterRequest, QueueNotice, Said, SlotOutcome, TurnGrant } from './project-coordination';
 
 /** More earlier follow-ups than a check-in lists (visibility's first page). */
 export const MAX_BEFORE = 100;
@@ -54,8 +54,8 @@ export function checkSlotOutcome(value: unknown): SlotOutcome | null {
 export const checkSetBudget = checkBudgetRequest;
 
 /**
- * A `turn` for this follow-up's run: its ticket (unique to the follow-up's chain, so it names the follow-up too), and a
- * slot with its lease or none.
+ * A turn (in a `standing`, or a check-in's answer) for this follow-up's run: its ticket (unique to the follow-up's
+ * chain, so it names the follow-up too), and a slot with its lease or none.
  */
 export function checkTurn(value: unknown, workflowId: string, tickets: ReadonlySet<string>): TurnGrant | null {
   if (!isObject(value) || typeof value.ticket !== 'string' || !tickets.has(value.ticket)) return null;
@@ -74,8 +74,8 @@ export function checkTurn(value: unknown, workflowId: string, tickets: ReadonlyS
 export const SAID_AHEAD_MS = 60_000;
 
 /**
- * A `queueNotice` for this follow-up's run: what it waits for and when it was said (no later than SAID_AHEAD_MS past
- * `nowMs`, the follow-up's clock), carried with its ticket.
+ * A notice (in a `standing`, or a check-in's answer) for this follow-up's run: what it waits for and when it was
+ * said (no later than SAID_AHEAD_MS past `nowMs`, the follow-up's clock), carried with its ticket.
  */
 export function checkNotice(
   value: unknown,
@@ -107,6 +107,25 @@ export function checkNotice(
     ...(refusedSinceMs !== undefined ? { refusedSinceMs } : {}),
     said,
   } as QueueNotice;
+}
+
+/**
+ * A `standing` for this follow-up's run: a ticket of its own check-in, and a turn or a notice (or both) said with it,
+ * each as a check-in's answer carries it; null when malformed or not its own.
+ */
+export function checkStanding(
+  value: unknown,
+  workflowId: string,
+  tickets: ReadonlySet<string>,
+  nowMs: number,
+): CheckInAnswer | null {
+  if (!isObject(value) || typeof value.ticket !== 'string' || !tickets.has(value.ticket)) return null;
+  const { ticket } = value;
+  const standing = value.standing === null ? null : checkTurn(value.standing, workflowId, tickets);
+  const notice = value.notice === null ? null : checkNotice(value.notice, ticket, tickets, nowMs);
+  if (value.standing !== null && standing?.ticket !== ticket) return null;
+  if (value.notice !== null && notice === null) return null;
+  return standing || notice ? { standing, notice } : null;
 }
 
 function checkSaid(value: unknown): Said | null {

@@ -5,14 +5,7 @@
  */
 import { queryNamed, signalNamed, updateNamed } from '../kernel/message-definitions';
 import type { BudgetRequest } from '../kernel/send-budget-rule';
-import type {
-  CheckInAnswer,
-  EnterRequest,
-  ProjectView,
-  QueueNotice,
-  SlotOutcome,
-  TurnGrant,
-} from './project-coordination';
+import type { CheckInAnswer, EnterRequest, ProjectView, SlotOutcome, StandingNews } from './project-coordination';
 
 /**
  * To a project's coordinator, by update-with-start from the follow-up's check-in: take (or keep) the follow-up's place
@@ -34,17 +27,19 @@ export const slotOutcomeSignal = signalNamed<[SlotOutcome]>('slotOutcome');
 
 /**
  * To a coordinator: the project's own budget (sends per hour, whole, at most the vendor's 100 unless the signal carries
- * `aboveVendorLimit: true`), or null to follow the workers' default again.
+ * `aboveVendorLimit: true`), or null to follow the workers' default again. To the budget defaults (budget-defaults.ts),
+ * the same message sets every project's budget unless set for the project (null: the workers' setting again); what
+ * they hold is read from their memo (DEFAULT_BUDGET_MEMO_KEY), not by query, so workers read it without a worker.
  */
 export const setBudgetSignal = signalNamed<[BudgetRequest]>('setBudget');
 
 // The messages a coordinator sends its follow-ups (checked by the follow-up with coordinator-messages.ts):
 
-/** To a follow-up: the job is yours, and maybe a send slot with it (with the ticket of its check-in). */
-export const turnSignal = signalNamed<[TurnGrant]>('turn');
-
-/** To a follow-up that waits: for whom or for what, and the ticket of its check-in. */
-export const queueNoticeSignal = signalNamed<[QueueNotice, string]>('queueNotice');
+/**
+ * To a follow-up: its standing, in the shape of a check-in's answer, with the ticket of its check-in: the job is its
+ * turn (`standing`, maybe with a send slot), or what it waits for (`notice`: for whom, or for the budget).
+ */
+export const standingSignal = signalNamed<[StandingNews]>('standing');
 
 /** The coordinator as it stands: budget, use of the window, lanes. */
 export const projectQuery = queryNamed<ProjectView>('project');

@@ -215,6 +215,11 @@ export interface CheckInAnswer {
   notice: QueueNotice | null;
 }
 
+/** A check-in's answer told later, by signal (`standing`), with the ticket of the check-in it answers. */
+export interface StandingNews extends CheckInAnswer {
+  ticket: string;
+}
+
 /**
  * When a notice was said: the coordinator's clock, then how many notices it had said by then (those of one workflow
  * task share a clock; a coordinator started again after a termination starts counting again, later). A follow-up hears
@@ -796,7 +801,7 @@ function holderIds(state: CoordinatorState): Set<string> {
 
 /**
  * A follow-up's standing as `planRound` left it: the turn it holds (with the slot granted for `key`, if any), or null
- * while it waits in line. What the `turn` signal says, for a check-in that asks rather than waits for the signal.
+ * while it waits in line. What a `standing` signal says, for a check-in that asks rather than waits for the signal.
  * A slot granted for `key` is repeated with its own lease, even one that has ended (the follow-up then gives it back
  * and asks for another).
  */

@@ -67,8 +67,7 @@ import {
   slotOutcomeSignal,
   setBudgetSignal,
   type CoordinatorStart,
-  queueNoticeSignal,
-  turnSignal,
+  standingSignal,
 } from './messages';
 import { refusalLine } from '../kernel/words';
 import { NotedGrowth } from '../workflows/noted-growth';
@@ -324,11 +323,16 @@ async function tell(
   const sends = [
     ...grants.map((grant) => ({
       workflowId: grant.workflowId,
-      send: () => getExternalWorkflowHandle(grant.workflowId).signal(turnSignal, grant),
+      send: () =>
+        getExternalWorkflowHandle(grant.workflowId).signal(standingSignal, {
+          ticket: grant.ticket,
+          standing: grant,
+          notice: null,
+        }),
     })),
     ...notices.map(({ workflowId, ticket, notice }) => ({
       workflowId,
-      send: () => getExternalWorkflowHandle(workflowId).signal(queueNoticeSignal, notice, ticket),
+      send: () => getExternalWorkflowHandle(workflowId).signal(standingSignal, { ticket, standing: null, notice }),
     })),
   ];
   const gone = await Promise.all(

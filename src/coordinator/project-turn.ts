@@ -16,7 +16,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { coordinatorWorkflowId } from '../kernel/workflow-ids';
-import { checkNotice, checkTurn } from './coordinator-messages';
+import { checkNotice, checkStanding, checkTurn } from './coordinator-messages';
 import { formatMs } from '../kernel/duration';
 import { notifyProblem } from '../kernel/request';
 import {
@@ -24,13 +24,14 @@ import {
   RECHECK_GROWTH,
   saidAfter,
   slotKey,
+  type CheckInAnswer,
   type QueueNotice,
   type Said,
   type TurnGrant,
 } from './project-coordination';
 import type { DeliveryRecord } from '../kernel/types';
 import type { AgentJob } from '../kernel/agent-job';
-import { leaveSignal, slotOutcomeSignal, queueNoticeSignal, turnSignal } from './messages';
+import { leaveSignal, slotOutcomeSignal, standingSignal } from './messages';
 import {
   type AcceptedSlot,
   type CheckedIn,
@@ -141,27 +142,27 @@ export class ProjectTurn {
   constructor(private readonly run: LaneHolder) {
     this.holds = run.holdsLane;
     this.beganHolding = run.holdsLane;
-    setHandler(turnSignal, (message) => {
-      const grant = checkTurn(message, workflowInfo().workflowId, this.tickets);
-      if (!grant) return void log.warn('Ignored a turn signal not meant for this follow-up', { ...this.run.ref });
+    setHandler(standingSignal, (message) => {
+      const heard = checkStanding(message, workflowInfo().workflowId, this.tickets, Date.now());
+      if (!heard) return void log.warn('Ignored a standing signal not meant for this follow-up', { ...this.run.ref });
       this.heard += 1;
-      this.take(grant);
-    });
-    setHandler(queueNoticeSignal, (message, ticket) => {
-      const notice = checkNotice(message, ticket, this.tickets, Date.now());
-      if (!notice) return void log.warn('Ignored a queue notice not meant for this follow-up', { ...this.run.ref });
-      this.heard += 1;
-      if (!this.saidLast(notice)) return;
-      if (notice.reason === 'lane') {
-        if (!this.holds) run.queued(notice);
-        return;
-      }
-      this.budgetNotice = notice;
-      if (this.waitingForSlot) run.queued(notice);
+      this.hear(heard);
     });
   }
 
-  /** The job is this run's, and maybe a slot with it: from the `turn` signal, or from a check-in that asked first. */
+  /** What the coordinator said of this run's standing, by signal or in a check-in's answer (both checked). */
+  private hear({ standing, notice }: CheckInAnswer): void {
+    if (standing) this.take(standing);
+    if (!notice || !this.saidLast(notice)) return;
+    if (notice.reason === 'lane') {
+      if (!this.holds) this.run.queued(notice);
+      return;
+    }
+    this.budgetNotice = notice;
+    if (this.waitingForSlot) this.run.queued(notice);
+  }
+
+  /** The job is this run's, and maybe a slot with it: from a `standing` signal, or from a check-in that asked first. */
   private take(grant: Pick<TurnGrant, 'slot' | 'sendByMs' | 'tellAnswer'>): void {
     this.holds = true;
     // Told twice (asked, then signalled): a slot counts once.
@@ -321,15 +322,10 @@ export class ProjectTurn {
       this.run.watchShards = Math.floor(checkedIn.watchShards);
     if (typeof checkedIn.notifyUrl === 'string' && notifyProblem({ url: checkedIn.notifyUrl }) === undefined)
       this.run.defaultNotifyUrl = checkedIn.notifyUrl;
+    // A part that fails its check is dropped alone: the answer came from our own activity.
     const standing = checkedIn.standing ? checkTurn(checkedIn.standing, workflowInfo().workflowId, this.tickets) : null;
-    if (standing) this.take(standing);
     const notice = checkedIn.notice ? checkNotice(checkedIn.notice, this.ticket, this.tickets, Date.now()) : null;
-    if (!notice || !this.saidLast(notice)) return;
-    if (notice.reason === 'lane') {
-      if (!this.holds) this.run.queued(notice);
-    } else {
-      this.budgetNotice = notice;
-    }
+    this.hear({ standing, notice });
   }
 
   /**

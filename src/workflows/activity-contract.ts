@@ -176,7 +176,7 @@ export interface CheckedIn {
   watchShards?: number;
   /** The worker's callback URL (AGENT_NOTIFY_URL), for a follow-up without a `notify` of its own. */
   notifyUrl?: string;
-  /** Its turn (and slot) if the coordinator gave them at once; null: it waits for the `turn` signal. */
+  /** Its turn (and slot) if the coordinator gave them at once; null: it waits for a `standing` signal. */
   standing?: TurnGrant | null;
   /** What it waits for, when it waits. */
   notice?: QueueNotice | null;

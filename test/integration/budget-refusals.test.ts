@@ -11,7 +11,7 @@ import type { ProjectView } from '../../src/coordinator/project-coordination';
 import { coordinatorWorkflowId } from '../../src/kernel/workflow-ids';
 import { describeProgress } from '../../src/command-line/render';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
-import { projectQuery, queueNoticeSignal } from '../../src/coordinator/messages';
+import { projectQuery, standingSignal } from '../../src/coordinator/messages';
 import { followUpWorkflowId } from '../../src/client';
 import { followUpStartMetadata } from '../../src/client/start-metadata';
 
@@ -146,7 +146,7 @@ test("a follow-up told 'wait' by its check-in while a 429 paused the project sho
   // The case this test is for: the notice of the pause was heard before the check-in's answer (its marker).
   const events = (await h.client.workflow.getHandle(waitingId).fetchHistory()).events ?? [];
   const noticeAt = events.findIndex(
-    (event) => event.workflowExecutionSignaledEventAttributes?.signalName === queueNoticeSignal.name,
+    (event) => event.workflowExecutionSignaledEventAttributes?.signalName === standingSignal.name,
   );
   const answerAt = events.findIndex((event) => event.markerRecordedEventAttributes);
   expect(noticeAt).toBeGreaterThan(0);

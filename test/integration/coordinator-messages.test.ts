@@ -75,16 +75,21 @@ test('forged, stale and malformed messages to a coordinator and to its follow-up
     await coordinator.signal('setBudget', { sendsPerHour: -3 });
     // To the waiting follow-up: a forged turn (another run's ticket, and none at all) and garbage notices.
     const waiting = h.client.workflow.getHandle(second.workflowId);
-    await waiting.signal('turn', {
+    const forgedTurn = {
       workflowId: second.workflowId,
       ticket: 'not-its-check-in',
       slot: 'forged#1',
       sendByMs: Date.now() + 60_000,
+    };
+    await waiting.signal('standing', { ticket: 'not-its-check-in', standing: forgedTurn, notice: null });
+    await waiting.signal('standing', { standing: { ...forgedTurn, ticket: undefined }, notice: null });
+    await waiting.signal('standing', 'garbage');
+    await waiting.signal('standing', {
+      ticket: 'not-its-check-in',
+      standing: null,
+      notice: { reason: 'lane', jobId: job.jobId, ahead: -5 },
     });
-    await waiting.signal('turn', { workflowId: second.workflowId, slot: null, sendByMs: null });
-    await waiting.signal('turn', 'garbage');
-    await waiting.signal('queueNotice', { reason: 'lane', jobId: job.jobId, ahead: -5 }, 'not-its-check-in');
-    await waiting.signal('queueNotice', null);
+    await waiting.signal('standing', null);
 
     await waitFor(async () => {
       const events = (await coordinator.fetchHistory()).events ?? [];

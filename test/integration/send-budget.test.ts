@@ -446,7 +446,7 @@ test("a default budget for every project, kept durably, holds a project without 
       // Forged or malformed changes by name change nothing: the default stays, and its workflow runs on.
       const defaults = h.client.workflow.getHandle(BUDGET_DEFAULTS_WORKFLOW_ID);
       for (const forged of [{ sendsPerHour: 'lots' }, { sendsPerHour: 0 }, 42, {}])
-        await defaults.signal('setDefaultBudget', forged);
+        await defaults.signal('setBudget', forged);
       await waitFor(async () => {
         const events = (await defaults.fetchHistory()).events ?? [];
         const signals = events.filter((event) => event.workflowExecutionSignaledEventAttributes).length;

@@ -2,6 +2,7 @@ import {
   checkEnterRequest,
   checkLeave,
   checkNotice,
+  checkStanding,
   checkSlotOutcome,
   checkSetBudget,
   checkTurn,
@@ -163,5 +164,31 @@ describe("a follow-up takes a grant or notice only with its check-in's ticket", 
     expect(checkNotice({ ...budget, refusedSinceMs: 7 }, 't', tickets, 5)).toEqual({ ...budget, refusedSinceMs: 7 });
     expect(checkNotice({ ...budget, refusedSinceMs: 'then' }, 't', tickets, 5)).toBeNull();
     expect(checkNotice({ reason: 'other' }, 't', tickets, 5)).toBeNull();
+  });
+
+  test("a standing carries a turn or a notice under one ticket of the follow-up's own; anything else is refused whole", () => {
+    const turn = { workflowId: 'f', ticket: 't', slot: 'r#1', sendByMs: 5 };
+    const notice = { reason: 'lane', jobId: 'j', ahead: 2, said: { atMs: 5, n: 1 } };
+    expect(checkStanding({ ticket: 't', standing: turn, notice: null }, 'f', tickets, 5)).toEqual({
+      standing: turn,
+      notice: null,
+    });
+    expect(checkStanding({ ticket: 't', standing: null, notice }, 'f', tickets, 5)).toEqual({
+      standing: null,
+      notice,
+    });
+    expect(checkStanding({ ticket: 't', standing: turn, notice }, 'f', tickets, 5)).toEqual({ standing: turn, notice });
+    // Another ticket outside, or inside the turn; nothing said; a part missing or broken: nothing is taken.
+    const twoTickets = new Set(['t', 'u']);
+    expect(checkStanding({ ticket: 'u', standing: turn, notice: null }, 'f', twoTickets, 5)).toBeNull();
+    expect(checkStanding({ ticket: 'x', standing: null, notice }, 'f', tickets, 5)).toBeNull();
+    expect(checkStanding({ ticket: 't', standing: null, notice: null }, 'f', tickets, 5)).toBeNull();
+    expect(checkStanding({ ticket: 't', standing: turn }, 'f', tickets, 5)).toBeNull();
+    expect(
+      checkStanding({ ticket: 't', standing: turn, notice: { ...notice, ahead: -1 } }, 'f', tickets, 5),
+    ).toBeNull();
+    expect(checkStanding({ ticket: 't', standing: { ...turn, sendByMs: null }, notice }, 'f', tickets, 5)).toBeNull();
+    expect(checkStanding('garbage', 'f', tickets, 5)).toBeNull();
+    expect(checkStanding(null, 'f', tickets, 5)).toBeNull();
   });
 });

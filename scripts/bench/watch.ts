@@ -12,7 +12,7 @@ import { requestTimes, startBenchStack, startFollowUpsAndAwaitSends, type BenchS
 import { eventMs, fetchHistories, type HistoryEvent } from './history';
 import { cpuOverWindow, peakRssMiB, rssMiB, sleep } from './processes';
 import { HOUR_MS, inBatches, percentile } from './stats';
-import { jobAnswerSignal } from '../../src/watch/messages';
+import { jobReadsSignal } from '../../src/workflows/follow-up/messages';
 import { watcherWorkflowId } from '../../src/kernel/workflow-ids';
 
 export interface WatchRowOptions {
@@ -284,14 +284,14 @@ function firstGetAtOrAfter(stack: BenchStack, jobId: string, finishedAt: Readonl
 }
 
 /**
- * From that GET to the workflow task that handles it: the first answer to arrive after it (the watcher's `jobAnswer`
+ * From that GET to the workflow task that handles it: the first answer to arrive after it (the watcher's `jobReads`
  * signal, or the poll activity's completion) and the next WorkflowTaskStarted after that answer.
  */
 function detectionMs(events: HistoryEvent[], readAtMs: number): number {
   const answerAt = events.findIndex(
     (event) =>
       eventMs(event) >= readAtMs &&
-      (event.workflowExecutionSignaledEventAttributes?.signalName === jobAnswerSignal.name ||
+      (event.workflowExecutionSignaledEventAttributes?.signalName === jobReadsSignal.name ||
         event.activityTaskCompletedEventAttributes),
   );
   const woken = events.slice(Math.max(0, answerAt)).find((event) => event.workflowTaskStartedEventAttributes);

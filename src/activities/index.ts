@@ -20,7 +20,7 @@ import { ReaderWakeups } from '../watch/reader-wakeups.activity';
 import type { WatchersInSight } from '../watch/watcher-guard.worker';
 import { createDeliverNotification, type NotifySettings } from './deliver-notification';
 import { createCheckNotifiedParent } from './notified-parent';
-import { readTroubleSignal } from '../workflows/follow-up/messages';
+import { jobReadsSignal } from '../workflows/follow-up/messages';
 import { type WatchRegistration } from '../watch/messages';
 
 export type { PollCheckpoint } from './poll-agent-job';
@@ -69,7 +69,7 @@ export function createActivities({
       maxLoops: maxPollLoops,
       // To this run only: a later run of the follow-up starts its own wait, which tells it for itself.
       reportTrouble: ({ workflowId, runId }, trouble) =>
-        temporal.workflow.getHandle(workflowId, runId).signal(readTroubleSignal, trouble),
+        temporal.workflow.getHandle(workflowId, runId).signal(jobReadsSignal, { trouble }),
     }),
 
     readSendOutcome: createReadSendOutcome(api, stopping),

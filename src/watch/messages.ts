@@ -4,7 +4,6 @@
  */
 import { queryNamed, signalNamed, updateNamed } from '../kernel/message-definitions';
 import type { WaitRequest } from '../kernel/poll-schedule';
-import type { WatchAnswer } from './watch-answer';
 
 /**
  * To a job watcher: watch these waits of follow-ups (each replacing its follow-up's earlier one). One worker's
@@ -200,6 +199,3 @@ export interface CarriedBook {
 
 /** The watcher's workflow as its starters see it (a follow-up's registration starts it with its first `watchJobBatch`). */
 export type JobWatcherWorkflow = (start?: WatcherStart) => Promise<void>;
-
-/** To a follow-up, from its watcher: the read that answers its wait, or why the wait cannot go on. */
-export const jobAnswerSignal = signalNamed<[WatchAnswer]>('jobAnswer');

@@ -15,7 +15,6 @@ import {
   condition,
   getExternalWorkflowHandle,
   log,
-  setHandler,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -33,7 +32,8 @@ import {
 } from './watch-answer';
 import { watchShardOf } from './watcher-book';
 import { Alarm } from './alarm';
-import { jobAnswerSignal, unwatchJobSignal, type WatchRegistration } from './messages';
+import { unwatchJobSignal, type WatchRegistration } from './messages';
+import type { AnswerInbox } from './answer-inbox';
 import { MAX_OVERFLOW, WATCHER_ID_TAKEN, watcherWorkflowId } from '../kernel/workflow-ids';
 import { type FollowUpActivities, type PollResult } from '../workflows/activity-contract';
 import type { JobRef } from '../kernel/agent-job';
@@ -101,6 +101,8 @@ export interface WatchingRun {
   readonly deadlineMs: number;
   /** Reads failed in a row as the watcher last told (null: it did not say). */
   readonly failedReadsTold: number | null;
+  /** Where the follow-up's `jobReads` handler puts its watcher's answers: the watch that waits takes them. */
+  readonly answers: AnswerInbox;
   /** Counts and shows a read the follow-up made itself while its watcher holds the wait (a read asked for). */
   observe(job: AgentJob, polls: number): void;
   /** The failure a follow-up ends with when its deadline passes while it waits. */
@@ -223,14 +225,14 @@ export class SharedWatch {
     registeredAtSend: WatchRegistration | null,
   ) {
     this.registeredAtSend = registeredAtSend;
-    // Before the handler is set: an answer to that wait that came first (buffered by the SDK) is this wait's.
+    // Before the watch opens: an answer to that wait that came first (held by the inbox) is this wait's.
     if (registeredAtSend) {
       this.round = registeredAtSend.round;
       this.replyTo = registeredAtSend.replyTo;
       this.heldName = registeredAtSend.replyTo;
       this.registered = true;
     }
-    setHandler(jobAnswerSignal, (answer) => {
+    run.answers.open((answer) => {
       // An answer to an earlier wait (a read asked for replaced it), or from anyone but the watcher, is not this wait's.
       const to = { round: this.round, replyTo: this.replyTo };
       if (!this.registered || !isAnswerTo(answer, to, this.run.ref.jobId)) {
@@ -411,7 +413,7 @@ export class SharedWatch {
    * run (the wait after the send, after one for a busy job), which takes only its own.
    */
   async leave(): Promise<void> {
-    setHandler(jobAnswerSignal, undefined);
+    this.run.answers.close();
     if (!this.registered) return;
     await CancellationScope.nonCancellable(async () => {
       try {

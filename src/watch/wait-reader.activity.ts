@@ -11,8 +11,7 @@ import type { WatchAnswer } from './watch-answer';
 import { readFailed, readSucceeded, type WatchedWait } from './reader-book';
 import { apiCounters, countedApiCall } from '../activities/api-metrics';
 import { judgeFailedRead, retryAfterPastDeadline, type WaitFailure } from '../activities/read-rules';
-import { readTroubleSignal } from '../workflows/follow-up/messages';
-import { jobAnswerSignal } from './messages';
+import { jobReadsSignal } from '../workflows/follow-up/messages';
 
 export interface WaitReaderHooks {
   /** The wait's answer reached its follow-up: the watcher forgets the wait. */
@@ -64,7 +63,10 @@ class WaitReader {
           sawActive: wait.sawActive,
           ...(registration.result ? { previous } : {}),
         });
-      } else if (recovered && (await this.tell(wait, () => this.followUp(wait).signal(readTroubleSignal, null)))) {
+      } else if (
+        recovered &&
+        (await this.tell(wait, () => this.followUp(wait).signal(jobReadsSignal, { trouble: null })))
+      ) {
         wait.troubleTold = false;
       }
     } catch (error) {
@@ -101,7 +103,7 @@ class WaitReader {
         lastError: message,
         failedReads: wait.failedReads,
       };
-      if (await this.tell(wait, () => this.followUp(wait).signal(readTroubleSignal, trouble))) wait.troubleTold = true;
+      if (await this.tell(wait, () => this.followUp(wait).signal(jobReadsSignal, { trouble }))) wait.troubleTold = true;
     }
   }
 
@@ -128,7 +130,7 @@ class WaitReader {
 
   /** Answers the wait; the watcher then forgets it (the follow-up registers its next wait, if any). */
   private async answer(wait: WatchedWait, message: WatchAnswer): Promise<void> {
-    wait.answered = await this.tell(wait, () => this.followUp(wait).signal(jobAnswerSignal, message));
+    wait.answered = await this.tell(wait, () => this.followUp(wait).signal(jobReadsSignal, { answer: message }));
     if (wait.answered) await this.hooks.answered(wait);
   }
 

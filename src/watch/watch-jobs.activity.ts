@@ -25,7 +25,7 @@ import { sleepUnlessAborted } from '../agent-api/abort-signals';
 import type { StartWatching } from './start-watching.activity';
 import { createWaitReader, type ReadWait } from './wait-reader.activity';
 import { ReaderWakeups } from './reader-wakeups.activity';
-import { jobAnswerSignal } from './messages';
+import { jobReadsSignal } from '../workflows/follow-up/messages';
 import {
   awaitChangesUpdate,
   LIVE_FIGURES_FOR_MS,
@@ -435,7 +435,7 @@ class LongReader {
           const { workflowId, runId, round, replyTo } = toTell.refusal;
           const refused: WatchAnswer = { round, replyTo, kind: 'refused', polls: toTell.polls };
           try {
-            await this.deps.temporal.workflow.getHandle(workflowId, runId).signal(jobAnswerSignal, refused);
+            await this.deps.temporal.workflow.getHandle(workflowId, runId).signal(jobReadsSignal, { answer: refused });
           } catch (error) {
             if (error instanceof WorkflowNotFoundError) return;
             log.warn('Could not tell a follow-up its wait was refused; trying again at the next refresh', {

@@ -68,7 +68,7 @@ describe('a storm of rate-limited reads', () => {
       await waitFor(async () => (await followUps.progress(workflowId)).lastError === null, 'the errors to clear');
       const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
       const signals = (history.events ?? []).filter(
-        (event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'readTrouble',
+        (event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'jobReads',
       );
       h.simulator.finishJob(ref.projectId, ref.jobId);
       return { eventsBefore, eventsAfter, during, signals: signals.length, result: await followUps.result(workflowId) };

@@ -1,13 +1,14 @@
 /**
  * Issue 73: a watcher's answer is a hint, never a fact. Anyone who may signal the namespace can read a wait's name
- * (the watcher's own query hands it to its reader, and histories hold it) and send a well-formed `jobAnswer` with it.
+ * (the watcher's own query hands it to its reader, and histories hold it) and send a well-formed `jobReads` answer with it.
  * Such an answer may make the follow-up read the job itself (one GET), and nothing more: the result is always the
  * follow-up's own read, which shows the same id, status and prLink as what the watcher told.
  */
 import type { temporal } from '@temporalio/proto';
 import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { heldWaits, startWatchingWorker, type WatchingWorker } from '../support/shard-watchers';
-import { jobAnswerSignal, type WatchRegistration } from '../../src/watch/messages';
+import type { WatchRegistration } from '../../src/watch/messages';
+import { jobReadsSignal } from '../../src/workflows/follow-up/messages';
 
 const SHARDS = 1;
 let h: Harness;
@@ -75,14 +76,16 @@ async function forgeryHandled(workflowId: string, round: number): Promise<void> 
 test('a forged completed answer with the wait’s name read from the watcher’s query does not end the follow-up; the real end does, with the real PR', async () => {
   const { job, followUps, workflowId, wait, handle } = await runningFollowUpWithWait('forged-completed');
   const getsBefore = h.simulator.counts(job.projectId, job.jobId).gets;
-  await handle.signal(jobAnswerSignal, {
-    round: wait.round,
-    replyTo: wait.replyTo,
-    kind: 'read',
-    job: { id: job.jobId, status: 'completed', prLink: 'https://evil.example/pull/667' },
-    readAtMs: Date.now(),
-    polls: 1,
-    sawActive: true,
+  await handle.signal(jobReadsSignal, {
+    answer: {
+      round: wait.round,
+      replyTo: wait.replyTo,
+      kind: 'read',
+      job: { id: job.jobId, status: 'completed', prLink: 'https://evil.example/pull/667' },
+      readAtMs: Date.now(),
+      polls: 1,
+      sawActive: true,
+    },
   });
   await forgeryHandled(workflowId, wait.round);
   expect((await handle.describe()).status.name).toBe('RUNNING');
@@ -108,14 +111,16 @@ test('a forged completed answer with the wait’s name read from the watcher’s
 
 test('a forged failure answer with the wait’s name does not end the follow-up AgentJobNotFound; the real end does, with the real PR', async () => {
   const { job, followUps, workflowId, wait, handle } = await runningFollowUpWithWait('forged-failure');
-  await handle.signal(jobAnswerSignal, {
-    round: wait.round,
-    replyTo: wait.replyTo,
-    kind: 'failure',
-    type: 'AgentJobNotFound',
-    message: 'Agent job not found (forged)',
-    details: [],
-    polls: 1,
+  await handle.signal(jobReadsSignal, {
+    answer: {
+      round: wait.round,
+      replyTo: wait.replyTo,
+      kind: 'failure',
+      type: 'AgentJobNotFound',
+      message: 'Agent job not found (forged)',
+      details: [],
+      polls: 1,
+    },
   });
   await forgeryHandled(workflowId, wait.round);
   expect((await handle.describe()).status.name).toBe('RUNNING');

@@ -165,9 +165,7 @@ test("the send registers the first wait: the follow-up signals no registration o
     );
     // A wait per answer: the first registered by the send, any later one through registerWatch (which makes sure the
     // watcher is ours), never by a signal of the follow-up's own.
-    const answers = events.filter(
-      (event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'jobAnswer',
-    );
+    const answers = events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'jobReads');
     expect(activities.filter((name) => name === 'registerWatch')).toHaveLength(answers.length - 1);
     expect(signalled).not.toContain('watchJob');
     expect(signalled).not.toContain('watchJobBatch');
@@ -218,7 +216,7 @@ test('a fast schedule waits through the watchers too: a job done 0.5 s after the
     expect(
       activities.slice(activities.indexOf('sendFollowUpMessage')).filter((name) => name === 'pollAgentJob'),
     ).toEqual(['pollAgentJob']);
-    expect(events.some((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'jobAnswer')).toBe(
+    expect(events.some((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'jobReads')).toBe(
       true,
     );
   });

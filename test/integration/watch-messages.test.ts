@@ -7,8 +7,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { ASKED_READ_GAP } from '../../src/workflows/follow-up/asked-reads';
 import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { heldWaits, startWatchingWorker, type HeldWait, type WatchingWorker } from '../support/shard-watchers';
-import { readTroubleSignal } from '../../src/workflows/follow-up/messages';
-import { jobAnswerSignal } from '../../src/watch/messages';
+import { jobReadsSignal } from '../../src/workflows/follow-up/messages';
 import { unwatchJobSignal, watchJobBatchSignal, type WatchRegistration } from '../../src/watch/messages';
 const SHARDS = 2;
 let h: Harness;
@@ -98,12 +97,16 @@ test('forged, stale and malformed answers change nothing: only the watcher’s a
     'completed',
     null,
   ];
-  for (const answer of forged) await handle.signal(jobAnswerSignal, answer as never);
+  for (const answer of forged) await handle.signal(jobReadsSignal, { answer } as never);
+  // And messages of no known shape: neither an answer nor a trouble, or both at once.
+  const shapeless: unknown[] = [null, 'answer', {}, { answer: forged[0], trouble: null }];
+  for (const message of shapeless) await handle.signal(jobReadsSignal, message as never);
   await waitFor(
     async () =>
       ((await handle.fetchHistory()).events ?? []).filter(
-        (event) => event.workflowExecutionSignaledEventAttributes?.signalName === jobAnswerSignal.name,
-      ).length >= forged.length,
+        (event) => event.workflowExecutionSignaledEventAttributes?.signalName === jobReadsSignal.name,
+      ).length >=
+      forged.length + shapeless.length,
     'the forged answers to arrive',
   );
   // Taken in, nothing changed: still waiting on the same wait, the job unread by anyone but the watcher.
@@ -211,7 +214,8 @@ test('malformed messages to a watcher and to a waiting follow-up change nothing:
   ];
   for (const message of unwatches) await watcher.signal(unwatchJobSignal, message as never);
   const handle = h.client.workflow.getHandle(workflowId);
-  for (const message of [undefined, 'boom', {}, { since: 3 }]) await handle.signal(readTroubleSignal, message as never);
+  for (const trouble of [undefined, 'boom', {}, { since: 3 }])
+    await handle.signal(jobReadsSignal, { trouble } as never);
   // The watcher still holds the wait and reads for it: its job finishing ends the follow-up on the schedule's next read.
   const readsBefore = h.simulator.counts(job.projectId, job.jobId).gets;
   await waitFor(() => h.simulator.counts(job.projectId, job.jobId).gets > readsBefore, 'the watcher to read again');

@@ -29,7 +29,8 @@ import { sendAnswerOf } from './send-answer';
 import { recordFinished, recordStarted, recordTimeToTerminal } from './metrics';
 import { endingOf, gaveUpEarlyFailure, timedOutFailure, type FailureFacts } from './run-failures';
 import { RunView } from './run-view';
-import { checkReadTrouble, readTroubleSignal, sendAnswerUpdate } from './messages';
+import { checkJobReads, jobReadsSignal, sendAnswerUpdate } from './messages';
+import { AnswerInbox } from '../../watch/answer-inbox';
 import { type WatchRegistration } from '../../watch/messages';
 
 export class FollowUpRun {
@@ -58,6 +59,8 @@ export class FollowUpRun {
   private sendAttempts: number;
   private readonly runs: number;
   private readonly view: RunView;
+  /** The watcher's answers, for the watch that waits (shared-watch.ts). */
+  readonly answers = new AnswerInbox();
 
   constructor(
     readonly request: FollowUpRequest,
@@ -87,9 +90,10 @@ export class FollowUpRun {
       sendAttempts: this.sendAttempts,
     });
     this.view = new RunView(this.ref, this.progress);
-    // The poll activity says when reads begin to fail and when they succeed again; the failed reads themselves never
-    // reach the workflow (they stay on the pending activity, where `status` reads the live count).
-    setHandler(readTroubleSignal, (message) => this.onReadTrouble(message));
+    // A reader of the job (the watcher's, or the poll activity) answers a wait, or says when reads begin to fail and
+    // when they succeed again; the failed reads themselves never reach the workflow (they stay on the pending
+    // activity, where `status` reads the live count).
+    setHandler(jobReadsSignal, (message) => this.onJobReads(message));
     setHandler(sendAnswerUpdate, () => this.awaitSendAnswer(), {
       validator: (...args: unknown[]) => this.checkSendAnswerAsk(args),
     });
@@ -98,9 +102,10 @@ export class FollowUpRun {
     this.view.publish();
   }
 
-  private onReadTrouble(message: unknown): void {
-    const checked = checkReadTrouble(message);
-    if (!checked) return void log.warn('Ignored a malformed readTrouble signal', { ...this.ref });
+  private onJobReads(message: unknown): void {
+    const checked = checkJobReads(message);
+    if (!checked) return void log.warn('Ignored a malformed jobReads signal', { ...this.ref });
+    if ('answer' in checked) return this.answers.deliver(checked.answer);
     const { trouble } = checked;
     if (trouble === null) this.clearErrors();
     else {

@@ -4,6 +4,7 @@
  */
 import { queryNamed, signalNamed, updateNamed } from '../../kernel/message-definitions';
 import type { AskedRead, FollowUpProgress, ReadTrouble, SendAnswer } from '../../kernel/types';
+import type { WatchAnswer } from '../../watch/watch-answer';
 import { isObject, isWholeNumber } from '../../kernel/message-checks';
 
 /** Where the follow-up stands: phase, last status, place in a queue, reads, last error. */
@@ -24,10 +25,22 @@ export const pollNowUpdate = updateNamed<AskedRead, []>('pollNow');
  */
 export const sendAnswerUpdate = updateNamed<SendAnswer, []>('sendAnswer');
 
-/** To a follow-up, from its poll activity: reading the job began to fail, or (null) succeeds again. */
-export const readTroubleSignal = signalNamed<[ReadTrouble | null]>('readTrouble');
+/**
+ * To a follow-up, from a reader of its job (its watcher's reader, or its own poll activity): the read that answers its
+ * wait (`answer`, from the watcher's reader only; the wait checks it, watch-answer.ts), or that reading the job began
+ * to fail (`trouble`), or succeeds again (`trouble: null`).
+ */
+export const jobReadsSignal = signalNamed<[JobReads]>('jobReads');
 
-/** A `readTrouble`: `{ trouble }` (null: reads succeed again), or null when malformed. */
+export type JobReads = { answer: WatchAnswer } | { trouble: ReadTrouble | null };
+
+/** A `jobReads`: its answer as sent (the wait it names checks it), or its trouble checked; null when malformed. */
+export function checkJobReads(value: unknown): { answer: unknown } | { trouble: ReadTrouble | null } | null {
+  if (!isObject(value) || 'answer' in value === 'trouble' in value) return null;
+  return 'answer' in value ? { answer: value.answer } : checkReadTrouble(value.trouble);
+}
+
+/** A trouble: `{ trouble }` (null: reads succeed again), or null when malformed. */
 export function checkReadTrouble(value: unknown): { trouble: ReadTrouble | null } | null {
   if (value === null) return { trouble: null };
   if (!isObject(value) || typeof value.since !== 'string' || typeof value.lastError !== 'string') return null;

@@ -73,6 +73,11 @@ function watcherIdTaken(
   });
 }
 
+/** Logged once per foreign run, as an error: the registrations it takes fail, each with the fix. */
+function reportForeign(watcherId: string, runId: string, { type, taskQueue }: { type: string; taskQueue: string }) {
+  log.error('A foreign workflow holds a job watcher id', { watcherId, runId, workflowType: type, taskQueue });
+}
+
 export function createStartWatching(
   temporal: Client,
   start: WatcherStart,
@@ -115,15 +120,8 @@ export function createStartWatching(
       ours.add(runId);
       return held();
     }
-    if (!reportedForeign.has(runId)) {
-      reportedForeign.add(runId);
-      log.error('A foreign workflow holds a job watcher id', {
-        watcherId,
-        runId,
-        workflowType: description.type,
-        taskQueue: description.taskQueue,
-      });
-    }
+    if (!reportedForeign.has(runId)) reportForeign(watcherId, runId, description);
+    reportedForeign.add(runId);
     throw watcherIdTaken(watcherId, runId, description);
   };
   return (address, registration) =>

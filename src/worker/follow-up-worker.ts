@@ -29,7 +29,7 @@ import { checkSearchAttributes } from '../client/namespace-setup';
 import { pollLoopLimit, WORKER_DEFAULTS } from '../config/worker-defaults';
 import { watcherTaskQueue } from '../kernel/workflow-ids';
 import { watcherStartOf } from '../watch/start-watching.activity';
-import { startWatcherGuard, WatchersInSight } from '../watch/watcher-guard.worker';
+import { startWatcherGuard, WatchersInSight, type WatcherGuard } from '../watch/watcher-guard.worker';
 
 export interface FollowUpWorkerOptions {
   connection: NativeConnection;
@@ -262,17 +262,26 @@ export async function createFollowUpWorker(options: FollowUpWorkerOptions): Prom
       )
     : null;
   abortWhenStopping(main, stopping);
-  const guardWatchers = () =>
-    startWatcherGuard({
-      temporal,
-      taskQueue: options.taskQueue,
-      shards: coordination.watchShards ?? 0,
-      start: watcherStartOf(coordination),
-      inSight: watchersInSight,
-      log: Runtime.instance().logger,
-    });
   const released = () => (coordinators ? coordinatorQueuesPolled.delete(coordinatorsKey) : undefined);
-  return new FollowUpWorker(main, coordinators, watchers, released, watchers ? guardWatchers : null);
+  const guard = () => guardWatchers(temporal, options.taskQueue, coordination, watchersInSight);
+  return new FollowUpWorker(main, coordinators, watchers, released, watchers ? guard : null);
+}
+
+/** The worker's guard of its shards' watchers (watch/watcher-guard.worker.ts), started while its workers run. */
+function guardWatchers(
+  temporal: Client,
+  taskQueue: string,
+  coordination: CoordinationSettings,
+  inSight: WatchersInSight,
+): WatcherGuard {
+  return startWatcherGuard({
+    temporal,
+    taskQueue,
+    shards: coordination.watchShards ?? 0,
+    start: watcherStartOf(coordination),
+    inSight,
+    log: Runtime.instance().logger,
+  });
 }
 
 /** What the worker's three workers (follow-ups, coordinators, watchers) share. */

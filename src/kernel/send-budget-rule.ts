@@ -42,10 +42,10 @@ export interface BudgetRequest {
 }
 
 /**
- * A `setBudget` as a workflow takes it (a coordinator's, or the budget defaults'), or what is wrong with it: the CLI's rule, checked again
- * here because anyone can send the signal by name: a whole number of at least 1, at most the vendor's 100 per hour
- * unless the signal itself carries `aboveVendorLimit: true`. A test's short window takes its figure from the workers'
- * settings, never from a signal.
+ * A `setBudget` as a workflow takes it (a coordinator's, or the budget defaults'), or what is wrong with it: the CLI's
+ * rule, checked again here because anyone can send the signal by name: a whole number of at least 1, at most the
+ * vendor's 100 per hour unless the signal itself carries `aboveVendorLimit: true`. A test's short window takes its
+ * figure from the workers' settings, never from a signal.
  */
 export function checkBudgetRequest(value: unknown): BudgetRequest | string {
   if (!isObject(value)) return 'a budget must be an object { sendsPerHour, aboveVendorLimit? }';

@@ -5,7 +5,14 @@
  * (workflow → activity → application failure); this is the one place that digs it out.
  */
 import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure, TerminatedFailure, TimeoutFailure } from '@temporalio/common';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancelledFailure,
+  TemporalFailure,
+  TerminatedFailure,
+  TimeoutFailure,
+} from '@temporalio/common';
 import { failureKind, type DidNotEndKind, type EndedKind } from '../kernel/outcome-kind';
 import type { AgentApiErrorType } from '../agent-api/errors';
 import type { FollowUpErrorType, FollowUpResult } from '../kernel/types';
@@ -71,7 +78,7 @@ export function failedOutcome(error: unknown): FollowUpDidNotEnd {
     if (cause instanceof ApplicationFailure) application = cause;
     cause = (cause as Error & { cause?: unknown }).cause;
   }
-  if (!application) return { kind: 'error', type: 'WorkflowFailed', message: error.message };
+  if (!application) return { kind: 'error', type: 'WorkflowFailed', message: chainOf(error) };
   const type = application.type ?? 'Error';
   return { kind: failureKind(type, application.nonRetryable === true), type, message: application.message };
 }
@@ -83,4 +90,21 @@ export async function settleFollowUp(result: Promise<FollowUpResult>): Promise<F
   } catch (error) {
     return failedOutcome(error);
   }
+}
+
+/**
+ * "Workflow execution failed: activity sendFollowUpMessage failed: timed out (HEARTBEAT)": every failure of the chain,
+ * for a follow-up ended by something that carries no reason of its own (Temporal's "Workflow execution failed" alone
+ * says nothing).
+ */
+function chainOf(error: WorkflowFailedError): string {
+  const parts: string[] = [error.message];
+  let cause: unknown = error.cause;
+  while (cause instanceof Error) {
+    if (cause instanceof ActivityFailure) parts.push(`activity ${cause.activityType} failed`);
+    else if (cause instanceof TimeoutFailure) parts.push(`timed out (${cause.timeoutType ?? 'unknown timeout'})`);
+    else parts.push(cause instanceof TemporalFailure && cause.message === '' ? cause.name : cause.message);
+    cause = (cause as Error & { cause?: unknown }).cause;
+  }
+  return parts.join(': ');
 }

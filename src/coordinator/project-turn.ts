@@ -9,6 +9,7 @@ import {
   condition,
   ContinueAsNew,
   getExternalWorkflowHandle,
+  isCancellation,
   log,
   proxyActivities,
   proxyLocalActivities,
@@ -57,7 +58,7 @@ const DEFAULT_RECHECK_AFTER_MS = 5 * 60_000;
  * judged by counts from the recorded start (follow-up-run.ts). Later check-ins (a slot asked again, silence while
  * waiting) are rare and may wait long: activities, so a long wait writes nothing.
  */
-export function checkIn(request: CheckInRequest): Promise<CheckedIn> {
+export async function checkIn(request: CheckInRequest): Promise<CheckedIn> {
   const timeouts = {
     scheduleToCloseTimeout: Math.max(request.deadlineMs - Date.now(), 1_000),
     startToCloseTimeout: '30s',
@@ -69,13 +70,31 @@ export function checkIn(request: CheckInRequest): Promise<CheckedIn> {
       summary:
         "check in with the project's coordinator, look for an earlier run that sent the message, and read the job if given it",
     });
-    return local(request);
+    try {
+      return await local(request);
+    } catch (error) {
+      if (!isUnaskedCancellation(error)) throw error;
+      // The SDK cancels a local activity when its worker loses the workflow task (its server killed, the worker
+      // shutting down), and that cancellation can reach the workflow though nothing here asked for it. The check-in
+      // is made again as an activity, which only this workflow can cancel: repeating it is safe (its update id).
+      log.warn('The check-in came back cancelled though the follow-up was not; checking in again', {
+        projectId: request.projectId,
+        jobId: request.jobId,
+      });
+    }
   }
   const { checkIn: check } = proxyActivities<FollowUpActivities>({
     ...timeouts,
-    summary: "ask the project's coordinator for a send slot",
+    summary: request.findEarlier
+      ? "check in with the project's coordinator again (the first check-in was cancelled under it)"
+      : "ask the project's coordinator for a send slot",
   });
   return check(request);
+}
+
+/** A cancellation the follow-up did not ask for: its scope is not cancelled. */
+function isUnaskedCancellation(error: unknown): boolean {
+  return isCancellation(error) && !CancellationScope.current().consideredCancelled;
 }
 
 /**

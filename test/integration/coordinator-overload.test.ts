@@ -203,11 +203,14 @@ describe('a coordinator under overload', () => {
     // A follow-up that could not tell whether its message went out: when its send, the loss and its reads came, for
     // the log (the assertion below names it). Reconciliation trusts an unchanged job only when read within 30 s of
     // the request, so this says which leg ran long: the worker's death after the record, or the reads after it.
-    for (const planned of all.filter((p) => p.outcome?.kind === 'delivery-unknown')) {
+    // Any other follow-up that did not end with its job: the same, and how it failed.
+    for (const planned of all.filter((p) => !['completed', 'timed-out'].includes(p.outcome?.kind ?? 'none'))) {
       const history = await retrying((client) =>
         client.client.workflow.getHandle(planned.workflowId as string).fetchHistory(),
       ).catch(() => undefined);
-      log(`${planned.prompt} ended delivery-unknown; its history: ${sendTimeline(history?.events ?? [], startedAt)}`);
+      log(
+        `${planned.prompt} ended ${JSON.stringify(planned.outcome)}; its history: ${sendTimeline(history?.events ?? [], startedAt)}`,
+      );
     }
 
     // Every claim checked, then compared at once, so one run shows every way it fell short.
@@ -316,7 +319,11 @@ function sendTimeline(events: HistoryEvent[], zeroMs: number): string {
             : `last heartbeat ${JSON.stringify(report ?? null)}`;
         return [`${at(event)} ${activityOf.get(String(timedOut.scheduledEventId))} timed out (${recorded})`];
       }
-      if (event.activityTaskFailedEventAttributes) return [`${at(event)} an activity failed`];
+      const failed = event.activityTaskFailedEventAttributes;
+      if (failed)
+        return [`${at(event)} ${activityOf.get(String(failed.scheduledEventId))} failed: ${failed.failure?.message}`];
+      const ended = event.workflowExecutionFailedEventAttributes;
+      if (ended) return [`${at(event)} the follow-up failed: ${JSON.stringify(ended.failure)}`];
       if (event.timerStartedEventAttributes) return [`${at(event)} pause`];
       return [];
     })

@@ -3,7 +3,7 @@
  * if a kind that did not end could still be one that ended, or the other way round.
  */
 import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure, RetryState } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure } from '@temporalio/common';
 import { endedOutcome, failedOutcome, type FollowUpFailureType, type FollowUpOutcome } from '../../src/client/outcome';
 import type { FollowUpResult } from '../../src/kernel/types';
 
@@ -43,4 +43,22 @@ test('an if-chain on kind narrows to the result or to the failure', () => {
     RetryState.NON_RETRYABLE_FAILURE,
   );
   expect(say(failedOutcome(timedOut))).toBe('timed-out (FollowUpTimedOut): did not end within 10m');
+});
+
+test('a failure with no reason of its own is told by its whole chain, not as "Workflow execution failed"', () => {
+  const lost = new WorkflowFailedError(
+    'Workflow execution failed',
+    new ActivityFailure(
+      'Activity task timed out',
+      'sendFollowUpMessage',
+      '7',
+      RetryState.MAXIMUM_ATTEMPTS_REACHED,
+      'worker',
+      new TimeoutFailure(undefined, undefined, 'HEARTBEAT'),
+    ),
+    RetryState.NON_RETRYABLE_FAILURE,
+  );
+  expect(say(failedOutcome(lost))).toBe(
+    'error (WorkflowFailed): Workflow execution failed: activity sendFollowUpMessage failed: timed out (HEARTBEAT)',
+  );
 });

@@ -8,7 +8,12 @@ import type { Client } from '@temporalio/client';
 import type { ActivityInterceptors } from '@temporalio/worker';
 import type { AgentApiClient, JobRef } from '../agent-api/http-client';
 import { apiCounters, countedApiCall } from './api-metrics';
-import { createCoordinationActivities, type CoordinationSettings } from '../coordinator/coordination.activity';
+import {
+  createCoordinationActivities,
+  type CoordinationSettings,
+  type ReadJob,
+} from '../coordinator/coordination.activity';
+import { createTicketSealer, TICKET_KEY_PURPOSE } from '../coordinator/ticket-seal.activity';
 import { createPollAgentJob, statusLabel } from './poll-agent-job';
 import { createAdoptBook } from '../watch/adopt-book.activity';
 import { createReadSendOutcome } from './read-send-outcome';
@@ -77,12 +82,8 @@ export function createActivities({
     ...createCoordinationActivities(
       temporal,
       coordination,
-      // A read like any other: counted by the status it saw, as the polling activities count theirs.
-      async (ref, signal) => {
-        const job = await countedApiCall('get_job', () => api.getAgentJob(ref, signal));
-        apiCounters(Context.current()).polls.add(1, { status: statusLabel(job.status) });
-        return job;
-      },
+      countedRead(api),
+      createTicketSealer(api.derivedKey(TICKET_KEY_PURPOSE)),
       notify.defaultUrl,
     ),
 
@@ -133,4 +134,13 @@ function jobRefOf(arg: unknown): JobRef | undefined {
   if (typeof arg !== 'object' || arg === null) return undefined;
   const { projectId, jobId } = arg as Partial<Record<keyof JobRef, unknown>>;
   return typeof projectId === 'string' && typeof jobId === 'string' ? { projectId, jobId } : undefined;
+}
+
+/** One GET of a job, for the read with a check-in: counted by the status it saw, as the polling activities count theirs. */
+function countedRead(api: AgentApiClient): ReadJob {
+  return async (ref, signal) => {
+    const job = await countedApiCall('get_job', () => api.getAgentJob(ref, signal));
+    apiCounters(Context.current()).polls.add(1, { status: statusLabel(job.status) });
+    return job;
+  };
 }

@@ -83,13 +83,14 @@ export function createSendFollowUpMessage(api: AgentApiClient, temporal: Client,
  * Tells the project's coordinator the send under its slot was accepted, so it grants the next; false if that failed
  * (the follow-up tells it then). The coordinator takes only a slot it holds for this follow-up, and a repeat once.
  */
-async function tellAccepted(temporal: Client, { coordinatorId, slot }: AcceptedSlot): Promise<boolean> {
+async function tellAccepted(temporal: Client, { coordinatorId, slot, ticket }: AcceptedSlot): Promise<boolean> {
   const execution = Context.current().info.workflowExecution;
   if (!execution) return false;
   try {
     await temporal.withDeadline(Date.now() + TELL_ACCEPTED_MS, () =>
       temporal.workflow.getHandle(coordinatorId).signal(slotOutcomeSignal, {
         workflowId: execution.workflowId,
+        ticket,
         slot,
         outcome: 'accepted',
         retryAfterMs: null,

@@ -3,6 +3,7 @@
  * turns every failure into an `ApplicationFailure` with a stable type (see errors.ts), so activities can let it
  * propagate unchanged. The key is held here and never appears in a message.
  */
+import { createHmac } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { fetch, type Agent } from 'undici';
 import {
@@ -106,6 +107,14 @@ export class AgentApiClient {
     }
     this.reads = new KeepAliveGet(guard ? guardedLookup(guard.policy, guard.resolve) : undefined);
     this.sendDispatcher = guard ? guardedAgent(guard.policy, guard.resolve) : undefined;
+  }
+
+  /**
+   * A key for `purpose` alone, derived from the API key (HMAC-SHA256): every worker with the same API key derives the
+   * same one, and it reveals nothing of the API key.
+   */
+  derivedKey(purpose: string): Buffer {
+    return createHmac('sha256', this.config.apiKey).update(purpose).digest();
   }
 
   /**

@@ -19,6 +19,8 @@ import { createReadEarlierDelivery } from './earlier-delivery.activity';
 import { createFindEarlierOfJob } from './earlier-of-job.activity';
 import { createEnterCoordinator } from './check-in.activity';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../kernel/send-budget-rule';
+import { chainOfTicket } from './coordinator-messages';
+import type { TicketSealer } from './ticket-seal.activity';
 
 export interface CoordinationSettings {
   /** Where coordinators run: one queue for the namespace, so follow-ups of every task queue share them. */
@@ -66,6 +68,7 @@ export function createCoordinationActivities(
   client: Client,
   settings: CoordinationSettings,
   readJob: ReadJob,
+  sealer: TicketSealer,
   notifyUrl?: string,
 ) {
   const findEarlierOfJob = createFindEarlierOfJob(client);
@@ -81,9 +84,11 @@ export function createCoordinationActivities(
       const [{ before, runs }, sendsPerHour] = await Promise.all([findEarlierOfJob(request), defaultSendsPerHour()]);
       const earlier = request.findEarlier ? await readEarlierDelivery(request.workflowId, runs) : null;
       const slotFor = earlier?.state === 'delivered' ? null : request.slotFor;
+      // Sealed here, for the chain the follow-up names: the coordinator's describe checks the chain is the one running.
+      const ticket = sealer.seal(request.workflowId, chainOfTicket(request.ticket));
       const enter: EnterRequest = {
         workflowId: request.workflowId,
-        ticket: request.ticket,
+        ticket,
         jobId: request.jobId,
         startedAtMs: request.startedAtMs,
         before,
@@ -91,10 +96,11 @@ export function createCoordinationActivities(
         slotFor,
       };
       const answer = await enterCoordinator(request, enter, sendsPerHour);
-      const given = answer.standing?.workflowId === request.workflowId && answer.standing.ticket === request.ticket;
+      const given = answer.standing?.workflowId === request.workflowId && answer.standing.ticket === ticket;
       const jobRead =
         request.readJob === true && earlier === null && given ? await readAtCheckIn(readJob, request) : undefined;
       return {
+        ticket,
         earlier,
         recheckAfterMs: recheckAfterMs(settings.windowMs ?? HOUR_MS),
         // Every wait goes through this worker's watchers, whatever its schedule, when it has some.
@@ -106,15 +112,29 @@ export function createCoordinationActivities(
       };
     },
 
-    /**
-     * Whether a check-in comes from a running follow-up of ours, of the chain its ticket names: a describe, the
-     * server's record, so a well-formed check-in for a follow-up that does not exist (or is another type, or ended, or
-     * is another chain under that id) takes nothing. With it, the workers' default budget, so no message sets it.
-     */
-    async confirmFollowUp(claim: FollowUpClaim): Promise<FollowUpConfirmation> {
-      const [problem, sendsPerHour] = await Promise.all([followUpProblem(client, claim), defaultSendsPerHour()]);
-      return { problem, defaultSendsPerHour: sendsPerHour };
-    },
+    confirmFollowUp: createConfirmFollowUp(client, sealer, defaultSendsPerHour),
+  };
+}
+
+/**
+ * Whether a check-in comes from a running follow-up of ours, of the chain its sealed ticket names: the seal opens, and
+ * a describe (the server's record) shows that chain running, so a well-formed check-in for a follow-up that does not
+ * exist (or is another type, or ended, or is another chain under that id) takes nothing. With it, the workers' default
+ * budget, so no message sets it.
+ */
+function createConfirmFollowUp(
+  client: Client,
+  sealer: TicketSealer,
+  defaultSendsPerHour: () => Promise<number>,
+): (claim: FollowUpClaim) => Promise<FollowUpConfirmation> {
+  return async (claim) => {
+    // A ticket our workers did not seal for this follow-up needs no describe.
+    if (claim.ticket !== null && sealer.open(claim.workflowId, claim.ticket) === null) {
+      const problem = `the ticket is not one this worker would seal for '${claim.workflowId}'`;
+      return { problem, unsealed: true, defaultSendsPerHour: await defaultSendsPerHour() };
+    }
+    const [problem, sendsPerHour] = await Promise.all([followUpProblem(client, claim), defaultSendsPerHour()]);
+    return { problem, defaultSendsPerHour: sendsPerHour };
   };
 }
 
@@ -129,9 +149,9 @@ async function followUpProblem(client: Client, { workflowId, ticket }: FollowUpC
   if (description.type !== FOLLOW_UP_WORKFLOW_TYPE)
     return `'${workflowId}' is a workflow of type '${description.type}', not a follow-up`;
   if (description.status.name !== 'RUNNING') return `the follow-up '${workflowId}' is not running`;
-  // The ticket is the chain's first run id (the same across continue-as-new, new for a re-run under the id).
+  // The ticket names the chain's first run id (the same across continue-as-new, new for a re-run under the id).
   const firstRunId = description.raw.workflowExecutionInfo?.firstRunId || description.runId;
-  if (ticket !== null && firstRunId !== ticket)
+  if (ticket !== null && firstRunId !== chainOfTicket(ticket))
     return `the running follow-up '${workflowId}' is not the run this check-in names`;
   return null;
 }

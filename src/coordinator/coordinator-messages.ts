@@ -10,6 +10,15 @@ import { checkBudgetRequest } from '../kernel/send-budget-rule';
 export type { BudgetRequest } from '../kernel/send-budget-rule';
 import type { CheckInAnswer, EnterRequest, QueueNotice, Said, SlotOutcome, TurnGrant } from './project-coordination';
 
+/** Between a ticket's chain (its first run id) and its seal (ticket-seal.activity.ts). */
+export const TICKET_SEPARATOR = '.';
+
+/** The chain a ticket names: its first run id (a ticket without a seal is that alone). */
+export function chainOfTicket(ticket: string): string {
+  const at = ticket.indexOf(TICKET_SEPARATOR);
+  return at < 0 ? ticket : ticket.slice(0, at);
+}
+
 /** More earlier follow-ups than a check-in lists (visibility's first page). */
 export const MAX_BEFORE = 100;
 
@@ -39,15 +48,15 @@ export function checkLeave(value: unknown): { workflowId: string; ticket: string
 }
 
 /**
- * A `slotOutcome`: the follow-up, the slot it was granted, what became of it, and the API's Retry-After (only with a
- * 429).
+ * A `slotOutcome`: the follow-up and its sealed ticket, the slot it was granted, what became of it, and the API's
+ * Retry-After (only with a 429). The coordinator believes it only under the ticket the slot was granted to.
  */
 export function checkSlotOutcome(value: unknown): SlotOutcome | null {
-  if (!isObject(value) || !isId(value.workflowId) || !isId(value.slot)) return null;
+  if (!isObject(value) || !isId(value.workflowId) || !isId(value.ticket) || !isId(value.slot)) return null;
   const { outcome, retryAfterMs } = value;
   if (outcome !== 'unsent' && outcome !== 'accepted' && outcome !== 'refused') return null;
   if (retryAfterMs !== null && !(isTime(retryAfterMs) && outcome === 'refused')) return null;
-  return { workflowId: value.workflowId, slot: value.slot, outcome, retryAfterMs };
+  return { workflowId: value.workflowId, ticket: value.ticket, slot: value.slot, outcome, retryAfterMs };
 }
 
 /** A `setBudget`, or what is wrong with it: the CLI's rule, checked again here (send-budget-rule.ts). */

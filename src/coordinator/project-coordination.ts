@@ -25,9 +25,10 @@ export function sendLeaseMs(windowMs: number): number {
 export const ARRIVAL_MARGIN_MS = 2_000;
 
 /** A grant of one send slot: the request may leave until `sendByMs`; it counts in the window from a little later. */
-function slotGranted(workflowId: string, key: string, nowMs: number, windowMs: number): SendSlot {
+function slotGranted(request: SlotRequest, nowMs: number, windowMs: number): SendSlot {
+  const { workflowId, ticket, key } = request;
   const sendByMs = nowMs + sendLeaseMs(windowMs);
-  return { workflowId, key, sendByMs, countsFromMs: sendByMs + ARRIVAL_MARGIN_MS };
+  return { workflowId, ticket, key, sendByMs, countsFromMs: sendByMs + ARRIVAL_MARGIN_MS };
 }
 
 /**
@@ -66,6 +67,8 @@ export const RECHECK_GROWTH = 8;
 /** A grant of one send: its request may leave until `sendByMs`, and it counts for a window's length from `countsFromMs`. */
 export interface SendSlot {
   workflowId: string;
+  /** The sealed ticket of the follow-up it was granted to: only a `slotOutcome` under it is believed. */
+  ticket: string;
   /** The follow-up's name for the send attempt it was granted for (its run id and attempt number). */
   key: string;
   sendByMs: number;
@@ -149,7 +152,7 @@ export interface CoordinatorState {
    * The last slot each holder was granted, so an ask for it again (a check-in that crossed its grant, or retried
    * after the grant's answer was lost) is answered with that grant, never with a second slot or a refund.
    */
-  lastGranted?: Record<string, { key: string; sendByMs: number; tellAnswer?: boolean }>;
+  lastGranted?: Record<string, { key: string; ticket: string; sendByMs: number; tellAnswer?: boolean }>;
   /** Follow-ups started before one in a lane that the coordinator has not seen: when to ask next whether each runs. */
   awaitedCheckedAtMs?: Record<string, number>;
   /** Notices said over the coordinator's whole life (all runs), which orders them (`Said`). */
@@ -193,6 +196,8 @@ export interface TurnGrant {
  */
 export interface SlotOutcome {
   workflowId: string;
+  /** The follow-up's sealed ticket: only the follow-up the slot was granted to tells what became of it. */
+  ticket: string;
   slot: string;
   outcome: 'unsent' | 'accepted' | 'refused';
   /** The API's Retry-After with a 429, when it gave one. */
@@ -201,6 +206,8 @@ export interface SlotOutcome {
 
 export interface SendAnswered {
   workflowId: string;
+  /** The follow-up's sealed ticket: the one the slot was granted to. */
+  ticket: string;
   /** The slot the request left under. */
   slot: string;
   /** The API refused it with 429 (it did not take the message). */
@@ -435,7 +442,9 @@ function answerDueByMs(slot: SendSlot): number {
  * an answer for a slot the coordinator does not hold (stale, forged, or already left the window) changes nothing.
  */
 export function sendAnswered(state: CoordinatorState, answer: SendAnswered, nowMs: number): boolean {
-  const index = state.slots.findIndex((slot) => slot.workflowId === answer.workflowId && slot.key === answer.slot);
+  const index = state.slots.findIndex(
+    (slot) => slot.workflowId === answer.workflowId && slot.key === answer.slot && slot.ticket === answer.ticket,
+  );
   const slot = state.slots[index];
   if (!slot) return false;
   delete slot.awaitsAnswer;
@@ -492,10 +501,13 @@ function dropLostProbe(state: CoordinatorState, nowMs: number): void {
  * window already (its follow-up heard of it late) frees nothing, but is still counted as given back: it was never
  * sent under.
  */
-export function returnSlot(state: CoordinatorState, workflowId: string, key: string): boolean {
-  const last = state.lastGranted?.[workflowId]?.key === key;
+export function returnSlot(state: CoordinatorState, workflowId: string, ticket: string, key: string): boolean {
+  const granted = state.lastGranted?.[workflowId];
+  const last = granted?.key === key && granted.ticket === ticket;
   if (last) delete state.lastGranted?.[workflowId];
-  const index = state.slots.findIndex((slot) => slot.workflowId === workflowId && slot.key === key);
+  const index = state.slots.findIndex(
+    (slot) => slot.workflowId === workflowId && slot.key === key && slot.ticket === ticket,
+  );
   if (index >= 0) state.slots.splice(index, 1);
   if (index < 0 && !last) return false;
   state.totals.returned += 1;
@@ -739,15 +751,21 @@ export function grantAtCheckIn(state: CoordinatorState, workflowId: string, jobI
  * A request told to wait for the budget waited, whether its slot comes by signal or at a later check-in. A slot past
  * the window's first SENDS_AT_ONCE, or a refused project's probe, awaits the API's answer.
  */
-function grantSlot(state: CoordinatorState, { workflowId, key, told }: SlotRequest, nowMs: number): SendSlot {
-  const slot = slotGranted(workflowId, key, nowMs, state.windowMs);
+function grantSlot(state: CoordinatorState, request: SlotRequest, nowMs: number): SendSlot {
+  const { workflowId, ticket, key, told } = request;
+  const slot = slotGranted(request, nowMs, state.windowMs);
   const tellAnswer = state.refusal ? true : state.slots.length >= (state.sendsAtOnce ?? SENDS_AT_ONCE);
   if (tellAnswer) slot.awaitsAnswer = true;
   if (state.refusal) state.refusal.probe = { workflowId, key };
   state.slots.push(slot);
   state.totals.granted += 1;
   if (told) state.totals.waitedForBudget += 1;
-  (state.lastGranted ??= {})[workflowId] = { key, sendByMs: slot.sendByMs, ...(tellAnswer ? { tellAnswer } : {}) };
+  (state.lastGranted ??= {})[workflowId] = {
+    key,
+    ticket,
+    sendByMs: slot.sendByMs,
+    ...(tellAnswer ? { tellAnswer } : {}),
+  };
   return slot;
 }
 

@@ -204,6 +204,19 @@ class ProjectCoordinator {
     }
     const defaultLimit = defaultLimitFrom(confirmation.defaultSendsPerHour, this.state.windowMs);
     if (defaultLimit !== null) this.state.defaultLimit = defaultLimit;
+    if (confirmation.unsealed) {
+      log.warn('Refused a check-in whose ticket this worker would not seal', {
+        projectId: this.state.projectId,
+        workflowId: request.workflowId,
+      });
+      // For now only: a true follow-up whose worker holds another API key (one being rotated) checks in again.
+      throw ApplicationFailure.create({
+        type: COORDINATOR_BUSY,
+        message:
+          `Refused for now: ${confirmation.problem}; either the check-in is forged, or the workers hold different ` +
+          'AGENT_API_KEY values (while a key is rotated); check in again',
+      });
+    }
     if (confirmation.problem !== null) {
       log.warn('Refused a check-in from no running follow-up of ours', {
         projectId: this.state.projectId,
@@ -245,13 +258,14 @@ class ProjectCoordinator {
     const checked = checkSlotOutcome(message);
     if (!checked) return void log.warn('Ignored a malformed slotOutcome signal', { projectId: state.projectId });
     if (checked.outcome === 'unsent') {
-      returnSlot(state, checked.workflowId, checked.slot);
+      returnSlot(state, checked.workflowId, checked.ticket, checked.slot);
       return void this.heard();
     }
     const refused = checked.outcome === 'refused';
     const refusedBefore = state.refusal?.sinceMs;
     // A slot this coordinator does not hold (stale, or not this project's) changes nothing.
-    const answer = { workflowId: checked.workflowId, slot: checked.slot, refused, retryAfterMs: checked.retryAfterMs };
+    const { workflowId, ticket, slot, retryAfterMs } = checked;
+    const answer = { workflowId, ticket, slot, refused, retryAfterMs };
     if (!sendAnswered(state, answer, Date.now())) return void this.heard();
     if (refused && refusedBefore === undefined)
       log.warn("The agent API refused a send (429): the project's sends pause until a probe is accepted", {

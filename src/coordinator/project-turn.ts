@@ -17,7 +17,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { coordinatorWorkflowId } from '../kernel/workflow-ids';
-import { checkNotice, checkStanding, checkTurn } from './coordinator-messages';
+import { chainOfTicket, checkNotice, checkStanding, checkTurn } from './coordinator-messages';
 import { formatMs } from '../kernel/duration';
 import { notifyProblem } from '../kernel/request';
 import {
@@ -45,6 +45,8 @@ import type { JobRef } from '../kernel/agent-job';
 const LEASE_LEFT_MS = 1_000;
 /** Until the first check-in says otherwise (an hour's window): how long a waiting follow-up trusts silence. */
 const DEFAULT_RECHECK_AFTER_MS = 5 * 60_000;
+/** `standing` signals held until the ticket is sealed: more than a coordinator sends before a check-in's answer. */
+const MAX_UNSEALED = 20;
 
 /**
  * Checks in with the project's coordinator: joins the job's lane, asks for a send slot, and (first time) finds what
@@ -109,6 +111,8 @@ export interface LaneHolder {
   /** The workers' watcher shards and callback URL, learned at check-in, kept for the follow-up's waits and ending. */
   watchShards: number | null;
   defaultNotifyUrl: string | null;
+  /** The sealed ticket, once a check-in gave it (a continued run starts with it); kept for the chain's later runs. */
+  ticket: string | null;
   /** Waiting behind earlier follow-ups or for the budget (null: checking in), shown in the follow-up's progress. */
   queued(notice: QueueNotice | null): void;
   tookLane(): void;
@@ -146,12 +150,16 @@ export class ProjectTurn {
   private recheckAfterMs = DEFAULT_RECHECK_AFTER_MS;
   private checkIns = 0;
   /**
-   * The name of this follow-up's check-ins, which the coordinator's grants and notices carry back: the chain's first
-   * run id, the same across continue-as-new (the next run keeps the job) and new for a re-run under the same id, so a
-   * message meant for an earlier chain, or for nobody, changes nothing.
+   * The name of this follow-up's check-ins, which the coordinator's grants and notices carry back: its chain's first run
+   * id, the same across continue-as-new (the next run keeps the job) and new for a re-run under the same id, sealed by
+   * our workers at the first check-in (ticket-seal.activity.ts). Unsealed until then: anyone can read a run id, so a
+   * message under it alone is not believed.
    */
-  private readonly ticket = workflowInfo().firstExecutionRunId;
-  private readonly tickets = new Set([this.ticket]);
+  private ticket: string;
+  /** The sealed ticket, once known: the only one a message to this follow-up may carry. */
+  private readonly tickets = new Set<string>();
+  /** `standing` signals that came before the first check-in's answer sealed the ticket: heard once it has. */
+  private readonly unsealed: unknown[] = [];
   /** The job as the check-in that gave it read it, until the read before the send takes it. */
   private jobRead: AgentJob | null = null;
 
@@ -161,12 +169,37 @@ export class ProjectTurn {
   constructor(private readonly run: LaneHolder) {
     this.holds = run.holdsLane;
     this.beganHolding = run.holdsLane;
-    setHandler(standingSignal, (message) => {
-      const heard = checkStanding(message, workflowInfo().workflowId, this.tickets, Date.now());
-      if (!heard) return void log.warn('Ignored a standing signal not meant for this follow-up', { ...this.run.ref });
-      this.heard += 1;
-      this.hear(heard);
-    });
+    this.ticket = run.ticket ?? workflowInfo().firstExecutionRunId;
+    if (run.ticket !== null) this.tickets.add(run.ticket);
+    setHandler(standingSignal, (message) => this.onStanding(message));
+  }
+
+  /**
+   * A `standing` signal: believed only with this follow-up's sealed ticket. One that comes before the ticket is known
+   * (a grant can overtake the check-in's answer) waits for it; a few at most, since anyone may send them.
+   */
+  private onStanding(message: unknown): void {
+    if (this.tickets.size === 0) {
+      if (this.unsealed.length < MAX_UNSEALED) this.unsealed.push(message);
+      return;
+    }
+    const heard = checkStanding(message, workflowInfo().workflowId, this.tickets, Date.now());
+    if (!heard) return void log.warn('Ignored a standing signal not meant for this follow-up', { ...this.run.ref });
+    this.heard += 1;
+    this.hear(heard);
+  }
+
+  /** The sealed ticket a check-in's answer gave, if it is this chain's: kept, and the signals held for it heard. */
+  private sealed(ticket: unknown): void {
+    if (typeof ticket !== 'string' || this.tickets.has(ticket)) return;
+    const firstRunId = workflowInfo().firstExecutionRunId;
+    if (chainOfTicket(ticket) !== firstRunId || ticket === firstRunId) return;
+    // A new seal (the workers' API key changed): the coordinator takes it at its next check-in, after its describe.
+    this.tickets.clear();
+    this.tickets.add(ticket);
+    this.ticket = ticket;
+    this.run.ticket = ticket;
+    for (const message of this.unsealed.splice(0)) this.onStanding(message);
   }
 
   /** What the coordinator said of this run's standing, by signal or in a check-in's answer (both checked). */
@@ -266,7 +299,13 @@ export class ProjectTurn {
   /** Where the send under `slot` tells the coordinator it was accepted, when the coordinator awaits that answer. */
   acceptedSlot(slot: HeldSlot): { tellAccepted?: AcceptedSlot } {
     if (slot.tellAnswer !== true) return {};
-    return { tellAccepted: { coordinatorId: coordinatorWorkflowId(this.run.ref.projectId), slot: slot.key } };
+    return {
+      tellAccepted: {
+        coordinatorId: coordinatorWorkflowId(this.run.ref.projectId),
+        slot: slot.key,
+        ticket: this.ticket,
+      },
+    };
   }
 
   /** The slot was sent under, or may have been, and no answer came: it counts in the window. */
@@ -287,6 +326,7 @@ export class ProjectTurn {
     await this.tell((handle) =>
       handle.signal(slotOutcomeSignal, {
         workflowId: workflowInfo().workflowId,
+        ticket: this.ticket,
         slot: slot.key,
         outcome: refused ? 'refused' : 'accepted',
         retryAfterMs,
@@ -308,6 +348,7 @@ export class ProjectTurn {
     return this.tell((handle) =>
       handle.signal(slotOutcomeSignal, {
         workflowId: workflowInfo().workflowId,
+        ticket: this.ticket,
         slot: key,
         outcome: 'unsent',
         retryAfterMs: null,
@@ -335,6 +376,7 @@ export class ProjectTurn {
   }
 
   private noteCheckIn(checkedIn: CheckedIn): void {
+    this.sealed(checkedIn.ticket);
     if (typeof checkedIn.recheckAfterMs === 'number' && checkedIn.recheckAfterMs > 0)
       this.recheckAfterMs = checkedIn.recheckAfterMs;
     if (typeof checkedIn.watchShards === 'number' && checkedIn.watchShards >= 1)

@@ -44,7 +44,7 @@ export interface FollowUpActivities {
   ): Promise<NotificationDelivered>;
 }
 
-/** Who a check-in says it comes from: a follow-up's workflow id and the ticket of its chain (its first run id). */
+/** Who a check-in says it comes from: a follow-up's workflow id and its sealed ticket (ticket-seal.activity.ts). */
 export interface FollowUpClaim {
   workflowId: string;
   /** Null: any running follow-up under the id will do. */
@@ -54,6 +54,11 @@ export interface FollowUpClaim {
 export interface FollowUpConfirmation {
   /** Why the claim is not a running follow-up of that chain (null: it is). */
   problem: string | null;
+  /**
+   * The problem is only the ticket's seal: not one this worker would make. Forged, or sealed by a worker with another
+   * AGENT_API_KEY (a key being rotated): refused for now, so a true follow-up checks in again.
+   */
+  unsealed?: true;
   /**
    * The default budget per project as this worker has it: the namespace's (`budget set` without `--project`) or its
    * own AGENT_SENDS_PER_PROJECT_PER_HOUR, per hour (tests' short windows scale it in the coordinator).
@@ -77,6 +82,8 @@ export interface SendRequest extends MessageRequest {
 export interface AcceptedSlot {
   coordinatorId: string;
   slot: string;
+  /** The follow-up's sealed ticket: the coordinator believes an answer only under the ticket the slot was granted to. */
+  ticket: string;
 }
 
 /**
@@ -148,7 +155,10 @@ export interface CheckInRequest {
   /** The follow-up checking in. */
   workflowId: string;
   runId: string;
-  /** The run's name for its check-ins: the coordinator's grants and notices carry it back. */
+  /**
+   * The follow-up's name for its check-ins: its chain's first run id, or the sealed ticket an earlier check-in gave it
+   * (the check-in seals it either way); the coordinator's grants and notices carry the sealed one back.
+   */
   ticket: string;
   /** When the server started the follow-up's chain: its place in its job's lane. */
   startedAtMs: number;
@@ -168,6 +178,11 @@ export interface CheckInRequest {
 }
 
 export interface CheckedIn {
+  /**
+   * The follow-up's sealed ticket: its messages to the coordinator carry it, and it takes only messages that carry it
+   * (ticket-seal.activity.ts). An answer of our own activity, so it is believed.
+   */
+  ticket: string;
   /** What an earlier run under this workflow id did with the message (null: none sent it). */
   earlier: DeliveryRecord | null;
   /** How long the follow-up may first hear nothing from the coordinator while it waits before it checks in again. */

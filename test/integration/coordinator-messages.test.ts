@@ -9,7 +9,7 @@ import {
   FOLLOW_UP_WORKFLOW_TYPE,
   PROJECT_COORDINATOR_WORKFLOW_TYPE,
 } from '../../src/kernel/workflow-ids';
-import { createHarness, FAST_POLLING, waitFor, type Harness } from '../support/harness';
+import { createHarness, FAST_POLLING, sealedTicket, waitFor, type Harness } from '../support/harness';
 import type { projectCoordinatorWorkflow } from '../../src/coordinator/project-coordinator';
 import { enterUpdate, leaveSignal, projectQuery } from '../../src/coordinator/messages';
 jest.setTimeout(240_000);
@@ -128,17 +128,18 @@ test("a slot granted to a follow-up the coordinator cannot tell still counts: th
   // check-in, as the checkIn activity does: a coordinator started empty ends at its first task, and a check-in sent
   // after that task would find it closing.
   const idle = `${h.taskQueue()}-nobody-polls`;
-  const runIds = new Map<string, string>();
+  const tickets = new Map<string, string>();
   for (const workflowId of ['ended-first', 'ended-second'].map((name) => `${name}-${projectId}`)) {
     const started = await h.client.workflow.start(FOLLOW_UP_WORKFLOW_TYPE, { workflowId, taskQueue: idle, args: [] });
-    runIds.set(workflowId, started.firstExecutionRunId);
+    // As the checkIn activity seals it: the coordinator's describe checks the chain it names.
+    tickets.set(workflowId, sealedTicket(workflowId, started.firstExecutionRunId));
   }
   const checkIn = (name: string, startedAtMs: number) =>
     h.client.workflow.executeUpdateWithStart(enterUpdate, {
       args: [
         {
           workflowId: `${name}-${projectId}`,
-          ticket: runIds.get(`${name}-${projectId}`) as string,
+          ticket: tickets.get(`${name}-${projectId}`) as string,
           jobId: 'job-1',
           startedAtMs,
           before: [],
@@ -164,7 +165,7 @@ test("a slot granted to a follow-up the coordinator cannot tell still counts: th
     for (const name of ['ended-first', 'ended-second'])
       await h.client.workflow.getHandle(`${name}-${projectId}`).terminate('ended, as a follow-up that sent has');
     const firstId = `ended-first-${projectId}`;
-    await coordinator.signal(leaveSignal, { workflowId: firstId, ticket: runIds.get(firstId) as string });
+    await coordinator.signal(leaveSignal, { workflowId: firstId, ticket: tickets.get(firstId) as string });
     await waitFor(
       async () => (await coordinator.query(projectQuery)).lanes.length === 0,
       'the coordinator to drop the follow-up it cannot tell',

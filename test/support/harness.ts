@@ -14,10 +14,20 @@ import {
   type FollowUpWorkerOptions,
 } from '../../src/worker/follow-up-worker';
 import { installQuietRuntime } from './quiet-runtime';
+import { createTicketSealer, TICKET_KEY_PURPOSE } from '../../src/coordinator/ticket-seal.activity';
 
 export { TEST_SERVER_CONTINUE_AS_NEW_AFTER, TEST_SERVER_HISTORY_LIMIT } from './server-limits';
 
 export const TEST_API_KEY = 'mint_test_not_a_real_key_0001';
+
+/**
+ * The ticket the test workers (TEST_API_KEY) seal for a follow-up chain: for tests that check in by hand, as only
+ * someone holding the workers' agent API key could.
+ */
+export function sealedTicket(workflowId: string, firstRunId: string): string {
+  const key = new AgentApiClient({ baseUrl: 'http://127.0.0.1', apiKey: TEST_API_KEY, requestTimeoutMs: 1_000 });
+  return createTicketSealer(key.derivedKey(TICKET_KEY_PURPOSE)).seal(workflowId, firstRunId);
+}
 
 export interface Harness {
   client: Client;

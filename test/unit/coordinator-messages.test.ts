@@ -87,8 +87,8 @@ describe("setBudget is held to the CLI's rule in the workflow", () => {
   });
 });
 
-test('slotOutcome takes a slot, what became of it, and a Retry-After only with a 429', () => {
-  const refused = { workflowId: 'f', slot: 'r#1', outcome: 'refused', retryAfterMs: 5_000 };
+test('slotOutcome takes the ticket, a slot, what became of it, and a Retry-After only with a 429', () => {
+  const refused = { workflowId: 'f', ticket: 'run.seal', slot: 'r#1', outcome: 'refused', retryAfterMs: 5_000 };
   expect(checkSlotOutcome(refused)).toEqual(refused);
   for (const outcome of ['accepted', 'unsent'])
     expect(checkSlotOutcome({ ...refused, outcome, retryAfterMs: null })).toEqual({
@@ -99,6 +99,8 @@ test('slotOutcome takes a slot, what became of it, and a Retry-After only with a
   for (const bad of [
     null,
     { workflowId: 'f' },
+    { ...refused, ticket: undefined },
+    { ...refused, ticket: '' },
     { ...refused, slot: '' },
     { ...refused, outcome: 'yes' },
     { ...refused, outcome: true },

@@ -91,7 +91,7 @@ describe('a job is handed to its follow-ups in the order the server started them
     for (const [index, id] of ['a', 'b', 'c'].entries()) enter(state, request(id, id, index + 1), 0);
     planRound(state, 0);
     // a's lease ran out before its request left: it gives the slot back and asks again.
-    returnSlot(state, 'a', 'a#1');
+    returnSlot(state, 'a', 't-a', 'a#1');
     enter(state, { ...request('a', 'a', 1), slotFor: 'a#2' }, 1);
     expect(planRound(state, 1).grants).toEqual([
       { workflowId: 'a', ticket: 't-a', slot: 'a#2', sendByMs: 1 + sendLeaseMs(HOUR) },
@@ -196,9 +196,9 @@ describe('a grant lost with a worker is not counted', () => {
     grantAtCheckIn(state, 'a', 'j', later);
     expect(standingOf(state, 'a', 'a#1')).toMatchObject({ slot: 'a#1', sendByMs: sendLeaseMs(10_000) });
     expect(state.totals).toMatchObject({ granted: 1, returned: 0 });
-    expect(returnSlot(state, 'a', 'a#1')).toBe(true);
+    expect(returnSlot(state, 'a', 't-a', 'a#1')).toBe(true);
     expect(state.totals).toMatchObject({ granted: 1, returned: 1 });
-    expect(returnSlot(state, 'a', 'a#1')).toBe(false);
+    expect(returnSlot(state, 'a', 't-a', 'a#1')).toBe(false);
     enter(state, { ...request('a', 'j', 1), slotFor: 'a#2' }, later + 1);
     grantAtCheckIn(state, 'a', 'j', later + 1);
     expect(standingOf(state, 'a', 'a#2')).toMatchObject({ slot: 'a#2', sendByMs: later + 1 + sendLeaseMs(10_000) });
@@ -209,7 +209,7 @@ describe('a grant lost with a worker is not counted', () => {
     const state = emptyCoordinator('p', 10, HOUR);
     enter(state, request('a', 'j', 1), 0);
     grantAtCheckIn(state, 'a', 'j', 0);
-    returnSlot(state, 'a', 'a#1');
+    returnSlot(state, 'a', 't-a', 'a#1');
     enter(state, { ...request('a', 'j', 1), slotFor: 'a#2' }, 1);
     enter(state, request('a', 'j', 1), 2);
     expect(state.totals).toMatchObject({ granted: 1, returned: 1 });

@@ -68,7 +68,7 @@ function answer(
 ) {
   return sendAnswered(
     state,
-    { workflowId: grant.workflowId, slot: grant.slot as string, refused, retryAfterMs },
+    { workflowId: grant.workflowId, ticket: grant.ticket, slot: grant.slot as string, refused, retryAfterMs },
     nowMs,
   );
 }
@@ -140,7 +140,7 @@ describe("a project's send budget counts the way the vendor does: at most N in a
     burst(state, 3, 0);
     planRound(state, 0);
     expect(nextSlotAtMs(state, 0)).toBe(sendLeaseMs(HOUR) + ARRIVAL_MARGIN_MS + HOUR);
-    expect(returnSlot(state, 'f0', 'f0#1')).toBe(true);
+    expect(returnSlot(state, 'f0', 't-f0', 'f0#1')).toBe(true);
     expect(planRound(state, 1).grants.map((grant) => grant.workflowId)).toEqual(['f2']);
   });
 
@@ -409,7 +409,7 @@ describe("others' uses of the project: the coordinator learns of them from the A
     answer(state, first, 10, true);
     const at = 10 + PROBE_BACKOFF.firstMs;
     const [probe] = slotsOf(planRound(state, at)) as [TurnGrant];
-    expect(returnSlot(state, probe.workflowId, probe.slot as string)).toBe(true);
+    expect(returnSlot(state, probe.workflowId, probe.ticket, probe.slot as string)).toBe(true);
     const [again] = slotsOf(planRound(state, at + 1)) as [TurnGrant];
     expect(again.workflowId).not.toBe(probe.workflowId);
     expect(slotsOf(planRound(state, at + 2))).toEqual([]);
@@ -418,17 +418,30 @@ describe("others' uses of the project: the coordinator learns of them from the A
     expect(state.refusal).not.toBeNull();
   });
 
-  test('an answer for a slot the coordinator does not hold changes nothing: stale, foreign or made up', () => {
+  test('an answer or a give-back for a slot the coordinator does not hold under that ticket changes nothing: stale, foreign, made up or unsealed', () => {
     const state = pastTheFirstSends();
     more(state, 0, 3, 1);
     const [first] = slotsOf(planRound(state, 1)) as [TurnGrant];
     const before = structuredClone(state);
-    expect(sendAnswered(state, { workflowId: 'stranger', slot: 'x#1', refused: true, retryAfterMs: null }, 5)).toBe(
-      false,
-    );
     expect(
-      sendAnswered(state, { workflowId: first.workflowId, slot: 'other-run#1', refused: true, retryAfterMs: null }, 5),
+      sendAnswered(
+        state,
+        { workflowId: 'stranger', ticket: 't-stranger', slot: 'x#1', refused: true, retryAfterMs: null },
+        5,
+      ),
     ).toBe(false);
+    expect(
+      sendAnswered(
+        state,
+        { workflowId: first.workflowId, ticket: first.ticket, slot: 'other-run#1', refused: true, retryAfterMs: null },
+        5,
+      ),
+    ).toBe(false);
+    // Its own slot, named under another ticket (the public first run id, say): not its follow-up's word.
+    const slot = first.slot as string;
+    const unsealed = { workflowId: first.workflowId, ticket: 'its-first-run-id', slot, refused: true };
+    expect(sendAnswered(state, { ...unsealed, retryAfterMs: null }, 5)).toBe(false);
+    expect(returnSlot(state, first.workflowId, 'its-first-run-id', slot)).toBe(false);
     expect(state).toEqual(before);
     // The real one counts once; told again, it is stale.
     expect(answer(state, first, 6, true)).toBe(true);

@@ -170,6 +170,7 @@ describe('the request leaves only once the server has its record', () => {
     const { sendFollowUpMessage } = createActivities({
       api: {
         sendFollowUpMessage: () => Promise.reject(new TypeError('a bug after the request left')),
+        derivedKey: () => Buffer.alloc(32),
       } as unknown as typeof loopback.api,
       temporal: client,
       coordination: DEFAULT_COORDINATION,
@@ -190,9 +191,9 @@ describe('the request leaves only once the server has its record', () => {
 });
 
 describe("an accepted send the coordinator awaits the answer to is told from the send (issue 38's history)", () => {
-  const tellAccepted = { coordinatorId: 'agent-followup-project/proj-tell', slot: 'run-1#1' };
+  const tellAccepted = { coordinatorId: 'agent-followup-project/proj-tell', slot: 'run-1#1', ticket: 'run-1.seal' };
 
-  test('the coordinator hears `accepted` for the slot, named by the follow-up, and the answer says so', async () => {
+  test('the coordinator hears `accepted` for the slot, named by the follow-up under its ticket, and the answer says so', async () => {
     const ref = { projectId: 'proj-tell', jobId: 'job-tell-1' };
     loopback.simulator.addJob(ref);
     const { client, signals } = temporalThat(false);
@@ -202,7 +203,9 @@ describe("an accepted send the coordinator awaits the answer to is told from the
       {
         workflowId: tellAccepted.coordinatorId,
         name: 'slotOutcome',
-        args: [{ workflowId: 'follow-up-1', slot: 'run-1#1', outcome: 'accepted', retryAfterMs: null }],
+        args: [
+          { workflowId: 'follow-up-1', ticket: 'run-1.seal', slot: 'run-1#1', outcome: 'accepted', retryAfterMs: null },
+        ],
       },
     ]);
   });

@@ -32,6 +32,8 @@ export interface FollowUpCheckpoint {
   watchShards?: number;
   /** The workers' callback URL (AGENT_NOTIFY_URL), learned at check-in, for a follow-up without its own `notify`. */
   notifyUrl?: string;
+  /** The follow-up's sealed ticket, from its first check-in: the coordinator's messages carry it. */
+  ticket?: string;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -76,6 +78,7 @@ export function isCheckpoint(value: unknown): value is FollowUpCheckpoint {
     (value.holdsLane === undefined || typeof value.holdsLane === 'boolean') &&
     (value.delivered === undefined || isDelivered(value.delivered)) &&
     (value.watchShards === undefined || (isCount(value.watchShards) && (value.watchShards as number) >= 1)) &&
-    (value.notifyUrl === undefined || typeof value.notifyUrl === 'string')
+    (value.notifyUrl === undefined || typeof value.notifyUrl === 'string') &&
+    (value.ticket === undefined || typeof value.ticket === 'string')
   );
 }

@@ -50,6 +50,8 @@ export class FollowUpRun {
   watchShards: number | null;
   /** The workers' callback URL (AGENT_NOTIFY_URL), once a check-in told it: used when the input has no `notify`. */
   defaultNotifyUrl: string | null;
+  /** The sealed ticket its check-in gave (project-turn.ts), carried to the chain's next runs. */
+  ticket: string | null;
   private registeredAtSend: WatchRegistration | null = null;
   /** When the next send attempt is due, while pausing after one the API did not take (null: not pausing). */
   private retryAtMs: number | null = null;
@@ -80,6 +82,7 @@ export class FollowUpRun {
     this.holdsLane = checkpoint?.holdsLane === true;
     this.watchShards = checkpoint?.watchShards ?? null;
     this.defaultNotifyUrl = checkpoint?.notifyUrl ?? null;
+    this.ticket = checkpoint?.ticket ?? null;
     const delivered = checkpoint?.delivered;
     // A run continued after the message carries reads made after it; one continued before carries none to show.
     this.shown = delivered ? this.lastJob : null;
@@ -310,6 +313,7 @@ export class FollowUpRun {
       ...(delivered ? { delivered } : {}),
       ...(this.watchShards !== null ? { watchShards: this.watchShards } : {}),
       ...(this.defaultNotifyUrl !== null ? { notifyUrl: this.defaultNotifyUrl } : {}),
+      ...(this.ticket !== null ? { ticket: this.ticket } : {}),
     };
     await continueAsNew<(input: FollowUpInput, checkpoint: FollowUpCheckpoint) => Promise<FollowUpResult>>(
       this.input,

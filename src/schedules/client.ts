@@ -81,7 +81,24 @@ export class FollowUpSchedules {
       if (error instanceof TypeError) throw new InvalidScheduleError(specRefusal(checked, error.message));
       throw error;
     }
+    if ('cron' in checked.spec) await this.refuseIfNeverFires(checked.scheduleId, checked.spec.cron);
     return { scheduleId: checked.scheduleId, workflowIdPrefix: options.action.workflowId as string };
+  }
+
+  /**
+   * A cron the server takes may still match no time at all (`* * 31 2 *`: the 31st of February). Only the server knows
+   * when its calendars fire, so its next times decide: none, and the schedule just made is deleted and refused.
+   */
+  private async refuseIfNeverFires(scheduleId: string, cron: string): Promise<void> {
+    const handle = this.client.schedule.getHandle(scheduleId);
+    const { info } = await handle.describe();
+    if (info.nextActionTimes.length > 0) return;
+    await handle.delete();
+    throw new InvalidScheduleError(
+      `Invalid schedule: the cron expression '${cron}' matches no time Temporal will ever reach ` +
+        '(a day the month never has, or a year in the past), so the schedule would never run; nothing was created. ' +
+        'Check its day-of-month, month and year fields',
+    );
   }
 
   /** The schedule with its spec, state, policies, next times and how its recent runs ended. */

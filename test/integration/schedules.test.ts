@@ -260,6 +260,24 @@ describe('the library', () => {
     await expect(schedules.describe(scheduleId)).rejects.toBeInstanceOf(ScheduleNotFoundError);
   });
 
+  test('a cron expression that never fires (the 31st of February) is an InvalidScheduleError that says so, and leaves no schedule', async () => {
+    const schedules = schedulesOn(h.taskQueue());
+    const scheduleId = `test-never-cron-${randomUUID()}`;
+    const error = await schedules
+      .create({ scheduleId, input: { ...uniqueJob(), prompt: 'Hi' }, cron: '0 9 31 2 *' })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(InvalidScheduleError);
+    expect((error as Error).message).toContain("the cron expression '0 9 31 2 *' matches no time");
+    await expect(schedules.describe(scheduleId)).rejects.toBeInstanceOf(ScheduleNotFoundError);
+    // The same id is free again: a corrected expression creates it.
+    await schedules.create({ scheduleId, input: { ...uniqueJob(), prompt: 'Hi' }, cron: '0 9 28 2 *' });
+    expect((await schedules.describe(scheduleId)).nextRunTimes.length).toBeGreaterThan(0);
+    await schedules.delete(scheduleId);
+  });
+
   test('creating the same schedule twice is refused with ScheduleAlreadyRunning naming the id', async () => {
     const schedules = schedulesOn(h.taskQueue());
     const request = { input: { ...uniqueJob(), prompt: 'Once' }, cron: RARELY };

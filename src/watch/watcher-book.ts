@@ -50,9 +50,13 @@ export class WatcherBook {
   /**
    * Reads of a wait's round counted by readers before the one reporting now, by workflow id. A reader counts from
    * zero (a new attempt, a switch between timers and the long activity, the next run of this watcher), so its reports
-   * are added to these: the figure `status` shows never goes back.
+   * are added to these: the figure `status` shows never goes back. With them, their last read: a reader that has not
+   * read yet reports none, and the read shown must not go back to none either.
    */
-  private readonly readsBefore = new Map<string, { round: number; reads: number }>();
+  private readonly readsBefore = new Map<
+    string,
+    { round: number; reads: number; lastRead: WaitReadReport['lastRead'] }
+  >();
   /** Until when someone asks for a wait's live figures (`watchFigures`), by workflow id, the latest ask last. */
   private readonly figuresAsked = new Map<string, number>();
   private version = 0;
@@ -193,7 +197,11 @@ export class WatcherBook {
       // Fewer reads than the last report of the same round: a reader that counts from zero reports now.
       const last = this.reports.get(report.workflowId);
       if (last !== undefined && last.round === report.round && report.reads < last.reads)
-        this.readsBefore.set(report.workflowId, { round: report.round, reads: this.shownReads(last) });
+        this.readsBefore.set(report.workflowId, {
+          round: report.round,
+          reads: this.shownReads(last),
+          lastRead: this.shownReport(report.workflowId)?.lastRead ?? null,
+        });
       this.reports.set(report.workflowId, report);
     }
   }
@@ -268,10 +276,16 @@ export class WatcherBook {
     };
   }
 
-  /** The reader's last report of a wait, with the reads counted before it added (null: none reported in this run). */
+  /**
+   * The reader's last report of a wait, with the reads counted before it added and, until it reads, the read before
+   * it (null: none reported in this run).
+   */
   private shownReport(workflowId: string): WaitReadReport | null {
     const report = this.reports.get(workflowId);
-    return report === undefined ? null : { ...report, reads: this.shownReads(report) };
+    if (report === undefined) return null;
+    const before = this.readsBefore.get(workflowId);
+    const earlier = before !== undefined && before.round === report.round ? before.lastRead : null;
+    return { ...report, reads: this.shownReads(report), lastRead: report.lastRead ?? earlier };
   }
 
   /** The reader's last report of a wait as it came (the same object until the next one: a handler awaits a new one). */

@@ -87,6 +87,21 @@ describe('WatcherBook', () => {
       expect(book.view('followup/p/j/1', T0)?.report?.lastRead).toEqual({ atMs: T0 + 1, status: 'active' });
     });
 
+    test("a reader that has not read yet (the next run's, reporting the ask it took over) leaves the last read shown", () => {
+      const book = new WatcherBook({ registrations: [registration()] });
+      book.askFigures('followup/p/j/1', T0, T0 + 30_000);
+      book.noteReports([reportOf(3)]);
+      const next = new WatcherBook(JSON.parse(JSON.stringify(book.carried(T0 + 10_000))), T0 + 10_000);
+      next.noteReports([{ ...reportOf(0), lastRead: null }]);
+      expect(next.view('followup/p/j/1', T0)?.report).toMatchObject({ reads: 3, lastRead: reportOf(3).lastRead });
+      // Its first read is the last one from then on, and a failed one (status null) shows as such.
+      next.noteReports([{ ...reportOf(1), lastRead: { atMs: T0 + 50, status: null } }]);
+      expect(next.view('followup/p/j/1', T0)?.report).toMatchObject({
+        reads: 4,
+        lastRead: { atMs: T0 + 50, status: null },
+      });
+    });
+
     test('the next run (continue-as-new) takes over the asks that last, shows their last report, and counts on from it', () => {
       const book = new WatcherBook({
         registrations: [registration(), registration({ workflowId: 'b' }), registration({ workflowId: 'c' })],

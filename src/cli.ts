@@ -35,7 +35,7 @@ function main(): void {
     env: process.env,
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),
-    connect: () => FollowUpClient.fromEnvironment(process.env),
+    connect: (env = process.env) => FollowUpClient.fromEnvironment(env),
     tty: process.stderr.isTTY === true,
     colour: colourFor(process.stderr, process.env),
     columns: process.stderr.columns,

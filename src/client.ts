@@ -7,6 +7,14 @@
 
 // The client, what its calls take and answer, and its errors.
 export { FollowUpClient } from './client/follow-up-client';
+export {
+  LIST_LIMIT_MAX,
+  LIST_STATES,
+  type FollowUpList,
+  type FollowUpListFilter,
+  type ListedFollowUp,
+  type ListState,
+} from './client/follow-up-list';
 export * from './client/calls';
 export * from './kernel/types';
 export type { AgentJob } from './agent-api/schemas';
@@ -35,6 +43,7 @@ export {
   type FollowUpOutcome,
 } from './client/outcome';
 export { isTerminal } from './kernel/agent-job';
+export { FOLLOW_UP_OUTCOME_KINDS } from './kernel/outcome-kind';
 
 // The input and its rules, checked before anything starts; default ids.
 export type { FollowUpInput, FollowUpRequest, InputProblem } from './client/input';
@@ -47,6 +56,8 @@ export {
 export { DEFAULT_MAX_PROMPT_LENGTH, inspectFollowUpInput } from './kernel/request';
 export { optionDifferences } from './client/option-differences';
 export { followUpWorkflowId, tupleDigest } from './client/ids';
+/** The follow-up's workflow type, for a starter in another language or `temporal workflow start`. */
+export { FOLLOW_UP_WORKFLOW_TYPE } from './kernel/workflow-ids';
 
 // The send budget's rule.
 export {

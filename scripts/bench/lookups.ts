@@ -7,7 +7,7 @@
  */
 import { TypedSearchAttributes } from '@temporalio/common';
 import { createFindEarlierOfJob, quote } from '../../src/coordinator/earlier-of-job.activity';
-import { openFollowUpsOfJobQuery } from '../../src/client/job-follow-ups-query';
+import { openFollowUpsOfJobQuery } from '../../src/client/follow-up-queries';
 import { AgentJobId, AgentProjectId } from '../../src/kernel/search-attributes';
 import { FOLLOW_UP_WORKFLOW_TYPE } from '../../src/kernel/workflow-ids';
 import { cpuMs, startDevServer } from './processes';

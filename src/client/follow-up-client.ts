@@ -81,7 +81,14 @@ import {
   WorkflowIdInUseError,
 } from './errors';
 import { followUpWorkflowId, workflowIdKeyOf } from './ids';
-import { openFollowUpsOfJobQuery } from './job-follow-ups-query';
+import { followUpListQuery, openFollowUpsOfJobQuery } from './follow-up-queries';
+import {
+  checkListFilter,
+  listedFollowUp,
+  type FollowUpList,
+  type FollowUpListFilter,
+  type ListedFollowUp,
+} from './follow-up-list';
 import { type FollowUpInput, type FollowUpRequest } from './input';
 import { failedOutcome, settleFollowUp, type FollowUpOutcome } from './outcome';
 import { explainOutage, temporalAnswers, TemporalUnreachableError, unreachable } from './temporal-outage';
@@ -478,6 +485,24 @@ export class FollowUpClient {
       }
       return { found: null, reason: `${outcome.type}: ${outcome.message}` };
     }
+  }
+
+  /**
+   * The follow-ups of a project, a job and a state (`running`, `ended`, or one way of ending) in Temporal's order
+   * (running ones first, then the latest ended), from what its visibility keeps: no worker is asked. Visibility may list a follow-up started or ended in the last
+   * second or two only a moment later. Throws InvalidFollowUpInputError for a bad filter, before any request.
+   */
+  async list(filter: FollowUpListFilter = {}): Promise<FollowUpList> {
+    const checked = checkListFilter(filter);
+    return this.reaching('listing follow-ups', async () => {
+      const followUps: ListedFollowUp[] = [];
+      // One more than asked: whether the limit cut the list.
+      for await (const execution of this.client.workflow.list({ query: followUpListQuery(checked) })) {
+        if (followUps.length === checked.limit) return { followUps, more: true };
+        followUps.push(listedFollowUp(execution));
+      }
+      return { followUps, more: false };
+    });
   }
 
   /**

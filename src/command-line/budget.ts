@@ -9,7 +9,7 @@ import {
   sendBudgetProblem,
   VENDOR_SENDS_PER_PROJECT_PER_HOUR,
 } from '../index';
-import { ExitCode, UsageError, type CliContext, type CliIo } from './io';
+import { ExitCode, UsageError, type CliContext, type CliIo, examplesOf } from './io';
 
 export function registerBudget(program: Command, ctx: CliContext): void {
   const budget = program
@@ -21,6 +21,10 @@ export function registerBudget(program: Command, ctx: CliContext): void {
     .summary("show each project's use of its budget in the current window (or one project's with --project)")
     .option('--project <id>', 'only this project')
     .option('--json', 'print JSON instead of text')
+    .addHelpText(
+      'after',
+      examplesOf(['agent-followup budget show', 'agent-followup budget show --project proj-1 --json']),
+    )
     .action(async (options: { project?: string; json?: boolean }) => {
       ctx.exitCode = await show(options.project, Boolean(options.json), ctx.io);
     });
@@ -40,6 +44,14 @@ export function registerBudget(program: Command, ctx: CliContext): void {
       `your plan allows more than the vendor's documented ${VENDOR_SENDS_PER_PROJECT_PER_HOUR} per project per hour: a budget above it is meant`,
     )
     .option('--json', 'print JSON instead of text')
+    .addHelpText(
+      'after',
+      examplesOf([
+        'agent-followup budget set --project proj-1 --sends-per-hour 40',
+        'agent-followup budget set --project proj-1 --sends-per-hour default',
+        'agent-followup budget set --sends-per-hour 80',
+      ]),
+    )
     .action(
       async (options: { project?: string; sendsPerHour?: string; aboveVendorLimit?: boolean; json?: boolean }) => {
         const project = options.project;

@@ -1,7 +1,7 @@
 /** `agent-followup codec-server`: the Web UI's and the Temporal CLI's way to see encrypted payloads in clear. */
 import type { Command } from 'commander';
 import { payloadCodecFromEnvironment, PAYLOAD_KEYS_VARIABLE, startCodecServer } from '../index';
-import { ExitCode, UsageError, type CliContext } from './io';
+import { ExitCode, UsageError, type CliContext, examplesOf } from './io';
 
 /** The token variable: a secret, so never an option (it would show in `ps` and shell history). */
 const TOKEN_VARIABLE = 'AGENT_CODEC_SERVER_TOKEN';
@@ -21,6 +21,7 @@ export function registerCodecServer(program: Command, ctx: CliContext): void {
       "the Web UI's origin, which a browser may call from (e.g. http://localhost:8233)",
       [] as string[],
     )
+    .addHelpText('after', examplesOf(['AGENT_PAYLOAD_KEYS=... agent-followup codec-server --port 8081']))
     .action(async (options: { port: string; host: string; webOrigin: string[] }) => {
       const port = Number(options.port);
       if (!/^\d+$/.test(options.port) || port > 65_535) throw new UsageError('--port must be a port number (0-65535)');

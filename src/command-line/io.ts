@@ -20,8 +20,11 @@ export interface CliIo {
   env: Record<string, string | undefined>;
   out: (text: string) => void;
   err: (text: string) => void;
-  /** How the CLI reaches Temporal; tests pass a client of their own. */
-  connect: () => Promise<FollowUpClient>;
+  /**
+   * How the CLI reaches Temporal; tests pass a client of their own. `env`: the environment with the command line's
+   * --address, --namespace and --profile put in (absent: `env` above, as given).
+   */
+  connect: (env?: Record<string, string | undefined>) => Promise<FollowUpClient>;
   /** How often --wait asks for progress. */
   progressIntervalMs?: number;
   /** How often --wait checks that a worker still polls the task queue. */
@@ -38,6 +41,20 @@ export interface CliIo {
 
 /** The command line itself is wrong: exit 2, with the message. */
 export class UsageError extends Error {}
+
+/**
+ * A command that could not do what it was asked, for a reason of its own (a follow-up already ended, no worker took
+ * the ask): said as any failure is, on stderr and, under --json, as the error object with this type and exit code.
+ */
+export class CommandRefusal extends Error {
+  constructor(
+    readonly type: string,
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
 
 /** Temporal's longest workflow id (the server's default `limit.maxIDLength`). */
 const MAX_WORKFLOW_ID_LENGTH = 1_000;
@@ -58,4 +75,35 @@ export function checkWorkflowIdArgument(workflowId: string, name = 'the workflow
 export interface CliContext {
   io: CliIo;
   exitCode: number;
+}
+
+/** The connection flags every command takes, as the standard variables they stand for: a flag beats the variable. */
+export interface ConnectionFlags {
+  address?: string;
+  namespace?: string;
+  profile?: string;
+}
+
+/** The io whose connection uses the flags given (the same io when none was). */
+export function withConnectionFlags(io: CliIo, flags: ConnectionFlags): CliIo {
+  const variables = {
+    TEMPORAL_ADDRESS: flags.address,
+    TEMPORAL_NAMESPACE: flags.namespace,
+    TEMPORAL_PROFILE: flags.profile,
+  };
+  const given = Object.entries(variables).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  if (given.length === 0) return io;
+  for (const [variable, value] of given) {
+    if (value.trim() === '') {
+      const flag = `--${variable.slice('TEMPORAL_'.length).toLowerCase()}`;
+      throw new UsageError(`${flag} must not be empty: give a value, or leave the flag out to use ${variable}`);
+    }
+  }
+  const env = { ...io.env, ...Object.fromEntries(given) };
+  return { ...io, env, connect: () => io.connect(env) };
+}
+
+/** An Examples section at the end of a command's help. */
+export function examplesOf(lines: readonly string[]): string {
+  return `\nExamples:\n${lines.map((line) => `  $ ${line}`).join('\n')}\n`;
 }

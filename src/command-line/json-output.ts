@@ -6,7 +6,14 @@
  * the documented shape cannot drift from the printed one.
  */
 import { z } from 'zod';
-import type { FollowUpStatus, StartedFollowUp, FollowUpProgress, FollowUpResult, SendAnswer } from '../index';
+import {
+  FOLLOW_UP_OUTCOME_KINDS,
+  type FollowUpStatus,
+  type StartedFollowUp,
+  type FollowUpProgress,
+  type FollowUpResult,
+  type SendAnswer,
+} from '../index';
 const JobSchema = z.looseObject({
   id: z.string(),
   status: z.string().describe('completed, archived or failed once ended; anything the API says while it works'),
@@ -44,18 +51,6 @@ const ProgressSchema = z
   })
   .describe("The follow-up's own account (FollowUpProgress in the library), while a worker answers");
 
-export const OUTCOME_KINDS = [
-  'completed',
-  'failed',
-  'archived',
-  'timed-out',
-  'rejected',
-  'invalid-input',
-  'delivery-unknown',
-  'cancelled',
-  'error',
-] as const;
-
 /** `send --json`, `send --wait --json` and `status --json`: one shape, so a script reads all three alike. */
 export const FollowUpReportSchema = z
   .strictObject({
@@ -71,7 +66,7 @@ export const FollowUpReportSchema = z
     outcome: z
       .strictObject({
         kind: z
-          .enum(OUTCOME_KINDS)
+          .enum(FOLLOW_UP_OUTCOME_KINDS)
           .describe('the same word as the AgentFollowUpOutcome search attribute and the exit code'),
         type: z
           .string()
@@ -192,7 +187,9 @@ export const CliErrorSchema = z
     error: z.strictObject({
       type: z
         .string()
-        .describe("BadInput, FollowUpNotFound, ScheduleNotFound, ScheduleExists, or the error's own name"),
+        .describe(
+          "BadInput, FollowUpNotFound, ScheduleNotFound, ScheduleExists, AlreadyEnded, NoRunningFollowUp, NoWorkerAnswered, NamespaceNotReady, or the error's own name",
+        ),
       message: z.string(),
       exitCode: z.number().int(),
     }),
@@ -319,6 +316,68 @@ export const BudgetReportSchema = z
   })
   .describe('agent-followup budget show --json and budget set --json');
 
+/** `list --json` (FollowUpList in the library). */
+export const FollowUpListSchema = z
+  .strictObject({
+    followUps: z.array(
+      z.strictObject({
+        workflowId: z.string(),
+        projectId: z.string().nullable(),
+        jobId: z.string().nullable(),
+        executionStatus: z
+          .string()
+          .describe("Temporal's status: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, TIMED_OUT"),
+        outcome: z
+          .enum(FOLLOW_UP_OUTCOME_KINDS)
+          .nullable()
+          .describe('how it ended; null while running, or terminated from outside'),
+        jobStatus: z.string().nullable().describe("the job's status in the follow-up's last read"),
+        prLink: z.string().nullable(),
+        startedAt: z.string().describe('when its current run started'),
+        endedAt: z.string().nullable(),
+      }),
+    ),
+    more: z.boolean().describe('more follow-ups match than --limit let through'),
+  })
+  .describe('agent-followup list --json');
+
+/** `cancel --json`: the cancellation was asked for (a follow-up that already ended is the AlreadyEnded error). */
+export const CancelReportSchema = z
+  .strictObject({ workflowId: z.string(), cancelRequested: z.literal(true), executionStatus: z.string() })
+  .describe('agent-followup cancel --json');
+
+/** `poll-now --json`, for one follow-up or every running one of a job: one shape. */
+export const PollNowReportSchema = z
+  .strictObject({
+    followUps: z.array(
+      z.strictObject({
+        workflowId: z.string(),
+        executionStatus: z.string(),
+        readAt: z.string().nullable().describe('when the read asked for is due'),
+        covered: z.boolean().describe('a read asked for earlier is due after this ask and covers it'),
+      }),
+    ),
+  })
+  .describe('agent-followup poll-now --json');
+
+/** `setup --json`. */
+export const SetupReportSchema = z
+  .strictObject({ namespace: z.string(), added: z.array(z.string()), present: z.array(z.string()) })
+  .describe('agent-followup setup --json');
+
+/** `schedule pause|unpause|trigger|delete --json`. */
+export const ScheduleActionSchema = z
+  .strictObject({
+    scheduleId: z.string(),
+    action: z.enum(['paused', 'unpaused', 'triggered', 'deleted']),
+    overlap: z.string().optional().describe('trigger: the overlap policy the run is under'),
+    runningWorkflowIds: z
+      .array(z.string())
+      .optional()
+      .describe('delete: its follow-ups still running (they go on; cancel them one by one)'),
+  })
+  .describe('agent-followup schedule pause|unpause|trigger|delete --json');
+
 /** The one count of reads: what the text says too. */
 export function readsSoFar(status: Pick<FollowUpStatus, 'result' | 'progress' | 'watch'>): number | null {
   if (status.result) return status.result.polls;
@@ -362,5 +421,10 @@ export function jsonSchemas(): Record<string, unknown> {
     'schedule-view.schema.json': z.toJSONSchema(ScheduleViewSchema),
     'schedule-list.schema.json': z.toJSONSchema(ScheduleListSchema),
     'budget-report.schema.json': z.toJSONSchema(BudgetReportSchema),
+    'follow-up-list.schema.json': z.toJSONSchema(FollowUpListSchema),
+    'cancel-report.schema.json': z.toJSONSchema(CancelReportSchema),
+    'poll-now-report.schema.json': z.toJSONSchema(PollNowReportSchema),
+    'setup-report.schema.json': z.toJSONSchema(SetupReportSchema),
+    'schedule-action.schema.json': z.toJSONSchema(ScheduleActionSchema),
   };
 }

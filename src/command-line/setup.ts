@@ -1,7 +1,9 @@
 /** `agent-followup setup`: registers what a namespace needs before the first worker runs. Safe to run again. */
 import type { Command } from 'commander';
+import type { z } from 'zod';
 import { NamespaceSetupError, setUpNamespace } from '../index';
-import { ExitCode, type CliContext, type CliIo } from './io';
+import { CommandRefusal, examplesOf, ExitCode, type CliContext, type CliIo } from './io';
+import type { SetupReportSchema } from './json-output';
 
 export function registerSetup(program: Command, ctx: CliContext): void {
   program
@@ -10,18 +12,28 @@ export function registerSetup(program: Command, ctx: CliContext): void {
       "register the follow-up's search attributes on the namespace (once per namespace; running it again changes nothing)",
     )
     .description(
-      'Registers AgentProjectId, AgentJobId, AgentJobStatus, AgentPrLink and AgentFollowUpOutcome (Keyword) on the namespace that TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE select (or a TEMPORAL_PROFILE). Those already there are left as they are.',
+      'Registers AgentProjectId, AgentJobId, AgentJobStatus, AgentPrLink and AgentFollowUpOutcome (Keyword) on the namespace that TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE select (or --address, --namespace, a profile). Those already there are left as they are.',
     )
-    .action(async () => {
-      ctx.exitCode = await setup(ctx.io);
+    .option('--json', 'print one JSON object instead of text')
+    .addHelpText(
+      'after',
+      examplesOf(['agent-followup setup', 'agent-followup --address temporal.internal:7233 --namespace prod setup']),
+    )
+    .action(async (options: { json?: boolean }) => {
+      ctx.exitCode = await setup(Boolean(options.json), ctx.io);
     });
 }
 
-async function setup(io: CliIo): Promise<number> {
+async function setup(json: boolean, io: CliIo): Promise<number> {
   const followUps = await io.connect();
   const namespace = followUps.client.options.namespace;
   try {
     const { added, present } = await setUpNamespace(followUps.client.connection.operatorService, namespace);
+    if (json) {
+      const report: z.infer<typeof SetupReportSchema> = { namespace, added, present };
+      io.out(`${JSON.stringify(report)}\n`);
+      return ExitCode.Ok;
+    }
     const parts = [
       ...(added.length > 0 ? [`registered ${added.join(', ')}`] : []),
       ...(present.length > 0 ? [`already there: ${present.join(', ')}`] : []),
@@ -30,8 +42,7 @@ async function setup(io: CliIo): Promise<number> {
     return ExitCode.Ok;
   } catch (error) {
     if (!(error instanceof NamespaceSetupError)) throw error;
-    io.err(`agent-followup: ${error.message}\n`);
-    return ExitCode.BadInput;
+    throw new CommandRefusal('NamespaceNotReady', error.message, ExitCode.BadInput);
   } finally {
     await followUps.close();
   }

@@ -1,6 +1,6 @@
 /** `agent-followup status`: how a follow-up stands or how it ended, with the exit code of its outcome. */
 import type { Command } from 'commander';
-import { checkWorkflowIdArgument, ExitCode, type CliContext, type CliIo } from './io';
+import { checkWorkflowIdArgument, ExitCode, type CliContext, type CliIo, examplesOf } from './io';
 import { exitCodeFor } from './outcome-codes';
 import { followUpReport } from './json-output';
 import { describeStatus } from './render';
@@ -16,6 +16,13 @@ export function registerStatus(program: Command, ctx: CliContext): void {
     )
     .argument('<workflowId>', 'the id send printed')
     .option('--json', 'print one JSON object instead of text')
+    .addHelpText(
+      'after',
+      examplesOf([
+        'agent-followup status <workflowId>',
+        'agent-followup status <workflowId> --json | jq .result.prLink',
+      ]),
+    )
     .action(async (workflowId: string, options: { json?: boolean }) => {
       ctx.exitCode = await status(checkWorkflowIdArgument(workflowId), Boolean(options.json), ctx.io);
     });

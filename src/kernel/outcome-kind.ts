@@ -3,7 +3,7 @@
  * library's `outcome()` and the CLI's exit codes, so the Web UI, the code and the terminal say the same word. Pure:
  * workflow code imports it.
  */
-import { FollowUpErrorType, type DidNotEndKind } from './types';
+import { FollowUpErrorType, type DidNotEndKind, type FollowUpOutcomeKind } from './types';
 
 export type { DidNotEndKind, EndedKind, FollowUpOutcomeKind } from './types';
 
@@ -14,3 +14,22 @@ export function failureKind(type: string | null | undefined, nonRetryable: boole
   if (type === FollowUpErrorType.DeliveryUnknown) return 'delivery-unknown';
   return nonRetryable ? 'rejected' : 'error';
 }
+
+/** Every way a follow-up ends, in the order the docs list them. */
+export const FOLLOW_UP_OUTCOME_KINDS = [
+  'completed',
+  'failed',
+  'archived',
+  'timed-out',
+  'rejected',
+  'invalid-input',
+  'delivery-unknown',
+  'cancelled',
+  'error',
+] as const satisfies readonly FollowUpOutcomeKind[];
+
+// Fails to compile when a kind is added to the type and not to the list.
+const everyKindListed: Exclude<FollowUpOutcomeKind, (typeof FOLLOW_UP_OUTCOME_KINDS)[number]> extends never
+  ? true
+  : never = true;
+void everyKindListed;

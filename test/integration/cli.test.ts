@@ -6,7 +6,14 @@ import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { ExitCode, runCli } from '../../src/cli';
 import { FollowUpClient } from '../../src/client';
-import { BudgetReportSchema, CliErrorSchema, FollowUpReportSchema } from '../../src/command-line/json-output';
+import type { z } from 'zod';
+import {
+  BudgetReportSchema,
+  CancelReportSchema,
+  CliErrorSchema,
+  FollowUpListSchema,
+  FollowUpReportSchema,
+} from '../../src/command-line/json-output';
 import { runCliOn, startCliOn } from '../support/cli-runner';
 import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
 import { startBuiltScript } from '../support/processes';
@@ -226,6 +233,139 @@ test('send without --wait prints the workflow id; status and cancel work on it',
   expect(h.simulator.counts(ref.projectId, ref.jobId)).toMatchObject({ posts: 1, messagesAccepted: 1 });
 });
 
+type FollowUpReport = z.infer<typeof FollowUpReportSchema>;
+
+test("list finds a project's follow-ups by job and state; watch follows one to its end as send --wait does; --address and --namespace beat the environment", async () => {
+  const done = uniqueJob('listed-done');
+  const long = { projectId: done.projectId, jobId: `${done.jobId}-long` };
+  h.simulator.addJob(done);
+  h.simulator.addJob({ ...long, workMs: 10 * 60_000 });
+  const taskQueue = h.taskQueue();
+  const worker = await h.worker(taskQueue);
+  await worker.runUntil(async () => {
+    const sendArgs = (job: { projectId: string; jobId: string }) => [
+      'send',
+      '--project',
+      job.projectId,
+      '--job',
+      job.jobId,
+      '--prompt',
+      'Listed',
+      '--json',
+      ...fast,
+    ];
+    const finished = FollowUpReportSchema.parse(JSON.parse((await cli([...sendArgs(done), '--wait'], taskQueue)).out));
+    const running = FollowUpReportSchema.parse(JSON.parse((await cli(sendArgs(long), taskQueue)).out));
+    try {
+      await listAndWatch(finished, running);
+    } finally {
+      // A failed expectation must not leave the worker waiting on a ten-minute job.
+      await h.client.workflow
+        .getHandle(running.workflowId)
+        .cancel()
+        .catch(() => undefined);
+    }
+  });
+
+  async function listAndWatch(finished: FollowUpReport, running: FollowUpReport): Promise<void> {
+    const listed = async (...filter: string[]) => {
+      const run = await cli(['list', '--project', done.projectId, ...filter, '--json'], taskQueue);
+      expect(run.code).toBe(ExitCode.Ok);
+      return FollowUpListSchema.parse(JSON.parse(run.out));
+    };
+    // Visibility lists a run a moment after it starts or ends.
+    await waitFor(
+      async () =>
+        (await listed()).followUps.filter((row) => row.outcome === 'completed' || row.executionStatus === 'RUNNING')
+          .length === 2,
+      'both follow-ups listed as they stand',
+    );
+    const [runningRow, ...rest] = (await listed()).followUps;
+    // The running one's job status is its last read's: none yet, or the job at work.
+    expect([null, 'active']).toContain(runningRow?.jobStatus);
+    expect([runningRow, ...rest]).toEqual([
+      {
+        workflowId: running.workflowId,
+        projectId: long.projectId,
+        jobId: long.jobId,
+        executionStatus: 'RUNNING',
+        outcome: null,
+        jobStatus: runningRow?.jobStatus,
+        prLink: null,
+        startedAt: expect.any(String),
+        endedAt: null,
+      },
+      {
+        workflowId: finished.workflowId,
+        projectId: done.projectId,
+        jobId: done.jobId,
+        executionStatus: 'COMPLETED',
+        outcome: 'completed',
+        jobStatus: 'completed',
+        prLink: finished.result?.prLink,
+        startedAt: expect.any(String),
+        endedAt: expect.any(String),
+      },
+    ]);
+    const ids = (list: { followUps: Array<{ workflowId: string }> }) => list.followUps.map((row) => row.workflowId);
+    expect(ids(await listed('--state', 'running'))).toEqual([running.workflowId]);
+    expect(ids(await listed('--state', 'completed'))).toEqual([finished.workflowId]);
+    expect(ids(await listed('--state', 'ended'))).toEqual([finished.workflowId]);
+    expect(ids(await listed('--state', 'failed'))).toEqual([]);
+    expect(ids(await listed('--job', done.jobId))).toEqual([finished.workflowId]);
+    expect(await listed('--limit', '1')).toMatchObject({ followUps: [{ workflowId: running.workflowId }], more: true });
+    const text = await cli(['list', '--project', done.projectId], taskQueue);
+    const [header, ...rows] = text.out.trimEnd().split('\n');
+    expect(header?.split(/ {2,}/)).toEqual([
+      'WORKFLOW ID',
+      'STATE',
+      'PROJECT/JOB',
+      'JOB STATUS',
+      'PR',
+      'STARTED (UTC)',
+      'ENDED (UTC)',
+    ]);
+    expect(rows.map((row) => row.split(/ {2,}/).slice(0, 5))).toEqual([
+      [running.workflowId, 'running', `${long.projectId}/${long.jobId}`, expect.stringMatching(/^(-|active)$/), '-'],
+      [finished.workflowId, 'completed', `${done.projectId}/${done.jobId}`, 'completed', finished.result?.prLink],
+    ]);
+
+    // watch: an ended follow-up at once, with send --wait's report and exit code; a running one to its end.
+    const watchedEnded = await cli(['watch', finished.workflowId, '--json'], taskQueue);
+    expect(watchedEnded.code).toBe(ExitCode.Ok);
+    expect(FollowUpReportSchema.parse(JSON.parse(watchedEnded.out))).toEqual({ ...finished, attached: null });
+    const watching = startCliOn(['watch', running.workflowId], taskQueue);
+    await waitFor(async () => watching.run.err.includes('Watching follow-up'), 'watch to start');
+    h.simulator.finishJob(long.projectId, long.jobId);
+    const watched = await watching.done;
+    expect(watched.code).toBe(ExitCode.Ok);
+    expect(watched.out).toMatch(/ended completed after \d+ poll\(s\)/);
+    expect(h.simulator.counts(long.projectId, long.jobId)).toMatchObject({ posts: 1 });
+    // Not a follow-up under the id: said, exit 2.
+    const coordinator = await cli(['watch', `agent-followup-project/${done.projectId}`], taskQueue);
+    expect(coordinator.code).toBe(ExitCode.BadInput);
+    expect(coordinator.err).toContain('workflow, not a follow-up; list the follow-ups with: agent-followup list');
+
+    // The flags beat the environment: its address leads nowhere and its namespace does not exist.
+    const flagged = (argv: string[]) =>
+      runCli(argv, {
+        env: {
+          TEMPORAL_ADDRESS: '127.0.0.1:1',
+          TEMPORAL_NAMESPACE: 'no-such-namespace',
+          TEMPORAL_TASK_QUEUE: taskQueue,
+        },
+        out: () => {},
+        err: () => {},
+        connect: (env) => FollowUpClient.fromEnvironment(env ?? {}),
+      });
+    const address = process.env.TEST_TEMPORAL_ADDRESS as string;
+    expect(await flagged(['--address', address, '--namespace', 'default', 'status', finished.workflowId])).toBe(
+      ExitCode.Ok,
+    );
+    expect(await flagged(['status', finished.workflowId, '--address', address])).toBe(ExitCode.Error);
+  }
+});
+
 test.each([
   [['send', '--job', 'j', '--prompt', 'x'], /missing --project/],
   [['send', '--project', 'p', '--job', 'a/b', '--prompt', 'x'], /jobId may contain only/],
@@ -346,6 +486,11 @@ describe('status and cancel tell the truth', () => {
       const cancelled = await cli(['cancel', workflowId], taskQueue);
       expect(cancelled.code).toBe(ExitCode.Ok);
       expect(cancelled.out).toContain(`Cancellation requested for follow-up ${workflowId}`);
+      // Asked again under --json (the cancellation is under way, or done): the report, or the refusal as an object.
+      const json = await cli(['cancel', workflowId, '--json'], taskQueue);
+      if (json.code === ExitCode.Ok)
+        expect(CancelReportSchema.parse(JSON.parse(json.out))).toMatchObject({ workflowId, cancelRequested: true });
+      else expect(CliErrorSchema.parse(JSON.parse(json.out)).error.type).toBe('AlreadyEnded');
       expect(cancelled.out).toContain("the agent's work on it goes on");
       await waitFor(
         async () => (await cli(['status', workflowId], taskQueue)).code === ExitCode.Cancelled,
@@ -362,6 +507,13 @@ describe('status and cancel tell the truth', () => {
       expect(again.code).toBe(ExitCode.BadInput);
       expect(again.err).toContain(`follow-up ${finishedId} already ended (COMPLETED); there is nothing to cancel`);
       expect(again.out).not.toContain('Cancellation requested');
+      expect(CliErrorSchema.parse(JSON.parse((await cli(['cancel', finishedId, '--json'], taskQueue)).out))).toEqual({
+        error: {
+          type: 'AlreadyEnded',
+          message: expect.stringContaining('already ended (COMPLETED)'),
+          exitCode: ExitCode.BadInput,
+        },
+      });
       const status = await cli(['status', finishedId], taskQueue);
       expect(status.code).toBe(ExitCode.Ok);
       expect(status.out).toContain(`ended completed`);

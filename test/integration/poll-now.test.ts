@@ -3,6 +3,7 @@
  * `agent-followup poll-now` in the CLI) instead of at the next point of its poll schedule.
  */
 import { ExitCode } from '../../src/cli';
+import { CliErrorSchema, PollNowReportSchema } from '../../src/command-line/json-output';
 import { runCliOn as cli } from '../support/cli-runner';
 import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
 
@@ -60,6 +61,11 @@ test('poll-now reads the job at once: the follow-up ends with the result without
     const again = await cli(['poll-now', workflowId], taskQueue);
     expect(again.code).toBe(ExitCode.BadInput);
     expect(again.err).toContain(`follow-up ${workflowId} already ended (COMPLETED)`);
+    const againJson = await cli(['poll-now', workflowId, '--json'], taskQueue);
+    expect(CliErrorSchema.parse(JSON.parse(againJson.out)).error).toMatchObject({
+      type: 'AlreadyEnded',
+      exitCode: ExitCode.BadInput,
+    });
     expect(await followUps.pollNow(workflowId)).toEqual({
       requested: false,
       executionStatus: 'COMPLETED',
@@ -114,9 +120,12 @@ test('poll-now by job: every running follow-up of the job is found by its search
     const listed = `AgentProjectId = '${ref.projectId}' AND AgentJobId = '${ref.jobId}' AND ExecutionStatus = 'Running'`;
     await waitFor(async () => (await h.client.workflow.count(listed)).count > 0, 'visibility to list the follow-up');
 
-    const asked = await cli(['poll-now', '--project', ref.projectId, '--job', ref.jobId], taskQueue);
+    const asked = await cli(['poll-now', '--project', ref.projectId, '--job', ref.jobId, '--json'], taskQueue);
     expect(asked.code).toBe(ExitCode.Ok);
-    expect(asked.out).toContain(`Asked 1 running follow-up of job ${ref.jobId} to read it now: ${workflowId}`);
+    // --json: the same shape as for one id, a list of the follow-ups asked.
+    expect(PollNowReportSchema.parse(JSON.parse(asked.out))).toEqual({
+      followUps: [{ workflowId, executionStatus: 'RUNNING', readAt: expect.any(String), covered: expect.any(Boolean) }],
+    });
     expect((await followUps.outcome(workflowId)).kind).toBe('completed');
 
     // Nothing runs for the job any more: the library answers an empty list, the CLI says so with exit 2.
@@ -130,6 +139,11 @@ test('poll-now by job: every running follow-up of the job is found by its search
     const none = await cli(['poll-now', '--project', ref.projectId, '--job', ref.jobId], taskQueue);
     expect(none.code).toBe(ExitCode.BadInput);
     expect(none.err).toContain(`no running follow-up of job ${ref.jobId} in project ${ref.projectId}`);
+    expect(
+      CliErrorSchema.parse(
+        JSON.parse((await cli(['poll-now', '--project', ref.projectId, '--job', ref.jobId, '--json'], taskQueue)).out),
+      ).error.type,
+    ).toBe('NoRunningFollowUp');
   });
 });
 

@@ -10,7 +10,12 @@ import {
   type FollowUpScheduleRequest,
   type FollowUpScheduleView,
 } from '../../src/schedules';
-import { ScheduleCreatedSchema, ScheduleListSchema, ScheduleViewSchema } from '../../src/command-line/json-output';
+import {
+  ScheduleActionSchema,
+  ScheduleCreatedSchema,
+  ScheduleListSchema,
+  ScheduleViewSchema,
+} from '../../src/command-line/json-output';
 import { runCliOn } from '../support/cli-runner';
 import { createHarness, FAST_POLLING, uniqueJob, waitFor, type Harness } from '../support/harness';
 
@@ -416,9 +421,8 @@ describe('the CLI', () => {
         `Schedule ${scheduleId}: active`,
       );
       // --reason, the word people reach for, is taken as --note (it used to suggest --version).
-      expect((await cli(['schedule', 'pause', scheduleId, '--reason', 'team offsite'], taskQueue)).code).toBe(
-        ExitCode.Ok,
-      );
+      const pausedJson = await cli(['schedule', 'pause', scheduleId, '--reason', 'team offsite', '--json'], taskQueue);
+      expect(ScheduleActionSchema.parse(JSON.parse(pausedJson.out))).toEqual({ scheduleId, action: 'paused' });
       expect((await cli(['schedule', 'describe', scheduleId], taskQueue)).out).toContain(
         'Paused because: team offsite',
       );
@@ -448,8 +452,13 @@ describe('the CLI', () => {
         expect({ title, at: row.indexOf(`  ${cell}`) + 2 }).toEqual({ title, at: listed[0]!.indexOf(title) });
       }
 
-      const deleted = await cli(['schedule', 'delete', scheduleId], taskQueue);
+      const deleted = await cli(['schedule', 'delete', scheduleId, '--json'], taskQueue);
       expect(deleted.code).toBe(ExitCode.Ok);
+      expect(ScheduleActionSchema.parse(JSON.parse(deleted.out))).toEqual({
+        scheduleId,
+        action: 'deleted',
+        runningWorkflowIds: [],
+      });
       const gone = await cli(['schedule', 'describe', scheduleId], taskQueue);
       expect(gone.code).toBe(ExitCode.BadInput);
       expect(gone.err).toContain(`no schedule with id '${scheduleId}'`);

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { msToTs } from '@temporalio/common/lib/time';
 import { Client, Connection } from '@temporalio/client';
 import { ExitCode, runCli } from '../../src/cli';
+import { CliErrorSchema, SetupReportSchema } from '../../src/command-line/json-output';
 import { FollowUpClient } from '../../src/client';
 import { AgentApiClient } from '../../src/agent-api/http-client';
 import { createFollowUpWorker } from '../../src/worker/follow-up-worker';
@@ -80,9 +81,9 @@ test('the built worker refuses such a namespace with exit code 2 and the fix, be
 });
 
 /** `agent-followup setup` run as the CLI runs it, against one namespace of the test server. */
-async function setup(namespace: string): Promise<{ code: number; out: string; err: string }> {
+async function setup(namespace: string, ...flags: string[]): Promise<{ code: number; out: string; err: string }> {
   const run = { out: '', err: '' };
-  const code = await runCli(['setup'], {
+  const code = await runCli(['setup', ...flags], {
     env: {},
     out: (text) => (run.out += text),
     err: (text) => (run.err += text),
@@ -113,6 +114,12 @@ test('`agent-followup setup` registers all five on a bare namespace; run again, 
     'already there: AgentProjectId, AgentJobId, AgentJobStatus, AgentPrLink, AgentFollowUpOutcome',
   );
   expect(again.out).not.toContain('registered');
+  const json = await setup(namespace, '--json');
+  expect(SetupReportSchema.parse(JSON.parse(json.out))).toEqual({
+    namespace,
+    added: [],
+    present: ['AgentProjectId', 'AgentJobId', 'AgentJobStatus', 'AgentPrLink', 'AgentFollowUpOutcome'],
+  });
 });
 
 test('`agent-followup setup` refuses an attribute registered with another type: exit 2, and how to fix it', async () => {
@@ -128,4 +135,8 @@ test('`agent-followup setup` refuses an attribute registered with another type: 
   expect(run.code).toBe(ExitCode.BadInput);
   expect(run.err).toContain(`namespace '${namespace}' has AgentJobId registered with another type than Keyword`);
   expect(run.err).toContain('temporal operator search-attribute remove');
+  expect(CliErrorSchema.parse(JSON.parse((await setup(namespace, '--json')).out)).error).toMatchObject({
+    type: 'NamespaceNotReady',
+    exitCode: ExitCode.BadInput,
+  });
 });

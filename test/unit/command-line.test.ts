@@ -7,7 +7,9 @@ import { readPromptFile } from '../../src/command-line/follow-up-options';
 import { UsageError } from '../../src/command-line/io';
 import { DEFAULT_POLLING, inspectFollowUpInput, type FollowUpRequest } from '../../src/kernel/request';
 import { optionDifferences } from '../../src/client/option-differences';
-import { packageVersion } from '../../src/command-line/program';
+import { packageVersion, runCli } from '../../src/command-line/program';
+import { ExitCode } from '../../src/command-line/io';
+import { CliErrorSchema } from '../../src/command-line/json-output';
 import { alignedTable, describeProgress, failingLine, timeIn } from '../../src/command-line/render';
 import type { FollowUpProgress } from '../../src/kernel/types';
 
@@ -237,5 +239,85 @@ describe('colour', () => {
   test('paint is a no-op without colour', () => {
     expect(paint({ colour: false }, 'red', 'x')).toBe('x');
     expect(paint({ colour: true }, 'red', 'x')).toBe('\x1b[31mx\x1b[39m');
+  });
+});
+
+describe('the conventions of gh and temporal: help <command>, examples, --address/--namespace/--profile', () => {
+  /** Runs the CLI with no server: `connect` notes the environment it was given and fails. */
+  async function run(argv: string[]) {
+    const seen = { out: '', err: '', env: undefined as Record<string, string | undefined> | undefined };
+    const code = await runCli(argv, {
+      env: { TEMPORAL_ADDRESS: 'from-env:7233', TEMPORAL_NAMESPACE: 'env-namespace' },
+      out: (text) => (seen.out += text),
+      err: (text) => (seen.err += text),
+      connect: (env) => {
+        seen.env = env;
+        return Promise.reject(new Error('no server in unit tests'));
+      },
+    });
+    return { code, ...seen };
+  }
+
+  test('help <command> is <command> --help, down to a subcommand; an unknown one is exit 2 with the list', async () => {
+    const help = await run(['help', 'schedule', 'create']);
+    expect(help.code).toBe(ExitCode.Ok);
+    expect(help.out).toContain('Usage: agent-followup schedule create');
+    const unknown = await run(['help', 'lsit']);
+    expect(unknown.code).toBe(ExitCode.BadInput);
+    expect(unknown.err).toContain("there is no command 'lsit'; the commands: send, status, watch, list,");
+    expect(unknown.env).toBeUndefined();
+  });
+
+  test.each([
+    ['send'],
+    ['status'],
+    ['watch'],
+    ['list'],
+    ['cancel'],
+    ['poll-now'],
+    ['setup'],
+    ['codec-server'],
+    ['schedule', 'create'],
+    ['schedule', 'list'],
+    ['schedule', 'describe'],
+    ['schedule', 'pause'],
+    ['schedule', 'unpause'],
+    ['schedule', 'trigger'],
+    ['schedule', 'delete'],
+    ['budget', 'show'],
+    ['budget', 'set'],
+  ])('%s %s: its help ends with examples of itself, after the connection flags', async (...command) => {
+    const { code, out } = await run(['help', ...command.filter(Boolean)]);
+    expect(code).toBe(ExitCode.Ok);
+    const examples = out.slice(out.indexOf('\nExamples:\n'));
+    expect(out.indexOf('--address <host:port>')).toBeLessThan(out.indexOf('\nExamples:\n'));
+    expect(examples).toContain(
+      `$ ${command[0] === 'codec-server' ? 'AGENT_PAYLOAD_KEYS=... ' : ''}agent-followup ${command.filter(Boolean).join(' ')}`,
+    );
+  });
+
+  test('the flags beat the environment, before the command or after it; without them the environment stands', async () => {
+    const before = await run(['--address', 'flag:7233', '--namespace', 'prod', '--profile', 'cloud', 'status', 'wf-1']);
+    expect(before.code).toBe(ExitCode.Error);
+    expect(before.env).toMatchObject({
+      TEMPORAL_ADDRESS: 'flag:7233',
+      TEMPORAL_NAMESPACE: 'prod',
+      TEMPORAL_PROFILE: 'cloud',
+    });
+    const after = await run(['list', '--state', 'running', '--namespace', 'staging']);
+    expect(after.env).toMatchObject({ TEMPORAL_ADDRESS: 'from-env:7233', TEMPORAL_NAMESPACE: 'staging' });
+    expect((await run(['status', 'wf-1'])).env).toBeUndefined();
+  });
+
+  test('bad flags and filters are exit 2 before any connection, under --json as the error object', async () => {
+    const empty = await run(['--address', ' ', 'status', 'wf-1']);
+    expect(empty).toMatchObject({ code: ExitCode.BadInput, env: undefined });
+    expect(empty.err).toContain('--address must not be empty');
+    const state = await run(['list', '--state', 'done', '--json']);
+    expect(state).toMatchObject({ code: ExitCode.BadInput, env: undefined });
+    expect(CliErrorSchema.parse(JSON.parse(state.out)).error.message).toContain('use one of running, ended, completed');
+    for (const limit of ['0', '1001', '2.5', 'ten'])
+      expect(await run(['list', '--limit', limit])).toMatchObject({ code: ExitCode.BadInput, env: undefined });
+    expect(await run(['watch', ' '])).toMatchObject({ code: ExitCode.BadInput, env: undefined });
   });
 });

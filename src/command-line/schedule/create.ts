@@ -14,7 +14,7 @@ import {
   strayArgumentError,
   type FollowUpInputOptions,
 } from '../follow-up-options';
-import { ExitCode, type CliContext, type CliIo } from '../io';
+import { ExitCode, type CliContext, type CliIo, examplesOf } from '../io';
 import { describePolicies, describeSpec, timeIn } from '../render';
 import { paint } from '../terminal';
 import { withSchedules } from './with-schedules';
@@ -67,6 +67,13 @@ export function registerCreate(schedule: Command, ctx: CliContext): void {
     )
     .option('--json', 'print one JSON object instead of text')
     .allowExcessArguments()
+    .addHelpText(
+      'after',
+      examplesOf([
+        'agent-followup schedule create --project proj-1 --job job-7 --prompt "Rebase on main" --cron "0 9 * * 1-5" --timezone Europe/Paris --schedule-id weekday-rebase',
+        'agent-followup schedule create --project proj-1 --job job-7 --prompt-file review.md --every 6h',
+      ]),
+    )
     .action(async (options: CreateOptions, command: Command) => {
       ctx.exitCode = await create(options, command.args, ctx.io);
     });

@@ -1,7 +1,7 @@
 /** `agent-followup schedule describe`: a schedule's spec as written, state, policies, next times and recent runs. */
 import type { Command } from 'commander';
 import { excerpt } from '../../index';
-import { ExitCode, type CliContext, type CliIo } from '../io';
+import { ExitCode, type CliContext, type CliIo, examplesOf } from '../io';
 import { describePolicies, describeRun, describeSpec, timeIn } from '../render';
 import { withSchedules } from './with-schedules';
 
@@ -11,6 +11,7 @@ export function registerDescribe(schedule: Command, ctx: CliContext): void {
     .summary('show a schedule: when it runs, its state and why, its policies, next times and recent runs')
     .argument('<scheduleId>', 'the id create printed (see: schedule list)')
     .option('--json', 'print one JSON object instead of text')
+    .addHelpText('after', examplesOf(['agent-followup schedule describe nightly-review']))
     .action(async (scheduleId: string, options: { json?: boolean }) => {
       ctx.exitCode = await describe(scheduleId, Boolean(options.json), ctx.io);
     });

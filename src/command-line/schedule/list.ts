@@ -1,6 +1,6 @@
 /** `agent-followup schedule list`: the follow-up schedules, each with its last run. */
 import type { Command } from 'commander';
-import { ExitCode, type CliContext, type CliIo } from '../io';
+import { ExitCode, type CliContext, type CliIo, examplesOf } from '../io';
 import { definedOnly } from '../follow-up-options';
 import { alignedTable, describeRun, describeSpec, timeIn } from '../render';
 import { withSchedules } from './with-schedules';
@@ -18,6 +18,7 @@ export function registerList(schedule: Command, ctx: CliContext): void {
     .option('--project <id>', 'only the schedules of this project')
     .option('--job <id>', 'only the schedules of this job')
     .option('--json', 'print JSON instead of text')
+    .addHelpText('after', examplesOf(['agent-followup schedule list --project proj-1']))
     .action(async (options: ListOptions) => {
       ctx.exitCode = await list(options, ctx.io);
     });

@@ -1,7 +1,7 @@
 /** `agent-followup schedule pause | unpause`. */
 import { Option, type Command } from 'commander';
-import { ExitCode, UsageError, type CliContext } from '../io';
-import { withSchedules } from './with-schedules';
+import { examplesOf, ExitCode, UsageError, type CliContext } from '../io';
+import { printAction, withSchedules } from './with-schedules';
 
 export function registerPauseAndUnpause(schedule: Command, ctx: CliContext): void {
   for (const action of ['pause', 'unpause'] as const) {
@@ -17,14 +17,24 @@ export function registerPauseAndUnpause(schedule: Command, ctx: CliContext): voi
       )
       // The word people reach for first: taken as --note, rather than a "did you mean --version?".
       .addOption(new Option('--reason <text>').hideHelp())
-      .action(async (scheduleId: string, options: { note?: string; reason?: string }) => {
+      .option('--json', 'print one JSON object instead of text')
+      .addHelpText(
+        'after',
+        examplesOf([
+          action === 'pause'
+            ? 'agent-followup schedule pause nightly-review --note "release freeze"'
+            : 'agent-followup schedule unpause nightly-review',
+        ]),
+      )
+      .action(async (scheduleId: string, options: { note?: string; reason?: string; json?: boolean }) => {
         if (options.note !== undefined && options.reason !== undefined)
           throw new UsageError('give --note or --reason (the same), not both');
         const note = options.note ?? options.reason;
         ctx.exitCode = await withSchedules(ctx.io, async (schedules) => {
           if (action === 'pause') await schedules.pause(scheduleId, note);
           else await schedules.unpause(scheduleId, note);
-          ctx.io.out(`${action === 'pause' ? 'Paused' : 'Unpaused'} schedule ${scheduleId}\n`);
+          if (options.json) printAction(ctx.io, { scheduleId, action: action === 'pause' ? 'paused' : 'unpaused' });
+          else ctx.io.out(`${action === 'pause' ? 'Paused' : 'Unpaused'} schedule ${scheduleId}\n`);
           return ExitCode.Ok;
         });
       });

@@ -1,16 +1,22 @@
 /** `agent-followup schedule trigger`: one run now, under the schedule's own overlap policy. */
 import type { Command } from 'commander';
-import { ExitCode, type CliContext } from '../io';
-import { withSchedules } from './with-schedules';
+import { examplesOf, ExitCode, type CliContext } from '../io';
+import { printAction, withSchedules } from './with-schedules';
 
 export function registerTrigger(schedule: Command, ctx: CliContext): void {
   schedule
     .command('trigger')
     .summary("start a run now, even when paused, under the schedule's overlap policy")
     .argument('<scheduleId>', 'the schedule')
-    .action(async (scheduleId: string) => {
+    .option('--json', 'print one JSON object instead of text')
+    .addHelpText('after', examplesOf(['agent-followup schedule trigger nightly-review']))
+    .action(async (scheduleId: string, options: { json?: boolean }) => {
       ctx.exitCode = await withSchedules(ctx.io, async (schedules) => {
         const { overlap } = await schedules.trigger(scheduleId);
+        if (options.json) {
+          printAction(ctx.io, { scheduleId, action: 'triggered', overlap });
+          return ExitCode.Ok;
+        }
         const then =
           overlap === 'skip'
             ? 'this run is skipped'

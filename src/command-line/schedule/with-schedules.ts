@@ -1,6 +1,8 @@
 import { FollowUpSchedules } from '../../index';
 import type { FollowUpClient } from '../../index';
+import type { z } from 'zod';
 import type { CliIo } from '../io';
+import type { ScheduleActionSchema } from '../json-output';
 
 /** Runs `work` with a schedules client on the connection `io.connect()` makes, and always closes that connection. */
 export async function withSchedules<T>(
@@ -13,4 +15,9 @@ export async function withSchedules<T>(
   } finally {
     await followUps.close();
   }
+}
+
+/** What pause, unpause, trigger and delete print under --json. */
+export function printAction(io: CliIo, report: z.infer<typeof ScheduleActionSchema>): void {
+  io.out(`${JSON.stringify(report)}\n`);
 }

@@ -11,7 +11,7 @@ import {
 } from '../index';
 import { ExitCode, type CliIo } from './io';
 import { classifyFailure, exitCodeForOutcome } from './outcome-codes';
-import { describeProgress, describeResult } from './render';
+import { describeProgress, describeResult, progressState } from './render';
 import { followUpReport } from './json-output';
 import { paint, ProgressLine } from './terminal';
 import { noWorkerWarning, unansweredWarning } from './workers';
@@ -180,8 +180,11 @@ async function reportProgress(
         const ordered = io.tty
           ? [...parts.filter((part) => part.style), ...parts.filter((part) => !part.style)]
           : parts;
-        if (!json && line !== last) progressLine.update(ordered);
-        last = line;
+        // On a terminal the line is redrawn as its times move; piped (a log, CI), a line is printed only when the
+        // follow-up's state changes: a new read, status, phase or error, not "sent 4s ago" becoming "sent 6s ago".
+        const key = io.tty ? line : progressState(progress, watch);
+        if (!json && key !== last) progressLine.update(ordered);
+        last = key;
       } catch (error) {
         if (error instanceof TemporalUnreachableError && !isDone()) outage.gone(error);
         // The server answers (else this would be TemporalUnreachableError); its workers may not have polled it yet.

@@ -68,6 +68,14 @@ export function describeProgress(
 }
 
 /**
+ * What the progress line says but its moving times: the line told at one fixed clock, so two reads of a follow-up
+ * whose state did not change give the same text (piped output prints a line per change of it).
+ */
+export function progressState(progress: FollowUpProgress, watch?: SharedWatchStatus): string {
+  return describeProgress(progress, 0, watch);
+}
+
+/**
  * Errors as errors: "reads failing for 3m12s (since 12:01:05 UTC, 14 in a row): HttpError: … HTTP 500". The live
  * figures come from the pending poll activity or the shared watcher; the workflow's own (sends, or reads it was told
  * of) otherwise.

@@ -15,6 +15,7 @@ import type { followUpWorkflow } from '../workflows/follow-up/follow-up';
 import { listQuery, type ListSchedulesFilter } from './list-filter';
 import { buildScheduleOptions } from './options';
 import { workflowIdKeyOf } from '../client/ids';
+import { explainStartRefusal } from '../client/errors';
 import {
   checkNote,
   checkScheduleRequest,
@@ -79,7 +80,8 @@ export class FollowUpSchedules {
       }
       // The server checks cron syntax itself; the SDK surfaces its refusal as a TypeError. It is still the caller's input.
       if (error instanceof TypeError) throw new InvalidScheduleError(specRefusal(checked, error.message));
-      throw error;
+      // A namespace without the search attributes (no `setup`), or none at all: said as `start` says it.
+      throw explainStartRefusal(error, this.client.options.namespace);
     }
     if ('cron' in checked.spec) await this.refuseIfNeverFires(checked.scheduleId, checked.spec.cron);
     return { scheduleId: checked.scheduleId, workflowIdPrefix: options.action.workflowId as string };

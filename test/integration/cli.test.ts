@@ -147,9 +147,13 @@ test('on a terminal --wait updates one progress line in place and colours errors
   const taskQueue = h.taskQueue();
   const worker = await h.worker(taskQueue);
   const args = ['send', '--project', ref.projectId, '--job', ref.jobId, '--prompt', 'On a terminal', '--wait', ...fast];
+  // Piped: reads a second apart, progress asked every 100 ms, so the times move between reads while the state does not.
+  const slow = uniqueJob();
+  h.simulator.addJob({ ...slow, workMs: 3_000 });
+  const pipedArgs = ['send', '--project', slow.projectId, '--job', slow.jobId, '--prompt', 'Piped', '--wait'];
   const { tty, piped } = await worker.runUntil(async () => ({
     tty: await startCliOn(args, taskQueue, 100, undefined, { tty: true, colour: true, columns: 60 }).done,
-    piped: await cli([...args.slice(0, 6), 'Piped', ...args.slice(7)], taskQueue),
+    piped: await cli([...pipedArgs, '--initial-interval', '1s', '--max-interval', '1s'], taskQueue),
   }));
   expect(tty.code).toBe(ExitCode.Ok);
   const updates = tty.err.split('\r\x1b[2K').slice(1);
@@ -164,6 +168,13 @@ test('on a terminal --wait updates one progress line in place and colours errors
   expect(piped.code).toBe(ExitCode.Ok);
   expect(piped.err).not.toContain('\x1b[');
   expect(piped.err).toContain('  … ');
+  // A line only when something changed: no two lines in a row say the same but for their times.
+  const states = piped.err
+    .split('\n')
+    .filter((line) => line.startsWith('  … '))
+    .map((line) => line.replace(/sent \S+ ago|next poll in \S+|\S+ left before the deadline/g, ''));
+  expect(states.length).toBeGreaterThan(0);
+  expect(states.filter((state, i) => i > 0 && state === states[i - 1])).toEqual([]);
 });
 
 test('under --json every command that fails prints one error object on stdout, with the exit code', async () => {
@@ -579,11 +590,15 @@ describe('send says what it cannot do silently', () => {
     expect(run.out).toContain(`Job ${ref.jobId} ended completed`);
   });
 
-  test('a namespace without the search attributes: the message names the namespace and the fix', async () => {
+  test.each([
+    [['send', '--project', 'p', '--job', 'j', '--prompt', 'x']],
+    // Without --no-job-check: the note that the job could not be checked is not said of a schedule never created.
+    [['schedule', 'create', '--project', 'p', '--job', 'j', '--prompt', 'x', '--every', '6h']],
+  ])('a namespace without the search attributes: %j names the namespace and the fix', async (argv) => {
     const namespace = `bare-${randomUUID().slice(0, 8)}`;
     await h.client.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
     const run = { out: '', err: '' };
-    const code = await runCli(['send', '--project', 'p', '--job', 'j', '--prompt', 'x'], {
+    const code = await runCli(argv, {
       env: {},
       out: (text) => (run.out += text),
       err: (text) => (run.err += text),
@@ -593,14 +608,13 @@ describe('send says what it cannot do silently', () => {
             connection: await Connection.connect({ address: process.env.TEST_TEMPORAL_ADDRESS }),
             namespace,
           }),
-          {
-            taskQueue: 'unused',
-          },
+          { taskQueue: 'unused' },
         ),
     });
     expect(code).toBe(ExitCode.Error);
     expect(run.err).toContain(`Namespace '${namespace}' lacks agent-followup's search attributes`);
     expect(run.err).toContain('npx agent-followup setup');
+    expect(run.err).not.toContain('created without the check');
   });
 });
 

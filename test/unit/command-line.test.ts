@@ -10,8 +10,8 @@ import { optionDifferences } from '../../src/client/option-differences';
 import { packageVersion, runCli } from '../../src/command-line/program';
 import { ExitCode } from '../../src/command-line/io';
 import { CliErrorSchema } from '../../src/command-line/json-output';
-import { alignedTable, describeProgress, failingLine, timeIn } from '../../src/command-line/render';
-import type { FollowUpProgress } from '../../src/kernel/types';
+import { alignedTable, describeProgress, failingLine, progressState, timeIn } from '../../src/command-line/render';
+import type { FollowUpProgress, PollActivityProgress } from '../../src/kernel/types';
 
 function request(input: Record<string, unknown>): FollowUpRequest {
   const checked = inspectFollowUpInput({ projectId: 'p', jobId: 'j', prompt: 'x', ...input });
@@ -93,6 +93,29 @@ describe('describeProgress', () => {
       expect.stringMatching(/^  ! The project's next send slot comes after this follow-up's deadline .*--timeout`\.$/),
     ]);
     expect(describeProgress({ ...queued, deadline: '2026-11-25T00:40:00.000Z' }, now)).not.toContain('!');
+  });
+
+  test('piped, a line per change of state: the same follow-up read later is the same state; a read, an error or a next poll is not', () => {
+    const poll: PollActivityProgress = {
+      polls: 3,
+      lastStatus: 'active',
+      nextPollAt: '2026-11-25T00:05:00.000Z',
+      lastError: null,
+      failingSince: null,
+      failedReads: 0,
+    };
+    const waiting: FollowUpProgress = { ...progress, deadline: '2026-11-26T00:00:00.000Z', poll };
+    const atTimes = [0, 2_000, 4_000].map((ms) => Date.parse('2026-11-25T00:03:12.000Z') + ms);
+    // The line as a terminal shows it moves with the clock; its state does not.
+    expect(new Set(atTimes.map((now) => describeProgress(waiting, now))).size).toBe(3);
+    expect(progressState(waiting)).toBe(progressState({ ...waiting }));
+    for (const changed of [
+      { ...waiting, poll: { ...poll, polls: 4 } },
+      { ...waiting, poll: { ...poll, nextPollAt: '2026-11-25T00:06:00.000Z' } },
+      { ...waiting, lastError: 'HttpError: HTTP 500', errorsSince: '2026-11-25T00:02:00.000Z' },
+      { ...waiting, phase: 'reconciling' as const },
+    ])
+      expect(progressState(changed)).not.toBe(progressState(waiting));
   });
 
   test('tells times as people read them: how long ago it was sent, when the next poll comes, how much time is left', () => {

@@ -119,8 +119,9 @@ async function create(options: CreateOptions, extra: string[], io: CliIo): Promi
     // The CLI has no API key: a worker reads the job once. A missing job is a warning, not a refusal: it may be
     // created later, and the schedule's runs would then find it.
     const warning = options.jobCheck ? jobWarning(await followUps.checkJob(request.input)) : null;
-    if (warning) io.err(`${paint(io, 'yellow', warning)}\n`);
     const created = await schedules.create(request);
+    // Said once the schedule exists: a create refused (a cron that never fires, no search attributes) creates nothing.
+    if (warning) io.err(`${paint(io, 'yellow', warning)}\n`);
     const view = await schedules.describe(created.scheduleId);
     if (options.json) {
       io.out(`${JSON.stringify({ ...created, paused: view.paused, nextRunTimes: view.nextRunTimes })}\n`);

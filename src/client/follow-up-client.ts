@@ -20,6 +20,7 @@ import { temporal } from '@temporalio/proto';
 import { randomUUID } from 'node:crypto';
 import { loadTemporalSettings } from '../config';
 import { dataConverterFromEnvironment } from '../encryption/payload-keys';
+import { KeylessPayloadCodec } from '../encryption/keyless-codec';
 import { identifierProblem } from '../kernel/request';
 import { AgentJobStatus, AgentPrLink } from '../kernel/search-attributes';
 import { DEFAULT_SENDS_PER_PROJECT_PER_HOUR } from '../kernel/send-budget-rule';
@@ -133,7 +134,8 @@ export class FollowUpClient {
     const settings = loadTemporalSettings(env);
     const maxPromptLength = maxPromptLengthFromEnv(env);
     // Before connecting: a bad key is a configuration problem, whatever the server's state.
-    const dataConverter = dataConverterFromEnvironment(env);
+    // Without keys, an encrypted payload is said to be one, with the key it needs (not the SDK's "Unknown encoding").
+    const dataConverter = dataConverterFromEnvironment(env) ?? { payloadCodecs: [new KeylessPayloadCodec()] };
     let connection: Connection;
     try {
       connection = await Connection.connect(settings.connectionOptions);
@@ -145,14 +147,11 @@ export class FollowUpClient {
           'TEMPORAL_ADDRESS, or TEMPORAL_PROFILE and TEMPORAL_API_KEY for Temporal Cloud.',
       );
     }
-    return new FollowUpClient(
-      new Client({ connection, namespace: settings.namespace, ...(dataConverter ? { dataConverter } : {}) }),
-      {
-        taskQueue: settings.taskQueue,
-        maxPromptLength,
-        coordinatorTaskQueue: settings.coordinatorTaskQueue,
-      },
-    );
+    return new FollowUpClient(new Client({ connection, namespace: settings.namespace, dataConverter }), {
+      taskQueue: settings.taskQueue,
+      maxPromptLength,
+      coordinatorTaskQueue: settings.coordinatorTaskQueue,
+    });
   }
 
   /** Checks input without starting anything; throws InvalidFollowUpInputError naming every bad field. */

@@ -46,7 +46,8 @@ export function registerCodecServer(program: Command, ctx: CliContext): void {
       }
       ctx.io.out(
         `Codec server on ${server.url} (key '${codec.currentKeyId}' encrypts)` +
-          `${token !== undefined ? ', requests need the token' : ''}. Web UI: Settings > Codec Server > ${server.url}` +
+          `${token !== undefined ? ', requests need the token' : ''}. Web UI: its data encoder settings (the glasses ` +
+          `icon at the top right) > ${server.url}, or a dev server started with --ui-codec-endpoint ${server.url}` +
           `; Temporal CLI: --codec-endpoint ${server.url}${token !== undefined ? ` --codec-auth "Bearer $${TOKEN_VARIABLE}"` : ''}. ` +
           'Ctrl-C stops it.\n',
       );

@@ -11,6 +11,7 @@ import {
   InvalidFollowUpInputError,
   ReservedWorkflowIdError,
   WorkflowIdInUseError,
+  PayloadDecryptionError,
   PayloadKeysError,
   InvalidScheduleError,
 } from '../index';
@@ -147,7 +148,9 @@ function describeCliError(error: unknown): CliError['error'] | null {
     // A start refused for its workflow id: bad input too, and nothing was sent.
     error instanceof WorkflowIdInUseError ||
     error instanceof ReservedWorkflowIdError ||
-    error instanceof PayloadKeysError
+    error instanceof PayloadKeysError ||
+    // Encrypted payloads this command has no key for: its environment, not the follow-up, is what to fix.
+    error instanceof PayloadDecryptionError
   ) {
     return badInput('BadInput', error.message);
   }

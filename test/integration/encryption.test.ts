@@ -114,6 +114,15 @@ test('with AGENT_PAYLOAD_KEYS the prompt is in no history, description or log, a
     const cliWorkflowId = (JSON.parse(sent.stdout.trim().split('\n').pop() ?? '{}') as { workflowId?: string })
       .workflowId;
     expect(cliWorkflowId).toEqual(expect.any(String));
+    // The CLI without the keys: told what it cannot read and how to, not the SDK's "Unknown encoding".
+    const keyless = await startBuiltScript('cli.js', ['status', cliWorkflowId as string], {
+      ...temporalEnv,
+      ...h.workerEnv(),
+      AGENT_PAYLOAD_KEYS: '',
+    }).exited;
+    expect(keyless.code).toBe(2);
+    expect(keyless.stderr).toContain("this follow-up's payloads are encrypted with key 'k2'");
+    expect(keyless.stderr).not.toContain('Unknown encoding');
     // The agent got the prompts in clear: encryption is between us and Temporal only.
     expect(h.simulator.counts(viaCli.projectId, viaCli.jobId).prompts).toEqual([`${MARKER} (cli)`]);
 

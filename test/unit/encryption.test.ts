@@ -15,12 +15,33 @@ import { DefaultFailureConverter, type ApplicationFailure } from '@temporalio/co
 import { bodyExcerpt, failureForStatus, PROMPT_ECHO } from '../../src/agent-api/errors';
 import { FollowUpClient, followUpWorkflowId, tupleDigest } from '../../src/client';
 import { failureConverter } from '../../src/encryption/failure-converter';
+import { KeylessPayloadCodec } from '../../src/encryption/keyless-codec';
 
 const PROMPT = 'Customer Jane Roe asked: rename the billing module';
 const keyA = randomBytes(32);
 const keyB = randomBytes(32);
 const text = (...keys: [string, Buffer][]) => keys.map(([id, key]) => `${id}:${key.toString('base64')}`).join(',');
 const decoded = (bytes: Uint8Array | null | undefined) => new TextDecoder().decode(bytes ?? new Uint8Array());
+
+describe('a client without keys', () => {
+  it("says an encrypted payload is one, naming its key and the fix, instead of the SDK's 'Unknown encoding'", async () => {
+    const [encrypted] = await new AesGcmPayloadCodec(parsePayloadKeys(text(['2026-11', keyA]))).encode([
+      defaultPayloadConverter.toPayload({ prompt: PROMPT }),
+    ]);
+    const clear = defaultPayloadConverter.toPayload({ status: 'active' });
+    const keyless = new KeylessPayloadCodec();
+    await expect(keyless.decode([clear, encrypted!])).rejects.toThrow(
+      new PayloadDecryptionError(
+        "this follow-up's payloads are encrypted with key '2026-11', and this process has no AGENT_PAYLOAD_KEYS: set it " +
+          'as the workers have it (at least that key) to read them (docs/ENCRYPTION.md); the Web UI reads them through ' +
+          '`agent-followup codec-server`',
+      ),
+    );
+    // In clear both ways: what it writes, and what it reads.
+    expect(await keyless.decode([clear])).toEqual([clear]);
+    expect(await keyless.encode([clear])).toEqual([clear]);
+  });
+});
 
 describe('the AES-256-GCM payload codec', () => {
   it('encrypts with the first key so the prompt is nowhere in the bytes, and decodes to the same payload', async () => {

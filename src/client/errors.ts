@@ -67,10 +67,9 @@ export class NoWorkerAnsweredError extends Error {
   constructor(
     readonly workflowId: string,
     readonly timeoutMs: number,
+    message = `No worker answered follow-up ${workflowId} within ${timeoutMs / 1000}s: the workers listed on its task queue may have stopped`,
   ) {
-    super(
-      `No worker answered follow-up ${workflowId} within ${timeoutMs / 1000}s: the workers listed on its task queue may have stopped`,
-    );
+    super(message);
   }
 }
 

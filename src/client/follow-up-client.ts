@@ -100,6 +100,12 @@ const NO_WORKER_CHECK_TIMEOUT_MS = 5_000;
 /** How long `pollNow` waits for a worker to take the ask. */
 const POLL_NOW_ANSWER_MS = 10_000;
 
+/**
+ * How long a coordinator's view (`projectBudget`, `projectBudgets`) waits for a worker to answer: its queries are
+ * answered in milliseconds, and a loaded worker gets twice the progress query's time.
+ */
+const COORDINATOR_QUERY_DEADLINE_MS = 10_000;
+
 /** When the covering read is due, if the follow-up refused the ask because an earlier one covers it; else null. */
 function coveringRead(error: unknown): number | null {
   if (
@@ -668,7 +674,31 @@ export class FollowUpClient {
       if (error instanceof WorkflowNotFoundError) return null;
       throw error;
     }
-    return handle.query(projectQuery);
+    return this.queryProject(handle.workflowId);
+  }
+
+  /**
+   * A coordinator's view, asked of a worker within COORDINATOR_QUERY_DEADLINE_MS: with none answering (no worker of the
+   * coordinator task queue, or one that died) NoWorkerAnsweredError says so at once, not the SDK's "Failed to query
+   * Workflow" after its own half-minute deadline.
+   */
+  private async queryProject(workflowId: string): Promise<ProjectView> {
+    const deadline = Date.now() + COORDINATOR_QUERY_DEADLINE_MS;
+    try {
+      return await this.client.connection.withDeadline(deadline, () =>
+        this.client.workflow.getHandle(workflowId).query(projectQuery),
+      );
+    } catch (error) {
+      if (isGrpcDeadlineError(error) || (isGrpcCancelledError(error) && Date.now() >= deadline))
+        throw new NoWorkerAnsweredError(
+          workflowId,
+          COORDINATOR_QUERY_DEADLINE_MS,
+          `No worker of coordinator task queue '${this.options.coordinatorTaskQueue ?? DEFAULT_COORDINATOR_TASK_QUEUE}' answered ` +
+            `${workflowId} within ${COORDINATOR_QUERY_DEADLINE_MS / 1000}s, so the budget cannot be shown: start a worker ` +
+            '(budgets and what they hold are kept in Temporal meanwhile)',
+        );
+      throw error;
+    }
   }
 
   /** The budgets of every project with a running coordinator (sends in the last hour, a budget of its own, or waits). */
@@ -679,12 +709,13 @@ export class FollowUpClient {
       ids.push(execution.workflowId);
       if (ids.length >= limit) break;
     }
+    // A coordinator that ended since it was listed is left out; one that no worker answers fails the whole view.
     const views = await Promise.all(
       ids.map((id) =>
-        this.client.workflow
-          .getHandle(id)
-          .query(projectQuery)
-          .catch(() => null),
+        this.queryProject(id).catch((error: unknown) => {
+          if (error instanceof NoWorkerAnsweredError) throw error;
+          return null;
+        }),
       ),
     );
     return views

@@ -1,6 +1,6 @@
 /** `agent-followup budget show | set`: a project's send budget (sends in any rolling hour), kept by its coordinator. */
 import type { Command } from 'commander';
-import type { ProjectView } from '../index';
+import type { FollowUpClient, ProjectView } from '../index';
 import {
   refusalLine,
   roughDuration,
@@ -8,8 +8,9 @@ import {
   plainWholeNumber,
   sendBudgetProblem,
   VENDOR_SENDS_PER_PROJECT_PER_HOUR,
+  NoWorkerAnsweredError,
 } from '../index';
-import { ExitCode, UsageError, type CliContext, type CliIo, examplesOf } from './io';
+import { CommandRefusal, ExitCode, UsageError, type CliContext, type CliIo, examplesOf } from './io';
 
 export function registerBudget(program: Command, ctx: CliContext): void {
   const budget = program
@@ -65,7 +66,13 @@ export function registerBudget(program: Command, ctx: CliContext): void {
         } finally {
           await followUps.close();
         }
-        ctx.exitCode = await show(project, Boolean(options.json), ctx.io);
+        try {
+          ctx.exitCode = await show(project, Boolean(options.json), ctx.io);
+        } catch (error) {
+          if (!(error instanceof CommandRefusal)) throw error;
+          // The budget is set (a signal Temporal keeps): only showing it failed, and the message says both.
+          throw new CommandRefusal(error.type, `the budget is set; ${lowerFirst(error.message)}`, error.exitCode);
+        }
       },
     );
 }
@@ -86,36 +93,52 @@ function sendsPerHourFrom(raw: string | undefined, aboveVendorLimit: boolean): n
   return value;
 }
 
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}
+
 async function show(projectId: string | undefined, json: boolean, io: CliIo): Promise<number> {
   const followUps = await io.connect();
   try {
-    if (projectId !== undefined) {
-      const [defaultSendsPerHour, view] = await Promise.all([
-        followUps.defaultBudget(),
-        followUps.projectBudget(projectId),
-      ]);
-      // One JSON shape with or without --project (json-output.ts): the list, here of this project alone.
-      io.out(
-        json
-          ? `${JSON.stringify({ defaultSendsPerHour, projects: view ? [view] : [] })}\n`
-          : describeProject(projectId, view),
-      );
-      return ExitCode.Ok;
-    }
-    const [defaultSendsPerHour, views] = await Promise.all([followUps.defaultBudget(), followUps.projectBudgets()]);
-    const header =
-      defaultSendsPerHour === null
-        ? "Default for every project: the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR (80 unless set).\n"
-        : `Default for every project: ${defaultSendsPerHour} sends per hour (set with budget set).\n`;
-    const body =
-      views.length === 0
-        ? 'No project has sent in the last hour or has a budget of its own.\n'
-        : views.map((view) => describeProject(view.projectId, view)).join('');
-    io.out(json ? `${JSON.stringify({ defaultSendsPerHour, projects: views })}\n` : header + body);
-    return ExitCode.Ok;
+    return await showWith(followUps, projectId, json, io);
+  } catch (error) {
+    if (!(error instanceof NoWorkerAnsweredError)) throw error;
+    throw new CommandRefusal('NoWorkerAnswered', error.message, ExitCode.Error);
   } finally {
     await followUps.close();
   }
+}
+
+async function showWith(
+  followUps: FollowUpClient,
+  projectId: string | undefined,
+  json: boolean,
+  io: CliIo,
+): Promise<number> {
+  if (projectId !== undefined) {
+    const [defaultSendsPerHour, view] = await Promise.all([
+      followUps.defaultBudget(),
+      followUps.projectBudget(projectId),
+    ]);
+    // One JSON shape with or without --project (json-output.ts): the list, here of this project alone.
+    io.out(
+      json
+        ? `${JSON.stringify({ defaultSendsPerHour, projects: view ? [view] : [] })}\n`
+        : describeProject(projectId, view),
+    );
+    return ExitCode.Ok;
+  }
+  const [defaultSendsPerHour, views] = await Promise.all([followUps.defaultBudget(), followUps.projectBudgets()]);
+  const header =
+    defaultSendsPerHour === null
+      ? "Default for every project: the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR (80 unless set).\n"
+      : `Default for every project: ${defaultSendsPerHour} sends per hour (set with budget set).\n`;
+  const body =
+    views.length === 0
+      ? 'No project has sent in the last hour or has a budget of its own.\n'
+      : views.map((view) => describeProject(view.projectId, view)).join('');
+  io.out(json ? `${JSON.stringify({ defaultSendsPerHour, projects: views })}\n` : header + body);
+  return ExitCode.Ok;
 }
 
 function describeProject(projectId: string, view: ProjectView | null): string {

@@ -590,6 +590,35 @@ describe('send says what it cannot do silently', () => {
     expect(run.out).toContain(`Job ${ref.jobId} ended completed`);
   });
 
+  test('budget set with no worker on the coordinator task queue: within 10s, the set kept, and how to fix it', async () => {
+    const { projectId } = uniqueJob('unserved');
+    const coordinators = `nobody-${randomUUID().slice(0, 8)}`;
+    const set = await cli(
+      ['budget', 'set', '--project', projectId, '--sends-per-hour', '40', '--json'],
+      'unused',
+      100,
+      coordinators,
+    );
+    expect(set.code).toBe(ExitCode.Error);
+    // Not the SDK's "Failed to query Workflow" after half a minute: what happened, what did not, and the fix.
+    expect(CliErrorSchema.parse(JSON.parse(set.out)).error).toEqual({
+      type: 'NoWorkerAnswered',
+      message:
+        `the budget is set; no worker of coordinator task queue '${coordinators}' answered ` +
+        `agent-followup-project/${projectId} within 10s, so the budget cannot be shown: start a worker (budgets and ` +
+        'what they hold are kept in Temporal meanwhile)',
+      exitCode: ExitCode.Error,
+    });
+    expect(set.err).toContain('agent-followup: the budget is set; no worker of coordinator task queue');
+    // Kept: the set is a signal in the coordinator's history, which a worker of that queue will take.
+    const coordinator = h.client.workflow.getHandle(`agent-followup-project/${projectId}`);
+    const { events } = await coordinator.fetchHistory();
+    expect(events?.some((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'setBudget')).toBe(
+      true,
+    );
+    await coordinator.terminate('test over');
+  });
+
   test.each([
     [['send', '--project', 'p', '--job', 'j', '--prompt', 'x']],
     // Without --no-job-check: the note that the job could not be checked is not said of a schedule never created.

@@ -149,7 +149,7 @@ export class FollowUpClient {
       throw new TemporalUnreachableError(
         `Cannot reach Temporal at ${settings.connectionOptions.address} (namespace '${settings.namespace}'): ` +
           `${error instanceof Error ? error.message : String(error)}. Is the server running there? For a local one: ` +
-          '`temporal server start-dev` with the search attributes (README, "Run the pieces by hand"); otherwise set ' +
+          '`temporal server start-dev` with the search attributes (docs/DEVELOPMENT.md, "Run the pieces by hand"); otherwise set ' +
           'TEMPORAL_ADDRESS, or TEMPORAL_PROFILE and TEMPORAL_API_KEY for Temporal Cloud.',
       );
     }

@@ -10,7 +10,7 @@ export async function noWorkerWarning(followUps: FollowUpClient): Promise<string
     `warning: no worker polls task queue '${taskQueue}' in namespace '${namespace}', so nothing will happen until one ` +
     'starts. Start one with the same TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and TEMPORAL_TASK_QUEUE ' +
     '(npx agent-followup-worker where the package is installed, npm run worker in a clone of agent-followup, or the ' +
-    'compose stack; README, "Run the pieces by hand").'
+    'compose stack; docs/DEVELOPMENT.md, "Run the pieces by hand").'
   );
 }
 

@@ -7,6 +7,7 @@
  * options.ts is what is sent to Temporal; views.ts is what callers get back; client.ts is the `FollowUpSchedules` class.
  */
 export { FollowUpSchedules } from './client';
+export { peakRunsPerHour } from './cadence';
 export { cronPolicyProblems } from './cron';
 export { type ListSchedulesFilter } from './list-filter';
 export { buildScheduleOptions, type FollowUpScheduleOptions } from './options';

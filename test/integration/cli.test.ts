@@ -690,6 +690,13 @@ test("budget set gives a project its own budget, budget show tells its use, 'def
     set: await budget(['set', '--project', projectId, '--sends-per-hour', '5']),
     show: await budget(['show', '--project', projectId, '--json']),
     all: await budget(['show']),
+    // A schedule whose busiest hour beats the budget: created, with the numbers and the fix.
+    everyMinute: await cli(
+      ['schedule', 'create', '--project', projectId, '--job', 'j', '--prompt', 'x', '--every', '1m', '--no-job-check'],
+      taskQueue,
+      100,
+      h.coordinatorTaskQueue,
+    ),
     bad: await budget(['set', '--project', projectId, '--sends-per-hour', 'lots']),
     notPlain: await Promise.all(
       ['1e9', '0x10', ' 5'].map((n) => budget(['set', '--project', projectId, '--sends-per-hour', n])),
@@ -705,6 +712,13 @@ test("budget set gives a project its own budget, budget show tells its use, 'def
   ]);
   expect(runs.all.out).toContain("Default for every project: the workers' AGENT_SENDS_PER_PROJECT_PER_HOUR");
   expect(runs.all.out).toContain(`${projectId}: 0 of 5 sends used`);
+  expect(runs.everyMinute.code).toBe(ExitCode.Ok);
+  expect(runs.everyMinute.err).toContain(
+    `warning: this schedule starts up to 60 follow-ups an hour for project ${projectId}, and project ${projectId}'s budget is 5 sends an hour`,
+  );
+  expect(runs.everyMinute.err).toContain(`agent-followup budget set --project ${projectId} --sends-per-hour N`);
+  const scheduleId = /Created schedule (\S+):/.exec(runs.everyMinute.out)?.[1] as string;
+  await h.client.schedule.getHandle(scheduleId).delete();
   expect(runs.bad).toMatchObject({ code: ExitCode.BadInput, connected: false });
   expect(runs.bad.err).toContain(
     "--sends-per-hour must be a whole number in plain digits (e.g. 80), or default (got 'lots')",

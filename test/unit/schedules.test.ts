@@ -1,3 +1,4 @@
+import { peakRunsPerHour } from '../../src/schedules/cadence';
 import { DEFAULT_POLLING } from '../../src/kernel/request';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { followUpWorkflowId } from '../../src/client';
@@ -273,5 +274,28 @@ describe('noteOf', () => {
     expect(noteOf({ agentFollowUpNote: 'weekday mornings' })).toBe('weekday mornings');
     expect(noteOf({})).toBeNull();
     expect(noteOf(undefined)).toBeNull();
+  });
+});
+
+describe("a schedule's busiest hour, from the server's next run times", () => {
+  const at = (...minutes: number[]) =>
+    minutes.map((minute) => new Date(Date.UTC(2027, 0, 4, 8, 0) + minute * 60_000).toISOString());
+
+  test('ten times within the hour are a rate: every minute is 60, every 6 minutes 10', () => {
+    expect(peakRunsPerHour(at(...Array.from({ length: 10 }, (_, i) => i)))).toBe(60);
+    expect(peakRunsPerHour(at(...Array.from({ length: 10 }, (_, i) => i * 6)))).toBe(10);
+  });
+
+  test('times spread over days are counted in their busiest hour', () => {
+    // Every 5 minutes from 9:00 to 9:55 (12), then the same the next day.
+    const day = Array.from({ length: 12 }, (_, i) => 60 + i * 5);
+    expect(peakRunsPerHour(at(...day.slice(0, 10)))).toBe(12);
+    expect(peakRunsPerHour(at(0, 24 * 60, 48 * 60))).toBe(1);
+    expect(peakRunsPerHour(at(0, 30, 90, 100, 110))).toBe(3);
+  });
+
+  test('fewer than two times say nothing', () => {
+    expect(peakRunsPerHour([])).toBeNull();
+    expect(peakRunsPerHour(at(0))).toBeNull();
   });
 });

@@ -1,8 +1,11 @@
 /** `agent-followup schedule create`: a recurring follow-up on a Temporal Schedule. */
 import type { Command } from 'commander';
 import {
+  DEFAULT_SENDS_PER_PROJECT_PER_HOUR,
   maxPromptLengthFromEnv,
+  peakRunsPerHour,
   type AgentJobCheckResult,
+  type FollowUpClient,
   checkScheduleRequest,
   type FollowUpScheduleRequest,
   type ScheduleOverlapChoice,
@@ -91,6 +94,34 @@ function jobWarning(check: AgentJobCheckResult): string | null {
   return `note: the job could not be checked (${check.reason}); the schedule is created without the check.`;
 }
 
+/**
+ * A warning when the schedule starts more follow-ups in its busiest hour than the project may send in one (its own
+ * budget, else the namespace's default, else the workers' default): the runs beyond it wait for the budget.
+ */
+async function beyondBudget(
+  followUps: FollowUpClient,
+  projectId: string,
+  nextRunTimes: readonly string[],
+): Promise<string | null> {
+  const perHour = peakRunsPerHour(nextRunTimes);
+  if (perHour === null) return null;
+  // A coordinator no worker answers leaves the defaults to say it.
+  const own = await followUps.projectBudget(projectId).catch(() => null);
+  const namespaceDefault = own ? null : await followUps.defaultBudget();
+  const budget = own?.limit ?? namespaceDefault ?? DEFAULT_SENDS_PER_PROJECT_PER_HOUR;
+  if (perHour <= budget) return null;
+  const whose = own
+    ? `project ${projectId}'s budget`
+    : namespaceDefault !== null
+      ? "the namespace's default budget"
+      : `the workers' default budget (${DEFAULT_SENDS_PER_PROJECT_PER_HOUR} unless AGENT_SENDS_PER_PROJECT_PER_HOUR says otherwise)`;
+  return (
+    `warning: this schedule starts up to ${perHour} follow-ups an hour for project ${projectId}, and ${whose} is ${budget} ` +
+    "sends an hour, shared with the project's other follow-ups: runs beyond it wait in line for the budget. Slow the " +
+    `cadence, or raise the budget with: agent-followup budget set --project ${projectId} --sends-per-hour N`
+  );
+}
+
 /** Milliseconds when all digits, as for the polling options; otherwise the duration as typed. */
 function duration(value: string | undefined): string | number | undefined {
   return value === undefined ? undefined : /^\d+$/.test(value) ? Number(value) : value;
@@ -123,6 +154,8 @@ async function create(options: CreateOptions, extra: string[], io: CliIo): Promi
     // Said once the schedule exists: a create refused (a cron that never fires, no search attributes) creates nothing.
     if (warning) io.err(`${paint(io, 'yellow', warning)}\n`);
     const view = await schedules.describe(created.scheduleId);
+    const beyond = await beyondBudget(followUps, request.input.projectId, view.nextRunTimes);
+    if (beyond) io.err(`${paint(io, 'yellow', beyond)}\n`);
     if (options.json) {
       io.out(`${JSON.stringify({ ...created, paused: view.paused, nextRunTimes: view.nextRunTimes })}\n`);
       return ExitCode.Ok;

@@ -12,7 +12,7 @@ import {
   type Logger,
   type NativeConnectionOptions,
 } from '@temporalio/worker';
-import { demoteRoutineLines } from '../observability/logging';
+import { collapseRetryLines, demoteRoutineLines } from '../observability/logging';
 
 export interface WorkerConnectionOptions extends NativeConnectionOptions {
   /** Where the SDK's log lines go (default: the SDK's console logger at `logLevel`). */
@@ -35,7 +35,7 @@ export async function connectWorker(options: WorkerConnectionOptions = {}): Prom
 export function installQuietRuntime(logger: Logger): boolean {
   try {
     Runtime.install({
-      logger: demoteRoutineLines(logger),
+      logger: collapseRetryLines(demoteRoutineLines(logger)),
       telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
     });
     return true;

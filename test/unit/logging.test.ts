@@ -3,6 +3,7 @@ import { LogTimestamp, type LogEntry } from '@temporalio/worker';
 import {
   REDACTED,
   apiKeySecrets,
+  collapseRetryLines,
   createLineLogger,
   formatJsonLine,
   formatTextLine,
@@ -279,5 +280,50 @@ describe('workerRuntimeOptions', () => {
     expect([...TIME_TO_TERMINAL_BUCKETS_S].sort((a, b) => a - b)).toEqual(TIME_TO_TERMINAL_BUCKETS_S);
     expect(TIME_TO_TERMINAL_BUCKETS_S[0]).toBe(5);
     expect(TIME_TO_TERMINAL_BUCKETS_S.at(-1)).toBe(86_400);
+  });
+});
+
+describe('an outage of Temporal in the log', () => {
+  test('a few lines, not one per retried call: the first says so, one a minute says it still lasts, the rest at DEBUG', () => {
+    const seen: Array<{ level: string; message: string }> = [];
+    let nowMs = 0;
+    const logger = collapseRetryLines(
+      {
+        log: (level, message) => seen.push({ level, message }),
+        trace: () => {},
+        debug: () => {},
+        info: () => {},
+        warn: () => {},
+        error: () => {},
+      },
+      () => nowMs,
+    );
+    // A 40 s outage as measured: four pollers, a retry line each every 150 ms or so.
+    for (nowMs = 0; nowMs < 40_000; nowMs += 150)
+      logger.warn(`gRPC call poll_workflow_task_queue retried ${(nowMs / 150) % 10} times`, { sdkComponent: 'core' });
+    logger.info('Follow-up message accepted');
+    const loud = seen.filter(({ level }) => level !== 'DEBUG');
+    expect(loud).toEqual([
+      {
+        level: 'WARN',
+        message: expect.stringMatching(
+          /^Temporal is not answering: the worker retries its calls .*\. Last: gRPC call poll_workflow_task_queue retried 0 times$/,
+        ),
+      },
+      { level: 'INFO', message: 'Follow-up message accepted' },
+    ]);
+    expect(seen.filter(({ level }) => level === 'DEBUG')).toHaveLength(Math.ceil(40_000 / 150) - 1);
+    // Longer: once a minute, with what was held back; after a quiet spell, a new outage is said afresh.
+    for (; nowMs < 130_000; nowMs += 150) logger.error('gRPC call poll_activity_task_queue retried 3 times');
+    nowMs += 31_000;
+    logger.warn('gRPC call describe_workflow_execution retried 5 times');
+    expect(
+      seen.filter(({ level }) => level === 'WARN' || level === 'ERROR').map(({ message }) => message.split('.')[0]),
+    ).toEqual([
+      'Temporal is not answering: the worker retries its calls until it does (its follow-ups are safe in Temporal); the retries are logged at DEBUG, and this again each minute it lasts',
+      'Temporal is still not answering: 399 more retried call(s) in the last 60s',
+      'Temporal is still not answering: 399 more retried call(s) in the last 60s',
+      'Temporal is not answering: the worker retries its calls until it does (its follow-ups are safe in Temporal); the retries are logged at DEBUG, and this again each minute it lasts',
+    ]);
   });
 });

@@ -60,3 +60,18 @@ export function findTemporalTestServer(env: Record<string, string | undefined> =
   const cached = cachedTestServerPath(env);
   return isExecutable(cached) ? cached : undefined;
 }
+
+/**
+ * The SDK's download from temporal.download failed (a machine without that access): the error says how to get the
+ * server otherwise, with the SDK's reason.
+ */
+export function testServerMissing(error: unknown): Error {
+  return new Error(
+    `Temporal's time-skipping test server is not installed here, and the SDK could not download it ` +
+      `(${error instanceof Error ? error.message : String(error)}). Install the Java build from Maven Central ` +
+      '(needs java 17+ and mvn) where startTestStack finds it: bash node_modules/agent-followup/scripts/install/' +
+      'install-temporal-test-server.sh (or set TEMPORAL_TEST_SERVER_PATH to a test server launcher), or leave ' +
+      'timeSkipping off to run on the dev server.',
+    { cause: error },
+  );
+}

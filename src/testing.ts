@@ -18,7 +18,7 @@ import { createFollowUpWorker, type FollowUpWorker } from './worker/follow-up-wo
 import { AgentApiSimulator, type SimulatedRequest, type SimulatorOptions } from './simulator/simulator';
 import { temporal } from '@temporalio/proto';
 import type { DataConverter, Duration } from '@temporalio/common';
-import { findTemporalCli, findTemporalTestServer } from './temporal-cli';
+import { findTemporalCli, findTemporalTestServer, testServerMissing } from './temporal-cli';
 import { installQuietRuntime } from './worker/connection';
 import { relevel } from './observability/logging';
 
@@ -226,6 +226,8 @@ async function startTimeSkippingServer(
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     ...client,
     ...(path ? { server: { executable: { type: 'existing-path', path } } } : {}),
+  }).catch((error: unknown) => {
+    throw path ? error : testServerMissing(error);
   });
   try {
     const keyword = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;

@@ -88,7 +88,7 @@ afterAll(async () => {
 
 const consumer = () => join(dir, 'consumer');
 
-test('the tarball ships the built library, its declarations and the workflow bundles (plain and encrypting), nothing else', () => {
+test("the tarball ships the built library, its declarations, the workflow bundles (plain and encrypting) and the time-skipping server's installer, nothing else", () => {
   const paths = packed.files.map((file) => file.path);
   expect(paths).toEqual(
     expect.arrayContaining([
@@ -103,17 +103,22 @@ test('the tarball ships the built library, its declarations and the workflow bun
       'dist/src/embedded-worker.d.ts',
       'dist/src/testing.d.ts',
       'dist/src/cli.js',
+      // What startTestStack's error names when the SDK cannot download the time-skipping server.
+      'scripts/install/install-temporal-test-server.sh',
     ]),
   );
   expect(
     paths.filter(
       (path) =>
-        !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/workflow-bundle(-encrypting)?\.js|dist\/src\/.+\.(js|d\.ts))$/.test(
+        !/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/workflow-bundle(-encrypting)?\.js|dist\/src\/.+\.(js|d\.ts)|scripts\/install\/install-temporal-test-server\.sh)$/.test(
           path,
         ),
     ),
   ).toEqual([]);
   expect(paths.filter((path) => /\/(dev|scripts|test)\/|\.test\./.test(path))).toEqual([]);
+  expect(paths.filter((path) => path.startsWith('scripts/'))).toEqual([
+    'scripts/install/install-temporal-test-server.sh',
+  ]);
 });
 
 /** Every file under `root` whose name ends in `.node`: a native module. */

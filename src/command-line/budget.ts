@@ -17,6 +17,11 @@ export function registerBudget(program: Command, ctx: CliContext): void {
     .command('budget')
     .summary('show or set a project\'s send budget, shared by every worker and service (README, "The send budget")')
     .helpCommand(false);
+  registerShow(budget, ctx);
+  registerSet(budget, ctx);
+}
+
+function registerShow(budget: Command, ctx: CliContext): void {
   budget
     .command('show')
     .summary("show each project's use of its budget in the current window (or one project's with --project)")
@@ -29,6 +34,9 @@ export function registerBudget(program: Command, ctx: CliContext): void {
     .action(async (options: { project?: string; json?: boolean }) => {
       ctx.exitCode = await show(options.project, Boolean(options.json), ctx.io);
     });
+}
+
+function registerSet(budget: Command, ctx: CliContext): void {
   budget
     .command('set')
     .summary("set every project's budget, or with --project one project's own")

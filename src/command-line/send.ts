@@ -86,10 +86,9 @@ async function send(options: SendOptions, extra: string[], io: CliIo): Promise<n
       if (!(error instanceof FollowUpNotSentError)) throw error;
       // Ended before sending (job not found, key refused, timed out): said as `status` would, with its exit code.
       const outcome = await followUps.outcome(error.workflowId);
+      const { workflowId } = error;
       if (options.json)
-        io.out(
-          `${JSON.stringify(await endReport(followUps, error.workflowId, { workflowId: error.workflowId, attached: false }))}\n`,
-        );
+        io.out(`${JSON.stringify(await endReport(followUps, workflowId, { workflowId, attached: false }))}\n`);
       else io.err(`${paint(io, 'red', `agent-followup: ${error.message}`)}\n`);
       return exitCodeFor(outcome);
     }
@@ -100,20 +99,7 @@ async function send(options: SendOptions, extra: string[], io: CliIo): Promise<n
     }
     const idle = await noWorkerWarning(followUps);
     if (idle) io.err(`${idle}\n`);
-    if (!options.wait) {
-      if (options.json) {
-        const report = followUpReport(await followUps.status(started.workflowId, { progress: false }), started);
-        io.out(
-          `${JSON.stringify({ ...report, progressUnavailable: report.outcome ? null : 'send without --wait reports the start only; ask agent-followup status' })}\n`,
-        );
-      } else {
-        io.out(
-          `${started.attached ? 'Attached to the existing' : 'Started'} follow-up ${started.workflowId}\n` +
-            `Follow it with: agent-followup status ${started.workflowId}\n`,
-        );
-      }
-      return ExitCode.Ok;
-    }
+    if (!options.wait) return await printStarted(followUps, started, Boolean(options.json), io);
     if (!options.json) {
       io.err(
         `${started.attached ? 'Attached to' : 'Started'} follow-up ${started.workflowId}; waiting for the job to end (Ctrl-C stops waiting, not the follow-up)\n`,
@@ -128,6 +114,27 @@ async function send(options: SendOptions, extra: string[], io: CliIo): Promise<n
   } finally {
     await followUps.close();
   }
+}
+
+/** Without --wait: the id, to follow it with (--json: the report of the start). */
+async function printStarted(
+  followUps: FollowUpClient,
+  started: StartedFollowUp,
+  json: boolean,
+  io: CliIo,
+): Promise<number> {
+  if (json) {
+    const report = followUpReport(await followUps.status(started.workflowId, { progress: false }), started);
+    io.out(
+      `${JSON.stringify({ ...report, progressUnavailable: report.outcome ? null : 'send without --wait reports the start only; ask agent-followup status' })}\n`,
+    );
+  } else {
+    io.out(
+      `${started.attached ? 'Attached to the existing' : 'Started'} follow-up ${started.workflowId}\n` +
+        `Follow it with: agent-followup status ${started.workflowId}\n`,
+    );
+  }
+  return ExitCode.Ok;
 }
 
 /** One line for `--wait-sent`: how the send stands. */

@@ -709,15 +709,9 @@ export class FollowUpClient {
       ids.push(execution.workflowId);
       if (ids.length >= limit) break;
     }
-    // A coordinator that ended since it was listed is left out; one that no worker answers fails the whole view.
-    const views = await Promise.all(
-      ids.map((id) =>
-        this.queryProject(id).catch((error: unknown) => {
-          if (error instanceof NoWorkerAnsweredError) throw error;
-          return null;
-        }),
-      ),
-    );
+    // A coordinator that ended since it was listed is left out, and so is one no worker answers within the deadline:
+    // the namespace may hold coordinators of other deployments, on task queues this client's workers do not serve.
+    const views = await Promise.all(ids.map((id) => this.queryProject(id).catch(() => null)));
     return views
       .filter((view): view is ProjectView => view !== null)
       .sort((a, b) => a.projectId.localeCompare(b.projectId));

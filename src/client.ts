@@ -8,6 +8,7 @@
 // The client, what its calls take and answer, and its errors.
 export { FollowUpClient } from './client/follow-up-client';
 export {
+  checkListFilter,
   LIST_LIMIT_MAX,
   LIST_STATES,
   type FollowUpList,

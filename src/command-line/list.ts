@@ -1,6 +1,6 @@
 /** `agent-followup list`: the follow-ups of a project, a job, a state, as Temporal's visibility lists them. */
 import { InvalidArgumentError, type Command } from 'commander';
-import { LIST_LIMIT_MAX, LIST_STATES, type ListedFollowUp, type ListState } from '../index';
+import { checkListFilter, LIST_LIMIT_MAX, LIST_STATES, type ListedFollowUp, type ListState } from '../index';
 import { ExitCode, type CliContext, type CliIo, examplesOf } from './io';
 import { definedOnly } from './follow-up-options';
 import { alignedTable } from './render';
@@ -60,6 +60,8 @@ async function list(options: ListOptions, io: CliIo): Promise<number> {
     state: options.state,
     limit: options.limit,
   });
+  // Checked before connecting, as every command's input: a bad id never reaches Temporal.
+  checkListFilter(filter);
   const followUps = await io.connect();
   try {
     const { followUps: listed, more } = await followUps.list(filter);

@@ -72,9 +72,20 @@ export function demoteRoutineLines(logger: Logger): Logger {
 
 /** Wraps a logger so each line goes out at the level `levelOf` gives it, or not at all (null). */
 export function relevel(logger: Logger, levelOf: (level: LogLevel, message: string) => LogLevel | null): Logger {
-  const logAt = (level: LogLevel, message: string, meta?: Record<string, unknown>) => {
+  return rewriting(logger, (level, message) => {
     const to = levelOf(level, message);
-    if (to !== null) logger.log(to, message, meta);
+    return to === null ? null : { level: to, message };
+  });
+}
+
+/** Wraps a logger so each line goes out as `rewrite` makes it (a level and a message), or not at all (null). */
+function rewriting(
+  logger: Logger,
+  rewrite: (level: LogLevel, message: string) => { level: LogLevel; message: string } | null,
+): Logger {
+  const logAt = (level: LogLevel, message: string, meta?: Record<string, unknown>) => {
+    const line = rewrite(level, message);
+    if (line !== null) logger.log(line.level, line.message, meta);
   };
   return {
     log: logAt,
@@ -87,7 +98,7 @@ export function relevel(logger: Logger, levelOf: (level: LogLevel, message: stri
 }
 
 /** Core's line for a call to Temporal it is retrying: every poller logs one per retry while the server is away. */
-const CORE_RETRY_LINE = /^gRPC call (\S+) retried \d+ times/;
+const CORE_RETRY_LINE = /^gRPC call \S+ retried \d+ times/;
 /** Retry lines this far apart are two outages: the second is said afresh. */
 const OUTAGE_QUIET_MS = 30_000;
 /** While an outage lasts, it is said again this often, with how many retry lines were held back. */
@@ -102,18 +113,14 @@ export function collapseRetryLines(logger: Logger, now: () => number = Date.now)
   let lastRetryAtMs = Number.NEGATIVE_INFINITY;
   let saidAtMs = Number.NEGATIVE_INFINITY;
   let heldBack = 0;
-  const logAt = (level: LogLevel, message: string, meta?: Record<string, unknown>) => {
-    if ((level !== 'WARN' && level !== 'ERROR') || !CORE_RETRY_LINE.test(message)) {
-      logger.log(level, message, meta);
-      return;
-    }
+  return rewriting(logger, (level, message) => {
+    if ((level !== 'WARN' && level !== 'ERROR') || !CORE_RETRY_LINE.test(message)) return { level, message };
     const atMs = now();
     const fresh = atMs - lastRetryAtMs > OUTAGE_QUIET_MS;
     lastRetryAtMs = atMs;
     if (!fresh && atMs - saidAtMs < OUTAGE_REPEAT_MS) {
       heldBack += 1;
-      logger.log('DEBUG', message, meta);
-      return;
+      return { level: 'DEBUG', message };
     }
     const said = fresh
       ? 'Temporal is not answering: the worker retries its calls until it does (its follow-ups are safe in Temporal); ' +
@@ -121,16 +128,8 @@ export function collapseRetryLines(logger: Logger, now: () => number = Date.now)
       : `Temporal is still not answering: ${heldBack} more retried call(s) in the last ${Math.round((atMs - saidAtMs) / 1000)}s`;
     heldBack = 0;
     saidAtMs = atMs;
-    logger.log(level, `${said}. Last: ${message}`, meta);
-  };
-  return {
-    log: logAt,
-    trace: (message, meta) => logAt('TRACE', message, meta),
-    debug: (message, meta) => logAt('DEBUG', message, meta),
-    info: (message, meta) => logAt('INFO', message, meta),
-    warn: (message, meta) => logAt('WARN', message, meta),
-    error: (message, meta) => logAt('ERROR', message, meta),
-  };
+    return { level, message: `${said}. Last: ${message}` };
+  });
 }
 
 /** `{"time":…,"level":…,"message":…, …metadata}` on one line; metadata keys stay top-level (flattened). */

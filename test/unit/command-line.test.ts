@@ -342,5 +342,8 @@ describe('the conventions of gh and temporal: help <command>, examples, --addres
     for (const limit of ['0', '1001', '2.5', 'ten'])
       expect(await run(['list', '--limit', limit])).toMatchObject({ code: ExitCode.BadInput, env: undefined });
     expect(await run(['watch', ' '])).toMatchObject({ code: ExitCode.BadInput, env: undefined });
+    const id = await run(['list', '--project', "p' OR '1'='1"]);
+    expect(id).toMatchObject({ code: ExitCode.BadInput, env: undefined });
+    expect(id.err).toContain('projectId may contain only');
   });
 });

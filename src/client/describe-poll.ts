@@ -5,10 +5,11 @@
  * client adds this to the `progress` query's answer. Client-side only.
  */
 import type { WorkflowExecutionDescription } from '@temporalio/client';
-import type { LoadedDataConverter, Payload } from '@temporalio/common';
+import type { LoadedDataConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { checkpointOfFailure, readCheckpoint, type PollCheckpoint } from '../workflows/follow-up/poll-checkpoint';
 import type { PollActivityProgress } from '../kernel/types';
+import { decodedPayloads } from './decoded-payloads';
 
 const POLL_ACTIVITY = 'pollAgentJob';
 
@@ -19,11 +20,11 @@ export async function describePollActivity(
 ): Promise<PollActivityProgress | undefined> {
   const pending = description.raw.pendingActivities?.find((activity) => activity.activityType?.name === POLL_ACTIVITY);
   if (!pending) return undefined;
-  const fromHeartbeat = readCheckpoint((await decoded(converter, pending.heartbeatDetails?.payloads))[0]);
+  const fromHeartbeat = readCheckpoint((await decodedPayloads(converter, pending.heartbeatDetails?.payloads))[0]);
   const failure = pending.lastFailure;
   const application = failure?.applicationFailureInfo;
   const fromFailure = application
-    ? checkpointOfFailure(await decoded(converter, application.details?.payloads))
+    ? checkpointOfFailure(await decodedPayloads(converter, application.details?.payloads))
     : undefined;
   // The newer of the two: a failure is written after the heartbeats of the same attempt.
   const checkpoint = pickNewer(fromHeartbeat, fromFailure);
@@ -51,14 +52,6 @@ export async function describePollActivity(
         : null,
     failedReads: lastError !== null ? (checkpoint?.failedReads ?? 0) : 0,
   };
-}
-
-/** Payloads as the client's data converter reads them: its codecs undone (last first), then its payload converter. */
-async function decoded(converter: LoadedDataConverter, payloads: Payload[] | null | undefined): Promise<unknown[]> {
-  if (!payloads?.length) return [];
-  let plain = payloads;
-  for (const codec of [...converter.payloadCodecs].reverse()) plain = await codec.decode(plain);
-  return plain.map((payload) => converter.payloadConverter.fromPayload(payload));
 }
 
 function pickNewer(a: PollCheckpoint | undefined, b: PollCheckpoint | undefined): PollCheckpoint | undefined {

@@ -2,14 +2,14 @@
  * adoptBook: a watcher started afresh (not continued as new) takes over the waits of the run before it under its id,
  * when that run was terminated (by an operator, or a reset) with waits in its book. Nothing else would read them:
  * a watcher reading by its timers has no reader left to put them back. The new run is started by the next wait on its
- * shard or by a worker's guard (watcher-guard.worker.ts). A closed run still answers queries (its history replayed), so its
- * book is read the way a reader reads it.
+ * shard or by a worker's guard (watcher-guard.worker.ts). Its book is read as terminated-book.client.ts says.
  */
 import { log } from '@temporalio/activity';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { AdoptBookRequest } from '../workflows/activity-contract';
 import { JOB_WATCHER_WORKFLOW_TYPE } from '../kernel/workflow-ids';
-import { watchChangesQuery, type WatchRegistration } from './messages';
+import type { WatchRegistration } from './messages';
+import { terminatedRunBook } from './terminated-book.client';
 
 /**
  * A run closed longer ago than this is not adopted: its follow-ups have registered again by themselves at the
@@ -29,12 +29,12 @@ export function createAdoptBook(temporal: Client) {
     // Only the run just before this one: one that ended idle (its book empty) or continued as new came after any
     // terminated run whose waits were taken over already.
     if (!last || last.status.name !== 'TERMINATED' || last.type !== JOB_WATCHER_WORKFLOW_TYPE) return [];
-    const book = await temporal.workflow.getHandle(watcherId, last.runId).query(watchChangesQuery, 0);
+    const waits = await terminatedRunBook(temporal, watcherId, last.runId);
     log.warn('The run before this job watcher was terminated with waits in its book: taking them over', {
       watcherId,
       terminatedRunId: last.runId,
-      waits: book.upserts.length,
+      waits: waits.length,
     });
-    return book.upserts;
+    return waits;
   };
 }

@@ -9,16 +9,16 @@
  * found running when it started (another worker's, or its own before a restart). Each is described on a period until
  * it is seen ended with nothing to take over (a watcher ends ten minutes after its last wait). So a deployment with
  * nothing waiting asks the server nothing at all: one look along every shard's chain when the worker starts, then
- * silence. A terminated run's book is read by query (a closed run still answers) once per run, so that a run
- * terminated with no waits is left alone.
+ * silence. A terminated run's book is read once per run (terminated-book.client.ts), so that a run terminated with no waits
+ * is left alone.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from '@temporalio/common';
 import type { WatcherStart } from './messages';
-import { watchChangesQuery } from './messages';
 import { JOB_WATCHER_WORKFLOW_TYPE, MAX_OVERFLOW, watcherTaskQueue, watcherWorkflowId } from '../kernel/workflow-ids';
 import { ADOPT_CLOSED_WITHIN_MS } from './adopt-book.activity';
 import { WATCHER_SUMMARY } from './start-watching.activity';
+import { terminatedRunBook } from './terminated-book.client';
 
 /**
  * How often a watcher in sight is described. A lost watcher must cost a follow-up at most 30 s: this, plus a start and
@@ -145,12 +145,12 @@ async function takeOverWaits(
   watcherId: string,
   runId: string,
 ): Promise<boolean> {
-  const book = await temporal.workflow.getHandle(watcherId, runId).query(watchChangesQuery, 0);
-  if (book.upserts.length === 0) return false;
+  const waits = await terminatedRunBook(temporal, watcherId, runId);
+  if (waits.length === 0) return false;
   log.warn('A job watcher was terminated with waits in its book: starting a new one to take them over', {
     watcherId,
     terminatedRunId: runId,
-    waits: book.upserts.length,
+    waits: waits.length,
   });
   try {
     await temporal.workflow.start(JOB_WATCHER_WORKFLOW_TYPE, {

@@ -7,6 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@temporalio/client';
 import { DefaultLogger } from '@temporalio/worker';
 import { startWatcherGuard, WatchersInSight, type WatcherGuard } from '../../src/watch/watcher-guard.worker';
+import { terminatedRunBook } from '../../src/watch/terminated-book.client';
+import { unwatchJobSignal, watchJobBatchSignal, type WatchRegistration } from '../../src/watch/messages';
 import { JOB_WATCHER_WORKFLOW_TYPE, watcherTaskQueue, watcherWorkflowId } from '../../src/kernel/workflow-ids';
 import { createHarness, waitFor, type Harness } from '../support/harness';
 
@@ -103,4 +105,72 @@ test('the guard asks nothing at rest, looks at each watcher in sight on its peri
       await h.client.workflow.getHandle(watcherId).terminate('test: done');
     }
   });
+});
+
+/** A first wait of follow-up `workflowId` on a 2 s gap, as a follow-up registers it. */
+function registration(workflowId: string): WatchRegistration {
+  const now = Date.now();
+  return {
+    workflowId,
+    runId: `${workflowId}-run`,
+    projectId: 'proj-guard',
+    jobId: `job-${workflowId}`,
+    known: null,
+    acceptUnchangedFromMs: null,
+    schedule: {
+      startedAtMs: now,
+      initialIntervalMs: 2_000,
+      backoffCoefficient: 1,
+      maxIntervalMs: 2_000,
+      deadlineMs: now + 600_000,
+    },
+    readAtOnce: true,
+    round: 1,
+    replyTo: `${workflowId}/reply`,
+  };
+}
+
+test('a watcher terminated before any worker ran it (no worker polls its queue): its book is what its history holds, the guard takes its waits over, or lets go of it when it held none', async () => {
+  // No worker at all on this queue: every watcher started here is terminated before its first workflow task, which
+  // the server refuses to query for ever. The guard used to ask again on every period.
+  const queue = h.taskQueue();
+  const watcherId = watcherWorkflowId(queue, 0);
+  const started = await h.client.workflow.signalWithStart(JOB_WATCHER_WORKFLOW_TYPE, {
+    workflowId: watcherId,
+    taskQueue: watcherTaskQueue(queue),
+    args: [{ registrations: [registration('carried')] }],
+    signal: watchJobBatchSignal,
+    signalArgs: [
+      [registration('kept'), registration('left'), { workflowId: 'malformed' } as unknown as WatchRegistration],
+    ],
+  });
+  await started.signal(unwatchJobSignal, { workflowId: 'left', replyTo: 'left/reply' });
+  await started.signal(watchJobBatchSignal, 'not a batch' as unknown as WatchRegistration[]);
+  await started.terminate('test: terminated before any worker ran it');
+  const firstRunId = (await started.describe()).runId;
+  const book = await terminatedRunBook(h.client, watcherId, firstRunId);
+  expect(book.map((wait) => wait.workflowId).sort()).toEqual(['carried', 'kept']);
+
+  const described: string[] = [];
+  const inSight = new WatchersInSight();
+  const taking = guard(queue, described, inSight);
+  try {
+    await taking.sweep();
+    // A new run under the id, to take the waits over, and kept in sight.
+    const taker = await h.client.workflow.getHandle(watcherId).describe();
+    expect(taker.runId).not.toBe(firstRunId);
+    expect(taker.status.name).toBe('RUNNING');
+    expect(inSight.ids()).toEqual([watcherId]);
+
+    // Terminated before any worker ran it too, with nothing in its history: let go of, and asked nothing more.
+    await h.client.workflow.getHandle(watcherId).terminate('test: a watcher that held nothing');
+    await taking.sweep();
+    expect(inSight.size).toBe(0);
+    expect((await h.client.workflow.getHandle(watcherId).describe()).runId).toBe(taker.runId);
+    const letGo = described.length;
+    await sleep(20 * PERIOD_MS);
+    expect(described).toHaveLength(letGo);
+  } finally {
+    taking.stop();
+  }
 });

@@ -1,9 +1,10 @@
 /**
  * The follow-up's input rules (src/kernel/request.ts): what the workflow itself checks, with no zod, and what the
- * client's zod schema (src/client/input.ts) checks through the very same functions. The agreement test at the end
- * runs every row through both.
+ * client's zod schema (src/client/input.ts) checks through the very same functions. The agreement tests at the end
+ * run every row through both, and through the contract published for other languages (src/client/workflow-contract.ts).
  */
 import { createFollowUpInputSchema } from '../../src/client/input';
+import { FollowUpInputContract } from '../../src/client/workflow-contract';
 import {
   inspectFollowUpInput,
   DEFAULT_POLLING,
@@ -232,6 +233,31 @@ describe('inspectFollowUpInput with bad input', () => {
 
   test('a refused duration is quoted back so the caller sees what they typed', () => {
     expect(problemsOf(withPolling({ timeout: '400d' }))).toContain('(got "400d")');
+  });
+
+  test("the published input contract refuses what the check refuses, but for what a JSON Schema cannot say (a duration string's range, one field against another), and takes what it takes", () => {
+    const cannotSay = new Set([
+      'a negative interval',
+      'a bare "5" (5 ms) interval',
+      'an unparsable interval',
+      'an unparsable max interval',
+      'an absurd timeout of 400d',
+      'a max interval below the initial interval',
+      'an initial interval above the default max interval',
+    ]);
+    for (const [title, input] of badInputs) {
+      expect({ title, takenByContract: FollowUpInputContract.safeParse(input).success }).toEqual({
+        title,
+        takenByContract: cannotSay.has(title),
+      });
+    }
+    for (const input of [
+      valid,
+      { ...valid, polling: { initialInterval: '2s', timeout: 600_000, backoffCoefficient: 1 } },
+    ]) {
+      expect(inspectFollowUpInput(input).ok).toBe(true);
+      expect(FollowUpInputContract.safeParse(input).success).toBe(true);
+    }
   });
 
   test('the zod schema of the client agrees with the check on every row: same verdict, same resolved request', () => {

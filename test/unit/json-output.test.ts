@@ -1,15 +1,28 @@
 /** The CLI's --json shapes: the documented schemas are the ones the code checks against, and reports fill them. */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FollowUpReportSchema, followUpReport, jsonSchemas } from '../../src/command-line/json-output';
+import { FAILURE_TYPES, workflowContractSchemas } from '../../src/client/workflow-contract';
 import type { FollowUpProgress } from '../../src/kernel/types';
 
-test('docs/json holds exactly the schemas the code defines (regenerate with npm run json-schemas)', () => {
-  for (const [name, schema] of Object.entries(jsonSchemas())) {
-    const committed: unknown = JSON.parse(readFileSync(join(__dirname, '..', '..', 'docs', 'json', name), 'utf8'));
-    expect({ name, schema: committed }).toEqual({ name, schema: JSON.parse(JSON.stringify(schema)) });
-  }
-});
+test.each([
+  ['json', jsonSchemas()],
+  ['json/workflow', workflowContractSchemas()],
+] as const)(
+  'docs/%s holds exactly the schemas the code defines (regenerate with npm run json-schemas)',
+  (folder, schemas) => {
+    const dir = join(__dirname, '..', '..', 'docs', folder);
+    expect(
+      readdirSync(dir)
+        .filter((name) => name.endsWith('.schema.json'))
+        .sort(),
+    ).toEqual(Object.keys(schemas).sort());
+    for (const [name, schema] of Object.entries(schemas)) {
+      const committed: unknown = JSON.parse(readFileSync(join(dir, name), 'utf8'));
+      expect({ name, schema: committed }).toEqual({ name, schema: JSON.parse(JSON.stringify(schema)) });
+    }
+  },
+);
 
 const progress: FollowUpProgress = {
   phase: 'waiting',
@@ -64,4 +77,12 @@ test('a follow-up that did not end with a job: its kind, type and message, and n
 test('the schema refuses what is not in the contract', () => {
   const report = followUpReport({ workflowId: 'w', executionStatus: 'RUNNING' }, null);
   expect(FollowUpReportSchema.safeParse({ ...report, surprise: 1 }).success).toBe(false);
+});
+
+test("docs/STARTING-FROM-OTHER-LANGUAGES.md's table of failure types names exactly the contract's", () => {
+  const page = readFileSync(join(__dirname, '..', '..', 'docs', 'STARTING-FROM-OTHER-LANGUAGES.md'), 'utf8');
+  const table = page.slice(page.indexOf('| type | outcome kind |'), page.indexOf('A cancelled follow-up'));
+  const firstCells = table.split('\n').map((line) => line.split('|')[1] ?? '');
+  const named = firstCells.flatMap((cell) => [...cell.matchAll(/`([A-Za-z]+)`/g)].map((match) => match[1]));
+  expect([...new Set(named)].sort()).toEqual(Object.keys(FAILURE_TYPES).sort());
 });

@@ -18,7 +18,7 @@ import { attemptClock } from './attempt-clock';
 import type { AgentApiClient } from '../agent-api/http-client';
 import { isKnownStatus, type AgentJob } from '../kernel/agent-job';
 import { readCheckpoint, type PollCheckpoint } from '../workflows/follow-up/poll-checkpoint';
-import { FREQUENT_POLL_LIMIT_MS, isAnswer, nextPollAt, nextReadAfter } from '../kernel/poll-schedule';
+import { FREQUENT_POLL_LIMIT_MS, firstReadAt, isAnswer, nextPollAt, nextReadAfter } from '../kernel/poll-schedule';
 import type { ReadTrouble } from '../kernel/types';
 import { apiCounters, countedApiCall } from './api-metrics';
 import { judgeFailedRead, retryAfterPastDeadline } from './read-rules';
@@ -81,8 +81,7 @@ async function poll(
   const now = attemptClock(context.info);
   const checkpoint = checkpointOfAttempt(context.info.attempt, context.info.heartbeatDetails);
   const tell = troubleTeller(reportTrouble, context, checkpoint);
-  let dueAtMs: number | null =
-    context.info.attempt > 1 || request.readAtOnce ? now() : nextPollAt(request.schedule, now());
+  let dueAtMs: number | null = context.info.attempt > 1 || request.readAtOnce ? now() : firstReadAt(request, now());
 
   for (;;) {
     const nowMs = now();

@@ -114,7 +114,7 @@ export function isAnswer(
  */
 export function nextReadAfter(
   registration: Pick<WaitRequest, 'known' | 'acceptUnchangedFromMs' | 'schedule'>,
-  job: AgentJob,
+  job: AgentJob | JobState,
   planned: number | null,
 ): number | null {
   const settledAtMs = registration.acceptUnchangedFromMs;
@@ -126,4 +126,18 @@ export function nextReadAfter(
     sameJobState(jobState(job), registration.known);
   if (!settling) return planned;
   return planned === null ? settledAtMs : Math.min(planned, settledAtMs);
+}
+
+/**
+ * When a new wait is first read, nothing asked for and nothing missed: the schedule's first point, or sooner the
+ * moment the ended job it already knows would be accepted unchanged (its settle window's end): a wait registered
+ * after a read asked for found the job ended inside the window is answered when the window ends, not a gap later.
+ */
+export function firstReadAt(
+  registration: Pick<WaitRequest, 'known' | 'acceptUnchangedFromMs' | 'schedule'>,
+  nowMs: number,
+): number | null {
+  const planned = nextPollAt(registration.schedule, nowMs);
+  const first = registration.known === null ? planned : nextReadAfter(registration, registration.known, planned);
+  return first === null ? null : Math.max(first, nowMs);
 }

@@ -32,13 +32,15 @@ export type ReadVerdict =
 
 /**
  * Whether a read (made at `readAtMs`) is this follow-up's result. A terminal read counts only after the job was seen
- * `active` after the send, or once the settle window has passed since the send: before that it may be a lagging
- * replica, or the job's earlier result. A read identical to the job before the send must also be read twice in a row,
+ * `active` after the send, or once the settle window has passed since the send, or when it shows a pull request the
+ * job did not have before the send: before that it may be a lagging replica, or the job's earlier result, and neither
+ * shows a link the job did not have yet. A read identical to the job before the send must also be read twice in a row,
  * so one lagging read cannot end the follow-up with the old result.
  */
 export function judgeRead(watch: ResultWatch, read: JobState, readAtMs: number): ReadVerdict {
   if (!isTerminal(read.status)) return { kind: 'wait', known: read, acceptUnchangedFromMs: null, why: 'working' };
-  const settled = watch.sawActive || readAtMs - watch.sentAtMs >= watch.settleWindowMs;
+  const newPullRequest = read.prLink !== null && read.prLink !== watch.baseline.prLink;
+  const settled = watch.sawActive || newPullRequest || readAtMs - watch.sentAtMs >= watch.settleWindowMs;
   if (!settled) {
     return { kind: 'wait', known: read, acceptUnchangedFromMs: watch.sentAtMs + watch.settleWindowMs, why: 'settling' };
   }

@@ -4,7 +4,14 @@
  * (nextPollAt), the same "is this read an answer" (`isAnswer`), the same counting of failed reads.
  */
 import { jobState, type AgentJob, type JobState } from '../kernel/agent-job';
-import { isAnswer, lastPollAtOrBefore, nextPollAt, nextReadAfter, type PollSchedule } from '../kernel/poll-schedule';
+import {
+  firstReadAt,
+  isAnswer,
+  lastPollAtOrBefore,
+  nextPollAt,
+  nextReadAfter,
+  type PollSchedule,
+} from '../kernel/poll-schedule';
 import { type WatchChanges, type WatchRegistration, type WaitReadReport } from './messages';
 
 export interface WatchedWait {
@@ -30,13 +37,16 @@ export interface WatchedWait {
   answered: boolean;
 }
 
-/** When a wait new to the book is first read: its next planned poll, or at once the one missed while no one read. */
+/**
+ * When a wait new to the book is first read: its next planned poll (or its settle window's end, if sooner:
+ * firstReadAt), or at once the one missed while no one read.
+ */
 function firstDue(registration: WatchRegistration, nowMs: number, unreadSinceMs: number | null): number | null {
   if (unreadSinceMs !== null) {
     const missed = lastPollAtOrBefore(registration.schedule, nowMs);
     if (missed !== null && missed > unreadSinceMs) return missed;
   }
-  return nextPollAt(registration.schedule, nowMs);
+  return firstReadAt(registration, nowMs);
 }
 
 export class ReaderBook {

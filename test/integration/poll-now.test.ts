@@ -6,6 +6,7 @@ import { ExitCode } from '../../src/cli';
 import { CliErrorSchema, PollNowReportSchema } from '../../src/command-line/json-output';
 import { runCliOn as cli } from '../support/cli-runner';
 import { createHarness, uniqueJob, waitFor, type Harness } from '../support/harness';
+import { watchedWaitQuery } from '../../src/watch/messages';
 
 let h: Harness;
 beforeAll(async () => {
@@ -161,4 +162,93 @@ test('poll-now takes a workflow id or a job, not both and not half of one', asyn
   const badId = await cli(['poll-now', '--project', 'a b', '--job', 'j'], taskQueue);
   expect(badId.code).toBe(ExitCode.BadInput);
   expect(badId.err).toContain('projectId may contain only');
+});
+
+describe('a read asked for never makes the follow-up end later than its schedule would (issue 76)', () => {
+  // Reads ten minutes apart: only the rule under test can end these follow-ups within the test.
+  const slow = { initialInterval: '10m', maxInterval: '10m', backoffCoefficient: 1, timeout: '30m' } as const;
+
+  /** Starts a follow-up and returns once its job has ended and the follow-up waits for its result. */
+  async function startAndLetTheJobEnd(
+    followUps: ReturnType<Harness['followUps']>,
+    ref: { projectId: string; jobId: string },
+    settleWindow: string,
+  ): Promise<string> {
+    const { workflowId } = await followUps.start({ ...ref, prompt: 'Quick work', polling: { ...slow, settleWindow } });
+    await waitFor(() => {
+      const sent = h.simulator.counts(ref.projectId, ref.jobId).messagesAccepted === 1;
+      return sent && h.simulator.job(ref.projectId, ref.jobId).status !== 'active';
+    }, 'the agent to finish the message');
+    await waitFor(async () => (await followUps.progress(workflowId)).phase === 'waiting', 'the follow-up to wait');
+    return workflowId;
+  }
+
+  test('inside the settle window, an asked read that finds a pull request the job did not have is the result at once', async () => {
+    const ref = uniqueJob('poll-now-new-pr');
+    h.simulator.addJob({ ...ref, status: 'completed', prLink: 'https://github.com/acme/x/pull/1', workMs: 300 });
+    const taskQueue = h.taskQueue();
+    const worker = await h.worker(taskQueue);
+    const followUps = h.followUps(taskQueue);
+    await worker.runUntil(async () => {
+      // A window of ten minutes: before, the read was not taken, and the follow-up waited it out.
+      const workflowId = await startAndLetTheJobEnd(followUps, ref, '10m');
+      await followUps.pollNow(workflowId);
+      const outcome = await followUps.outcome(workflowId);
+      expect(outcome.kind).toBe('completed');
+      const { prLink } = h.simulator.job(ref.projectId, ref.jobId);
+      expect(prLink).not.toBe('https://github.com/acme/x/pull/1');
+      expect(outcome.kind === 'completed' ? outcome.result.prLink : null).toBe(prLink);
+    });
+  });
+
+  test("inside the settle window, an asked read that finds the job ended without a new pull request: the wait after it reads when the window ends, not at the schedule's next point", async () => {
+    const ref = uniqueJob('poll-now-no-changes');
+    h.simulator.addJob({
+      ...ref,
+      status: 'completed',
+      prLink: 'https://github.com/acme/x/pull/1',
+      outcome: 'no-changes',
+      workMs: 300,
+    });
+    const taskQueue = h.taskQueue();
+    const worker = await h.worker(taskQueue);
+    const followUps = h.followUps(taskQueue);
+    await worker.runUntil(async () => {
+      // The window (8 s) ends long before the schedule's next point (10 min after the ask): before, that point.
+      const workflowId = await startAndLetTheJobEnd(followUps, ref, '8s');
+      await followUps.pollNow(workflowId);
+      const outcome = await followUps.outcome(workflowId);
+      expect(outcome.kind).toBe('completed');
+      expect(outcome.kind === 'completed' ? outcome.result.prLink : 'unread').toBeNull();
+    });
+  });
+
+  test("a read asked for that finds the job still working keeps the wait's schedule: the reads after it keep their points", async () => {
+    const ref = uniqueJob('poll-now-schedule');
+    h.simulator.addJob({ ...ref, workMs: 60 * 60_000 });
+    const taskQueue = h.taskQueue();
+    const worker = await h.worker(taskQueue);
+    const followUps = h.followUps(taskQueue);
+    await worker.runUntil(async () => {
+      const { workflowId } = await followUps.start({
+        ...ref,
+        prompt: 'Long work',
+        polling: { ...slow, settleWindow: '1s' },
+      });
+      const held = async () => {
+        const { watcherId } = await followUps.progress(workflowId);
+        if (!watcherId) return null;
+        return (await h.client.workflow.getHandle(watcherId).query(watchedWaitQuery, workflowId))?.registration ?? null;
+      };
+      // The first ask finds the job working: its follow-up's next wait (a schedule of its own) is the one asked again.
+      await followUps.pollNow(workflowId);
+      await waitFor(async () => (await held())?.known?.status === 'active', 'a wait knowing the job works');
+      const before = (await held())!;
+      await followUps.pollNow(workflowId);
+      await waitFor(async () => ((await held())?.round ?? 0) > before.round, 'the wait back with its watcher');
+      const after = (await held())!;
+      expect(after.readBefore?.status).toBe('active');
+      expect(after.schedule).toEqual(before.schedule);
+    });
+  });
 });

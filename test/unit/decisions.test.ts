@@ -269,17 +269,23 @@ describe("judgeRead: is this read the follow-up's own result?", () => {
     expect(judgeRead(watch, state('queued'), 99_000)).toMatchObject({ kind: 'wait', why: 'working' });
   });
 
-  test('a new result never seen worked on, before the settle window: wait until the window has passed', () => {
-    expect(judgeRead(watch, state('completed', 'pr/2'), 2_000)).toEqual({
-      kind: 'wait',
-      known: state('completed', 'pr/2'),
-      acceptUnchangedFromMs: 31_000,
-      why: 'settling',
+  test('a new pull request never seen worked on, before the settle window, is the result at once: no stale read shows a link the job did not have', () => {
+    expect(judgeRead(watch, state('completed', 'pr/2'), 2_000)).toEqual({ kind: 'result' });
+    expect(judgeRead({ ...watch, baseline: state('completed') }, state('failed', 'pr/1'), 2_000)).toEqual({
+      kind: 'result',
     });
   });
 
-  test('the same new result after the settle window is the result', () => {
-    expect(judgeRead(watch, state('completed', 'pr/2'), 31_000)).toEqual({ kind: 'result' });
+  test('a new ending without a new pull request, before the settle window: wait until the window has passed, then it is the result', () => {
+    for (const read of [state('completed'), state('failed', 'pr/1'), state('archived', 'pr/1')]) {
+      expect(judgeRead(watch, read, 2_000)).toEqual({
+        kind: 'wait',
+        known: read,
+        acceptUnchangedFromMs: 31_000,
+        why: 'settling',
+      });
+      expect(judgeRead(watch, read, 31_000)).toEqual({ kind: 'result' });
+    }
   });
 
   test('after an active read, a new result is the result at once', () => {

@@ -1,7 +1,7 @@
 import type { AgentJob } from '../../src/kernel/agent-job';
 import { isAnswerTo, isEarlierAnswer } from '../../src/watch/watch-answer';
 import { readFailed, readSucceeded, ReaderBook } from '../../src/watch/reader-book';
-import { nextReadAfter } from '../../src/kernel/poll-schedule';
+import { firstReadAt, nextReadAfter } from '../../src/kernel/poll-schedule';
 import { watchShardOf, WatcherBook } from '../../src/watch/watcher-book';
 import { reservedWorkflowIdProblem } from '../../src/workflows/follow-up/workflow-id-owner';
 import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';
@@ -468,6 +468,23 @@ describe('ReaderBook', () => {
     readSucceeded(late, job('completed'), T0 + 15_000, T0 + 15_000);
     expect(late.dueAtMs).toBe(T0 + 35_000);
     expect(nextReadAfter(settling, job('failed'), T0 + 35_000)).toBe(T0 + 35_000);
+  });
+
+  test("a wait registered knowing the job ended inside the settle window (after a read asked for) is first read when the window ends, if that comes before the schedule's first point", () => {
+    const known = { status: 'completed', prLink: null, archivedAt: null };
+    // The schedule's first point is at T0+5 s; a window that ends at 3 s comes first, one at 8 s does not.
+    expect(firstReadAt(registration({ known, acceptUnchangedFromMs: T0 + 3_000 }), T0)).toBe(T0 + 3_000);
+    expect(firstReadAt(registration({ known, acceptUnchangedFromMs: T0 + 8_000 }), T0)).toBe(T0 + 5_000);
+    // A window already over: at once. A known job still working, or no window: the schedule's point.
+    expect(firstReadAt(registration({ known, acceptUnchangedFromMs: T0 - 1_000 }), T0)).toBe(T0);
+    const working = { ...known, status: 'active' };
+    expect(firstReadAt(registration({ known: working, acceptUnchangedFromMs: T0 + 3_000 }), T0)).toBe(T0 + 5_000);
+    expect(firstReadAt(registration({ known, acceptUnchangedFromMs: null }), T0)).toBe(T0 + 5_000);
+    // The reader's book plans the first read the same way.
+    const book = new ReaderBook();
+    const settling = registration({ known, acceptUnchangedFromMs: T0 + 3_000, readAtOnce: false });
+    book.apply({ version: 1, full: true, upserts: [settling], removed: [], refused: [] }, T0);
+    expect(book.get(settling.workflowId)!.dueAtMs).toBe(T0 + 3_000);
   });
 
   test('failed reads are counted from the first; Retry-After moves the next read, or past the deadline says so', () => {

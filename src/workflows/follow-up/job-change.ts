@@ -51,9 +51,12 @@ export function waitForJobChange(
   change: JobChange,
 ): Promise<WatchedRead> {
   const { known, acceptUnchangedFromMs } = change;
+  // One schedule for the whole wait: a read asked for comes on top of it, and the reads after keep its points, so an
+  // ask never puts the next read further off than the schedule had it.
+  const schedule = scheduleFrom(run);
   const pollItself = (readAtOnce: boolean) =>
     pollAgentJob(
-      { ...run.ref, known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce },
+      { ...run.ref, known, acceptUnchangedFromMs, schedule, readAtOnce },
       run.deadlineMs,
       change.summary(readAtOnce),
     );
@@ -61,7 +64,7 @@ export function waitForJobChange(
     if (!shared) return pollItself(readAtOnce);
     // Only the watcher tells news alone: its reader remembers its reads of the wait (a poll's attempts do not).
     const result = change.result ? { result: change.result } : {};
-    const request = { known, acceptUnchangedFromMs, schedule: scheduleFrom(run), readAtOnce, ...result };
+    const request = { known, acceptUnchangedFromMs, schedule, readAtOnce, ...result };
     let watched = await shared.wait(request);
     // Refused (a full book, or another workflow under the id): the next watcher of the shard's chain takes the wait.
     while ('refused' in watched && shared.moveOn()) {

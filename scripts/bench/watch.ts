@@ -252,7 +252,7 @@ async function watcherIdentities(stack: BenchStack, shards: number): Promise<str
 const RESULTS_IN_FLIGHT = 100;
 
 /** Each follow-up's result, or null if it failed or had not ended within `giveUpMs`. */
-async function resultsWithin(
+export async function resultsWithin(
   stack: BenchStack,
   workflowIds: readonly string[],
   giveUpMs: number,

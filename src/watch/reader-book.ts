@@ -4,7 +4,14 @@
  * (nextPollAt), the same "is this read an answer" (`isAnswer`), the same counting of failed reads.
  */
 import { jobState, type AgentJob, type JobState } from '../kernel/agent-job';
-import { firstReadAt, isAnswer, lastPollAtOrBefore, nextPollAt, nextReadAfter } from '../kernel/poll-schedule';
+import {
+  firstReadAt,
+  isAnswer,
+  lastPollAtOrBefore,
+  nextPollAt,
+  nextReadAfter,
+  type PollSchedule,
+} from '../kernel/poll-schedule';
 import { type WatchChanges, type WatchRegistration, type WaitReadReport } from './messages';
 
 export interface WatchedWait {
@@ -94,16 +101,21 @@ export class ReaderBook {
   }
 
   /**
-   * The waits due by `nowMs`, earliest first, at most `limit`. None is taken early: a read before its planned point
-   * would stand for it, and a job ending in between would wait a whole gap more. Waits share wake-ups because their
-   * capped points fall on the same clock instants (poll-schedule.ts).
+   * The waits due by `nowMs`, earliest first, at most `limit`. With `early`, also those due within half their gap: a
+   * read that goes out anyway (a timer woke the watcher) takes them along, so waits of different phases share one
+   * wake-up, and a read made early stands for its planned one (the next is the point after it).
    */
-  due(nowMs: number, limit: number): WatchedWait[] {
+  due(nowMs: number, limit: number, early = false): WatchedWait[] {
     if (limit <= 0) return [];
     const due: WatchedWait[] = [];
     for (const wait of this.waits.values()) {
       if (wait.answered || wait.reading || wait.dueAtMs === null) continue;
-      if (wait.dueAtMs <= nowMs) due.push(wait);
+      // The read at the settle window's end is not taken along early: before it, an unchanged end does not answer.
+      const earlyMs =
+        early && wait.dueAtMs !== wait.registration.acceptUnchangedFromMs
+          ? earlyByMs(wait.registration.schedule, wait.dueAtMs)
+          : 0;
+      if (wait.dueAtMs <= nowMs + earlyMs) due.push(wait);
     }
     return due.sort((a, b) => (a.dueAtMs as number) - (b.dueAtMs as number)).slice(0, limit);
   }
@@ -130,7 +142,13 @@ export class ReaderBook {
   }
 }
 
-/** The planned read after this one: after now, and after the point this read stood for (it may have been late). */
+/** Half the gap that ends at the planned point `atMs` (a read taken along early is at most this early). */
+function earlyByMs(schedule: PollSchedule, atMs: number): number {
+  const before = lastPollAtOrBefore(schedule, atMs - 1) ?? schedule.startedAtMs;
+  return Math.max(0, (atMs - before) / 2);
+}
+
+/** The planned read after this one: after now, and after the point this read stood for (it may have been early). */
 function nextAfter(wait: WatchedWait, nowMs: number): number | null {
   return nextPollAt(wait.registration.schedule, Math.max(nowMs, wait.dueAtMs ?? nowMs));
 }

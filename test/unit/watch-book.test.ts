@@ -358,23 +358,23 @@ describe('ReaderBook', () => {
     expect(book.nextDueAtMs(true)).toBeNull();
   });
 
-  test('no wait is read before its point; waits of different starts fall due together once capped', () => {
+  test('a turn takes along the waits due within half their gap; one read early stands for its planned point', () => {
     const book = new ReaderBook();
     const later = registration({ workflowId: 'later', schedule: defaultSchedule(T0 + 20_000) });
     book.apply({ version: 1, full: true, upserts: [registration(), later], removed: [], refused: [] }, T0 + 70_000);
-    // Planned: the first at T0+75 s, the other at T0+95 s (its ramp's 40 s gap from T0+55 s).
+    // Planned: the first at T0+75 s (a 40 s gap), the other at T0+95 s (a 40 s gap from T0+55 s): 20 s early at most.
     expect(book.due(T0 + 75_000, 10).map((wait) => wait.registration.workflowId)).toEqual(['followup/p/j/1']);
-    const first = book.get('followup/p/j/1')!;
-    const second = book.get('later')!;
-    readSucceeded(first, job('active'), T0 + 75_000, T0 + 75_000);
-    expect(book.due(T0 + 94_999, 10)).toEqual([]);
-    readSucceeded(second, job('active'), T0 + 95_000, T0 + 95_000);
-    // Both capped: the next minute on the clock, one wake-up for the two.
-    expect([first.dueAtMs, second.dueAtMs]).toEqual([T0 + 120_000, T0 + 120_000]);
-    expect(book.due(T0 + 120_000, 10).map((wait) => wait.registration.workflowId)).toEqual(['followup/p/j/1', 'later']);
-    // A late read stands for its point: the next is the point after it, not one a gap after the read.
-    readFailed(second, 'timeout', T0 + 121_000, T0 + 121_000, 0);
-    expect(second.dueAtMs).toBe(T0 + 180_000);
+    expect(book.due(T0 + 75_000, 10, true).map((wait) => wait.registration.workflowId)).toEqual([
+      'followup/p/j/1',
+      'later',
+    ]);
+    expect(book.due(T0 + 74_000, 10, true).map((wait) => wait.registration.workflowId)).toEqual(['followup/p/j/1']);
+    const early = book.get('later')!;
+    readSucceeded(early, job('active'), T0 + 75_000, T0 + 75_000);
+    // Not read again at T0+95 s: the next is the point after the one it stood for.
+    expect(early.dueAtMs).toBe(T0 + 155_000);
+    readFailed(early, 'timeout', T0 + 76_000, T0 + 76_000, 0);
+    expect(early.dueAtMs).toBe(T0 + 215_000);
   });
 
   test('an unchanged read plans the next; a change answers and stops the reads until the next round', () => {
@@ -461,7 +461,7 @@ describe('ReaderBook', () => {
     expect(wait.dueAtMs).toBe(T0 + 15_000);
     readSucceeded(wait, job('completed'), T0 + 15_000, T0 + 15_000);
     expect(wait.dueAtMs).toBe(T0 + 20_000);
-    expect(book.due(T0 + 19_000, 10).map((due) => due.registration.workflowId)).not.toContain('followup/p/j/1');
+    expect(book.due(T0 + 19_000, 10, true).map((due) => due.registration.workflowId)).not.toContain('followup/p/j/1');
     expect(readSucceeded(wait, job('completed'), T0 + 20_000, T0 + 20_000).answer).toBe(true);
     // A window that ends past the deadline changes nothing; nor does a read that is not the known end.
     const late = book.get('past-deadline')!;

@@ -67,13 +67,28 @@ export function fixedInterval(label: string, intervalMs: number): ReadingSchedul
   };
 }
 
-/** Ours: the follow-up's schedule (interval, ×coefficient, capped), walked with the workflow's own `nextPollAt`. */
+/**
+ * Ours: the follow-up's schedule (interval, ×coefficient, capped), walked with the workflow's own `nextPollAt`. Each
+ * job's send falls at a random moment of the clock (`random`), so that a schedule whose points depend on the clock
+ * as well as on the send is judged fairly.
+ */
 export function backoffSchedule(
   label: string,
   shape: { initialIntervalMs: number; backoffCoefficient: number; maxIntervalMs: number },
+  random: () => number,
 ): ReadingSchedule {
-  const schedule: PollSchedule = { startedAtMs: 0, deadlineMs: Number.MAX_SAFE_INTEGER, ...shape };
-  return fromPoints(label, (afterMs) => nextPollAt(schedule, afterMs) as number);
+  return {
+    label,
+    noticeAt(endMs) {
+      const startedAtMs = Math.floor(random() * shape.maxIntervalMs);
+      const schedule: PollSchedule = { startedAtMs, deadlineMs: Number.MAX_SAFE_INTEGER, ...shape };
+      const walked = fromPoints(
+        label,
+        (afterMs) => (nextPollAt(schedule, afterMs + startedAtMs) as number) - startedAtMs,
+      );
+      return walked.noticeAt(endMs);
+    },
+  };
 }
 
 /**
@@ -226,11 +241,12 @@ export function tradeCurve(spread: DurationSpread = REALISTIC_SPREAD, jobs = 20_
       backoffSchedule(
         `5 s ×2 ≤ ${maxIntervalMs / 1000} s${maxIntervalMs === DEFAULT_POLLING.maxIntervalMs ? ' (the default)' : ''}`,
         { ...DEFAULT_POLLING, maxIntervalMs },
+        seededRandom(seed + maxIntervalMs),
       ),
       durations,
     ),
   );
-  const defaults = evaluate(backoffSchedule('the default', DEFAULT_POLLING), durations);
+  const defaults = evaluate(backoffSchedule('the default', DEFAULT_POLLING, seededRandom(seed + 1)), durations);
   const learned = [1, 1.5, 2, 3, 4, 6].map((c) =>
     evaluate(
       learnedSchedule(`learned, c = ${c}`, past, { c, minGapMs: 5_000, maxGapMs: DEFAULT_POLLING.maxIntervalMs }),

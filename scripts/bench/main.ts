@@ -26,7 +26,7 @@
  * `--only idle --idle-busy`: the idle rows with every job busy with earlier work, so each follow-up waits to send.
  * `--only detection`: from a job's end to its follow-up's close on the defaults, beside the vendor's loop, under a
  *   load of about 8, with the trade curve of GETs against delay (detection.ts, detection-model.ts): `--detection-n
- *   200,2000 --detection-factor 8` (job durations ÷ 8) `--detection-hogs 6 --detection-hint-every 10`.
+ *   200,2000 --detection-factor 8` (job durations ÷ 8) `--detection-hogs 7 --detection-hint-every 10`.
  * `--only floor`: the burst's floor, `--floor-n 1000,5000` workflows of the simplest shape (one activity that POSTs)
  *   started together as the burst part starts follow-ups (floor.ts).
  */
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
       // Detection: N waiting, the jobs' durations divided by the factor, busy loops, one follow-up in K hinted.
       'detection-n': { type: 'string', default: '200,2000' },
       'detection-factor': { type: 'string', default: '8' },
-      'detection-hogs': { type: 'string', default: '6' },
+      'detection-hogs': { type: 'string', default: '7' },
       'detection-hint-every': { type: 'string', default: '10' },
       bursts: {
         type: 'string',

@@ -28,7 +28,16 @@ export interface VendorLoopOutcome {
 export async function vendorFollowUp(options: VendorLoopOptions): Promise<VendorLoopOutcome> {
   const jobUrl = `${options.baseUrl}/v2/agent/${encodeURIComponent(options.projectId)}/job/${encodeURIComponent(options.jobId)}`;
   const headers = { Authorization: `Bearer ${options.apiKey}`, 'Content-Type': 'application/json' };
-  await fetch(`${jobUrl}/message`, { method: 'POST', headers, body: JSON.stringify({ prompt: options.prompt }) });
+  // Sent until the API answers: a loop that lost its send to a refused connection would measure nothing.
+  for (;;) {
+    try {
+      await fetch(`${jobUrl}/message`, { method: 'POST', headers, body: JSON.stringify({ prompt: options.prompt }) });
+      break;
+    } catch (error) {
+      if (options.signal?.aborted) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  }
   let gets = 0;
   let status: string | null = null;
   while (!options.signal?.aborted) {

@@ -92,6 +92,9 @@ async function poll(
       if (gap >= FREQUENT_POLL_LIMIT_MS || !mayLoop())
         throw unchanged(checkpoint, `next poll in ${Math.round(gap / 1000)}s`, gap);
       await sleepHeartbeating(context, stopping, gap, checkpoint);
+      // A timer may fire a millisecond before the clock shows its time; a read at the settle window's end made that
+      // early is not accepted, and the next would come a whole gap later.
+      while (now() < dueAtMs) await sleepUnlessAborted(dueAtMs - now(), [context.cancellationSignal, stopping]);
     }
     if (stopping.aborted) throw stoppingFailure(checkpoint);
 

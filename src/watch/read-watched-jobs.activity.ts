@@ -42,7 +42,10 @@ export function createReadWatchedJobs(api: AgentApiClient, temporal: Client, sto
     const heartbeats = setInterval(() => context.heartbeat(), HEARTBEAT_AFTER_MS);
     try {
       const earlyByMs = notBeforeMs === undefined ? 0 : Math.min(notBeforeMs - Date.now(), TURN_STARTS_EARLY_MS);
-      if (earlyByMs > 0) await sleepUnlessAborted(earlyByMs, [context.cancellationSignal, stopping]);
+      // Looped: a timer may fire a millisecond before the clock shows its time, and no wait is read before its point.
+      const untilMs = Date.now() + Math.max(0, earlyByMs);
+      while (!aborted() && Date.now() < untilMs)
+        await sleepUnlessAborted(untilMs - Date.now(), [context.cancellationSignal, stopping]);
       const queue = [...waits];
       await Promise.all(
         Array.from({ length: Math.min(READS_AT_ONCE, queue.length) }, async () => {

@@ -7,6 +7,7 @@
  */
 import { nextPollAt, type PollSchedule } from '../../src/kernel/poll-schedule';
 import { DEFAULT_POLLING } from '../../src/kernel/request';
+import { mulberry32 } from '../../src/simulator/prng';
 
 /** Job durations as the issue gives them: log-normal, median 8 minutes, from 1 minute to 1 hour. */
 export interface DurationSpread {
@@ -25,18 +26,8 @@ export const REALISTIC_SPREAD: DurationSpread = {
   sigma: Math.log(7.5) / 2.576,
 };
 
-/** A seeded generator, so that a run's durations (and the model's figures) are the same every run. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    // mulberry32
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+/** A seeded generator (the simulator's), so that a run's durations and the model's figures are the same every run. */
+export const seededRandom = mulberry32;
 
 /** `count` durations (ms) from the spread, redrawn outside [min, max] (a truncated log-normal). */
 export function drawDurations(spread: DurationSpread, count: number, random: () => number): number[] {

@@ -105,6 +105,8 @@ const POLL_NOW_ANSWER_MS = 10_000;
  * answered in milliseconds, and a loaded worker gets twice the progress query's time.
  */
 const COORDINATOR_QUERY_DEADLINE_MS = 10_000;
+/** How long a progress read waits for the coordinator's newer count of the budget before showing the one told. */
+const RECOUNT_DEADLINE_MS = 2_000;
 
 /** When the covering read is due, if the follow-up refused the ask because an earlier one covers it; else null. */
 function coveringRead(error: unknown): number | null {
@@ -307,7 +309,7 @@ export class FollowUpClient {
       const handle = this.client.workflow.getHandle(workflowId);
       const [progress, description] = await Promise.all([handle.query(progressQuery), handle.describe()]);
       const poll = await describePollActivity(description, this.client.options.loadedDataConverter);
-      return poll ? { ...progress, poll } : progress;
+      return this.recounted(workflowId, poll ? { ...progress, poll } : progress);
     };
     if (options.timeoutMs === undefined) return read();
     const deadline = Date.now() + options.timeoutMs;
@@ -318,6 +320,28 @@ export class FollowUpClient {
       if (isGrpcDeadlineError(error) || (isGrpcCancelledError(error) && Date.now() >= deadline))
         throw new NoWorkerAnsweredError(workflowId, options.timeoutMs);
       throw error;
+    }
+  }
+
+  /**
+   * A follow-up waiting for the budget holds the count its coordinator told it when it queued: the coordinator tells
+   * it again only when its slot moves, not at every send, so the count ages as the window fills. The coordinator's own
+   * count is newer (one more query, only while a follow-up is queued for the budget). Kept as told when the coordinator
+   * does not answer within RECOUNT_DEADLINE_MS, or while the API refuses the project (the follow-up is told of that).
+   */
+  private async recounted(workflowId: string, progress: FollowUpProgress): Promise<FollowUpProgress> {
+    const queue = progress.queue;
+    if (progress.phase !== 'queued' || queue?.reason !== 'budget' || queue.refusedSince !== undefined) return progress;
+    try {
+      const view = await this.client.connection.withDeadline(Date.now() + RECOUNT_DEADLINE_MS, () =>
+        this.client.workflow.getHandle(coordinatorWorkflowId(progress.projectId)).query(projectQuery),
+      );
+      if (view.refusal !== null) return progress;
+      const ahead = view.waitingForBudget.indexOf(workflowId);
+      const recount = { sentInWindow: view.sentInWindow, limit: view.limit, countedAt: new Date().toISOString() };
+      return { ...progress, queue: { ...queue, ...recount, ...(ahead >= 0 ? { ahead } : {}) } };
+    } catch {
+      return progress;
     }
   }
 

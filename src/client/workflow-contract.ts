@@ -138,6 +138,7 @@ const QueuePlaceContract = z.union([
     nextSlotAt: iso.nullable(),
     ahead: z.number().int(),
     refusedSince: iso.optional(),
+    countedAt: iso.optional(),
   }),
 ]);
 

@@ -97,7 +97,7 @@ export type QueuePlace =
   | { reason: 'lane'; jobId: string; ahead: number }
   | {
       reason: 'budget';
-      /** Sends counted in the window now, and the most it allows. */
+      /** Sends counted in the window at `countedAt`, and the most it allows. */
       sentInWindow: number;
       limit: number;
       windowMs: number;
@@ -107,6 +107,11 @@ export type QueuePlace =
       ahead: number;
       /** The API refused the project's sends (429) since then; `nextSlotAt` is the next probe. Absent while sends go. */
       refusedSince?: string;
+      /**
+       * When the coordinator counted `sentInWindow` and `ahead` (absent from earlier versions). It tells a follow-up
+       * again only when its slot moves, so the count ages as the window fills; the client counts afresh when it asks.
+       */
+      countedAt?: string;
     };
 
 /** The running poll activity, from `describe()`: the workflow does not hear about polls that change nothing. */

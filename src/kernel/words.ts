@@ -6,11 +6,19 @@
 import { formatMs } from './duration';
 import type { FollowUpProgress } from './types';
 
+/** How old a budget count may be and still be said as "now". */
+const FRESH_COUNT_MS = 5_000;
+
 /**
  * Why a queued follow-up waits, in words: "waiting behind 2 follow-ups to job J", or "waiting for the project's send
- * budget: 80 of 80 sent in the last hour, next slot 14:05:07 UTC (in 3m12s)". `nowMs` makes the relative time.
+ * budget: 80 of 80 sent in the last hour, next slot 14:05:07 UTC (in 3m12s)". `nowMs` makes the relative time; a
+ * text that stays up while time passes (the Web UI's details) says when the count was made even while it is fresh.
  */
-export function queuedLine(progress: Pick<FollowUpProgress, 'queue' | 'jobId' | 'projectId'>, nowMs: number): string {
+export function queuedLine(
+  progress: Pick<FollowUpProgress, 'queue' | 'jobId' | 'projectId'>,
+  nowMs: number,
+  options: { stays?: boolean } = {},
+): string {
   const queue = progress.queue;
   if (queue === null) return `Checking in with the coordinator of project ${progress.projectId}`;
   if (queue.reason === 'lane') return `Waiting behind ${plural(queue.ahead, 'follow-up')} to job ${queue.jobId}`;
@@ -26,6 +34,10 @@ export function queuedLine(progress: Pick<FollowUpProgress, 'queue' | 'jobId' | 
     line += `, next slot ${utcClock(queue.nextSlotAt)} UTC (in ${roughDuration(Math.max(atMs - nowMs, 0))})`;
   }
   if (queue.ahead > 0) line += `; ${plural(queue.ahead, 'follow-up')} ahead`;
+  // Counts from a while ago say when they were true: sends go on while this one waits, and nobody is told of each.
+  const { countedAt } = queue;
+  if (countedAt !== undefined && (options.stays || nowMs - Date.parse(countedAt) >= FRESH_COUNT_MS))
+    line += ` (counted ${utcClock(countedAt)} UTC)`;
   return line;
 }
 

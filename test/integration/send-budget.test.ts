@@ -16,6 +16,7 @@ import { createHarness, FAST_POLLING, TEST_API_KEY, uniqueJob, waitFor, type Har
 import { startBuiltScript } from '../support/processes';
 import { maxInAnyWindow } from '../support/windows';
 import { projectQuery } from '../../src/coordinator/messages';
+import { progressQuery } from '../../src/workflows/follow-up/messages';
 
 jest.setTimeout(300_000);
 
@@ -287,12 +288,14 @@ test('two workers on two task queues share one budget per project and one lane p
 
 test("a follow-up waiting for the budget says so, with the window's use and its slot; one behind another says how many go first", async () => {
   const { projectId } = uniqueJob('told');
-  const [first, second] = jobsOf(projectId, 2) as [
+  const [first, second, third] = jobsOf(projectId, 3) as [
+    { projectId: string; jobId: string },
     { projectId: string; jobId: string },
     { projectId: string; jobId: string },
   ];
   h.simulator.addJob({ ...first, workMs: 20_000 });
   h.simulator.addJob(second);
+  h.simulator.addJob(third);
   const taskQueue = h.taskQueue();
   const worker = await h.worker(taskQueue, undefined, { coordination: { sendsPerHour: 1 } });
   const followUps = h.followUps(taskQueue);
@@ -333,7 +336,26 @@ test("a follow-up waiting for the budget says so, with the window's use and its 
       sentInWindow: 1,
       waitingForBudget: [waiting.workflowId],
     });
-    for (const id of [holder.workflowId, behind.workflowId, waiting.workflowId]) await followUps.cancel(id);
+
+    // A follow-up keeps the count it was told when it queued; the client counts afresh from the coordinator.
+    const last = await followUps.start({ ...third, prompt: 'Third job', polling });
+    await waitFor(async () => {
+      const queue = (await followUps.progress(last.workflowId)).queue;
+      return queue?.reason === 'budget' && queue.ahead === 1;
+    }, 'the third notice, one ahead');
+    await followUps.cancel(waiting.workflowId);
+    await waitFor(
+      async () => (await followUps.projectBudget(projectId))?.waitingForBudget.join() === last.workflowId,
+      'the cancelled follow-up gone from the line',
+    );
+    const told = await h.client.workflow.getHandle(last.workflowId).query(progressQuery);
+    expect(told.queue).toMatchObject({ reason: 'budget', ahead: 1 });
+    const recounted = await followUps.progress(last.workflowId);
+    expect(recounted.queue).toMatchObject({ reason: 'budget', sentInWindow: 1, limit: 1, ahead: 0 });
+    const countedAt = recounted.queue?.reason === 'budget' ? Date.parse(recounted.queue.countedAt ?? '') : NaN;
+    expect(countedAt).toBeGreaterThan(Date.parse(told.queue?.reason === 'budget' ? (told.queue.countedAt ?? '') : ''));
+    expect(describeProgress(recounted)).not.toContain('ahead');
+    for (const id of [holder.workflowId, behind.workflowId, last.workflowId]) await followUps.cancel(id);
   });
 });
 

@@ -164,6 +164,30 @@ describe('the current details shown in the Web UI', () => {
     expect(text).toContain('Send attempts so far: 1');
   });
 
+  test('a budget count told a while ago says when it was counted; a fresh one does not, but the Web UI always does', () => {
+    const queue = {
+      reason: 'budget',
+      sentInWindow: 33,
+      limit: 80,
+      windowMs: 3_600_000,
+      nextSlotAt: '2026-11-24T15:00:00.000Z',
+      ahead: 47,
+      countedAt: '2026-11-24T14:01:10.000Z',
+    } as const;
+    const waiting = { projectId: 'proj-1', jobId: 'job-7', queue };
+    expect(queuedLine(waiting, Date.parse('2026-11-24T14:01:12.000Z'))).toBe(
+      "Waiting for the project's send budget: 33 of 80 sent in the last hour, next slot 15:00:00 UTC (in 58m48s); 47 follow-ups ahead",
+    );
+    expect(queuedLine(waiting, Date.parse('2026-11-24T14:01:45.000Z'))).toBe(
+      "Waiting for the project's send budget: 33 of 80 sent in the last hour, next slot 15:00:00 UTC (in 58m15s); 47 follow-ups ahead (counted 14:01:10 UTC)",
+    );
+    expect(queuedLine(waiting, Date.parse('2026-11-24T14:01:12.000Z'), { stays: true })).toContain(
+      '(counted 14:01:10 UTC)',
+    );
+    const text = renderProgressDetails({ ...base, phase: 'queued', queue, sentAt: null, sendAttempts: 0 });
+    expect(text).toContain('47 follow-ups ahead (counted 14:01:10 UTC)');
+  });
+
   test('a follow-up waiting while the API refuses the project says since when and when the next probe goes, and blames no budget', () => {
     const queue = {
       reason: 'budget',

@@ -415,6 +415,7 @@ function queuePlace(notice: QueueNotice): QueuePlace {
     limit,
     windowMs,
     ahead,
+    countedAt: new Date(notice.said.atMs).toISOString(),
     nextSlotAt: nextSlotAtMs === null ? null : new Date(nextSlotAtMs).toISOString(),
     ...(refusedSinceMs !== undefined ? { refusedSince: new Date(refusedSinceMs).toISOString() } : {}),
   };

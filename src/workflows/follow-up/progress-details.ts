@@ -111,7 +111,7 @@ function renderQueued(progress: FollowUpProgress): string {
         : "one follow-up at a time per job, in the order they were started; nothing is sent until it is this one's turn.";
   const tooLate = budgetPastDeadline(progress);
   return [
-    `**${queuedLine(progress, Date.now())}** in project \`${progress.projectId}\`: ${why}`,
+    `**${queuedLine(progress, Date.now(), { stays: true })}** in project \`${progress.projectId}\`: ${why}`,
     '',
     ...(tooLate ? [`**Will time out first.** ${tooLate}`, ''] : []),
     ...(progress.sendAttempts > 0 ? [`- Send attempts so far: ${progress.sendAttempts}`] : []),

@@ -24,6 +24,11 @@ const WatchedWaitViewSchema = z.object({
     round: z.number(),
     readAtOnce: z.boolean(),
     readBefore: z.object({ atMs: z.number(), status: z.string() }).optional(),
+    // What the wait knew of the job and when its settle window ends: the first read may come at the window's end.
+    known: z
+      .object({ status: z.string(), prLink: z.string().nullable(), archivedAt: z.string().nullable() })
+      .nullable(),
+    acceptUnchangedFromMs: z.number().nullable(),
     schedule: z.object({
       startedAtMs: z.number(),
       initialIntervalMs: z.number().positive(),

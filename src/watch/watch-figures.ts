@@ -3,12 +3,15 @@
  * workflow answers when asked about one follow-up (both by query: nothing of it goes into history), and what the
  * client shows. Pure: the watcher workflow, its activity and the client share it.
  */
-import { nextPollAt } from '../kernel/poll-schedule';
+import { firstReadAt } from '../kernel/poll-schedule';
 import type { WaitReadReport, WatchRegistration } from './messages';
 
 /** What the figures are made of: the parts of the watcher's answer they read. */
 export interface WatchedWaitFacts {
-  registration: Pick<WatchRegistration, 'round' | 'readAtOnce' | 'schedule' | 'readBefore'>;
+  registration: Pick<
+    WatchRegistration,
+    'round' | 'readAtOnce' | 'schedule' | 'readBefore' | 'known' | 'acceptUnchangedFromMs'
+  >;
   watchedSinceMs: number;
   report: Omit<WaitReadReport, 'workflowId' | 'runId' | 'replyTo'> | null;
 }
@@ -33,7 +36,8 @@ export type SharedWatchStatus =
 
 /**
  * The next read: at once when one was asked for and not yet made; the reader's plan when it is still ahead; else the
- * schedule's next point after now (the reader reads at those points, so this holds while it has not reported).
+ * first read the reader would plan from now (the reader reads at those points, so this holds while it has not
+ * reported): the schedule's next point, or the settle window's end when the job it knows ended and waits that out.
  */
 export function nextReadAtMs(view: WatchedWaitFacts, nowMs: number): number | null {
   const { registration, report } = view;
@@ -41,7 +45,7 @@ export function nextReadAtMs(view: WatchedWaitFacts, nowMs: number): number | nu
   if (registration.readAtOnce && (reportOfThisRound === null || reportOfThisRound.reads === 0)) return nowMs;
   if (reportOfThisRound?.nextReadAtMs != null && reportOfThisRound.nextReadAtMs > nowMs)
     return reportOfThisRound.nextReadAtMs;
-  return nextPollAt(registration.schedule, nowMs);
+  return firstReadAt(registration, nowMs);
 }
 
 /** The later of the watcher's last read and the follow-up's own just before it registered (a read asked for). */

@@ -35,6 +35,17 @@ describe('the next read of a watched wait', () => {
     );
   });
 
+  test("is the settle window's end, not the schedule's next point, for a job known ended before the wait", () => {
+    const ended = registration({
+      known: { status: 'completed', prLink: 'https://github.com/o/r/pull/9', archivedAt: null },
+      acceptUnchangedFromMs: T0 + 20_000,
+    });
+    expect(nextReadAtMs({ registration: ended, watchedSinceMs: T0, report: null }, T0 + 16_000)).toBe(T0 + 20_000);
+    // A window that ends after the schedule's next point changes nothing.
+    const later = { ...ended, acceptUnchangedFromMs: T0 + 50_000 };
+    expect(nextReadAtMs({ registration: later, watchedSinceMs: T0, report: null }, T0 + 16_000)).toBe(T0 + 35_000);
+  });
+
   test("is the reader's plan while it lies ahead (a Retry-After moves it past the schedule)", () => {
     const facts = { registration: registration(), watchedSinceMs: T0, report: report({ nextReadAtMs: T0 + 200_000 }) };
     expect(nextReadAtMs(facts, T0 + 80_000)).toBe(T0 + 200_000);

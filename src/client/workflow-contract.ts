@@ -163,6 +163,7 @@ export const FollowUpProgressContract = z
     waitingFor: z.enum(['work', 'settle', 'confirmation']).nullable(),
     queue: QueuePlaceContract.nullable(),
     polls: z.number().int().min(0),
+    leftWatchedWait: z.boolean().optional(),
     lastError: z.string().nullable(),
     errorsSince: iso.nullable(),
     sentAt: iso.nullable(),

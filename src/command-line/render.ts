@@ -139,7 +139,7 @@ export function describeStatus(status: FollowUpStatus): string {
       progress.lastStatus ?? (progress.sentAt === null ? 'not sent the message' : 'not read since the message');
     if (outcome)
       lines.push(
-        `Last known: job ${progress.jobId} ${last}, ${progress.polls} poll(s)${progress.prLink ? `, ${progress.prLink}` : ''}`,
+        `Last known: job ${progress.jobId} ${last}, ${polledLine(progress)}${progress.prLink ? `, ${progress.prLink}` : ''}`,
       );
     else lines.push(describeProgress(progress, Date.now(), status.watch));
   }
@@ -165,6 +165,16 @@ export function describeStatus(status: FollowUpStatus): string {
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The polls an ended follow-up counted: a watcher tells its reads of a wait only with the wait's answer, so a follow-up
+ * that left a watched wait unanswered says its count lacks them (while it ran, `status` added them live).
+ */
+function polledLine(progress: FollowUpProgress): string {
+  return progress.leftWatchedWait
+    ? `${progress.polls} poll(s) told to it (its watcher's reads of the wait it left are not counted)`
+    : `${progress.polls} poll(s)`;
 }
 
 /** One line for the callback of an ended follow-up. */

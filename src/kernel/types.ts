@@ -88,6 +88,11 @@ export interface FollowUpProgress {
   watcherId?: string | null;
   /** Reads failed in a row, at least, as the shared watcher last told (null or absent: not told, or reads succeed). */
   failedReads?: number | null;
+  /**
+   * It left a wait its watcher held and never answered (cancelled, or its deadline passed): the watcher's reads of that
+   * wait are told only with an answer, so they are not in `polls`. Absent: none left so.
+   */
+  leftWatchedWait?: boolean;
   /** The poll activity under way, as Temporal describes it (filled in by the client, not by the workflow). */
   poll?: PollActivityProgress;
 }

@@ -107,6 +107,8 @@ export interface WatchingRun {
   observe(job: AgentJob, polls: number): void;
   /** The failure a follow-up ends with when its deadline passes while it waits. */
   deadlinePassedWhileWaiting(failedReads: number | null): Error;
+  /** It leaves a wait its watcher holds unanswered: the watcher's reads of it will never be told (see `leave`). */
+  leftUnanswered(): void;
 }
 
 /** The watcher's book was full: the follow-up polls for this wait itself, at once if the watcher was to read at once. */
@@ -415,6 +417,8 @@ export class SharedWatch {
   async leave(): Promise<void> {
     this.run.answers.close();
     if (!this.registered) return;
+    // Its reads come only with an answer: the count the follow-up ends with says it lacks them, rather than be wrong.
+    this.run.leftUnanswered();
     await CancellationScope.nonCancellable(async () => {
       try {
         await getExternalWorkflowHandle(this.watcherId).signal(unwatchJobSignal, {

@@ -17,6 +17,7 @@ import { ExitCode } from '../../src/cli';
 import type { FollowUpInput, FollowUpOutcome, FollowUpStatus } from '../../src/client';
 import type { JobRef } from '../../src/kernel/agent-job';
 import { FollowUpReportSchema } from '../../src/command-line/json-output';
+import { describeStatus } from '../../src/command-line/render';
 import { watchShardOf } from '../../src/watch/watcher-book';
 import { runCliOn, startCliOn } from '../support/cli-runner';
 import {
@@ -234,6 +235,8 @@ test('a waiting follow-up has no activity of its own pending: its watcher reads 
   expect(await watched()).toContain(workflowId);
   h.simulator.finishJob(job.projectId, job.jobId);
   expect((await followUps.outcome(workflowId)).kind).toBe('completed');
+  // Answered waits told their reads: nothing left uncounted.
+  expect((await followUps.status(workflowId)).progress?.leftWatchedWait).toBeUndefined();
 });
 
 test('a follow-up cancelled while registered leaves its watcher', async () => {
@@ -242,9 +245,16 @@ test('a follow-up cancelled while registered leaves its watcher', async () => {
   const followUps = h.followUps(taskQueue);
   const { workflowId } = await followUps.start({ ...job, prompt: 'Never mind', polling: FAST_POLLING });
   await waitFor(async () => (await watched()).includes(workflowId), 'the follow-up to register');
+  await waitFor(() => h.simulator.counts(job.projectId, job.jobId).gets >= 3, 'reads by the watcher');
   await followUps.cancel(workflowId);
   expect((await followUps.outcome(workflowId)).kind).toBe('cancelled');
   expect(await watched()).not.toContain(workflowId);
+  // The watcher's reads of the wait left were never told: the count it ends with says it lacks them.
+  const status = await followUps.status(workflowId);
+  expect(status.progress?.leftWatchedWait).toBe(true);
+  expect(describeStatus(status)).toContain(
+    "poll(s) told to it (its watcher's reads of the wait it left are not counted)",
+  );
 });
 
 test('the deadline ends a watched follow-up as timed out, with the last status it was told', async () => {

@@ -164,6 +164,12 @@ describe('the current details shown in the Web UI', () => {
     expect(text).toContain('Send attempts so far: 1');
   });
 
+  test("an ended follow-up that left a watched wait unanswered says its count lacks the watcher's reads", () => {
+    const left = renderProgressDetails({ ...base, phase: 'cancelled', watcherId: null, leftWatchedWait: true });
+    expect(left).toContain("its watcher's reads of the wait it left unanswered are not counted");
+    expect(renderProgressDetails({ ...base, phase: 'cancelled', watcherId: null })).not.toContain('not counted');
+  });
+
   test('a budget count told a while ago says when it was counted; a fresh one does not, but the Web UI always does', () => {
     const queue = {
       reason: 'budget',

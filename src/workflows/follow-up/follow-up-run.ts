@@ -167,6 +167,10 @@ export class FollowUpRun {
    * A read came back: keep it, count its polls, show it. A read that is the follow-up's result is shown by `finish`
    * (`show: false`), with the outcome, in one upsert.
    */
+  leftUnanswered(): void {
+    this.progress.leftWatchedWait = true;
+  }
+
   observe(job: AgentJob, polls: number, show = true): void {
     this.lastJob = job;
     this.polls += polls;

@@ -88,7 +88,9 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
   // Where the reads that change nothing are counted: the pending poll activity, or the watcher (see `status`).
   const where = progress.watcherId
     ? 'reads that change nothing: `agent-followup status`'
-    : 'polls that change nothing: see Pending Activities';
+    : progress.leftWatchedWait && FINAL_PHASES.has(progress.phase)
+      ? "its watcher's reads of the wait it left unanswered are not counted"
+      : 'polls that change nothing: see Pending Activities';
   lines.push(
     `- Reads reported: ${progress.polls}${progress.runs > 1 ? `, over ${progress.runs} runs (continued as new)` : ''} (${where})`,
   );

@@ -94,8 +94,11 @@ async function poll(
       await sleepHeartbeating(context, stopping, gap, checkpoint);
       // A timer may fire a millisecond before the clock shows its time; a read at the settle window's end made that
       // early is not accepted, and the next would come a whole gap later.
-      while (now() < dueAtMs) await sleepUnlessAborted(dueAtMs - now(), [context.cancellationSignal, stopping]);
+      const signals = [context.cancellationSignal, stopping];
+      while (now() < dueAtMs && !signals.some((signal) => signal.aborted))
+        await sleepUnlessAborted(dueAtMs - now(), signals);
     }
+    if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
     if (stopping.aborted) throw stoppingFailure(checkpoint);
 
     const readAtMs = now();

@@ -18,6 +18,11 @@ export interface WatchedWait {
   registration: WatchRegistration;
   /** When the next read is due (null: none is left before the deadline). */
   dueAtMs: number | null;
+  /**
+   * How far ahead of the schedule's points this wait's reads run: a read taken along early moves the later ones up by
+   * as much, so no gap after it is longer than the schedule's (absent: 0).
+   */
+  aheadMs?: number;
   polls: number;
   sawActive: boolean;
   /** This reader's read of the wait before the last (for the "read twice" rule; null: none since it took the wait). */
@@ -103,7 +108,7 @@ export class ReaderBook {
   /**
    * The waits due by `nowMs`, earliest first, at most `limit`. With `early`, also those due within half their gap: a
    * read that goes out anyway (a timer woke the watcher) takes them along, so waits of different phases share one
-   * wake-up, and a read made early stands for its planned one (the next is the point after it).
+   * wake-up; a read made early moves that wait's later reads up by as much (`aheadMs`), so it keeps the turn's phase.
    */
   due(nowMs: number, limit: number, early = false): WatchedWait[] {
     if (limit <= 0) return [];
@@ -148,9 +153,19 @@ function earlyByMs(schedule: PollSchedule, atMs: number): number {
   return Math.max(0, (atMs - before) / 2);
 }
 
-/** The planned read after this one: after now, and after the point this read stood for (it may have been early). */
+/**
+ * The planned read after this one. A read made before its point (taken along by a turn) stands for that point, and the
+ * wait's later points move up by as much: the gap after it is the schedule's gap, where keeping the points would have
+ * made it longer by the time taken early (a job ending just after an early read then waited up to a gap and a half).
+ * The last read still lands on the deadline.
+ */
 function nextAfter(wait: WatchedWait, nowMs: number): number | null {
-  return nextPollAt(wait.registration.schedule, Math.max(nowMs, wait.dueAtMs ?? nowMs));
+  const { schedule } = wait.registration;
+  const aheadMs = (wait.aheadMs ?? 0) + Math.max(0, (wait.dueAtMs ?? nowMs) - nowMs);
+  if (aheadMs > 0) wait.aheadMs = aheadMs;
+  if (nowMs >= schedule.deadlineMs) return null;
+  const shifted = nextPollAt({ ...schedule, deadlineMs: Number.POSITIVE_INFINITY }, nowMs + aheadMs) as number;
+  return Math.min(shifted - aheadMs, schedule.deadlineMs);
 }
 
 /** A read came back: count it; whether it answers; when the next is due if not. */

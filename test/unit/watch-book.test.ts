@@ -358,7 +358,7 @@ describe('ReaderBook', () => {
     expect(book.nextDueAtMs(true)).toBeNull();
   });
 
-  test('a turn takes along the waits due within half their gap; one read early stands for its planned point', () => {
+  test('a turn takes along the waits due within half their gap; one read early moves the later ones up as much', () => {
     const book = new ReaderBook();
     const later = registration({ workflowId: 'later', schedule: defaultSchedule(T0 + 20_000) });
     book.apply({ version: 1, full: true, upserts: [registration(), later], removed: [], refused: [] }, T0 + 70_000);
@@ -371,10 +371,32 @@ describe('ReaderBook', () => {
     expect(book.due(T0 + 74_000, 10, true).map((wait) => wait.registration.workflowId)).toEqual(['followup/p/j/1']);
     const early = book.get('later')!;
     readSucceeded(early, job('active'), T0 + 75_000, T0 + 75_000);
-    // Not read again at T0+95 s: the next is the point after the one it stood for.
-    expect(early.dueAtMs).toBe(T0 + 155_000);
-    readFailed(early, 'timeout', T0 + 76_000, T0 + 76_000, 0);
-    expect(early.dueAtMs).toBe(T0 + 215_000);
+    // Not read again at T0+95 s, the point it stood for, nor a gap and a third later at T0+155 s: its later points
+    // move up by the 20 s it was early, so the next gap is the schedule's 60 s.
+    expect(early.aheadMs).toBe(20_000);
+    expect(early.dueAtMs).toBe(T0 + 135_000);
+    readFailed(early, 'timeout', T0 + 135_000, T0 + 135_000, 0);
+    expect(early.dueAtMs).toBe(T0 + 195_000);
+    // A read on time moves nothing further.
+    expect(early.aheadMs).toBe(20_000);
+  });
+
+  test("a wait read early still has its last read on the deadline, and never a gap longer than the schedule's", () => {
+    const book = new ReaderBook();
+    // Points at T0+5, 15, 35, 75, 135 s, ..., the deadline at T0+200 s.
+    const short = registration({ schedule: { ...defaultSchedule(T0), deadlineMs: T0 + 200_000 } });
+    book.apply({ version: 1, full: true, upserts: [short], removed: [], refused: [] }, T0 + 40_000);
+    const wait = book.get('followup/p/j/1')!;
+    expect(wait.dueAtMs).toBe(T0 + 75_000);
+    readSucceeded(wait, job('active'), T0 + 60_000, T0 + 60_000);
+    expect(wait.dueAtMs).toBe(T0 + 120_000);
+    readSucceeded(wait, job('active'), T0 + 120_000, T0 + 120_000);
+    // The next shifted point, T0+180 s, is before the deadline; the one after would pass it: the deadline instead.
+    expect(wait.dueAtMs).toBe(T0 + 180_000);
+    readSucceeded(wait, job('active'), T0 + 180_000, T0 + 180_000);
+    expect(wait.dueAtMs).toBe(T0 + 200_000);
+    readSucceeded(wait, job('active'), T0 + 200_000, T0 + 200_000);
+    expect(wait.dueAtMs).toBeNull();
   });
 
   test('an unchanged read plans the next; a change answers and stops the reads until the next round', () => {

@@ -152,6 +152,8 @@ export interface FollowUpDeliveryUnknownDetails {
   before: JobState;
   after: JobState | null;
   sendAttempts: number;
+  /** How long after the request the read that could not decide came; null when no read was made. */
+  readAfterMs: number | null;
 }
 
 /** The details of a `FollowUpTimedOut` failure. */

@@ -6,7 +6,7 @@
  * Checked only from the outside: what the simulator received, how each follow-up ended, what Temporal recorded as
  * each follow-up's start, and what the coordinator's `project` view says at the end.
  */
-import { Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure, Client, Connection, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { FollowUpClient, type FollowUpOutcome } from '../../src/client';
 import { AgentApiSimulator, type SimulatedRequest } from '../../src/simulator/simulator';
 import { startCpuHogs, type CpuHogs } from '../support/cpu-hogs';
@@ -15,7 +15,8 @@ import { startDevServer, type DevServer } from '../../scripts/stack/dev-server';
 import { superviseWorker, type SupervisedWorker } from '../support/worker-supervisor';
 import { budgetedWorkerEnv } from '../support/processes';
 import { maxInAnyWindow } from '../support/windows';
-import type { SendFailureDetails } from '../../src/kernel/types';
+import type { FollowUpDeliveryUnknownDetails, SendFailureDetails } from '../../src/kernel/types';
+import { RECONCILE_TRUST_MS } from '../../src/workflows/follow-up/decisions';
 
 // 180 sends at 10 per 10 s are three minutes at best; kills, restarts and two hogs on two cores stretch that a lot.
 jest.setTimeout(40 * 60_000);
@@ -69,7 +70,7 @@ describe('a coordinator under overload', () => {
     await server?.close().catch(() => undefined);
   });
 
-  test('180 follow-ups to one project through 4 worker SIGKILLs, 2 server SIGKILLs and two CPU hogs: each sent once, in start order per job, none timed out or delivery-unknown, never more than the budget in a window, and every POST counted', async () => {
+  test('180 follow-ups to one project through 4 worker SIGKILLs, 2 server SIGKILLs and two CPU hogs: each sent once, in start order per job, none timed out, "delivery unknown" only for a kill\'s record of a request that never left and said so in figures, never more than the budget in a window, and every POST counted', async () => {
     const began = Date.now();
     const log = (line: string) =>
       process.stderr.write(`[overload +${Math.round((Date.now() - began) / 1000)}s] ${line}\n`);
@@ -213,9 +214,44 @@ describe('a coordinator under overload', () => {
       );
     }
 
+    // The one "delivery unknown" the design leaves open (docs/RELIABILITY.md, "Never sending twice"): a worker killed
+    // between the server's record of its request and the request's first byte, and no read possible within the 30 s
+    // trust window (the server was down, or the worker again). Taken as that only when all of it shows: nothing of it
+    // reached the API (so nothing can be sent twice or lost silently), the send was lost with its worker, its failure
+    // says in figures that the job was read unchanged past the window, and there are no more than worker kills.
+    const unknownKept = async (planned: Planned) => {
+      const failure = await retrying((client) =>
+        client.client.workflow.getHandle(planned.workflowId as string).result(),
+      ).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      let cause = failure instanceof Error ? failure.cause : undefined;
+      while (cause instanceof Error && !(cause instanceof ApplicationFailure)) cause = cause.cause;
+      const details = (cause instanceof ApplicationFailure ? cause.details?.[0] : undefined) as
+        FollowUpDeliveryUnknownDetails | undefined;
+      const received = simulator?.counts(projectId, planned.jobId).prompts ?? [];
+      return (
+        !received.includes(planned.prompt) &&
+        planned.outcome?.kind === 'delivery-unknown' &&
+        planned.outcome.message.includes('Heartbeat timeout') &&
+        planned.outcome.message.includes('as before it: past 30 s') &&
+        details?.after?.status === details?.before.status &&
+        (details?.readAfterMs ?? 0) > RECONCILE_TRUST_MS
+      );
+    };
+    const unknowns = all.filter((p) => p.outcome?.kind === 'delivery-unknown');
+    const kept = (await Promise.all(unknowns.map(unknownKept))).filter(Boolean).length;
+    const leftOpen = kept === unknowns.length && kept <= CHAOS.filter((c) => c.event === 'kill-worker').length;
+    const notSent = new Set(leftOpen ? unknowns.map((p) => p.prompt) : []);
+    if (unknowns.length > 0)
+      log(
+        `${unknowns.length} delivery unknown, ${leftOpen ? 'each the case the design leaves open' : 'NOT all the case the design leaves open'}`,
+      );
+
     // Every claim checked, then compared at once, so one run shows every way it fell short.
     const endedAs = (kinds: string[]) => {
-      const matching = all.filter((p) => kinds.includes(p.outcome?.kind ?? 'none'));
+      const matching = all.filter((p) => kinds.includes(p.outcome?.kind ?? 'none') && !notSent.has(p.prompt));
       return matching.length === 0
         ? []
         : {
@@ -223,9 +259,9 @@ describe('a coordinator under overload', () => {
             examples: matching.slice(0, 3).map((p) => ({ prompt: p.prompt, outcome: p.outcome })),
           };
     };
-    // Exactly once each: POSTs and accepted messages per job equal its follow-ups.
+    // Exactly once each: POSTs and accepted messages per job equal its follow-ups (less any left open above).
     const wrongCounts = jobIds.flatMap((jobId, index) => {
-      const expected = followUpsTo(index + 1);
+      const expected = followUpsTo(index + 1) - all.filter((p) => p.jobId === jobId && notSent.has(p.prompt)).length;
       const received = posts.filter((post) => post.jobId === jobId).length;
       const accepted = simulator?.counts(projectId, jobId).messagesAccepted;
       return received === expected && accepted === expected ? [] : [{ jobId, expected, received, accepted }];
@@ -236,7 +272,7 @@ describe('a coordinator under overload', () => {
     );
     // Each job's messages in the order Temporal recorded its follow-ups' starts (a job sent fewer is in wrongCounts).
     const outOfOrder = jobIds.flatMap((jobId) => {
-      const ofJob = all.filter((p) => p.jobId === jobId);
+      const ofJob = all.filter((p) => p.jobId === jobId && !notSent.has(p.prompt));
       const received = simulator?.counts(projectId, jobId).prompts ?? [];
       if (ofJob.length < 2 || received.length !== ofJob.length) return [];
       const inStartOrder = [...ofJob]
@@ -279,7 +315,7 @@ describe('a coordinator under overload', () => {
       timedOut: [],
       deliveryUnknown: [],
       otherwiseUnfinished: [],
-      postsReceived: all.length,
+      postsReceived: all.length - notSent.size,
       wrongCounts: [],
       outOfOrder: [],
       mostInAWindow: 'within the budget',

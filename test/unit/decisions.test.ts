@@ -15,6 +15,7 @@ import {
   reconcilePauseMs,
   requestLeft,
   requestStartOf,
+  whatTheReadsShowed,
 } from '../../src/workflows/follow-up/decisions';
 import { judgeRead, watchAfter, type ResultWatch } from '../../src/kernel/result-rule';
 
@@ -230,6 +231,23 @@ describe('decideDelivery after an ambiguous send', () => {
   test('an unchanged job read long after the attempt proves nothing: the agent may have finished the same way', () => {
     expect(decideDelivery(state('failed'), state('failed'), 5_000)).toBe('not-delivered');
     expect(decideDelivery(state('failed'), state('failed'), 31_000)).toBe('unknown');
+  });
+});
+
+describe('whatTheReadsShowed: the words of a "delivery unknown"', () => {
+  test('an unchanged job read past the trust window says when it was read and why that cannot decide', () => {
+    expect(whatTheReadsShowed(state('completed', 'pr/1'), state('completed', 'pr/1'), 36_240)).toBe(
+      'the job was read 36.2 s after the request, completed as before it: past 30 s an agent may have taken the ' +
+        'message and ended the same way. ',
+    );
+  });
+
+  test('a job the rule cannot judge names its status before and after; no read names the policy', () => {
+    expect(whatTheReadsShowed(state('archived', null, 't'), state('archived', null, 't'), 4_000)).toBe(
+      'the job (status archived, before the send archived) cannot show whether it was taken. ',
+    );
+    expect(whatTheReadsShowed(state('completed'), state('queued'), 40_000)).toContain('status queued');
+    expect(whatTheReadsShowed(state('completed'), null, null)).toBe('the policy is not to resend. ');
   });
 });
 

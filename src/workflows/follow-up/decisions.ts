@@ -115,3 +115,18 @@ export function decideDelivery(before: JobState, after: JobState, readGapMs = 0)
   if (!sameJobState(before, after)) return 'delivered';
   return readGapMs <= RECONCILE_TRUST_MS ? 'not-delivered' : 'unknown';
 }
+
+/**
+ * Why the reads after an open send could not decide, as the `FollowUpDeliveryUnknown` message says it: with no read
+ * (the policy was not to resend), an unchanged job read past the trust window (in figures: the one case a kill leaves
+ * behind when its request never left), or a job the rule cannot judge (archived, an unknown status).
+ */
+export function whatTheReadsShowed(before: JobState, after: JobState | null, readAfterMs: number | null): string {
+  if (!after) return 'the policy is not to resend. ';
+  if (readAfterMs !== null && readAfterMs > RECONCILE_TRUST_MS && sameJobState(before, after))
+    return (
+      `the job was read ${(readAfterMs / 1000).toFixed(1)} s after the request, ${after.status} as before it: past ` +
+      `${RECONCILE_TRUST_MS / 1000} s an agent may have taken the message and ended the same way. `
+    );
+  return `the job (status ${after.status}, before the send ${before.status}) cannot show whether it was taken. `;
+}

@@ -22,7 +22,14 @@ import {
 import type { ApiFailureDetails } from '../../agent-api/errors';
 import { isTerminal, jobState, type AgentJob, type JobState } from '../../kernel/agent-job';
 import type { Delivered } from './checkpoint';
-import { classifySendFailure, decideDelivery, refusedByRateLimit, requestLeft, requestStartOf } from './decisions';
+import {
+  classifySendFailure,
+  decideDelivery,
+  refusedByRateLimit,
+  requestLeft,
+  requestStartOf,
+  whatTheReadsShowed,
+} from './decisions';
 import { pollAgentJob, readSendOutcome, sendFollowUpMessage } from './activity-proxies';
 import { scheduleFrom, scheduleShape } from './run-schedule';
 import { waitForJobChange, withJobWatch } from './job-change';
@@ -266,12 +273,19 @@ async function settleOpenAttempt(run: FollowUpRun, open: OpenAttempt): Promise<D
       run.observe(job, 0);
       return delivered;
     }
-    if (decision === 'unknown') throw deliveryUnknown(run, open.cause, open.baseline, jobState(job));
+    if (decision === 'unknown')
+      throw deliveryUnknown(run, open.cause, open.baseline, jobState(job), readAtMs - open.startedAtMs);
   }
   // Fewer reads than asked, all unchanged, prove less than the rule needs: never taken as "not delivered".
   const last = reads[reads.length - 1];
   if (reads.length < RECONCILE_READS || !last)
-    throw deliveryUnknown(run, open.cause, open.baseline, jobState(last?.job ?? open.baseline));
+    throw deliveryUnknown(
+      run,
+      open.cause,
+      open.baseline,
+      jobState(last?.job ?? open.baseline),
+      last ? last.readAtMs - open.startedAtMs : null,
+    );
   return null;
 }
 
@@ -308,21 +322,29 @@ function retryAfterOf(error: unknown): number | undefined {
   return typeof retryAfterMs === 'number' ? retryAfterMs : undefined;
 }
 
+/**
+ * The failure of a follow-up that cannot tell whether its message arrived. `readAfterMs` is how long after the request
+ * the read that could not decide came: an unchanged job read past the trust window is the one case a kill can leave
+ * behind when its request never left (docs/RELIABILITY.md, "Never sending twice"), so the message says it in figures.
+ */
 function deliveryUnknown(
   run: FollowUpRun,
   cause: string,
   before: JobState,
   after: JobState | null,
+  readAfterMs: number | null = null,
 ): ApplicationFailure {
-  const details: FollowUpDeliveryUnknownDetails = { before, after, sendAttempts: run.progress.sendAttempts };
+  const details: FollowUpDeliveryUnknownDetails = {
+    before,
+    after,
+    sendAttempts: run.progress.sendAttempts,
+    readAfterMs,
+  };
   return ApplicationFailure.create({
     type: FollowUpErrorType.DeliveryUnknown,
     message:
       `The follow-up to project '${run.ref.projectId}', job '${run.ref.jobId}' may or may not have reached the agent: a send ` +
-      `failed ambiguously (${cause}) and ` +
-      (after
-        ? `the job (status ${after.status}, before the send ${before.status}) cannot show whether it was taken. `
-        : 'the policy is not to resend. ') +
+      `failed ambiguously (${cause}) and ${whatTheReadsShowed(before, after, readAfterMs)}` +
       'Nothing was resent. Check the job; to send again, start a follow-up with a new workflow id.',
     nonRetryable: true,
     details: [details],

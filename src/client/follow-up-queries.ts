@@ -1,8 +1,8 @@
 /**
  * The visibility queries for follow-ups: the open ones of one job (`pollNow` by job), and a list's filter (`list`).
  * "Not closed" is spelt out rather than `ExecutionStatus = 'Running'`: on the dev server's SQLite that term, beside
- * the workflow type, made the planner walk every running workflow of the namespace (docs/BENCHMARKS.md, "The
- * check-in's look-ups"). An open run that is not running (paused) is listed too; `pollNow` asks only those that run.
+ * the workflow type, made the planner walk every running workflow of the namespace (docs/BENCHMARKS.md, "Two
+ * choices these bursts made"). An open run that is not running (paused) is listed too; `pollNow` asks only those that run.
  */
 import { FOLLOW_UP_WORKFLOW_TYPE } from '../kernel/workflow-ids';
 import type { FollowUpListFilter } from './follow-up-list';

@@ -8,7 +8,7 @@
  *
  * One list rather than one each, and led by the job's two keywords with the running condition inside the `OR`: on
  * the dev server's SQLite a top-level `ExecutionStatus = "Running"` made the planner walk every running workflow of
- * the namespace, so the two lists cost O(running) each (docs/BENCHMARKS.md, "The check-in's look-ups").
+ * the namespace, so the two lists cost O(running) each (docs/BENCHMARKS.md, "Two choices these bursts made").
  */
 import { ServiceError, type Client } from '@temporalio/client';
 import { status as GrpcStatus } from '@grpc/grpc-js';

@@ -163,6 +163,7 @@ export const FollowUpProgressContract = z
     waitingFor: z.enum(['work', 'settle', 'confirmation']).nullable(),
     queue: QueuePlaceContract.nullable(),
     polls: z.number().int().min(0),
+    lastReadAt: iso.nullable().optional(),
     leftWatchedWait: z.boolean().optional(),
     lastError: z.string().nullable(),
     errorsSince: iso.nullable(),

@@ -67,6 +67,11 @@ export interface FollowUpProgress {
   queue: QueuePlace | null;
   /** Get-job reads the workflow has heard back about (the running poll activity's own are in `poll`). */
   polls: number;
+  /**
+   * When the last read it heard back about came in (workflow time); null before one. Reads that change nothing are not
+   * told while a wait runs. Absent from follow-ups started by an earlier version.
+   */
+  lastReadAt?: string | null;
   /** The last call to the API that failed (a read or a send), while calls fail; null once one succeeds. */
   lastError: string | null;
   /** When the calls now failing began to fail (ISO 8601); null while the last call succeeded. */

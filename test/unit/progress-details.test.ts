@@ -1,4 +1,4 @@
-import { renderProgressDetails } from '../../src/workflows/follow-up/progress-details';
+import { readsLine, renderProgressDetails } from '../../src/workflows/follow-up/progress-details';
 import type { FollowUpProgress } from '../../src/kernel/types';
 import { budgetPastDeadline, queuedLine } from '../../src/kernel/words';
 
@@ -42,7 +42,7 @@ describe('the current details shown in the Web UI', () => {
       [
         '**Waiting for the job to end**: job `job-7` in project `proj-1` is `active`.',
         '',
-        "- Read by the job watcher `agent-followup-watch/q/1` (no activity of its own); failed reads, last and next read: `agent-followup status`, or the watcher's Update `watchFigures` with this id",
+        "- Read by the job watcher `agent-followup-watch/q/1` (no activity of its own); live figures, failed reads and the reads that change nothing: `agent-followup status`, or the watcher's Update `watchFigures` with this id",
         '- Sent: 2026-11-23T10:00:00.000Z, 1 attempt',
         '- Gives up at: 2026-11-24T10:00:00.000Z',
         '- Reads reported: 3 (reads that change nothing: `agent-followup status`)',
@@ -283,5 +283,50 @@ describe('the current details shown in the Web UI', () => {
     expect(renderProgressDetails({ ...base, lastStatus: 'queued', lastStatusUnknown: true })).toContain(
       '`queued` (undocumented)',
     );
+  });
+});
+
+describe('the last read and the next ones, under the headline', () => {
+  // A wait started at 10:00:00 on 5 s ×2 ≤ 60 s, giving up at 11:00:00: reads at :05, :15, :35, 10:01:15, then every minute.
+  const startedAtMs = Date.parse('2026-11-23T10:00:00.000Z');
+  const schedule = {
+    startedAtMs,
+    initialIntervalMs: 5_000,
+    backoffCoefficient: 2,
+    maxIntervalMs: 60_000,
+    deadlineMs: startedAtMs + 3_600_000,
+  };
+
+  test('a watched wait shows the last read told and the next three, then the cadence to the deadline, first', () => {
+    const lines = renderProgressDetails(
+      { ...base, lastError: null, errorsSince: null, watcherId: 'w', lastReadAt: '2026-11-23T10:00:05.120Z' },
+      { schedule, nowMs: startedAtMs + 5_200 },
+    ).split('\n');
+    expect(lines[2]).toBe(
+      '- Last read told 10:00:05 UTC (`active`); next planned 10:00:15, 10:00:35, 10:01:15 UTC, then every 1m until 11:00:00 UTC',
+    );
+  });
+
+  test('before the cap the gaps still grow; near the deadline the last read is on it; none left says so', () => {
+    expect(readsLine({ lastReadAt: null, lastStatus: null }, { schedule, nowMs: startedAtMs })).toBe(
+      '- No read told yet; next planned 10:00:05, 10:00:15, 10:00:35 UTC, then wider gaps up to every 1m until 11:00:00 UTC',
+    );
+    expect(readsLine({ lastReadAt: null, lastStatus: null }, { schedule, nowMs: schedule.deadlineMs - 150_000 })).toBe(
+      '- No read told yet; next planned 10:58:15, 10:59:15, 11:00:00 UTC',
+    );
+    expect(readsLine({ lastReadAt: null, lastStatus: null }, { schedule, nowMs: schedule.deadlineMs - 200_000 })).toBe(
+      '- No read told yet; next planned 10:57:15, 10:58:15, 10:59:15 UTC, then 11:00:00 UTC (the deadline)',
+    );
+    expect(readsLine({ lastReadAt: null, lastStatus: null }, { schedule, nowMs: schedule.deadlineMs })).toBe(
+      '- No read told yet; no read planned before the deadline',
+    );
+  });
+
+  test('only while waiting: a finished follow-up has no next read', () => {
+    const finished = renderProgressDetails(
+      { ...base, phase: 'finished', lastReadAt: '2026-11-23T10:00:05.120Z' },
+      { schedule, nowMs: startedAtMs + 5_200 },
+    );
+    expect(finished).not.toContain('next planned');
   });
 });

@@ -17,6 +17,7 @@ import type { Delivered, FollowUpCheckpoint } from './checkpoint';
 import type { QueueNotice } from '../../coordinator/project-coordination';
 import type { FollowUpRequest, FollowUpInput } from '../../kernel/request';
 import { formatMs } from '../../kernel/duration';
+import type { PollSchedule } from '../../kernel/poll-schedule';
 import {
   SEND_ANSWERED,
   type FollowUpNotification,
@@ -175,6 +176,7 @@ export class FollowUpRun {
     this.lastJob = job;
     this.polls += polls;
     this.progress.polls = this.polls;
+    if (polls > 0) this.progress.lastReadAt = new Date().toISOString();
     this.clearErrors();
     // Shown only once the message is out: before it, the job's status belongs to earlier work.
     if (this.progress.sentAt !== null) {
@@ -197,6 +199,12 @@ export class FollowUpRun {
     const registration = this.registeredAtSend;
     this.registeredAtSend = null;
     return registration;
+  }
+
+  /** The schedule of the wait under way, whoever reads for it (null: none): its next reads go in the details. */
+  readsPlanned(schedule: PollSchedule | null): void {
+    this.view.planReads(schedule);
+    this.view.publish();
   }
 
   /** The shared job watcher now reading the job for this follow-up (null: none). */
@@ -440,6 +448,7 @@ function initialProgress(
     waitingFor: null,
     queue: null,
     polls: counts.polls,
+    lastReadAt: null,
     lastError: null,
     errorsSince: null,
     sentAt: delivered ? new Date(delivered.sentAtMs).toISOString() : null,

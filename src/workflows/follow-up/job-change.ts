@@ -5,6 +5,7 @@
  */
 import type { JobState } from '../../kernel/agent-job';
 import type { ResultRule } from '../../kernel/result-rule';
+import type { PollSchedule } from '../../kernel/poll-schedule';
 import { pollAgentJob } from './activity-proxies';
 import { scheduleFrom } from './run-schedule';
 import type { FollowUpRun } from './follow-up-run';
@@ -44,16 +45,32 @@ export async function withJobWatch<T>(
 }
 
 /** Waits until a read answers `change`, by the job's watcher when there is one. */
-export function waitForJobChange(
+export async function waitForJobChange(
   run: FollowUpRun,
   pollNow: PollNow,
   shared: SharedWatch | null,
   change: JobChange,
 ): Promise<WatchedRead> {
-  const { known, acceptUnchangedFromMs } = change;
   // One schedule for the whole wait: a read asked for comes on top of it, and the reads after keep its points, so an
   // ask never puts the next read further off than the schedule had it.
   const schedule = scheduleFrom(run);
+  run.readsPlanned(schedule);
+  try {
+    return await waitOn(run, pollNow, shared, change, schedule);
+  } finally {
+    run.readsPlanned(null);
+  }
+}
+
+/** The wait itself: by the watcher, or polling itself when no watcher takes it. */
+function waitOn(
+  run: FollowUpRun,
+  pollNow: PollNow,
+  shared: SharedWatch | null,
+  change: JobChange,
+  schedule: PollSchedule,
+): Promise<WatchedRead> {
+  const { known, acceptUnchangedFromMs } = change;
   const pollItself = (readAtOnce: boolean) =>
     pollAgentJob(
       { ...run.ref, known, acceptUnchangedFromMs, schedule, readAtOnce },

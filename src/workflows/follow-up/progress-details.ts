@@ -4,6 +4,7 @@
  */
 import { isTerminal } from '../../kernel/agent-job';
 import { formatMs } from '../../kernel/duration';
+import { nextPollAt, type PollSchedule } from '../../kernel/poll-schedule';
 import type { FollowUpProgress } from '../../kernel/types';
 import { budgetPastDeadline, plural, queuedLine, utcClock } from '../../kernel/words';
 
@@ -26,7 +27,13 @@ const WAITING_FOR: Record<NonNullable<FollowUpProgress['waitingFor']>, string> =
   confirmation: ' (reading it once more: it looks exactly as before the send)',
 };
 
-export function renderProgressDetails(progress: FollowUpProgress): string {
+/** The schedule of the wait under way (whoever reads for it), and the workflow's time when the details are written. */
+export interface ReadPlan {
+  schedule: PollSchedule;
+  nowMs: number;
+}
+
+export function renderProgressDetails(progress: FollowUpProgress, plan: ReadPlan | null = null): string {
   if (progress.phase === 'queued') return renderQueued(progress);
   const status = `\`${progress.lastStatus}\`${progress.lastStatusUnknown ? ' (undocumented)' : ''}`;
   // Stopped (cancelled, timed out) on an ended job it had not yet confirmed as its own, inside the settle window: the
@@ -59,9 +66,12 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
         : `**${PHASE_TITLES[progress.phase]}**: ${job}${state}.`,
     '',
   ];
+  // Last and next read right under the headline: the panel is short, and they are what a waiting follow-up is about.
+  const reads = plan && WAITING_PHASES.has(progress.phase) ? readsLine(progress, plan) : null;
+  if (reads) lines.push(reads);
   if (progress.watcherId) {
     lines.push(
-      `- Read by the job watcher \`${progress.watcherId}\` (no activity of its own); failed reads, last and next read: \`agent-followup status\`, or the watcher's Update \`watchFigures\` with this id`,
+      `- Read by the job watcher \`${progress.watcherId}\` (no activity of its own); live figures, failed reads and the reads that change nothing: \`agent-followup status\`, or the watcher's Update \`watchFigures\` with this id`,
     );
   }
   if (progress.lastError && !failedWithReason && !watchedAndFailing) {
@@ -97,6 +107,43 @@ export function renderProgressDetails(progress: FollowUpProgress): string {
   return lines.join('\n');
 }
 
+/**
+ * The last read told to the follow-up and the next ones its wait's schedule plans: three points, then the cadence to
+ * the deadline. Written when the follow-up last changed, so the cadence stays true however long nothing changes. A
+ * watcher may take a read up to half a gap early (with another wait's turn), never later than planned unless it is
+ * overloaded; a follow-up polling itself reads on the points.
+ */
+export function readsLine(
+  progress: Pick<FollowUpProgress, 'lastReadAt' | 'lastStatus'>,
+  plan: ReadPlan,
+): string | null {
+  const { schedule, nowMs } = plan;
+  const next: number[] = [];
+  for (let at = nowMs; next.length < 3;) {
+    const point = nextPollAt(schedule, at);
+    if (point === null) break;
+    next.push(point);
+    at = point;
+  }
+  const last = progress.lastReadAt
+    ? `Last read told ${utcClock(progress.lastReadAt)} UTC${progress.lastStatus ? ` (\`${progress.lastStatus}\`)` : ''}`
+    : 'No read told yet';
+  if (next.length === 0) return `- ${last}; no read planned before the deadline`;
+  const clock = (ms: number) => utcClock(new Date(ms).toISOString());
+  const lastPlanned = next[next.length - 1] as number;
+  const after = nextPollAt(schedule, lastPlanned);
+  const deadline = `${clock(schedule.deadlineMs)} UTC`;
+  const cadence =
+    after === null
+      ? ''
+      : after >= schedule.deadlineMs
+        ? `, then ${deadline} (the deadline)`
+        : after - lastPlanned >= schedule.maxIntervalMs
+          ? `, then every ${formatMs(schedule.maxIntervalMs)} until ${deadline}`
+          : `, then wider gaps up to every ${formatMs(schedule.maxIntervalMs)} until ${deadline}`;
+  return `- ${last}; next planned ${next.map(clock).join(', ')} UTC${cadence}`;
+}
+
 /** What an ended job still needs before it is this follow-up's result; nothing while the job is active. */
 function awaitedConfirmation(progress: FollowUpProgress): string {
   return progress.waitingFor && progress.lastStatus !== null && isTerminal(progress.lastStatus)
@@ -122,6 +169,7 @@ function renderQueued(progress: FollowUpProgress): string {
 }
 
 const FINAL_PHASES = new Set<FollowUpProgress['phase']>(['finished', 'timed-out', 'cancelled', 'failed']);
+const WAITING_PHASES = new Set<FollowUpProgress['phase']>(['waiting', 'waiting-for-idle']);
 
 const DELIVERY_NOTE: Record<NonNullable<FollowUpProgress['delivery']>, string> = {
   response: '',

@@ -5,6 +5,7 @@
  */
 import { setCurrentDetails, setHandler, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { AgentJob } from '../../kernel/agent-job';
+import type { PollSchedule } from '../../kernel/poll-schedule';
 import type { FollowUpOutcomeKind } from '../../kernel/outcome-kind';
 import { renderProgressDetails } from './progress-details';
 import {
@@ -19,6 +20,9 @@ import { DELIVERY_MEMO_KEY, type DeliveryRecord, type FollowUpProgress } from '.
 import { progressQuery } from './messages';
 
 export class RunView {
+  /** The schedule of the wait under way: the details say its next reads. */
+  private schedule: PollSchedule | null = null;
+
   constructor(
     private readonly ref: { projectId: string; jobId: string },
     private readonly progress: FollowUpProgress,
@@ -28,7 +32,12 @@ export class RunView {
 
   /** The Web UI's "Current details": no history events, so it can change as often as the progress does. */
   publish(): void {
-    setCurrentDetails(renderProgressDetails(this.progress));
+    const plan = this.schedule ? { schedule: this.schedule, nowMs: Date.now() } : null;
+    setCurrentDetails(renderProgressDetails(this.progress, plan));
+  }
+
+  planReads(schedule: PollSchedule | null): void {
+    this.schedule = schedule;
   }
 
   /** Keeps AgentJobStatus and AgentPrLink current, so a visibility query by status finds the follow-up. */

@@ -35,37 +35,11 @@ export interface ReadPlan {
 
 export function renderProgressDetails(progress: FollowUpProgress, plan: ReadPlan | null = null): string {
   if (progress.phase === 'queued') return renderQueued(progress);
-  const status = `\`${progress.lastStatus}\`${progress.lastStatusUnknown ? ' (undocumented)' : ''}`;
-  // Stopped (cancelled, timed out) on an ended job it had not yet confirmed as its own, inside the settle window: the
-  // job's ending and its pull request may be earlier work's, so they are not shown as this follow-up's result.
-  const unconfirmed =
-    (progress.phase === 'cancelled' || progress.phase === 'timed-out') &&
-    progress.lastStatus !== null &&
-    isTerminal(progress.lastStatus);
-  // Only reads after this follow-up's message are shown: before it, the job's status is that of earlier work.
-  const state =
-    progress.lastStatus !== null
-      ? unconfirmed
-        ? ` was last read as ${status}, not confirmed as this follow-up's result`
-        : ` is ${status}${awaitedConfirmation(progress)}`
-      : progress.sentAt === null
-        ? ", before this follow-up's message"
-        : ', not read since the message';
-  const job = `job \`${progress.jobId}\` in project \`${progress.projectId}\``;
-  // A failure's own reason is the headline; the job's last read follows.
+  const unconfirmed = endedUnconfirmed(progress);
   const failedWithReason = progress.phase === 'failed' && progress.lastError !== null;
-  // Watched by a shared watcher, the follow-up has no pending activity to show failed attempts: failing reads are the
-  // headline, or a healthy wait would look the same as one the API fails.
-  const watchedAndFailing = progress.watcherId && progress.phase === 'waiting' && progress.lastError !== null;
+  const watchedAndFailing = isWatchedAndFailing(progress);
   // The UI shows this in a short fixed-height panel: what an operator acts on comes first, the read count last.
-  const lines = [
-    failedWithReason
-      ? `**Failed**: ${progress.lastError}\n\nThe ${job} ${progress.lastStatus === null ? (progress.sentAt === null ? 'was not sent the message' : 'was not read after the message') : `was last read as ${status}`}.`
-      : watchedAndFailing
-        ? `**Reading the job fails${progress.errorsSince ? ` since ${utcClock(progress.errorsSince)} UTC` : ''}${typeof progress.failedReads === 'number' ? `, ${progress.failedReads}+ reads failed` : ''}**: ${progress.lastError}\n\nStill waiting for the ${job} to end; last read as ${status}.`
-        : `**${PHASE_TITLES[progress.phase]}**: ${job}${state}.`,
-    '',
-  ];
+  const lines = [headline(progress, unconfirmed), ''];
   // Last and next read right under the headline: the panel is short, and they are what a waiting follow-up is about.
   const reads = plan && WAITING_PHASES.has(progress.phase) ? readsLine(progress, plan) : null;
   if (reads) lines.push(reads);
@@ -105,6 +79,56 @@ export function renderProgressDetails(progress: FollowUpProgress, plan: ReadPlan
     `- Reads reported: ${progress.polls}${progress.runs > 1 ? `, over ${progress.runs} runs (continued as new)` : ''} (${where})`,
   );
   return lines.join('\n');
+}
+
+/**
+ * Stopped (cancelled, timed out) on an ended job it had not yet confirmed as its own, inside the settle window: the
+ * job's ending and its pull request may be earlier work's, so they are not shown as this follow-up's result.
+ */
+function endedUnconfirmed(progress: FollowUpProgress): boolean {
+  return (
+    (progress.phase === 'cancelled' || progress.phase === 'timed-out') &&
+    progress.lastStatus !== null &&
+    isTerminal(progress.lastStatus)
+  );
+}
+
+/**
+ * Watched by a shared watcher, the follow-up has no pending activity to show failed attempts: failing reads are the
+ * headline, or a healthy wait would look the same as one the API fails.
+ */
+function isWatchedAndFailing(progress: FollowUpProgress): boolean {
+  return Boolean(progress.watcherId) && progress.phase === 'waiting' && progress.lastError !== null;
+}
+
+/** The first line: a failure's own reason, failing reads, or the phase and the job as last read. */
+function headline(progress: FollowUpProgress, unconfirmed: boolean): string {
+  const status = `\`${progress.lastStatus}\`${progress.lastStatusUnknown ? ' (undocumented)' : ''}`;
+  const job = `job \`${progress.jobId}\` in project \`${progress.projectId}\``;
+  if (progress.phase === 'failed' && progress.lastError !== null) {
+    const read =
+      progress.lastStatus !== null
+        ? `was last read as ${status}`
+        : progress.sentAt === null
+          ? 'was not sent the message'
+          : 'was not read after the message';
+    return `**Failed**: ${progress.lastError}\n\nThe ${job} ${read}.`;
+  }
+  if (isWatchedAndFailing(progress)) {
+    const since = progress.errorsSince ? ` since ${utcClock(progress.errorsSince)} UTC` : '';
+    const count = typeof progress.failedReads === 'number' ? `, ${progress.failedReads}+ reads failed` : '';
+    return `**Reading the job fails${since}${count}**: ${progress.lastError}\n\nStill waiting for the ${job} to end; last read as ${status}.`;
+  }
+  // Only reads after this follow-up's message are shown: before it, the job's status is that of earlier work.
+  const state =
+    progress.lastStatus !== null
+      ? unconfirmed
+        ? ` was last read as ${status}, not confirmed as this follow-up's result`
+        : ` is ${status}${awaitedConfirmation(progress)}`
+      : progress.sentAt === null
+        ? ", before this follow-up's message"
+        : ', not read since the message';
+  return `**${PHASE_TITLES[progress.phase]}**: ${job}${state}.`;
 }
 
 /**

@@ -303,13 +303,13 @@ describe('the last read and the next ones, under the headline', () => {
       { schedule, nowMs: startedAtMs + 5_200 },
     ).split('\n');
     expect(lines[2]).toBe(
-      '- Last read told 10:00:05 UTC (`active`); next planned 10:00:15, 10:00:35, 10:01:15 UTC, then every 1m until 11:00:00 UTC',
+      '- Last read told 10:00:05 UTC (`active`); next planned 10:00:15, 10:00:35, 10:01:15 UTC, then at most 1m apart until 11:00:00 UTC',
     );
   });
 
-  test('before the cap the gaps still grow; near the deadline the last read is on it; none left says so', () => {
+  test('before the cap and after it no gap is longer than the cap; near the deadline the last read is on it; none left says so', () => {
     expect(readsLine({ lastReadAt: null, lastStatus: null }, { schedule, nowMs: startedAtMs })).toBe(
-      '- No read told yet; next planned 10:00:05, 10:00:15, 10:00:35 UTC, then wider gaps up to every 1m until 11:00:00 UTC',
+      '- No read told yet; next planned 10:00:05, 10:00:15, 10:00:35 UTC, then at most 1m apart until 11:00:00 UTC',
     );
     expect(readsLine({ lastReadAt: null, lastStatus: null }, { schedule, nowMs: schedule.deadlineMs - 150_000 })).toBe(
       '- No read told yet; next planned 10:58:15, 10:59:15, 11:00:00 UTC',

@@ -157,14 +157,13 @@ export function readsLine(
   const lastPlanned = next[next.length - 1] as number;
   const after = nextPollAt(schedule, lastPlanned);
   const deadline = `${clock(schedule.deadlineMs)} UTC`;
+  // No gap is longer than the cap (the ramp's grow up to it), whatever the schedule's shape: that much always holds.
   const cadence =
     after === null
       ? ''
       : after >= schedule.deadlineMs
         ? `, then ${deadline} (the deadline)`
-        : after - lastPlanned >= schedule.maxIntervalMs
-          ? `, then every ${formatMs(schedule.maxIntervalMs)} until ${deadline}`
-          : `, then wider gaps up to every ${formatMs(schedule.maxIntervalMs)} until ${deadline}`;
+        : `, then at most ${formatMs(schedule.maxIntervalMs)} apart until ${deadline}`;
   return `- ${last}; next planned ${next.map(clock).join(', ')} UTC${cadence}`;
 }
 

@@ -36,19 +36,20 @@ export interface PollSchedule {
   deadlineMs: number;
 }
 
-/** The first planned poll strictly after `afterMs`, or null when none is left before the deadline. */
+/**
+ * The first planned poll strictly after `afterMs`, or null when none is left before the deadline.
+ *
+ * The ramp (the first interval, then ×coefficient while below the cap) counts from the wait's start; once capped,
+ * the points are the multiples of the cap on the clock (every minute on the minute, at the default 60 s), whatever
+ * the start. So every capped wait of a watcher falls due at the same instant and one wake-up reads them all, each at
+ * its own planned point: no read is made early to share a wake-up, and a job that ends just before a planned point
+ * is read at that point, not a gap later. The ramp's last gap to the grid is shorter than the cap, never longer.
+ */
 export function nextPollAt(schedule: PollSchedule, afterMs: number): number | null {
   if (afterMs >= schedule.deadlineMs) return null;
-  let at = schedule.startedAtMs;
-  let interval = Math.min(schedule.initialIntervalMs, schedule.maxIntervalMs);
-  // Walk the growing intervals; once capped, jump straight to the right point.
-  while (interval < schedule.maxIntervalMs) {
-    at += interval;
-    if (at > afterMs) return Math.min(at, schedule.deadlineMs);
-    interval = Math.min(interval * schedule.backoffCoefficient, schedule.maxIntervalMs);
-  }
-  const steps = Math.floor((afterMs - at) / interval) + 1;
-  return Math.min(at + Math.max(steps, 1) * interval, schedule.deadlineMs);
+  const rampEnd = rampPointAtOrBefore(schedule, afterMs);
+  if (rampEnd.next !== null) return Math.min(rampEnd.next, schedule.deadlineMs);
+  return Math.min(capPointAfter(schedule, Math.max(rampEnd.last as number, afterMs)), schedule.deadlineMs);
 }
 
 /**
@@ -57,16 +58,38 @@ export function nextPollAt(schedule: PollSchedule, afterMs: number): number | nu
  */
 export function lastPollAtOrBefore(schedule: PollSchedule, atMs: number): number | null {
   if (atMs >= schedule.deadlineMs) return schedule.deadlineMs;
-  let at = schedule.startedAtMs;
-  let interval = Math.min(schedule.initialIntervalMs, schedule.maxIntervalMs);
-  while (interval < schedule.maxIntervalMs) {
-    if (at + interval > atMs) return at === schedule.startedAtMs ? null : at;
+  const rampEnd = rampPointAtOrBefore(schedule, atMs);
+  if (rampEnd.next !== null) return rampEnd.last;
+  const onGrid = Math.floor(atMs / capOf(schedule)) * capOf(schedule);
+  return Math.max(onGrid, rampEnd.last as number);
+}
+
+function capOf(schedule: PollSchedule): number {
+  return Math.max(schedule.maxIntervalMs, 1);
+}
+
+/** The first multiple of the cap after `afterMs`. */
+function capPointAfter(schedule: PollSchedule, afterMs: number): number {
+  return (Math.floor(afterMs / capOf(schedule)) + 1) * capOf(schedule);
+}
+
+/**
+ * Walks the ramp up to `atMs`: its last point at or before it (null: none yet) and its next point after it (null: the
+ * ramp ended at or before `atMs`, and `last` is its final point). The first interval is always kept, so a schedule
+ * asking for its first read 30 s after the send reads then, even at a 30 s cap.
+ */
+function rampPointAtOrBefore(schedule: PollSchedule, atMs: number): { last: number | null; next: number | null } {
+  const cap = capOf(schedule);
+  let interval = Math.min(schedule.initialIntervalMs, cap);
+  let at = schedule.startedAtMs + interval;
+  if (at > atMs) return { last: null, next: at };
+  interval = Math.min(interval * schedule.backoffCoefficient, cap);
+  while (interval < cap) {
+    if (at + interval > atMs) return { last: at, next: at + interval };
     at += interval;
-    interval = Math.min(interval * schedule.backoffCoefficient, schedule.maxIntervalMs);
+    interval = Math.min(interval * schedule.backoffCoefficient, cap);
   }
-  const steps = Math.floor((atMs - at) / interval);
-  const last = at + Math.max(steps, 0) * interval;
-  return last === schedule.startedAtMs ? null : last;
+  return { last: at, next: null };
 }
 
 /**

@@ -4,25 +4,13 @@
  * (nextPollAt), the same "is this read an answer" (`isAnswer`), the same counting of failed reads.
  */
 import { jobState, type AgentJob, type JobState } from '../kernel/agent-job';
-import {
-  firstReadAt,
-  isAnswer,
-  lastPollAtOrBefore,
-  nextPollAt,
-  nextReadAfter,
-  type PollSchedule,
-} from '../kernel/poll-schedule';
+import { firstReadAt, isAnswer, lastPollAtOrBefore, nextPollAt, nextReadAfter } from '../kernel/poll-schedule';
 import { type WatchChanges, type WatchRegistration, type WaitReadReport } from './messages';
 
 export interface WatchedWait {
   registration: WatchRegistration;
   /** When the next read is due (null: none is left before the deadline). */
   dueAtMs: number | null;
-  /**
-   * How far ahead of the schedule's points this wait's reads run: a read taken along early moves the later ones up by
-   * as much, so no gap after it is longer than the schedule's (absent: 0).
-   */
-  aheadMs?: number;
   polls: number;
   sawActive: boolean;
   /** This reader's read of the wait before the last (for the "read twice" rule; null: none since it took the wait). */
@@ -106,21 +94,16 @@ export class ReaderBook {
   }
 
   /**
-   * The waits due by `nowMs`, earliest first, at most `limit`. With `early`, also those due within half their gap: a
-   * read that goes out anyway (a timer woke the watcher) takes them along, so waits of different phases share one
-   * wake-up; a read made early moves that wait's later reads up by as much (`aheadMs`), so it keeps the turn's phase.
+   * The waits due by `nowMs`, earliest first, at most `limit`. None is taken early: a read before its planned point
+   * would stand for it, and a job ending in between would wait a whole gap more. Waits share wake-ups because their
+   * capped points fall on the same clock instants (poll-schedule.ts).
    */
-  due(nowMs: number, limit: number, early = false): WatchedWait[] {
+  due(nowMs: number, limit: number): WatchedWait[] {
     if (limit <= 0) return [];
     const due: WatchedWait[] = [];
     for (const wait of this.waits.values()) {
       if (wait.answered || wait.reading || wait.dueAtMs === null) continue;
-      // The read at the settle window's end is not taken along early: before it, an unchanged end does not answer.
-      const earlyMs =
-        early && wait.dueAtMs !== wait.registration.acceptUnchangedFromMs
-          ? earlyByMs(wait.registration.schedule, wait.dueAtMs)
-          : 0;
-      if (wait.dueAtMs <= nowMs + earlyMs) due.push(wait);
+      if (wait.dueAtMs <= nowMs) due.push(wait);
     }
     return due.sort((a, b) => (a.dueAtMs as number) - (b.dueAtMs as number)).slice(0, limit);
   }
@@ -147,25 +130,9 @@ export class ReaderBook {
   }
 }
 
-/** Half the gap that ends at the planned point `atMs` (a read taken along early is at most this early). */
-function earlyByMs(schedule: PollSchedule, atMs: number): number {
-  const before = lastPollAtOrBefore(schedule, atMs - 1) ?? schedule.startedAtMs;
-  return Math.max(0, (atMs - before) / 2);
-}
-
-/**
- * The planned read after this one. A read made before its point (taken along by a turn) stands for that point, and the
- * wait's later points move up by as much: the gap after it is the schedule's gap, where keeping the points would have
- * made it longer by the time taken early (a job ending just after an early read then waited up to a gap and a half).
- * The last read still lands on the deadline.
- */
+/** The planned read after this one: after now, and after the point this read stood for (it may have been late). */
 function nextAfter(wait: WatchedWait, nowMs: number): number | null {
-  const { schedule } = wait.registration;
-  const aheadMs = (wait.aheadMs ?? 0) + Math.max(0, (wait.dueAtMs ?? nowMs) - nowMs);
-  if (aheadMs > 0) wait.aheadMs = aheadMs;
-  if (nowMs >= schedule.deadlineMs) return null;
-  const shifted = nextPollAt({ ...schedule, deadlineMs: Number.POSITIVE_INFINITY }, nowMs + aheadMs) as number;
-  return Math.min(shifted - aheadMs, schedule.deadlineMs);
+  return nextPollAt(wait.registration.schedule, Math.max(nowMs, wait.dueAtMs ?? nowMs));
 }
 
 /** A read came back: count it; whether it answers; when the next is due if not. */

@@ -1,7 +1,7 @@
 /**
  * A watcher reading by its own durable timers, while its book is small: it sleeps until the next read falls due,
- * then one short activity (readWatchedJobs) reads every wait due by then (and those due within half their gap, so
- * waits of different phases share a turn) and hands their new state back. Between turns nothing runs and nothing is
+ * then one short activity (readWatchedJobs) reads every wait due by then (capped waits fall due on the same clock
+ * instants, so they share a turn; poll-schedule.ts) and hands their new state back. Between turns nothing runs and nothing is
  * asked of Temporal: a turn costs a timer and an activity whatever the number of waits it reads. The reading state is
  * this workflow's own (from its history), so `status` shows it without a query that changes anything.
  */
@@ -73,10 +73,11 @@ export class TimedReads {
   }
 
   private startTurn(): void {
-    const due = this.reading.due(Date.now() + TURN_STARTS_EARLY_MS, Number.POSITIVE_INFINITY, true);
+    // The timer rang a little ahead, so that the activity starts in time: the waits due by then go together, and the
+    // turn reads at the latest of their points, so none is read before its own.
+    const due = this.reading.due(Date.now() + TURN_STARTS_EARLY_MS, Number.POSITIVE_INFINITY);
     if (due.length === 0) return;
-    // The turn's planned time: the earliest of its waits' due points (the others it takes along read early).
-    const notBeforeMs = Math.min(...due.map((wait) => wait.dueAtMs ?? 0));
+    const notBeforeMs = Math.max(...due.map((wait) => wait.dueAtMs ?? 0));
     for (const wait of due) wait.reading = true;
     this.turns += 1;
     readWatchedJobs({ waits: due, ...(notBeforeMs > Date.now() ? { notBeforeMs } : {}) })

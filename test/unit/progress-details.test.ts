@@ -312,10 +312,10 @@ describe('the last read and the next ones, under the headline', () => {
       '- No read told yet; next planned 10:00:05, 10:00:15, 10:00:35 UTC, then at most 1m apart until 11:00:00 UTC',
     );
     expect(readsLine({ lastReadAt: null, lastStatus: null }, { schedule, nowMs: schedule.deadlineMs - 150_000 })).toBe(
-      '- No read told yet; next planned 10:58:15, 10:59:15, 11:00:00 UTC',
+      '- No read told yet; next planned 10:58:00, 10:59:00, 11:00:00 UTC',
     );
     expect(readsLine({ lastReadAt: null, lastStatus: null }, { schedule, nowMs: schedule.deadlineMs - 200_000 })).toBe(
-      '- No read told yet; next planned 10:57:15, 10:58:15, 10:59:15 UTC, then 11:00:00 UTC (the deadline)',
+      '- No read told yet; next planned 10:57:00, 10:58:00, 10:59:00 UTC, then 11:00:00 UTC (the deadline)',
     );
     expect(readsLine({ lastReadAt: null, lastStatus: null }, { schedule, nowMs: schedule.deadlineMs })).toBe(
       '- No read told yet; no read planned before the deadline',

@@ -358,45 +358,23 @@ describe('ReaderBook', () => {
     expect(book.nextDueAtMs(true)).toBeNull();
   });
 
-  test('a turn takes along the waits due within half their gap; one read early moves the later ones up as much', () => {
+  test('no wait is read before its point; waits of different starts fall due together once capped', () => {
     const book = new ReaderBook();
     const later = registration({ workflowId: 'later', schedule: defaultSchedule(T0 + 20_000) });
     book.apply({ version: 1, full: true, upserts: [registration(), later], removed: [], refused: [] }, T0 + 70_000);
-    // Planned: the first at T0+75 s (a 40 s gap), the other at T0+95 s (a 40 s gap from T0+55 s): 20 s early at most.
+    // Planned: the first at T0+75 s, the other at T0+95 s (its ramp's 40 s gap from T0+55 s).
     expect(book.due(T0 + 75_000, 10).map((wait) => wait.registration.workflowId)).toEqual(['followup/p/j/1']);
-    expect(book.due(T0 + 75_000, 10, true).map((wait) => wait.registration.workflowId)).toEqual([
-      'followup/p/j/1',
-      'later',
-    ]);
-    expect(book.due(T0 + 74_000, 10, true).map((wait) => wait.registration.workflowId)).toEqual(['followup/p/j/1']);
-    const early = book.get('later')!;
-    readSucceeded(early, job('active'), T0 + 75_000, T0 + 75_000);
-    // Not read again at T0+95 s, the point it stood for, nor a gap and a third later at T0+155 s: its later points
-    // move up by the 20 s it was early, so the next gap is the schedule's 60 s.
-    expect(early.aheadMs).toBe(20_000);
-    expect(early.dueAtMs).toBe(T0 + 135_000);
-    readFailed(early, 'timeout', T0 + 135_000, T0 + 135_000, 0);
-    expect(early.dueAtMs).toBe(T0 + 195_000);
-    // A read on time moves nothing further.
-    expect(early.aheadMs).toBe(20_000);
-  });
-
-  test("a wait read early still has its last read on the deadline, and never a gap longer than the schedule's", () => {
-    const book = new ReaderBook();
-    // Points at T0+5, 15, 35, 75, 135 s, ..., the deadline at T0+200 s.
-    const short = registration({ schedule: { ...defaultSchedule(T0), deadlineMs: T0 + 200_000 } });
-    book.apply({ version: 1, full: true, upserts: [short], removed: [], refused: [] }, T0 + 40_000);
-    const wait = book.get('followup/p/j/1')!;
-    expect(wait.dueAtMs).toBe(T0 + 75_000);
-    readSucceeded(wait, job('active'), T0 + 60_000, T0 + 60_000);
-    expect(wait.dueAtMs).toBe(T0 + 120_000);
-    readSucceeded(wait, job('active'), T0 + 120_000, T0 + 120_000);
-    // The next shifted point, T0+180 s, is before the deadline; the one after would pass it: the deadline instead.
-    expect(wait.dueAtMs).toBe(T0 + 180_000);
-    readSucceeded(wait, job('active'), T0 + 180_000, T0 + 180_000);
-    expect(wait.dueAtMs).toBe(T0 + 200_000);
-    readSucceeded(wait, job('active'), T0 + 200_000, T0 + 200_000);
-    expect(wait.dueAtMs).toBeNull();
+    const first = book.get('followup/p/j/1')!;
+    const second = book.get('later')!;
+    readSucceeded(first, job('active'), T0 + 75_000, T0 + 75_000);
+    expect(book.due(T0 + 94_999, 10)).toEqual([]);
+    readSucceeded(second, job('active'), T0 + 95_000, T0 + 95_000);
+    // Both capped: the next minute on the clock, one wake-up for the two.
+    expect([first.dueAtMs, second.dueAtMs]).toEqual([T0 + 120_000, T0 + 120_000]);
+    expect(book.due(T0 + 120_000, 10).map((wait) => wait.registration.workflowId)).toEqual(['followup/p/j/1', 'later']);
+    // A late read stands for its point: the next is the point after it, not one a gap after the read.
+    readFailed(second, 'timeout', T0 + 121_000, T0 + 121_000, 0);
+    expect(second.dueAtMs).toBe(T0 + 180_000);
   });
 
   test('an unchanged read plans the next; a change answers and stops the reads until the next round', () => {
@@ -483,7 +461,7 @@ describe('ReaderBook', () => {
     expect(wait.dueAtMs).toBe(T0 + 15_000);
     readSucceeded(wait, job('completed'), T0 + 15_000, T0 + 15_000);
     expect(wait.dueAtMs).toBe(T0 + 20_000);
-    expect(book.due(T0 + 19_000, 10, true).map((due) => due.registration.workflowId)).not.toContain('followup/p/j/1');
+    expect(book.due(T0 + 19_000, 10).map((due) => due.registration.workflowId)).not.toContain('followup/p/j/1');
     expect(readSucceeded(wait, job('completed'), T0 + 20_000, T0 + 20_000).answer).toBe(true);
     // A window that ends past the deadline changes nothing; nor does a read that is not the known end.
     const late = book.get('past-deadline')!;

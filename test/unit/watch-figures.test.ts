@@ -8,7 +8,7 @@ import { defaultSchedule, watchRegistration } from '../support/watch-fixtures';
 import { type WatchRegistration } from '../../src/watch/messages';
 
 const T0 = Date.parse('2026-11-25T12:00:00.000Z');
-// Points at T0 + 5 s, 15 s, 35 s, 75 s, then every 60 s.
+// Points at T0 + 5 s, 15 s, 35 s, 75 s, then every minute on the minute: T0 + 120 s, 180 s, ... (T0 is on one).
 const schedule = defaultSchedule(T0);
 const registration = (overrides: Partial<WatchRegistration> = {}) => watchRegistration(schedule, overrides);
 
@@ -31,7 +31,7 @@ describe('the next read of a watched wait', () => {
       T0 + 35_000,
     );
     expect(nextReadAtMs({ registration: registration(), watchedSinceMs: T0, report: null }, T0 + 80_000)).toBe(
-      T0 + 135_000,
+      T0 + 120_000,
     );
   });
 
@@ -50,7 +50,7 @@ describe('the next read of a watched wait', () => {
     const facts = { registration: registration(), watchedSinceMs: T0, report: report({ nextReadAtMs: T0 + 200_000 }) };
     expect(nextReadAtMs(facts, T0 + 80_000)).toBe(T0 + 200_000);
     // Once past, the read is under way or the reader is behind: the schedule's next point.
-    expect(nextReadAtMs(facts, T0 + 201_000)).toBe(T0 + 255_000);
+    expect(nextReadAtMs(facts, T0 + 201_000)).toBe(T0 + 240_000);
   });
 
   test("ignores the plan of an earlier round: the new round's reads start over", () => {
@@ -59,7 +59,7 @@ describe('the next read of a watched wait', () => {
       watchedSinceMs: T0,
       report: report({ round: 1, nextReadAtMs: T0 + 500_000 }),
     };
-    expect(nextReadAtMs(facts, T0 + 80_000)).toBe(T0 + 135_000);
+    expect(nextReadAtMs(facts, T0 + 80_000)).toBe(T0 + 120_000);
   });
 
   test('is now when a read was asked for and not yet made', () => {

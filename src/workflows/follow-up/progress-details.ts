@@ -133,9 +133,9 @@ function headline(progress: FollowUpProgress, unconfirmed: boolean): string {
 
 /**
  * The last read told to the follow-up and the next ones its wait's schedule plans: three points, then the cadence to
- * the deadline. Written when the follow-up last changed, so the cadence stays true however long nothing changes. A
- * watcher may take a read up to half a gap early (with another wait's turn), never later than planned unless it is
- * overloaded; a follow-up polling itself reads on the points.
+ * the deadline. Written when the follow-up last changed, so the cadence stays true however long nothing changes. No
+ * reader reads before a planned point (capped points fall on the clock, so waits share a watcher's turn without it);
+ * only an overloaded one reads later.
  */
 export function readsLine(
   progress: Pick<FollowUpProgress, 'lastReadAt' | 'lastStatus'>,

@@ -214,7 +214,7 @@ describe('the Web UI shows what a follow-up is at a glance', () => {
       }, 'the current details to show the job active');
       // Its last read and the next ones its wait plans, right under the headline: the panel is short.
       expect(current.split('\n')[2]).toMatch(
-        /^- (Last read told \d\d:\d\d:\d\d UTC \(`active`\)|No read told yet); next planned \d\d:\d\d:\d\d/,
+        /^- (Last read told \d\d:\d\d:\d\d UTC \(`active`\)|No read told yet); next planned as of \d\d:\d\d:\d\d: \d\d:\d\d:\d\d/,
       );
       expect(current).toMatch(/Reads reported: \d+/);
       expect(current).toContain('Gives up at:');

@@ -303,19 +303,19 @@ describe('the last read and the next ones, under the headline', () => {
       { schedule, nowMs: startedAtMs + 5_200 },
     ).split('\n');
     expect(lines[2]).toBe(
-      '- Last read told 10:00:05 UTC (`active`); next planned 10:00:15, 10:00:35, 10:01:15 UTC, then at most 1m apart until 11:00:00 UTC',
+      '- Last read told 10:00:05 UTC (`active`); next planned as of 10:00:05: 10:00:15, 10:00:35, 10:01:15 UTC, then at most 1m apart until 11:00:00 UTC',
     );
   });
 
   test('before the cap and after it no gap is longer than the cap; near the deadline the last read is on it; none left says so', () => {
     expect(readsLine({ lastReadAt: null, lastStatus: null }, { schedule, nowMs: startedAtMs })).toBe(
-      '- No read told yet; next planned 10:00:05, 10:00:15, 10:00:35 UTC, then at most 1m apart until 11:00:00 UTC',
+      '- No read told yet; next planned as of 10:00:00: 10:00:05, 10:00:15, 10:00:35 UTC, then at most 1m apart until 11:00:00 UTC',
     );
     expect(readsLine({ lastReadAt: null, lastStatus: null }, { schedule, nowMs: schedule.deadlineMs - 150_000 })).toBe(
-      '- No read told yet; next planned 10:58:00, 10:59:00, 11:00:00 UTC',
+      '- No read told yet; next planned as of 10:57:30: 10:58:00, 10:59:00, 11:00:00 UTC',
     );
     expect(readsLine({ lastReadAt: null, lastStatus: null }, { schedule, nowMs: schedule.deadlineMs - 200_000 })).toBe(
-      '- No read told yet; next planned 10:57:00, 10:58:00, 10:59:00 UTC, then 11:00:00 UTC (the deadline)',
+      '- No read told yet; next planned as of 10:56:40: 10:57:00, 10:58:00, 10:59:00 UTC, then 11:00:00 UTC (the deadline)',
     );
     expect(readsLine({ lastReadAt: null, lastStatus: null }, { schedule, nowMs: schedule.deadlineMs })).toBe(
       '- No read told yet; no read planned before the deadline',

@@ -164,7 +164,7 @@ export function readsLine(
       : after >= schedule.deadlineMs
         ? `, then ${deadline} (the deadline)`
         : `, then at most ${formatMs(schedule.maxIntervalMs)} apart until ${deadline}`;
-  return `- ${last}; next planned ${next.map(clock).join(', ')} UTC${cadence}`;
+  return `- ${last}; next planned as of ${clock(nowMs)}: ${next.map(clock).join(', ')} UTC${cadence}`;
 }
 
 /** What an ended job still needs before it is this follow-up's result; nothing while the job is active. */

@@ -273,6 +273,14 @@ export class SharedWatch {
    * once; only if it is not an answer (by the watcher's own rule) does the wait go to the watcher, from the schedule's
    * next point.
    */
+  /**
+   * The schedule the send registered the first wait with (null: none pending). It started at the send's answer, on
+   * the activity's clock: the wait keeps it, so a registration again (after a read asked for) keeps its points.
+   */
+  scheduleAtSend(): PollSchedule | null {
+    return this.registeredAtSend?.schedule ?? null;
+  }
+
   async wait(request: WatchedRequest): Promise<WatchedRead | RefusedWait> {
     const atSend = this.registeredAtSend;
     this.registeredAtSend = null;

@@ -53,7 +53,10 @@ export async function waitForJobChange(
 ): Promise<WatchedRead> {
   // One schedule for the whole wait: a read asked for comes on top of it, and the reads after keep its points, so an
   // ask never puts the next read further off than the schedule had it.
-  const schedule = scheduleFrom(run);
+  // The send's first wait keeps the schedule the send started (isSameWait checks its shape).
+  const atSend = shared?.scheduleAtSend() ?? null;
+  const fresh = scheduleFrom(run);
+  const schedule = atSend && sameShape(atSend, fresh) ? atSend : fresh;
   run.readsPlanned(schedule);
   try {
     return await waitOn(run, pollNow, shared, change, schedule);
@@ -102,4 +105,13 @@ function waitOn(
       run.watchedBy(shared.watcherId);
     }
   });
+}
+
+function sameShape(a: PollSchedule, b: PollSchedule): boolean {
+  return (
+    a.initialIntervalMs === b.initialIntervalMs &&
+    a.backoffCoefficient === b.backoffCoefficient &&
+    a.maxIntervalMs === b.maxIntervalMs &&
+    a.deadlineMs === b.deadlineMs
+  );
 }
